@@ -1,0 +1,112 @@
+//! Everything that is specific to x86-64: the time-stamp counter, cpuid and the
+//! raw `syscall` instruction. Nothing outside this module uses inline assembly.
+
+#[cfg(not(target_arch = "x86_64"))]
+compile_error!("oscycles measures in TSC cycles and supports x86-64 only");
+
+use std::arch::asm;
+use std::arch::x86_64::{__cpuid_count, __rdtscp, _mm_lfence};
+
+/// Reads the TSC with `rdtscp` followed by `lfence`: `rdtscp` waits for every
+/// earlier instruction to finish, and the `lfence` keeps later ones from
+/// starting before the counter is read.
+#[inline(always)]
+pub fn rdtscp() -> u64 {
+    let mut aux = 0u32;
+    // SAFETY: rdtscp and lfence have no memory effects; the host has the
+    // rdtscp flag (checked by `tsc_flags()`, and every x86-64 CPU a KVM or
+    // Firecracker guest runs on since 2008 has it).
+    unsafe {
+        let t = __rdtscp(&mut aux);
+        _mm_lfence();
+        t
+    }
+}
+
+/// One cpuid leaf: (eax, ebx, ecx, edx).
+pub fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
+    let r = __cpuid_count(leaf, subleaf);
+    (r.eax, r.ebx, r.ecx, r.edx)
+}
+
+fn regs_to_string(regs: &[u32]) -> String {
+    let bytes: Vec<u8> = regs.iter().flat_map(|r| r.to_le_bytes()).collect();
+    String::from_utf8_lossy(&bytes).trim_matches(char::from(0)).trim().to_string()
+}
+
+/// Whether cpuid says we run under a hypervisor (leaf 1, ecx bit 31) and, if
+/// so, the vendor signature of leaf 0x40000000 ("KVMKVMKVM", "Microsoft Hv"...).
+pub fn hypervisor() -> Option<String> {
+    let (_, _, ecx, _) = cpuid(1, 0);
+    if ecx & (1 << 31) == 0 {
+        return None;
+    }
+    let (_, b, c, d) = cpuid(0x4000_0000, 0);
+    Some(regs_to_string(&[b, c, d]))
+}
+
+/// The nominal TSC frequency that cpuid leaf 0x15 (or 0x16, base MHz) states,
+/// when the CPU or hypervisor fills them in.
+pub fn cpuid_tsc_hz() -> Option<f64> {
+    let (max_leaf, _, _, _) = cpuid(0, 0);
+    if max_leaf >= 0x15 {
+        let (den, num, crystal, _) = cpuid(0x15, 0);
+        if den != 0 && num != 0 && crystal != 0 {
+            return Some(crystal as f64 * num as f64 / den as f64);
+        }
+    }
+    if max_leaf >= 0x16 {
+        let (base_mhz, _, _, _) = cpuid(0x16, 0);
+        if base_mhz != 0 {
+            return Some(base_mhz as f64 * 1e6);
+        }
+    }
+    None
+}
+
+/// The processor brand string from cpuid leaves 0x80000002..4.
+pub fn brand_string() -> Option<String> {
+    let (max_ext, _, _, _) = cpuid(0x8000_0000, 0);
+    if max_ext < 0x8000_0004 {
+        return None;
+    }
+    let mut regs = Vec::with_capacity(12);
+    for leaf in 0x8000_0002..=0x8000_0004u32 {
+        let (a, b, c, d) = cpuid(leaf, 0);
+        regs.extend([a, b, c, d]);
+    }
+    Some(regs_to_string(&regs))
+}
+
+/// A system call with up to three arguments, issued with the `syscall`
+/// instruction itself so that no C-library wrapper or cache is in the way.
+/// Returns the kernel's raw result (negative errno on failure).
+///
+/// # Safety
+/// The caller must pass a system call number and arguments that are valid
+/// for that call (pointers must point to memory of the size the call expects).
+#[inline(always)]
+pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
+    let ret: i64;
+    // SAFETY: the caller guarantees the arguments; the kernel clobbers rcx
+    // and r11, which are declared.
+    unsafe {
+        asm!(
+            "syscall",
+            inlateout("rax") nr => ret,
+            in("rdi") a1,
+            in("rsi") a2,
+            in("rdx") a3,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack)
+        );
+    }
+    ret
+}
+
+/// Hint to the CPU that we are in a spin-wait loop.
+#[inline(always)]
+pub fn spin_hint() {
+    std::hint::spin_loop();
+}

@@ -1,0 +1,287 @@
+//! The ping-pong driver: a client sends a request, a server checks it and
+//! replies, the client checks the reply. The client times batches of round
+//! trips with the harness; the server runs until told to stop. The pair runs
+//! as two threads of this process or as this process and a forked child.
+
+use super::message::{Direction, MAX_WORDS, check, fill};
+use super::shm::Shared;
+use super::{AnyEndpoint, Endpoint, IpcError, Mechanism};
+use crate::clock::Tsc;
+use crate::harness::{self, HarnessConfig, Measurement};
+use crate::placement::{self, Policy, Space};
+use crate::watchdog::{self, Deadline};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct PingPongSpec {
+    pub mechanism: Mechanism,
+    pub words: usize,
+    pub space: Space,
+    /// (client CPU, server CPU).
+    pub cpus: (usize, usize),
+    pub policy: Policy,
+    /// Each side gives up after this long.
+    pub timeout: Duration,
+}
+
+/// What came back.
+#[derive(Debug, Clone)]
+pub struct PingPongResult {
+    /// Samples are cycles per round trip.
+    pub measurement: Measurement,
+    /// Round trips the client completed and verified.
+    pub round_trips: u64,
+    /// Requests the server received and verified.
+    pub served: u64,
+    /// Where each side observed itself at the end: (client, server).
+    pub observed_cpus: (Option<usize>, Option<usize>),
+}
+
+/// State shared by the two sides, in shared memory so that it works across fork.
+struct Control {
+    stop: AtomicBool,
+    failed: AtomicBool,
+    /// Written once by the server before it sets `failed` (Release).
+    error: UnsafeCell<Option<IpcError>>,
+    served: AtomicU64,
+    server_cpu: AtomicI64,
+}
+
+// SAFETY: `error` is written only by the server, before a Release store of
+// `failed`, and read only after an Acquire load of `failed` returns true.
+unsafe impl Sync for Control {}
+
+impl Control {
+    fn server_error(&self) -> Option<IpcError> {
+        if self.failed.load(Ordering::Acquire) {
+            // SAFETY: see `unsafe impl Sync for Control`.
+            unsafe { *self.error.get() }
+        } else {
+            None
+        }
+    }
+}
+
+/// Placement and deadline of one side; errors as IpcError so a forked child
+/// can report them without allocating.
+fn enter_side(cpu: usize, policy: Policy, timeout: Duration) -> Result<Deadline, IpcError> {
+    placement::pin_current_thread(cpu).map_err(|_| IpcError::last("sched_setaffinity"))?;
+    if policy != Policy::Other {
+        placement::set_policy(policy).map_err(|_| IpcError::last("sched_setscheduler"))?;
+    }
+    Deadline::arm(timeout).map_err(|_| IpcError::last("timer_create"))
+}
+
+fn serve(ep: &mut AnyEndpoint, words: usize, ctl: &Control) -> Result<(), IpcError> {
+    let mut buf = [0u64; MAX_WORDS];
+    let msg = &mut buf[..words];
+    let mut seq = 0u64;
+    loop {
+        ep.recv(msg)?;
+        if ctl.stop.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        check(msg, seq, Direction::Request)?;
+        ctl.served.store(seq + 1, Ordering::Relaxed);
+        fill(msg, seq, Direction::Reply);
+        ep.send(msg)?;
+        seq += 1;
+    }
+}
+
+/// The server side, start to end; never panics or allocates (it may run in
+/// a forked child of a multi-threaded process).
+fn server_side(mut ep: AnyEndpoint, spec: &PingPongSpec, ctl: &Control) {
+    let r = enter_side(spec.cpus.1, spec.policy, spec.timeout).and_then(|_deadline| serve(&mut ep, spec.words, ctl));
+    ctl.server_cpu.store(placement::current_cpu().map_or(-1, |c| c as i64), Ordering::Relaxed);
+    if let Err(e) = r {
+        // SAFETY: the only write to `error`, published by the Release below.
+        unsafe { *ctl.error.get() = Some(e) };
+        ctl.failed.store(true, Ordering::Release);
+    }
+}
+
+fn client_side(ep: &mut AnyEndpoint, spec: &PingPongSpec, ctl: &Control, overhead: u64, cfg: &HarnessConfig) -> Result<(Measurement, u64), IpcError> {
+    let _deadline = enter_side(spec.cpus.0, spec.policy, spec.timeout)?;
+    let (mut req, mut rep) = ([0u64; MAX_WORDS], [0u64; MAX_WORDS]);
+    let (req, rep) = (&mut req[..spec.words], &mut rep[..spec.words]);
+    let mut seq = 0u64;
+    let result = harness::measure(&Tsc, overhead, cfg, |n| {
+        for _ in 0..n {
+            fill(req, seq, Direction::Request);
+            ep.send(req)?;
+            let r = ep.recv(rep);
+            if let Some(e) = ctl.server_error() {
+                return Err(e);
+            }
+            r?;
+            check(rep, seq, Direction::Reply)?;
+            seq += 1;
+        }
+        Ok(())
+    });
+    // Tell the server to stop, also after a failure, and wake it up.
+    ctl.stop.store(true, Ordering::Release);
+    let stopped = ep.send(req);
+    let m = result?;
+    stopped?;
+    Ok((m, seq))
+}
+
+/// Runs one ping-pong case.
+pub fn run(spec: &PingPongSpec, overhead: u64, cfg: &HarnessConfig) -> Result<PingPongResult, IpcError> {
+    assert!(spec.words <= MAX_WORDS, "payload larger than MAX_WORDS");
+    watchdog::install();
+    let (mut client, server) = spec.mechanism.pair(spec.space)?;
+    let ctl_mem = Shared::new(Control {
+        stop: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+        error: UnsafeCell::new(None),
+        served: AtomicU64::new(0),
+        server_cpu: AtomicI64::new(-1),
+    })?;
+    let ctl = ctl_mem.get();
+    let _affinity = placement::AffinityGuard::save();
+    let _policy = PolicyGuard::save();
+
+    let client_result = match spec.space {
+        Space::Intra => std::thread::scope(|s| {
+            let server_thread = s.spawn(move || {
+                watchdog::block_interrupts_in_this_thread();
+                server_side(server, spec, ctl)
+            });
+            let r = client_side(&mut client, spec, ctl, overhead, cfg);
+            let _ = server_thread.join();
+            r
+        }),
+        Space::Inter => {
+            // SAFETY: the child only runs `server_side`, which neither
+            // allocates nor takes locks, and leaves with _exit.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return Err(IpcError::last("fork"));
+            }
+            if pid == 0 {
+                // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number;
+                // _exit ends the child without running the parent's destructors.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    server_side(server, spec, ctl);
+                    libc::_exit(0);
+                }
+            }
+            drop(server);
+            let r = client_side(&mut client, spec, ctl, overhead, cfg);
+            if r.is_err() {
+                // SAFETY: pid is our own child.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let status = reap(pid)?;
+            match r {
+                Ok(v) if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) => {
+                    let _ = v;
+                    Err(IpcError::PeerDied(status))
+                }
+                other => other,
+            }
+        }
+    };
+    if let Some(e) = ctl.server_error() {
+        return Err(e);
+    }
+    let (measurement, round_trips) = client_result?;
+    let server_cpu = ctl.server_cpu.load(Ordering::Relaxed);
+    Ok(PingPongResult {
+        measurement,
+        round_trips,
+        served: ctl.served.load(Ordering::Relaxed),
+        observed_cpus: (placement::current_cpu(), (server_cpu >= 0).then_some(server_cpu as usize)),
+    })
+}
+
+fn reap(pid: i32) -> Result<i32, IpcError> {
+    let mut status = 0;
+    loop {
+        // SAFETY: status is a valid out-pointer; pid is our child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return Ok(status);
+        }
+        let e = IpcError::last("waitpid");
+        if !matches!(e, IpcError::Sys { errno: libc::EINTR, .. }) {
+            return Err(e);
+        }
+    }
+}
+
+/// Restores the calling thread's scheduling policy when dropped.
+struct PolicyGuard(Policy);
+
+impl PolicyGuard {
+    fn save() -> Self {
+        PolicyGuard(placement::current_policy())
+    }
+}
+
+impl Drop for PolicyGuard {
+    fn drop(&mut self) {
+        if placement::current_policy() != self.0 {
+            let _ = placement::set_policy(self.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::Cores;
+
+    fn cpus(cores: Cores) -> Option<(usize, usize)> {
+        let allowed = placement::allowed_cpus();
+        match cores {
+            Cores::Same => Some((allowed[0], allowed[0])),
+            Cores::Cross => (allowed.len() > 1).then(|| (allowed[0], allowed[1])),
+        }
+    }
+
+    /// Every mechanism, in every placement this machine allows, at payloads
+    /// from empty to the largest: the server verifies each request, the
+    /// client each reply, and the two counts agree.
+    #[test]
+    fn payload_arrives_intact_for_every_mechanism() {
+        let cfg = HarnessConfig { target_batch_cycles: 0, batches: 2, fixed_inner: Some(5), max_inner: 5 };
+        for mech in Mechanism::ALL {
+            for space in [Space::Intra, Space::Inter] {
+                for cores in [Cores::Same, Cores::Cross] {
+                    if mech.unsupported(cores).is_some() {
+                        continue;
+                    }
+                    let Some(c) = cpus(cores) else { continue };
+                    for words in [0, 1, 3, 8, MAX_WORDS] {
+                        let spec = PingPongSpec { mechanism: mech, words, space, cpus: c, policy: Policy::Other, timeout: Duration::from_secs(20) };
+                        let r = run(&spec, 0, &cfg).unwrap_or_else(|e| panic!("{mech:?} {space:?} {cores:?} {words}w: {e}"));
+                        // warm-up 1 + one fixed calibration batch + 2 batches of 5
+                        assert_eq!(r.round_trips, 1 + 5 + 2 * 5, "{mech:?} {space:?} {words}");
+                        assert_eq!(r.served, r.round_trips, "{mech:?} {space:?} {words}");
+                        assert_eq!(r.observed_cpus.1, Some(c.1), "server placement {mech:?} {space:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_case_past_its_deadline_ends_with_an_error_not_a_hang() {
+        // An endless calibration (no target is ever reached): both sides'
+        // watchdogs must end it with TimedOut, and the child must be reaped.
+        let spec = PingPongSpec { mechanism: Mechanism::Futex, words: 1, space: Space::Inter, cpus: cpus(Cores::Same).unwrap(), policy: Policy::Other, timeout: Duration::from_millis(300) };
+        let cfg = HarnessConfig { target_batch_cycles: u64::MAX, batches: 1, fixed_inner: None, max_inner: u64::MAX };
+        let t = std::time::Instant::now();
+        let e = run(&spec, 0, &cfg).unwrap_err();
+        assert!(matches!(e, IpcError::TimedOut), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}

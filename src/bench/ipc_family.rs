@@ -1,0 +1,109 @@
+//! The ipc family on the harness: cases are payload x space x cores, each a
+//! ping-pong whose one-way cost is half the round trip.
+
+use super::ipc::pingpong::{self, PingPongSpec};
+use super::ipc::{IpcError, Mechanism};
+use super::{CaseCtx, CaseData, CaseError};
+use crate::placement::{Cores, Placement, Space};
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+
+pub const WORDS_FULL: [usize; 7] = [0, 1, 2, 4, 8, 16, 64];
+pub const WORDS_QUICK: [usize; 3] = [0, 8, 64];
+
+pub fn supported(m: Mechanism) -> Result<(), String> {
+    m.pair(Space::Intra).map(|_| ()).map_err(|e| format!("cannot create a {} channel: {e}", m.name()))
+}
+
+pub fn space_name(s: Space) -> &'static str {
+    match s {
+        Space::Intra => "intra",
+        Space::Inter => "inter",
+    }
+}
+
+pub fn cores_name(c: Cores) -> &'static str {
+    match c {
+        Cores::Same => "same",
+        Cores::Cross => "cross",
+    }
+}
+
+pub fn cases(scale: Scale) -> Vec<Params> {
+    let words: &[usize] = match scale {
+        Scale::Quick => &WORDS_QUICK,
+        Scale::Full => &WORDS_FULL,
+    };
+    let mut out = Vec::new();
+    for space in [Space::Intra, Space::Inter] {
+        for cores in [Cores::Same, Cores::Cross] {
+            for &w in words {
+                let mut p = Params::new();
+                p.insert("words".into(), json!(w));
+                p.insert("space".into(), json!(space_name(space)));
+                p.insert("cores".into(), json!(cores_name(cores)));
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn parse(ctx: &CaseCtx) -> Result<(usize, Space, Cores), CaseError> {
+    let bad = |k: &str| CaseError::Failed(format!("case parameter '{k}' missing or invalid"));
+    let words = ctx.params.get("words").and_then(|v| v.as_u64()).ok_or_else(|| bad("words"))? as usize;
+    let space = match ctx.params.get("space").and_then(|v| v.as_str()) {
+        Some("intra") => Space::Intra,
+        Some("inter") => Space::Inter,
+        _ => return Err(bad("space")),
+    };
+    let cores = match ctx.params.get("cores").and_then(|v| v.as_str()) {
+        Some("same") => Cores::Same,
+        Some("cross") => Cores::Cross,
+        _ => return Err(bad("cores")),
+    };
+    Ok((words, space, cores))
+}
+
+pub fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let (words, space, cores) = parse(ctx)?;
+    if let Some(why) = m.unsupported(cores) {
+        return Err(CaseError::NotApplicable(why.into()));
+    }
+    let cpus = match cores {
+        Cores::Same => (ctx.cpus[0], ctx.cpus[0]),
+        Cores::Cross => match ctx.cpus.get(1) {
+            Some(&c) => (ctx.cpus[0], c),
+            None => return Err(CaseError::NotApplicable("cross-core needs two CPUs; --cpus names one".into())),
+        },
+    };
+    let spec = PingPongSpec { mechanism: m, words, space, cpus, policy: ctx.policy, timeout: ctx.timeout };
+    let r = pingpong::run(&spec, ctx.clock.overhead_cycles, &ctx.harness).map_err(|e| match e {
+        IpcError::Interrupted => CaseError::Interrupted,
+        e => CaseError::Failed(e.to_string()),
+    })?;
+    let rt = Summary::of(&r.measurement.per_op_cycles).ok_or_else(|| CaseError::Failed("no samples".into()))?;
+    let mut details = serde_json::Map::new();
+    details.insert("inner".into(), json!(r.measurement.inner));
+    details.insert("round_trips".into(), json!(r.round_trips));
+    details.insert("requests_verified_by_server".into(), json!(r.served));
+    details.insert("wire_bytes".into(), json!(m.wire_bytes(words)));
+    details.insert("calibration".into(), json!(r.measurement.calibration));
+    Ok(CaseData {
+        placement: Placement {
+            actors: match space {
+                Space::Intra => "threads",
+                Space::Inter => "processes",
+            }
+            .into(),
+            cpus: vec![cpus.0, cpus.1],
+            observed_cpus: vec![r.observed_cpus.0, r.observed_cpus.1],
+            policy: ctx.policy.to_string(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics: vec![Metric::cycles("one_way", rt.scaled(0.5), ctx.clock), Metric::cycles("round_trip", rt, ctx.clock)],
+        details,
+    })
+}

@@ -1,0 +1,45 @@
+//! Benchmark families: what to measure. Measurement code returns plain data
+//! and prints nothing.
+
+pub mod ipc;
+pub mod ipc_family;
+pub mod syscall;
+pub mod syscall_family;
+
+use crate::clock::ClockInfo;
+use crate::harness::HarnessConfig;
+use crate::placement::Policy;
+use crate::results::{Metric, Params};
+use crate::placement::Placement;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Everything a case needs to know about how to run.
+#[derive(Debug, Clone)]
+pub struct CaseCtx<'a> {
+    pub params: &'a Params,
+    /// The CPUs the user allows: the first is the primary, the second the
+    /// partner of cross-core cases.
+    pub cpus: &'a [usize],
+    pub policy: Policy,
+    pub memory_locked: bool,
+    pub harness: HarnessConfig,
+    pub clock: &'a ClockInfo,
+    pub timeout: Duration,
+}
+
+/// What a case measured.
+#[derive(Debug, Clone)]
+pub struct CaseData {
+    pub placement: Placement,
+    pub metrics: Vec<Metric>,
+    pub details: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseError {
+    /// Cannot run with this placement or on this host (shown as n/a).
+    NotApplicable(String),
+    Failed(String),
+    Interrupted,
+}

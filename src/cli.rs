@@ -1,0 +1,134 @@
+//! The command line: definitions, and turning arguments into a validated plan.
+//! Bad input becomes a `UsageError` (exit code 2) with a sentence naming the
+//! input and what would be valid.
+
+use crate::placement;
+use crate::registry::{self, Suite};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oscycles",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("OSCYCLES_GIT"), ")"),
+    about = "What the layers between a program and the hardware cost, in CPU (TSC) cycles, laid out like the microkernel literature's tables.",
+    after_help = "Exit codes: 0 success, 1 failure, 2 bad usage, 130 interrupted (results so far are saved).\nRun `oscycles list` for every benchmark and suite."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure suites and print their tables; the run is saved as JSON case by case.
+    Run(RunArgs),
+    /// List every benchmark (with whether it can run here) and every suite.
+    List,
+    /// Print the tables of a saved run again.
+    Show {
+        /// A run document written by `oscycles run`.
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Comma-separated suites to run (see `oscycles list`).
+    #[arg(long, default_value = "quick", value_name = "LIST")]
+    pub suite: String,
+    /// Only these benchmark ids (comma-separated), within the chosen suites.
+    #[arg(long = "bench", value_name = "LIST")]
+    pub bench: Option<String>,
+    /// CPUs to use: the first runs single-threaded cases and the client of
+    /// IPC cases; the second is the partner for cross-core cases. Default:
+    /// the first two CPUs this process may use.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Directory for the run documents.
+    #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Timed batches per case (samples for the statistics).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub batches: Option<u32>,
+    /// Target duration of one batch in milliseconds; the inner count doubles until a batch lasts this long.
+    #[arg(long, value_name = "MS", value_parser = parse_positive_ms)]
+    pub batch_ms: Option<f64>,
+    /// Fixed operations per batch instead of doubling to --batch-ms.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
+    pub iterations: Option<u64>,
+    /// Run measured threads under SCHED_FIFO (priority 50) with all memory locked (needs root or CAP_SYS_NICE and CAP_IPC_LOCK).
+    #[arg(long)]
+    pub rt: bool,
+    /// Give up on a case after this many seconds.
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn parse_positive_ms(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 60_000.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a duration in milliseconds between 0 (exclusive) and 60000")),
+    }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
+}
+
+/// The suites named by --suite, or a sentence naming the bad one.
+pub fn resolve_suites(list: &str) -> Result<Vec<&'static Suite>, UsageError> {
+    let names = split_list(list);
+    if names.is_empty() {
+        return Err(UsageError(format!("--suite needs at least one suite name; valid suites: {}", registry::suite_names())));
+    }
+    names
+        .iter()
+        .map(|n| registry::find_suite(n).ok_or_else(|| UsageError(format!("unknown suite '{n}'; valid suites: {}", registry::suite_names()))))
+        .collect()
+}
+
+/// The benchmark ids named by --bench, each checked against the registry and
+/// the chosen suites.
+pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<String>, UsageError> {
+    let ids = split_list(list);
+    if ids.is_empty() {
+        return Err(UsageError("--bench needs at least one benchmark id; see `oscycles list`".into()));
+    }
+    for id in &ids {
+        let Some(b) = registry::find_benchmark(id) else {
+            let all: Vec<&str> = registry::benchmarks().iter().map(|b| b.id.as_str()).collect();
+            return Err(UsageError(format!("unknown benchmark '{id}'; valid benchmarks: {}", all.join(", "))));
+        };
+        if !suites.iter().any(|s| s.families.contains(&b.family)) {
+            let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
+            return Err(UsageError(format!("benchmark '{id}' is not part of the suites chosen ({}); add a suite that has it", names.join(","))));
+        }
+    }
+    Ok(ids)
+}
+
+/// The CPUs named by --cpus, or the first two allowed ones.
+pub fn resolve_cpus(list: Option<&str>) -> Result<Vec<usize>, UsageError> {
+    match list {
+        Some(l) => {
+            let cpus = placement::validate_cpus(l).map_err(|e| UsageError(format!("--cpus: {e}")))?;
+            Ok(cpus)
+        }
+        None => {
+            let allowed = placement::allowed_cpus();
+            if allowed.is_empty() {
+                return Err(UsageError("this process may run on no CPU at all (sched_getaffinity failed)".into()));
+            }
+            Ok(allowed.into_iter().take(2).collect())
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The measurement loop: warm up, double the inner count until one batch lasts
+//! the target time, then time K batches. Each batch yields one sample, the
+//! cost of one operation: (batch cycles - clock overhead) / inner count.
+
+use crate::clock::Clock;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HarnessConfig {
+    /// A batch should last at least this many cycles.
+    pub target_batch_cycles: u64,
+    /// How many timed batches make the samples.
+    pub batches: usize,
+    /// Skip calibration and run exactly this many operations per batch.
+    pub fixed_inner: Option<u64>,
+    /// Upper bound of the doubling.
+    pub max_inner: u64,
+}
+
+impl HarnessConfig {
+    /// The smallest configuration that still exercises every step; for tests.
+    pub fn tiny() -> Self {
+        HarnessConfig { target_batch_cycles: 20_000, batches: 3, fixed_inner: None, max_inner: 1 << 10 }
+    }
+}
+
+/// What the harness hands back: samples in cycles per operation, and how it
+/// got them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    pub per_op_cycles: Vec<f64>,
+    pub inner: u64,
+    /// (inner count, cycles) of each calibration step, in order.
+    pub calibration: Vec<(u64, u64)>,
+    pub overhead_cycles: u64,
+}
+
+fn timed<C: Clock, E>(clock: &C, n: u64, f: &mut impl FnMut(u64) -> Result<(), E>) -> Result<u64, E> {
+    let t0 = clock.now();
+    f(n)?;
+    let t1 = clock.now();
+    Ok(t1.saturating_sub(t0))
+}
+
+/// Runs `f(n)` (which performs n operations) as the configuration says.
+/// `overhead` is the cost of the two clock reads around a batch.
+pub fn measure<C: Clock, E>(
+    clock: &C,
+    overhead: u64,
+    cfg: &HarnessConfig,
+    mut f: impl FnMut(u64) -> Result<(), E>,
+) -> Result<Measurement, E> {
+    let mut calibration = Vec::new();
+    // Warm-up: one operation alone, then the doubling itself (or one
+    // discarded batch when the inner count is fixed).
+    f(1)?;
+    let inner = match cfg.fixed_inner {
+        Some(n) => {
+            let c = timed(clock, n, &mut f)?;
+            calibration.push((n, c));
+            n
+        }
+        None => {
+            let mut n = 1u64;
+            loop {
+                let c = timed(clock, n, &mut f)?;
+                calibration.push((n, c));
+                if c >= cfg.target_batch_cycles || n >= cfg.max_inner {
+                    break n;
+                }
+                n = n.saturating_mul(2).min(cfg.max_inner);
+            }
+        }
+    };
+    let mut per_op_cycles = Vec::with_capacity(cfg.batches);
+    for _ in 0..cfg.batches {
+        let c = timed(clock, inner, &mut f)?;
+        per_op_cycles.push(c.saturating_sub(overhead) as f64 / inner as f64);
+    }
+    Ok(Measurement { per_op_cycles, inner, calibration, overhead_cycles: overhead })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::convert::Infallible;
+
+    /// A clock that advances by `read_cost` on every read, and by whatever the
+    /// workload adds.
+    struct FakeClock {
+        t: Cell<u64>,
+        read_cost: u64,
+    }
+    impl Clock for FakeClock {
+        fn now(&self) -> u64 {
+            let v = self.t.get();
+            self.t.set(v + self.read_cost);
+            v
+        }
+    }
+
+    #[test]
+    fn doubles_to_target_and_subtracts_overhead() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 30 };
+        let overhead = crate::clock::read_overhead(&clock, 10);
+        assert_eq!(overhead, 30);
+        let cfg = HarnessConfig { target_batch_cycles: 100_000, batches: 7, fixed_inner: None, max_inner: 1 << 30 };
+        let mut ops = 0u64;
+        let m = measure(&clock, overhead, &cfg, |n| {
+            ops += n;
+            clock.t.set(clock.t.get() + n * 250);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap();
+        // 250 cycles an op: 2^9 = 512 ops is the first power of two whose
+        // batch (128,000 + 30 cycles) reaches 100,000.
+        assert_eq!(m.inner, 512);
+        let steps: Vec<u64> = m.calibration.iter().map(|s| s.0).collect();
+        assert_eq!(steps, (0..=9).map(|k| 1u64 << k).collect::<Vec<_>>());
+        assert!(m.calibration.iter().all(|&(n, c)| c == n * 250 + 30));
+        assert_eq!(m.per_op_cycles, vec![250.0; 7]);
+        assert_eq!(ops, 1 + (1 << 10) - 1 + 7 * 512);
+    }
+
+    #[test]
+    fn fixed_inner_skips_doubling() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let cfg = HarnessConfig { target_batch_cycles: 1 << 40, batches: 3, fixed_inner: Some(10), max_inner: 1 << 30 };
+        let m = measure(&clock, 0, &cfg, |n| {
+            clock.t.set(clock.t.get() + n * 3);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap();
+        assert_eq!(m.inner, 10);
+        assert_eq!(m.calibration, vec![(10, 30)]);
+        assert_eq!(m.per_op_cycles, vec![3.0; 3]);
+    }
+
+    #[test]
+    fn doubling_stops_at_max_inner() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let cfg = HarnessConfig { target_batch_cycles: u64::MAX, batches: 1, fixed_inner: None, max_inner: 100 };
+        let m = measure(&clock, 0, &cfg, |n| {
+            clock.t.set(clock.t.get() + n);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap();
+        assert_eq!(m.inner, 100);
+        assert_eq!(m.calibration.last().unwrap().0, 100);
+    }
+
+    #[test]
+    fn workload_error_propagates() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let mut calls = 0;
+        let r = measure(&clock, 0, &HarnessConfig::tiny(), |_| {
+            calls += 1;
+            if calls == 3 { Err("peer died") } else { Ok(()) }
+        });
+        assert_eq!(r.unwrap_err(), "peer died");
+    }
+}

@@ -1,0 +1,172 @@
+//! Facts about the host that every run records: CPU, clock, kernel,
+//! hypervisor, mitigations, frequency scaling.
+
+use crate::arch;
+use crate::clock::ClockInfo;
+use crate::placement;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TscFlags {
+    pub constant_tsc: bool,
+    pub nonstop_tsc: bool,
+    pub rdtscp: bool,
+    pub tsc_known_freq: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cpus_online: String,
+    pub cpus_allowed: String,
+    pub memory_total_kib: u64,
+    pub clock: ClockInfo,
+    pub tsc_flags: TscFlags,
+    pub clocksource: Option<String>,
+    pub kernel_release: String,
+    pub kernel_version: String,
+    /// From the kernel's version string: "PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT" or "none".
+    pub preemption: String,
+    pub kernel_cmdline: String,
+    /// The cpuid hypervisor vendor (leaf 0x40000000), None on bare metal.
+    pub hypervisor: Option<String>,
+    /// Loaded kvm* modules (kvm, kvm_intel, kvm_amd, kvm_pvm...).
+    pub kvm_modules: Vec<String>,
+    /// /sys/devices/system/cpu/vulnerabilities, file name -> state.
+    pub mitigations: BTreeMap<String, String>,
+    /// cpufreq scaling governor of the first CPU, None where there is no cpufreq.
+    pub governor: Option<String>,
+    /// Things a reader of the numbers should know (no constant TSC...).
+    pub warnings: Vec<String>,
+}
+
+fn read_trim(path: &str) -> Option<String> {
+    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+fn uname() -> (String, String, String) {
+    // SAFETY: utsname is plain bytes; uname fills it in.
+    let u = unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        libc::uname(&mut u);
+        u
+    };
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (field(&u.release), field(&u.version), field(&u.nodename))
+}
+
+pub fn preemption_model(version: &str) -> String {
+    for m in ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT"] {
+        if version.split_whitespace().any(|w| w == m) {
+            return m.into();
+        }
+    }
+    "none".into()
+}
+
+fn kvm_modules() -> Vec<String> {
+    let from_proc = fs::read_to_string("/proc/modules")
+        .map(|s| s.lines().filter_map(|l| l.split_whitespace().next()).filter(|m| m.starts_with("kvm")).map(String::from).collect::<Vec<_>>())
+        .unwrap_or_default();
+    if !from_proc.is_empty() {
+        return from_proc;
+    }
+    // Without /proc/modules (module support off, or built in), /sys/module
+    // still lists kvm and its vendor part.
+    let mut v: Vec<String> = fs::read_dir("/sys/module")
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.starts_with("kvm")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn mitigations() -> BTreeMap<String, String> {
+    fs::read_dir("/sys/devices/system/cpu/vulnerabilities")
+        .map(|d| {
+            d.filter_map(|e| {
+                let e = e.ok()?;
+                Some((e.file_name().into_string().ok()?, fs::read_to_string(e.path()).ok()?.trim().to_string()))
+            })
+            .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
+    cpuinfo.lines().find(|l| l.split(':').next().map(str::trim) == Some(key)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
+}
+
+/// Gathers the facts; `clock` comes from the calibration the run uses.
+pub fn collect(clock: ClockInfo) -> HostFacts {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags: Vec<String> = cpuinfo_field(&cpuinfo, "flags").unwrap_or_default().split_whitespace().map(String::from).collect();
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    let tsc_flags = TscFlags { constant_tsc: has("constant_tsc"), nonstop_tsc: has("nonstop_tsc"), rdtscp: has("rdtscp"), tsc_known_freq: has("tsc_known_freq") };
+    let (release, version, nodename) = uname();
+    let mem = fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0);
+    let mut warnings = Vec::new();
+    if !tsc_flags.constant_tsc {
+        warnings.push("no constant_tsc: TSC cycles may not track time when the CPU frequency changes".to_string());
+    }
+    if !tsc_flags.nonstop_tsc {
+        warnings.push("no nonstop_tsc: the TSC may stop in deep idle states".to_string());
+    }
+    if clock.tsc_hz_spread > 0.01 {
+        warnings.push(format!("TSC calibration rounds disagree by {:.2}%: frequency is uncertain", clock.tsc_hz_spread * 100.0));
+    }
+    let governor = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    if let Some(g) = &governor {
+        if g != "performance" {
+            warnings.push(format!("cpufreq governor is '{g}', not 'performance': core clock may vary between cases"));
+        }
+    }
+    HostFacts {
+        hostname: nodename,
+        cpu_model: cpuinfo_field(&cpuinfo, "model name").or_else(arch::brand_string).unwrap_or_else(|| "unknown".into()),
+        cpus_online: read_trim("/sys/devices/system/cpu/online").unwrap_or_default(),
+        cpus_allowed: placement::format_cpus(&placement::allowed_cpus()),
+        memory_total_kib: mem,
+        clock,
+        tsc_flags,
+        clocksource: read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        preemption: preemption_model(&version),
+        kernel_release: release,
+        kernel_version: version,
+        kernel_cmdline: read_trim("/proc/cmdline").unwrap_or_default(),
+        hypervisor: arch::hypervisor(),
+        kvm_modules: kvm_modules(),
+        mitigations: mitigations(),
+        governor,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_preemption_model_from_version_string() {
+        assert_eq!(preemption_model("#1 SMP PREEMPT_DYNAMIC Debian 6.1.0"), "PREEMPT_DYNAMIC");
+        assert_eq!(preemption_model("#1 SMP PREEMPT_RT Debian"), "PREEMPT_RT");
+        assert_eq!(preemption_model("#1 SMP PREEMPT Tue"), "PREEMPT");
+        assert_eq!(preemption_model("#1 SMP Tue"), "none");
+    }
+
+    #[test]
+    fn cpuinfo_fields() {
+        let c = "processor\t: 0\nmodel name\t: Test CPU @ 2.00GHz\nflags\t\t: fpu tsc\n";
+        assert_eq!(cpuinfo_field(c, "model name").as_deref(), Some("Test CPU @ 2.00GHz"));
+        assert_eq!(cpuinfo_field(c, "flags").as_deref(), Some("fpu tsc"));
+        assert_eq!(cpuinfo_field(c, "nothing"), None);
+    }
+}

@@ -1,0 +1,19 @@
+//! oscycles: what every layer between a program and the hardware costs, in
+//! CPU cycles. Layers: arch/clock/harness/placement (measure) -> bench
+//! (what to measure) -> runner (where, under what) -> store (keep) -> report
+//! (show).
+
+pub mod arch;
+pub mod bench;
+pub mod cli;
+pub mod clock;
+pub mod harness;
+pub mod host;
+pub mod placement;
+pub mod registry;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod watchdog;

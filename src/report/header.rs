@@ -1,0 +1,61 @@
+//! The header every run prints: who measured what, where, on what.
+
+use crate::results::{RunDoc, RunStatus};
+
+pub fn render(doc: &RunDoc) -> String {
+    let h = &doc.host;
+    let c = &h.clock;
+    let mut s = String::new();
+    let status = match doc.status {
+        RunStatus::Complete => String::new(),
+        RunStatus::Running => format!(" [INCOMPLETE: {} of {} cases saved; the run did not finish]", doc.results.len(), doc.planned_cases),
+        RunStatus::Interrupted => format!(" [INTERRUPTED: {} of {} cases saved]", doc.results.len(), doc.planned_cases),
+    };
+    s += &format!("oscycles {} (git {}), run {} at {}{status}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at);
+    s += &format!(
+        "environment {}, load {}, isolation {} ({}{}), CPUs {:?}\n",
+        doc.environment.name,
+        doc.condition.load,
+        doc.condition.isolation,
+        doc.settings.policy,
+        if doc.settings.memory_locked { ", memory locked" } else { "" },
+        doc.settings.cpus
+    );
+    s += &format!("host {}: {}, CPUs online {} (allowed {}), {:.1} GiB\n", h.hostname, h.cpu_model, h.cpus_online, h.cpus_allowed, h.memory_total_kib as f64 / 1048576.0);
+    s += &format!("kernel {} ({}), preemption {}\n", h.kernel_release, h.kernel_version, h.preemption);
+    let hv = match &h.hypervisor {
+        Some(v) => format!("hypervisor '{v}'"),
+        None => "no hypervisor (bare metal)".into(),
+    };
+    let kvm = if h.kvm_modules.is_empty() { "none".to_string() } else { h.kvm_modules.join(", ") };
+    s += &format!("{hv}; kvm modules: {kvm}; cpufreq governor: {}\n", h.governor.as_deref().unwrap_or("none (no cpufreq)"));
+    let flags: Vec<&str> = [("constant_tsc", h.tsc_flags.constant_tsc), ("nonstop_tsc", h.tsc_flags.nonstop_tsc), ("rdtscp", h.tsc_flags.rdtscp), ("tsc_known_freq", h.tsc_flags.tsc_known_freq)]
+        .iter()
+        .filter(|f| f.1)
+        .map(|f| f.0)
+        .collect();
+    s += &format!(
+        "TSC {:.4} GHz (calibrated against CLOCK_MONOTONIC_RAW, spread {:.3}%{}), flags {}; two back-to-back reads cost {} cycles (subtracted)\n",
+        c.tsc_hz / 1e9,
+        c.tsc_hz_spread * 100.0,
+        c.cpuid_tsc_hz.map(|f| format!("; cpuid says {:.4} GHz", f / 1e9)).unwrap_or_default(),
+        flags.join(" "),
+        c.overhead_cycles
+    );
+    let vulnerable = h.mitigations.values().filter(|v| v.starts_with("Vulnerable")).count();
+    let mitigated = h.mitigations.values().filter(|v| v.starts_with("Mitigation")).count();
+    s += &format!("CPU vulnerabilities: {mitigated} mitigated, {vulnerable} vulnerable, {} other (details in the JSON)\n", h.mitigations.len() - mitigated - vulnerable);
+    for w in &h.warnings {
+        s += &format!("warning: {w}\n");
+    }
+    let hc = &doc.settings.harness;
+    s += &format!(
+        "harness: {} batches of {}, samples are per-operation means of one batch; cells show the median\n",
+        hc.batches,
+        match hc.fixed_inner {
+            Some(n) => format!("{n} operations"),
+            None => format!("at least {:.1} ms (inner count doubled to reach it)", hc.target_batch_cycles as f64 * 1e3 / c.tsc_hz),
+        }
+    );
+    s
+}

@@ -1,0 +1,73 @@
+//! Presentation: everything that turns run documents into text. Measurement
+//! code never prints; this module never measures.
+
+pub mod header;
+pub mod ipc;
+pub mod syscall;
+pub mod table;
+
+use crate::registry::{self, Family};
+use crate::results::{CaseResult, CaseStatus, RunDoc};
+use table::{Table, percent};
+
+/// One line on how noisy a table's cells were.
+pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
+    let mut cvs: Vec<(f64, String)> = results
+        .iter()
+        .filter(|r| r.status == CaseStatus::Ok)
+        .filter_map(|r| {
+            let m = r.metric(metric)?;
+            let p: Vec<String> = r.params.values().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect();
+            Some((m.summary.cv, format!("{} {}", r.benchmark, p.join(" ")).trim().to_string()))
+        })
+        .collect();
+    if cvs.is_empty() {
+        return String::new();
+    }
+    cvs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = cvs[cvs.len() / 2].0;
+    let (max, which) = cvs.last().cloned().unwrap();
+    let noisy = cvs.iter().filter(|c| c.0 > ipc::NOISY_CV).count();
+    format!("  noise: CV across batches median {}, max {} ({which}); {noisy} of {} cells above {:.0}%\n", percent(median), percent(max), cvs.len(), ipc::NOISY_CV * 100.0)
+}
+
+/// The tables of one family.
+pub fn render_family(f: Family, results: &[&CaseResult]) -> String {
+    match f {
+        Family::Syscall => syscall::render(results),
+        Family::Ipc => ipc::render(results),
+    }
+}
+
+/// The whole run: header, then one table per family present, in registry order.
+pub fn render_run(doc: &RunDoc) -> String {
+    let mut s = header::render(doc);
+    for f in [Family::Syscall, Family::Ipc] {
+        let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == f.name()).collect();
+        if !rs.is_empty() {
+            s.push('\n');
+            s += &render_family(f, &rs);
+        }
+    }
+    s
+}
+
+/// `oscycles list`: every benchmark, and every suite.
+pub fn render_list() -> String {
+    let mut t = Table::new(&["benchmark", "family", "supported here", "needs", "parameters", "description"], 6);
+    for b in registry::benchmarks() {
+        let sup = match b.supported() {
+            Ok(()) => "yes".to_string(),
+            Err(why) => format!("no: {why}"),
+        };
+        t.row(vec![b.id.clone(), b.family.name().into(), sup, b.needs.into(), b.parameters.into(), b.description.into()]);
+    }
+    let mut s = t.render();
+    s += "\nsuites:\n";
+    let mut st = Table::new(&["suite", "families", "description"], 3);
+    for su in registry::SUITES {
+        st.row(vec![su.name.into(), su.families.iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
+    }
+    s += &st.render();
+    s
+}

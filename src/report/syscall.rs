@@ -1,0 +1,24 @@
+//! The syscall table (seed 004's syscall column, one row per call).
+
+use super::table::{Table, cycles, percent};
+use super::noise_note;
+use crate::results::{CaseResult, CaseStatus};
+
+pub fn render(results: &[&CaseResult]) -> String {
+    let mut t = Table::new(&["call", "median cyc", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"], 1);
+    for r in results {
+        let name = r.benchmark.trim_start_matches("syscall.").to_string();
+        match (r.status, r.metric("per_call")) {
+            (CaseStatus::Ok, Some(m)) => {
+                let s = &m.summary;
+                let cpu = r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
+                t.row(vec![name, cycles(s.median), cycles(s.min), cycles(s.p99), cycles(s.max), percent(s.cv), format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)), cpu]);
+            }
+            _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
+        }
+    }
+    let mut s = "syscall: cost per call in TSC cycles (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n".to_string();
+    s += &t.render();
+    s += &noise_note(results, "per_call");
+    s
+}

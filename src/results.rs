@@ -1,0 +1,171 @@
+//! The results model: a run document (versioned JSON, the format of record)
+//! holding host facts, environment, condition and one result per case.
+
+use crate::clock::ClockInfo;
+use crate::harness::HarnessConfig;
+use crate::host::HostFacts;
+use crate::placement::Placement;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub const SCHEMA: &str = "oscycles.run";
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub type Params = Map<String, Value>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Being measured, or the process died before it could say otherwise.
+    Running,
+    Complete,
+    /// Stopped by SIGINT / SIGTERM; the results so far are kept.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+    pub git: String,
+}
+
+impl Tool {
+    pub fn this() -> Self {
+        Tool { name: "oscycles".into(), version: env!("CARGO_PKG_VERSION").into(), git: env!("OSCYCLES_GIT").into() }
+    }
+}
+
+/// Where the suites ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub name: String,
+    pub settings: Map<String, Value>,
+}
+
+/// Background load and isolation mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Condition {
+    pub load: String,
+    pub isolation: String,
+}
+
+/// What the user asked for, as the run interpreted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub suites: Vec<String>,
+    pub benchmarks: Option<Vec<String>>,
+    pub cpus: Vec<usize>,
+    pub policy: String,
+    pub memory_locked: bool,
+    pub harness: HarnessConfig,
+    pub case_timeout_s: f64,
+}
+
+/// A summary in TSC cycles (or another unit), with its nanosecond twin when
+/// the unit is cycles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub summary: Summary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns: Option<Summary>,
+}
+
+pub const UNIT_CYCLES: &str = "tsc_cycles";
+
+impl Metric {
+    pub fn cycles(name: &str, summary: Summary, clock: &ClockInfo) -> Self {
+        Metric { name: name.into(), unit: UNIT_CYCLES.into(), summary, ns: Some(summary.scaled(1e9 / clock.tsc_hz)) }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseStatus {
+    Ok,
+    /// The case cannot run with this placement or on this host; `reason` says why.
+    NotApplicable,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    pub suite: String,
+    pub benchmark: String,
+    pub family: String,
+    pub params: Params,
+    pub status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<Placement>,
+    pub metrics: Vec<Metric>,
+    /// Family-specific facts: iteration counts, bytes on the wire...
+    pub details: Map<String, Value>,
+    pub elapsed_s: f64,
+}
+
+impl CaseResult {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+    pub fn param_str(&self, key: &str) -> Option<&str> {
+        self.params.get(key).and_then(Value::as_str)
+    }
+    pub fn param_u64(&self, key: &str) -> Option<u64> {
+        self.params.get(key).and_then(Value::as_u64)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub schema: String,
+    pub schema_version: u32,
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    pub tool: Tool,
+    pub host: HostFacts,
+    pub environment: Environment,
+    pub condition: Condition,
+    pub settings: Settings,
+    pub planned_cases: usize,
+    pub results: Vec<CaseResult>,
+}
+
+/// Formats a Unix time as RFC 3339 UTC ("2026-11-21T11:11:34Z").
+pub fn rfc3339_utc(unix_secs: u64) -> String {
+    let (days, rem) = (unix_secs / 86_400, unix_secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    rfc3339_utc(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_dates() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339_utc(1_795_260_694), "2026-11-21T11:31:34Z");
+    }
+}

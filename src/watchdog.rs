@@ -1,0 +1,162 @@
+//! Bounded waiting. A per-thread POSIX timer interrupts a blocked system call
+//! (SIGALRM without SA_RESTART, so the call returns EINTR) when a case runs
+//! past its deadline; SIGINT and SIGTERM set a process-wide flag so that a run
+//! stops after saving what it has measured. Wait loops call `check()` when a
+//! call returns EINTR and while they spin.
+
+use std::cell::Cell;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static INSTALL: Once = Once::new();
+
+thread_local! {
+    static EXPIRED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Why a wait was abandoned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    TimedOut,
+    Interrupted,
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    // A const-initialised thread-local without destructor is a plain TLS
+    // access: safe in a signal handler of the thread it belongs to.
+    EXPIRED.with(|e| e.set(true));
+}
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    INTERRUPT_SIGNAL.store(sig, Ordering::Relaxed);
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+fn install_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction is valid; the handler is async-signal-safe
+    // (it only stores to atomics / thread-local cells). No SA_RESTART, so
+    // blocking calls return EINTR.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = 0;
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Installs the signal handlers (once per process).
+pub fn install() {
+    INSTALL.call_once(|| {
+        install_handler(libc::SIGALRM, on_alarm);
+        install_handler(libc::SIGINT, on_interrupt);
+        install_handler(libc::SIGTERM, on_interrupt);
+    });
+}
+
+/// Whether SIGINT or SIGTERM arrived; the signal number if so.
+pub fn interrupted() -> Option<i32> {
+    INTERRUPTED.load(Ordering::Relaxed).then(|| INTERRUPT_SIGNAL.load(Ordering::Relaxed))
+}
+
+/// Ok while the calling thread's deadline has not passed and no interrupt
+/// arrived.
+#[inline]
+pub fn check() -> Result<(), Stop> {
+    if EXPIRED.with(|e| e.get()) {
+        return Err(Stop::TimedOut);
+    }
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(Stop::Interrupted);
+    }
+    Ok(())
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread, so that they reach the
+/// main thread (helper threads call this first).
+pub fn block_interrupts_in_this_thread() {
+    // SAFETY: the set is initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// A deadline for the calling thread; disarmed on drop.
+pub struct Deadline {
+    timer: libc::timer_t,
+}
+
+impl Deadline {
+    pub fn arm(after: Duration) -> std::io::Result<Deadline> {
+        install();
+        EXPIRED.with(|e| e.set(false));
+        // SAFETY: sigevent is zeroed then filled for SIGEV_THREAD_ID, which
+        // targets the calling thread (gettid); timer_create writes the id.
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = libc::SIGALRM;
+            sev.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let its = libc::itimerspec {
+                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+                it_value: libc::timespec {
+                    tv_sec: after.as_secs() as libc::time_t,
+                    tv_nsec: after.subsec_nanos().max(1) as libc::c_long,
+                },
+            };
+            if libc::timer_settime(timer, 0, &its, std::ptr::null_mut()) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::timer_delete(timer);
+                return Err(e);
+            }
+            Ok(Deadline { timer })
+        }
+    }
+}
+
+impl Drop for Deadline {
+    fn drop(&mut self) {
+        // SAFETY: the timer was created by timer_create and is deleted once.
+        unsafe { libc::timer_delete(self.timer) };
+        EXPIRED.with(|e| e.set(false));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_interrupts_a_blocking_read() {
+        let mut fds = [0i32; 2];
+        // SAFETY: fds has room for the two descriptors pipe() writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let _d = Deadline::arm(Duration::from_millis(50)).unwrap();
+        let mut b = [0u8; 1];
+        // SAFETY: b is a valid 1-byte buffer; nobody writes to the pipe, so
+        // read blocks until the timer's signal interrupts it.
+        let rc = unsafe { libc::read(fds[0], b.as_mut_ptr().cast(), 1) };
+        let err = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!(rc, -1);
+        assert_eq!(err, Some(libc::EINTR));
+        assert_eq!(check(), Err(Stop::TimedOut));
+        drop(_d);
+        assert_eq!(check(), Ok(()));
+        // SAFETY: closing the descriptors pipe() returned.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
+    }
+}
