@@ -112,7 +112,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         results: vec![],
     };
     let mut writer = RunWriter::create(&args.results, doc)?;
-    print!("{}", report::header::render(&writer.doc));
+    print!("{}", report::header::render(&writer.doc, true));
     if !args.quiet {
         eprintln!("measuring {} cases; results go to {}", plan.len(), writer.path().display());
     }

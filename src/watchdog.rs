@@ -13,6 +13,9 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INTERRUPT_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
 
+/// How often (in operations) busy loops poll `check()`.
+pub const POLL_EVERY: u64 = 1024;
+
 thread_local! {
     static EXPIRED: Cell<bool> = const { Cell::new(false) };
 }
@@ -63,7 +66,8 @@ pub fn interrupted() -> Option<i32> {
 }
 
 /// Ok while the calling thread's deadline has not passed and no interrupt
-/// arrived.
+/// arrived. Loops that may run long without blocking call this every
+/// `POLL_EVERY` operations.
 #[inline]
 pub fn check() -> Result<(), Stop> {
     if EXPIRED.with(|e| e.get()) {
@@ -108,8 +112,11 @@ impl Deadline {
             if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // After the deadline the timer keeps firing every 50 ms, so that a
+            // call that blocks after the first signal (which may have landed
+            // while the thread ran user code) is interrupted too.
             let its = libc::itimerspec {
-                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+                it_interval: libc::timespec { tv_sec: 0, tv_nsec: 50_000_000 },
                 it_value: libc::timespec {
                     tv_sec: after.as_secs() as libc::time_t,
                     tv_nsec: after.subsec_nanos().max(1) as libc::c_long,

@@ -57,11 +57,15 @@ impl Prepared {
         Ok(Prepared { call, file })
     }
 
-    /// Makes the call `n` times; fails on the first error the kernel returns.
+    /// Makes the call `n` times; fails on the first error the kernel
+    /// returns, or when the run is interrupted.
     pub fn run(&self, n: u64) -> std::io::Result<()> {
         let mut byte = [0u8; 1];
         let fd = self.file.as_ref().map_or(-1, |f| f.as_raw_fd()) as u64;
-        for _ in 0..n {
+        for i in 0..n {
+            if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
+                return Err(std::io::Error::from_raw_os_error(libc::EINTR));
+            }
             let r = match self.call {
                 // SAFETY: getpid, getppid and sched_yield take no arguments.
                 Syscall::Getpid => unsafe { syscall3(libc::SYS_getpid, 0, 0, 0) },

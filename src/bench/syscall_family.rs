@@ -23,7 +23,9 @@ pub fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let _affinity = placement::AffinityGuard::save();
     placement::pin_current_thread(cpu).map_err(|e| CaseError::Failed(e.to_string()))?;
     let call = Prepared::new(s).map_err(|e| CaseError::Failed(e.to_string()))?;
-    let m = harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| call.run(n)).map_err(|e| CaseError::Failed(format!("{}: {e}", s.name())))?;
+    let m = harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| call.run(n)).map_err(|e| {
+        if crate::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{}: {e}", s.name())) }
+    })?;
     let summary = Summary::of(&m.per_op_cycles).ok_or_else(|| CaseError::Failed("no samples".into()))?;
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(m.inner));

@@ -2,11 +2,13 @@
 
 use crate::results::{RunDoc, RunStatus};
 
-pub fn render(doc: &RunDoc) -> String {
+/// `live`: printed by the run itself as it starts, so status is not news.
+pub fn render(doc: &RunDoc, live: bool) -> String {
     let h = &doc.host;
     let c = &h.clock;
     let mut s = String::new();
     let status = match doc.status {
+        _ if live => String::new(),
         RunStatus::Complete => String::new(),
         RunStatus::Running => format!(" [INCOMPLETE: {} of {} cases saved; the run did not finish]", doc.results.len(), doc.planned_cases),
         RunStatus::Interrupted => format!(" [INTERRUPTED: {} of {} cases saved]", doc.results.len(), doc.planned_cases),

@@ -41,7 +41,7 @@ pub fn render_family(f: Family, results: &[&CaseResult]) -> String {
 
 /// The whole run: header, then one table per family present, in registry order.
 pub fn render_run(doc: &RunDoc) -> String {
-    let mut s = header::render(doc);
+    let mut s = header::render(doc, false);
     for f in [Family::Syscall, Family::Ipc] {
         let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == f.name()).collect();
         if !rs.is_empty() {

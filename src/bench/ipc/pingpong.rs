@@ -80,6 +80,9 @@ fn serve(ep: &mut AnyEndpoint, words: usize, ctl: &Control) -> Result<(), IpcErr
     let msg = &mut buf[..words];
     let mut seq = 0u64;
     loop {
+        if seq % watchdog::POLL_EVERY == 0 {
+            watchdog::check()?;
+        }
         ep.recv(msg)?;
         if ctl.stop.load(Ordering::Acquire) {
             return Ok(());
@@ -110,7 +113,10 @@ fn client_side(ep: &mut AnyEndpoint, spec: &PingPongSpec, ctl: &Control, overhea
     let (req, rep) = (&mut req[..spec.words], &mut rep[..spec.words]);
     let mut seq = 0u64;
     let result = harness::measure(&Tsc, overhead, cfg, |n| {
-        for _ in 0..n {
+        for i in 0..n {
+            if i % watchdog::POLL_EVERY == 0 {
+                watchdog::check()?;
+            }
             fill(req, seq, Direction::Request);
             ep.send(req)?;
             let r = ep.recv(rep);

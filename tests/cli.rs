@@ -1,0 +1,137 @@
+//! The binary as a user meets it: refusals with exit code 2, a tiny real run
+//! whose JSON reads back, and an interrupted run that keeps what it measured.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn oscycles(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let out = oscycles(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2; stderr: {err}");
+    assert!(err.contains(needle), "{args:?}: stderr should mention '{needle}': {err}");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_code_2() {
+    let d = tempdir("refusals");
+    let r = d.to_str().unwrap();
+    refused(&["run", "--results", r, "--suite", "nope"], "unknown suite 'nope'; valid suites: quick");
+    refused(&["run", "--results", r, "--suite", ""], "at least one suite");
+    refused(&["run", "--results", r, "--bench", "ipc.carrier-pigeon"], "unknown benchmark 'ipc.carrier-pigeon'");
+    refused(&["run", "--results", r, "--suite", "syscall", "--bench", "ipc.pipe"], "not part of the suites chosen");
+    refused(&["run", "--results", r, "--cpus", "zero"], "invalid CPU list 'zero'");
+    refused(&["run", "--results", r, "--cpus", "4000"], "not available to this process");
+    refused(&["run", "--results", r, "--iterations", "0"], "--iterations");
+    refused(&["run", "--results", r, "--batches", "0"], "--batches");
+    refused(&["run", "--results", r, "--batch-ms=-3"], "--batch-ms"); refused(&["run", "--results", r, "--batch-ms", "0"], "--batch-ms");
+    refused(&["run", "--results", r, "--timeout", "0"], "--timeout");
+    refused(&["run", "--results", "/proc/oscycles-cannot-be-here"], "cannot write results to '/proc/oscycles-cannot-be-here'");
+    refused(&["run", "--no-such-flag"], "--no-such-flag");
+    refused(&["frobnicate"], "frobnicate");
+    refused(&["show", d.join("missing.json").to_str().unwrap()], "cannot read");
+    let not_a_run = d.join("other.json");
+    std::fs::write(&not_a_run, "{\"hello\": 1}").unwrap();
+    refused(&["show", not_a_run.to_str().unwrap()], "not an oscycles run document");
+    let future = d.join("future.json");
+    std::fs::write(&future, "{\"schema\": \"oscycles.run\", \"schema_version\": 999}").unwrap();
+    refused(&["show", future.to_str().unwrap()], "schema version 999");
+    // Nothing was measured, so nothing was written.
+    let written: Vec<_> = std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("20")).collect();
+    assert!(written.is_empty(), "refused runs must not leave run documents");
+}
+
+#[test]
+fn list_names_every_benchmark_and_suite() {
+    let out = oscycles(&["list"]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    for b in oscycles::registry::benchmarks() {
+        assert!(s.contains(&b.id), "list lacks {}", b.id);
+    }
+    for su in oscycles::registry::SUITES {
+        assert!(s.contains(su.name), "list lacks suite {}", su.name);
+    }
+}
+
+fn only_json(dir: &Path) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn a_tiny_run_saves_a_document_that_show_prints_again() {
+    let d = tempdir("tiny");
+    let out = oscycles(&["run", "--suite", "syscall", "--batches", "3", "--batch-ms", "0.05", "--quiet", "--results", d.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("syscall: cost per call"), "{stdout}");
+    let path = only_json(&d);
+    let doc = oscycles::store::load(&path).unwrap();
+    assert_eq!(doc.status, oscycles::results::RunStatus::Complete);
+    assert_eq!(doc.results.len(), doc.planned_cases);
+    assert_eq!(doc.results.len(), 6);
+    for r in &doc.results {
+        let m = r.metric("per_call").unwrap();
+        assert_eq!(m.summary.n, 3);
+        assert_eq!(m.unit, "tsc_cycles");
+        assert!(m.ns.is_some());
+        assert_eq!(r.placement.as_ref().unwrap().cpus.len(), 1);
+    }
+    let shown = oscycles(&["show", path.to_str().unwrap()]);
+    assert!(shown.status.success());
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    // The same table, from the file.
+    let table = |s: &str| s.lines().skip_while(|l| !l.starts_with("syscall:")).take(9).collect::<Vec<_>>().join("\n");
+    assert_eq!(table(&shown), table(&stdout));
+}
+
+#[test]
+fn an_interrupted_run_keeps_what_it_measured() {
+    let d = tempdir("interrupt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "l4-ipc", "--batch-ms", "5", "--quiet", "--results", d.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until at least two cases are saved, then interrupt.
+    let start = Instant::now();
+    loop {
+        let saved = std::fs::read_dir(&d)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .filter_map(|e| oscycles::store::load(&e.path()).ok())
+            .map(|doc| doc.results.len())
+            .next()
+            .unwrap_or(0);
+        if saved >= 2 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no case saved within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = oscycles::store::load(&only_json(&d)).unwrap();
+    assert_eq!(doc.status, oscycles::results::RunStatus::Interrupted);
+    assert!(doc.results.len() >= 2 && doc.results.len() < doc.planned_cases);
+    assert!(doc.results.iter().all(|r| r.status != oscycles::results::CaseStatus::Failed), "an interrupted case is dropped, not saved as failed");
+    let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("INTERRUPTED"));
+}

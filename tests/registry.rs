@@ -1,0 +1,80 @@
+//! Every registered benchmark runs once, in a tiny-iteration mode, through the
+//! same runner `oscycles run` uses; and a run document survives a JSON round trip.
+
+use oscycles::clock;
+use oscycles::harness::HarnessConfig;
+use oscycles::placement::{self, Policy};
+use oscycles::registry::{self, Scale};
+use oscycles::results::{CaseStatus, Condition, Environment, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
+use oscycles::runner::{self, Execution};
+use oscycles::store::{self, RunWriter};
+use std::time::Duration;
+
+fn execution() -> Execution {
+    Execution {
+        cpus: placement::allowed_cpus().into_iter().take(2).collect(),
+        policy: Policy::Other,
+        memory_locked: false,
+        quick: HarnessConfig::tiny(),
+        full: HarnessConfig::tiny(),
+        timeout: Duration::from_secs(30),
+        progress: false,
+    }
+}
+
+#[test]
+fn every_registered_benchmark_runs_once_in_tiny_mode() {
+    let ex = execution();
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    for b in registry::benchmarks() {
+        assert!(b.supported().is_ok(), "{} unsupported here: {:?}", b.id, b.supported());
+        let suite = registry::SUITES.iter().find(|s| s.families.contains(&b.family)).unwrap();
+        for params in b.cases(Scale::Quick) {
+            let p = runner::Planned { suite: suite.name, scale: Scale::Quick, benchmark: b, params };
+            let r = runner::run_case(&p, &ex, &clock);
+            match r.status {
+                CaseStatus::Ok => {
+                    assert!(!r.metrics.is_empty(), "{}", p.label());
+                    for m in &r.metrics {
+                        assert_eq!(m.summary.n, 3, "{}", p.label());
+                        assert!(m.summary.min > 0.0, "{}: a real measurement takes time", p.label());
+                    }
+                }
+                CaseStatus::NotApplicable => assert!(r.reason.as_deref().is_some_and(|s| !s.is_empty()), "{}", p.label()),
+                CaseStatus::Failed => panic!("{} failed: {:?}", p.label(), r.reason),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_document_survives_a_json_round_trip() {
+    let ex = execution();
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let dir = std::env::temp_dir().join(format!("oscycles-roundtrip-{}", std::process::id()));
+    let doc = RunDoc {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        id: "roundtrip".into(),
+        started_at: "2026-11-21T00:00:00Z".into(),
+        finished_at: None,
+        status: RunStatus::Running,
+        tool: Tool::this(),
+        host: oscycles::host::collect(clock),
+        environment: Environment { name: "native".into(), settings: Default::default() },
+        condition: Condition { load: "idle".into(), isolation: "pinned".into() },
+        settings: Settings { suites: vec!["quick".into()], benchmarks: None, cpus: ex.cpus.clone(), policy: "SCHED_OTHER".into(), memory_locked: false, harness: ex.quick, case_timeout_s: 30.0 },
+        planned_cases: 0,
+        results: vec![],
+    };
+    let mut w = RunWriter::create(&dir, doc).unwrap();
+    let quick = registry::find_suite("quick").unwrap();
+    let plan: Vec<_> = runner::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
+    w.doc.planned_cases = plan.len();
+    let status = runner::execute(&plan, &ex, &mut w).unwrap();
+    assert_eq!(status, RunStatus::Complete);
+    let back = store::load(w.path()).unwrap();
+    assert_eq!(back, w.doc);
+    assert!(back.results.iter().any(|r| r.status == CaseStatus::NotApplicable), "spin same-core is n/a");
+    let _ = std::fs::remove_dir_all(dir);
+}
