@@ -118,13 +118,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let status = runner::execute(&plan, &ex, &mut writer)?;
     let doc = &writer.doc;
-    for f in [oscycles::registry::Family::Syscall, oscycles::registry::Family::Ipc] {
-        let rs: Vec<_> = doc.results.iter().filter(|r| r.family == f.name()).collect();
-        if !rs.is_empty() {
-            println!();
-            print!("{}", report::render_family(f, &rs));
-        }
-    }
+    print!("{}", report::render_tables(doc));
     println!("\nsaved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
     Ok(match status {
         RunStatus::Interrupted => {

@@ -171,6 +171,23 @@ pub fn current_policy() -> Policy {
     }
 }
 
+/// Restores the calling thread's scheduling policy when dropped.
+pub struct PolicyGuard(Policy);
+
+impl PolicyGuard {
+    pub fn save() -> Self {
+        PolicyGuard(current_policy())
+    }
+}
+
+impl Drop for PolicyGuard {
+    fn drop(&mut self) {
+        if current_policy() != self.0 {
+            let _ = set_policy(self.0);
+        }
+    }
+}
+
 /// Locks all current and future memory of the process.
 pub fn lock_memory() -> Result<(), PlacementError> {
     // SAFETY: mlockall has no pointer arguments.

@@ -135,3 +135,21 @@ fn an_interrupted_run_keeps_what_it_measured() {
     let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("INTERRUPTED"));
 }
+
+#[test]
+fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
+    let d = tempdir("rt");
+    let out = oscycles(&["run", "--rt", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results", d.to_str().unwrap()]);
+    if out.status.success() {
+        let doc = oscycles::store::load(&only_json(&d)).unwrap();
+        assert_eq!(doc.condition.isolation, "rt");
+        let p = doc.results[0].placement.as_ref().unwrap();
+        assert_eq!(p.policy, "SCHED_FIFO 50");
+        assert!(p.memory_locked);
+    } else {
+        // Not permitted here: a clear sentence and exit 1, nothing measured.
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("needs root"), "{err}");
+    }
+}

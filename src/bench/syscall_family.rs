@@ -21,7 +21,11 @@ pub fn cases(_: Scale) -> Vec<Params> {
 pub fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let cpu = ctx.cpus[0];
     let _affinity = placement::AffinityGuard::save();
+    let _policy = placement::PolicyGuard::save();
     placement::pin_current_thread(cpu).map_err(|e| CaseError::Failed(e.to_string()))?;
+    if ctx.policy != placement::Policy::Other {
+        placement::set_policy(ctx.policy).map_err(|e| CaseError::Failed(e.to_string()))?;
+    }
     let call = Prepared::new(s).map_err(|e| CaseError::Failed(e.to_string()))?;
     let m = harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| call.run(n)).map_err(|e| {
         if crate::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{}: {e}", s.name())) }

@@ -71,3 +71,29 @@ pub fn render(results: &[&CaseResult]) -> String {
     s += &noise_note(results, "one_way");
     s
 }
+
+/// Seed 004's layout: per mechanism, one IPC at 0 words on one core, intra
+/// and inter address space, beside the null system call.
+pub fn render_seed004(ipc: &[&CaseResult], syscall: &[&CaseResult]) -> String {
+    let median = |r: Option<&&CaseResult>, metric: &str| {
+        r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| r.metric(metric)).map_or("-".to_string(), |m| cycles(m.summary.median))
+    };
+    let getpid = median(syscall.iter().find(|r| r.benchmark == "syscall.getpid"), "per_call");
+    let mut t = Table::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
+    for mech in Mechanism::ALL {
+        let id = format!("ipc.{}", mech.name());
+        let cell = |space: &str| {
+            median(ipc.iter().find(|r| r.benchmark == id && r.param_u64("words") == Some(0) && r.param_str("space") == Some(space) && r.param_str("cores") == Some("same")), "one_way")
+        };
+        let (intra, inter) = (cell("intra"), cell("inter"));
+        if intra != "-" || inter != "-" {
+            t.row(vec![mech.name().into(), intra, inter, getpid.clone()]);
+        }
+    }
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    let mut s = "seed 004 layout: one IPC (0 words, both sides on one core) and a null syscall, median TSC cycles\n".to_string();
+    s += &t.render();
+    s
+}

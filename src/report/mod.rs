@@ -39,17 +39,29 @@ pub fn render_family(f: Family, results: &[&CaseResult]) -> String {
     }
 }
 
-/// The whole run: header, then one table per family present, in registry order.
-pub fn render_run(doc: &RunDoc) -> String {
-    let mut s = header::render(doc, false);
+/// One table per family present, in registry order, then the tables that
+/// combine families.
+pub fn render_tables(doc: &RunDoc) -> String {
+    let of = |f: Family| doc.results.iter().filter(|r| r.family == f.name()).collect::<Vec<&CaseResult>>();
+    let mut s = String::new();
     for f in [Family::Syscall, Family::Ipc] {
-        let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == f.name()).collect();
+        let rs = of(f);
         if !rs.is_empty() {
             s.push('\n');
             s += &render_family(f, &rs);
         }
     }
+    let (ipc, sys) = (of(Family::Ipc), of(Family::Syscall));
+    if !ipc.is_empty() && !sys.is_empty() {
+        s.push('\n');
+        s += &ipc::render_seed004(&ipc, &sys);
+    }
     s
+}
+
+/// The whole run: header, then its tables.
+pub fn render_run(doc: &RunDoc) -> String {
+    header::render(doc, false) + &render_tables(doc)
 }
 
 /// `oscycles list`: every benchmark, and every suite.

@@ -151,7 +151,7 @@ pub fn run(spec: &PingPongSpec, overhead: u64, cfg: &HarnessConfig) -> Result<Pi
     })?;
     let ctl = ctl_mem.get();
     let _affinity = placement::AffinityGuard::save();
-    let _policy = PolicyGuard::save();
+    let _policy = placement::PolicyGuard::save();
 
     let client_result = match spec.space {
         Space::Intra => std::thread::scope(|s| {
@@ -219,23 +219,6 @@ fn reap(pid: i32) -> Result<i32, IpcError> {
         let e = IpcError::last("waitpid");
         if !matches!(e, IpcError::Sys { errno: libc::EINTR, .. }) {
             return Err(e);
-        }
-    }
-}
-
-/// Restores the calling thread's scheduling policy when dropped.
-struct PolicyGuard(Policy);
-
-impl PolicyGuard {
-    fn save() -> Self {
-        PolicyGuard(placement::current_policy())
-    }
-}
-
-impl Drop for PolicyGuard {
-    fn drop(&mut self) {
-        if placement::current_policy() != self.0 {
-            let _ = placement::set_policy(self.0);
         }
     }
 }
