@@ -46,7 +46,11 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
     );
     let vulnerable = h.mitigations.values().filter(|v| v.starts_with("Vulnerable")).count();
     let mitigated = h.mitigations.values().filter(|v| v.starts_with("Mitigation")).count();
-    s += &format!("CPU vulnerabilities: {mitigated} mitigated, {vulnerable} vulnerable, {} other (details in the JSON)\n", h.mitigations.len() - mitigated - vulnerable);
+    let unaffected = h.mitigations.values().filter(|v| v.starts_with("Not affected")).count();
+    s += &format!(
+        "CPU vulnerabilities: {mitigated} mitigated, {vulnerable} vulnerable, {unaffected} not affected, {} other (details in the JSON)\n",
+        h.mitigations.len() - mitigated - vulnerable - unaffected
+    );
     for w in &h.warnings {
         s += &format!("warning: {w}\n");
     }
