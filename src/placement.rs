@@ -84,7 +84,8 @@ pub fn validate_cpus(list: &str) -> Result<Vec<usize>, PlacementError> {
     Ok(cpus)
 }
 
-fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+/// Sets the calling thread's affinity; allocation-free, for forked children.
+pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
     // SAFETY: set is zeroed, filled with CPU_SET for in-range CPUs, and passed
     // with its true size.
     unsafe {
@@ -145,19 +146,23 @@ impl std::fmt::Display for Policy {
     }
 }
 
-/// Applies a policy to the calling thread.
-pub fn set_policy(p: Policy) -> Result<(), PlacementError> {
+/// Applies a policy to the calling thread; allocation-free, for forked children.
+pub fn apply_policy(p: Policy) -> std::io::Result<()> {
     let (pol, prio) = match p {
         Policy::Other => (libc::SCHED_OTHER, 0),
         Policy::Fifo { priority } => (libc::SCHED_FIFO, priority),
     };
     let param = libc::sched_param { sched_priority: prio };
     // SAFETY: param is a valid sched_param; pid 0 is the calling thread.
-    let rc = unsafe { libc::sched_setscheduler(0, pol, &param) };
-    if rc != 0 {
-        return Err(PlacementError::Policy { policy: p.to_string(), err: std::io::Error::last_os_error().to_string() });
+    if unsafe { libc::sched_setscheduler(0, pol, &param) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Applies a policy to the calling thread.
+pub fn set_policy(p: Policy) -> Result<(), PlacementError> {
+    apply_policy(p).map_err(|e| PlacementError::Policy { policy: p.to_string(), err: e.to_string() })
 }
 
 /// The policy of the calling thread as the kernel reports it.

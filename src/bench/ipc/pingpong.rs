@@ -65,14 +65,15 @@ impl Control {
     }
 }
 
-/// Placement and deadline of one side; errors as IpcError so a forked child
-/// can report them without allocating.
+/// Placement and deadline of one side; allocation-free, and errors as
+/// IpcError, so that a forked child can call it.
 fn enter_side(cpu: usize, policy: Policy, timeout: Duration) -> Result<Deadline, IpcError> {
-    placement::pin_current_thread(cpu).map_err(|_| IpcError::last("sched_setaffinity"))?;
+    let sys = |op| move |e: std::io::Error| IpcError::Sys { op, errno: e.raw_os_error().unwrap_or(0) };
+    placement::set_affinity(&[cpu]).map_err(sys("sched_setaffinity"))?;
     if policy != Policy::Other {
-        placement::set_policy(policy).map_err(|_| IpcError::last("sched_setscheduler"))?;
+        placement::apply_policy(policy).map_err(sys("sched_setscheduler"))?;
     }
-    Deadline::arm(timeout).map_err(|_| IpcError::last("timer_create"))
+    Deadline::arm(timeout).map_err(sys("timer_create"))
 }
 
 fn serve(ep: &mut AnyEndpoint, words: usize, ctl: &Control) -> Result<(), IpcError> {
@@ -108,11 +109,11 @@ fn server_side(mut ep: AnyEndpoint, spec: &PingPongSpec, ctl: &Control) {
 }
 
 fn client_side(ep: &mut AnyEndpoint, spec: &PingPongSpec, ctl: &Control, overhead: u64, cfg: &HarnessConfig) -> Result<(Measurement, u64), IpcError> {
-    let _deadline = enter_side(spec.cpus.0, spec.policy, spec.timeout)?;
     let (mut req, mut rep) = ([0u64; MAX_WORDS], [0u64; MAX_WORDS]);
     let (req, rep) = (&mut req[..spec.words], &mut rep[..spec.words]);
     let mut seq = 0u64;
-    let result = harness::measure(&Tsc, overhead, cfg, |n| {
+    let deadline = enter_side(spec.cpus.0, spec.policy, spec.timeout);
+    let result = deadline.as_ref().map_err(|e| *e).and_then(|_| harness::measure(&Tsc, overhead, cfg, |n| {
         for i in 0..n {
             if i % watchdog::POLL_EVERY == 0 {
                 watchdog::check()?;
@@ -128,7 +129,7 @@ fn client_side(ep: &mut AnyEndpoint, spec: &PingPongSpec, ctl: &Control, overhea
             seq += 1;
         }
         Ok(())
-    });
+    }));
     // Tell the server to stop, also after a failure, and wake it up.
     ctl.stop.store(true, Ordering::Release);
     let stopped = ep.send(req);
@@ -272,5 +273,17 @@ mod tests {
         let e = run(&spec, 0, &cfg).unwrap_err();
         assert!(matches!(e, IpcError::TimedOut), "{e}");
         assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_client_that_cannot_be_placed_stops_its_server_at_once() {
+        let outside = (0..1024).find(|c| !placement::allowed_cpus().contains(c)).unwrap();
+        for space in [Space::Intra, Space::Inter] {
+            let spec = PingPongSpec { mechanism: Mechanism::Pipe, words: 1, space, cpus: (outside, placement::allowed_cpus()[0]), policy: Policy::Other, timeout: Duration::from_secs(30) };
+            let t = std::time::Instant::now();
+            let e = run(&spec, 0, &HarnessConfig::tiny()).unwrap_err();
+            assert!(matches!(e, IpcError::Sys { op: "sched_setaffinity", .. }), "{e}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{space:?}: the server waited for its watchdog");
+        }
     }
 }
