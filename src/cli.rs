@@ -92,7 +92,9 @@ pub fn resolve_suites(list: &str) -> Result<Vec<&'static Suite>, UsageError> {
     }
     names
         .iter()
-        .map(|n| registry::find_suite(n).ok_or_else(|| UsageError(format!("unknown suite '{n}'; valid suites: {}", registry::suite_names()))))
+        .map(|n| {
+            registry::find_suite(n).ok_or_else(|| UsageError(format!("unknown suite '{n}'; valid suites: {}", registry::suite_names())))
+        })
         .collect()
 }
 
@@ -110,7 +112,10 @@ pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<Stri
         };
         if !suites.iter().any(|s| s.families.contains(&b.family)) {
             let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
-            return Err(UsageError(format!("benchmark '{id}' is not part of the suites chosen ({}); add a suite that has it", names.join(","))));
+            return Err(UsageError(format!(
+                "benchmark '{id}' is not part of the suites chosen ({}); add a suite that has it",
+                names.join(",")
+            )));
         }
     }
     Ok(ids)

@@ -72,7 +72,9 @@ pub fn preemption_model(version: &str) -> String {
 
 fn kvm_modules() -> Vec<String> {
     let from_proc = fs::read_to_string("/proc/modules")
-        .map(|s| s.lines().filter_map(|l| l.split_whitespace().next()).filter(|m| m.starts_with("kvm")).map(String::from).collect::<Vec<_>>())
+        .map(|s| {
+            s.lines().filter_map(|l| l.split_whitespace().next()).filter(|m| m.starts_with("kvm")).map(String::from).collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     if !from_proc.is_empty() {
         return from_proc;
@@ -99,7 +101,11 @@ fn mitigations() -> BTreeMap<String, String> {
 }
 
 fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
-    cpuinfo.lines().find(|l| l.split(':').next().map(str::trim) == Some(key)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
+    cpuinfo
+        .lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(key))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
 }
 
 /// Gathers the facts; `clock` comes from the calibration the run uses.
@@ -107,7 +113,12 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let flags: Vec<String> = cpuinfo_field(&cpuinfo, "flags").unwrap_or_default().split_whitespace().map(String::from).collect();
     let has = |f: &str| flags.iter().any(|x| x == f);
-    let tsc_flags = TscFlags { constant_tsc: has("constant_tsc"), nonstop_tsc: has("nonstop_tsc"), rdtscp: has("rdtscp"), tsc_known_freq: has("tsc_known_freq") };
+    let tsc_flags = TscFlags {
+        constant_tsc: has("constant_tsc"),
+        nonstop_tsc: has("nonstop_tsc"),
+        rdtscp: has("rdtscp"),
+        tsc_known_freq: has("tsc_known_freq"),
+    };
     let (release, version, nodename) = uname();
     let mem = fs::read_to_string("/proc/meminfo")
         .ok()
@@ -124,10 +135,10 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
         warnings.push(format!("TSC calibration rounds disagree by {:.2}%: frequency is uncertain", clock.tsc_hz_spread * 100.0));
     }
     let governor = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
-    if let Some(g) = &governor {
-        if g != "performance" {
-            warnings.push(format!("cpufreq governor is '{g}', not 'performance': core clock may vary between cases"));
-        }
+    if let Some(g) = &governor
+        && g != "performance"
+    {
+        warnings.push(format!("cpufreq governor is '{g}', not 'performance': core clock may vary between cases"));
     }
     HostFacts {
         hostname: nodename,

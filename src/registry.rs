@@ -107,9 +107,24 @@ pub struct Suite {
 }
 
 pub const SUITES: &[Suite] = &[
-    Suite { name: "quick", description: "every family briefly: syscalls, and IPC at 0, 8 and 64 words", families: &[Family::Syscall, Family::Ipc], scale: Scale::Quick },
-    Suite { name: "syscall", description: "system-call cost (seed 004's syscall column)", families: &[Family::Syscall], scale: Scale::Full },
-    Suite { name: "l4-ipc", description: "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)", families: &[Family::Ipc], scale: Scale::Full },
+    Suite {
+        name: "quick",
+        description: "every family briefly: syscalls, and IPC at 0, 8 and 64 words",
+        families: &[Family::Syscall, Family::Ipc],
+        scale: Scale::Quick,
+    },
+    Suite {
+        name: "syscall",
+        description: "system-call cost (seed 004's syscall column)",
+        families: &[Family::Syscall],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "l4-ipc",
+        description: "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)",
+        families: &[Family::Ipc],
+        scale: Scale::Full,
+    },
 ];
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {

@@ -23,7 +23,8 @@ pub struct Planned {
 
 impl Planned {
     pub fn label(&self) -> String {
-        let p: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect();
+        let p: Vec<String> =
+            self.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect();
         format!("{} {}", self.benchmark.id, p.join(" ")).trim().to_string()
     }
 }
@@ -82,7 +83,11 @@ impl Progress {
         if !self.on {
             return;
         }
-        let eta = if i > 0 { format!(", ~{:.0} s left", self.started.elapsed().as_secs_f64() / i as f64 * (self.total - i) as f64) } else { String::new() };
+        let eta = if i > 0 {
+            format!(", ~{:.0} s left", self.started.elapsed().as_secs_f64() / i as f64 * (self.total - i) as f64)
+        } else {
+            String::new()
+        };
         if self.tty {
             eprint!("\r\x1b[K[{}/{}{eta}] {}", i + 1, self.total, p.label());
             let _ = std::io::stderr().flush();
@@ -150,7 +155,13 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
 pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
     watchdog::install();
     let clock = writer.doc.host.clock.clone();
-    let mut progress = Progress { on: ex.progress, tty: std::io::stderr().is_terminal(), total: plan.len(), started: Instant::now(), last_bench: String::new() };
+    let mut progress = Progress {
+        on: ex.progress,
+        tty: std::io::stderr().is_terminal(),
+        total: plan.len(),
+        started: Instant::now(),
+        last_bench: String::new(),
+    };
     for (i, p) in plan.iter().enumerate() {
         if watchdog::interrupted().is_some() {
             break;

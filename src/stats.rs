@@ -39,11 +39,7 @@ impl Summary {
         s.sort_by(f64::total_cmp);
         let n = s.len();
         let mean = s.iter().sum::<f64>() / n as f64;
-        let var = if n > 1 {
-            s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64
-        } else {
-            0.0
-        };
+        let var = if n > 1 { s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
         let stddev = var.sqrt();
         Some(Summary {
             n,

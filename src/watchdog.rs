@@ -117,10 +117,7 @@ impl Deadline {
             // while the thread ran user code) is interrupted too.
             let its = libc::itimerspec {
                 it_interval: libc::timespec { tv_sec: 0, tv_nsec: 50_000_000 },
-                it_value: libc::timespec {
-                    tv_sec: after.as_secs() as libc::time_t,
-                    tv_nsec: after.subsec_nanos().max(1) as libc::c_long,
-                },
+                it_value: libc::timespec { tv_sec: after.as_secs() as libc::time_t, tv_nsec: after.subsec_nanos().max(1) as libc::c_long },
             };
             if libc::timer_settime(timer, 0, &its, std::ptr::null_mut()) != 0 {
                 let e = std::io::Error::last_os_error();

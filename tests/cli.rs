@@ -35,7 +35,8 @@ fn bad_input_is_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--cpus", "4000"], "not available to this process");
     refused(&["run", "--results", r, "--iterations", "0"], "--iterations");
     refused(&["run", "--results", r, "--batches", "0"], "--batches");
-    refused(&["run", "--results", r, "--batch-ms=-3"], "--batch-ms"); refused(&["run", "--results", r, "--batch-ms", "0"], "--batch-ms");
+    refused(&["run", "--results", r, "--batch-ms=-3"], "--batch-ms");
+    refused(&["run", "--results", r, "--batch-ms", "0"], "--batch-ms");
     refused(&["run", "--results", r, "--timeout", "0"], "--timeout");
     refused(&["run", "--results", "/proc/oscycles-cannot-be-here"], "cannot write results to '/proc/oscycles-cannot-be-here'");
     refused(&["run", "--no-such-flag"], "--no-such-flag");
@@ -48,7 +49,8 @@ fn bad_input_is_refused_with_exit_code_2() {
     std::fs::write(&future, "{\"schema\": \"oscycles.run\", \"schema_version\": 999}").unwrap();
     refused(&["show", future.to_str().unwrap()], "schema version 999");
     // Nothing was measured, so nothing was written.
-    let written: Vec<_> = std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("20")).collect();
+    let written: Vec<_> =
+        std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("20")).collect();
     assert!(written.is_empty(), "refused runs must not leave run documents");
 }
 
@@ -66,7 +68,8 @@ fn list_names_every_benchmark_and_suite() {
 }
 
 fn only_json(dir: &Path) -> PathBuf {
-    let files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
 }
@@ -101,7 +104,7 @@ fn a_tiny_run_saves_a_document_that_show_prints_again() {
 #[test]
 fn an_interrupted_run_keeps_what_it_measured() {
     let d = tempdir("interrupt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+    let child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
         .args(["run", "--suite", "l4-ipc", "--batch-ms", "5", "--quiet", "--results", d.to_str().unwrap()])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -131,7 +134,10 @@ fn an_interrupted_run_keeps_what_it_measured() {
     let doc = oscycles::store::load(&only_json(&d)).unwrap();
     assert_eq!(doc.status, oscycles::results::RunStatus::Interrupted);
     assert!(doc.results.len() >= 2 && doc.results.len() < doc.planned_cases);
-    assert!(doc.results.iter().all(|r| r.status != oscycles::results::CaseStatus::Failed), "an interrupted case is dropped, not saved as failed");
+    assert!(
+        doc.results.iter().all(|r| r.status != oscycles::results::CaseStatus::Failed),
+        "an interrupted case is dropped, not saved as failed"
+    );
     let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("INTERRUPTED"));
 }
@@ -139,7 +145,21 @@ fn an_interrupted_run_keeps_what_it_measured() {
 #[test]
 fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
     let d = tempdir("rt");
-    let out = oscycles(&["run", "--rt", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results", d.to_str().unwrap()]);
+    let out = oscycles(&[
+        "run",
+        "--rt",
+        "--suite",
+        "syscall",
+        "--bench",
+        "syscall.getpid",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.05",
+        "--quiet",
+        "--results",
+        d.to_str().unwrap(),
+    ]);
     if out.status.success() {
         let doc = oscycles::store::load(&only_json(&d)).unwrap();
         assert_eq!(doc.condition.isolation, "rt");

@@ -63,7 +63,15 @@ fn a_run_document_survives_a_json_round_trip() {
         host: oscycles::host::collect(clock),
         environment: Environment { name: "native".into(), settings: Default::default() },
         condition: Condition { load: "idle".into(), isolation: "pinned".into() },
-        settings: Settings { suites: vec!["quick".into()], benchmarks: None, cpus: ex.cpus.clone(), policy: "SCHED_OTHER".into(), memory_locked: false, harness: ex.quick, case_timeout_s: 30.0 },
+        settings: Settings {
+            suites: vec!["quick".into()],
+            benchmarks: None,
+            cpus: ex.cpus.clone(),
+            policy: "SCHED_OTHER".into(),
+            memory_locked: false,
+            harness: ex.quick,
+            case_timeout_s: 30.0,
+        },
         planned_cases: 0,
         results: vec![],
     };

@@ -8,9 +8,9 @@ pub mod syscall_family;
 
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;
+use crate::placement::Placement;
 use crate::placement::Policy;
 use crate::results::{Metric, Params};
-use crate::placement::Placement;
 use serde_json::{Map, Value};
 use std::time::Duration;
 

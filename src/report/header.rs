@@ -23,7 +23,14 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         if doc.settings.memory_locked { ", memory locked" } else { "" },
         doc.settings.cpus
     );
-    s += &format!("host {}: {}, CPUs online {} (allowed {}), {:.1} GiB\n", h.hostname, h.cpu_model, h.cpus_online, h.cpus_allowed, h.memory_total_kib as f64 / 1048576.0);
+    s += &format!(
+        "host {}: {}, CPUs online {} (allowed {}), {:.1} GiB\n",
+        h.hostname,
+        h.cpu_model,
+        h.cpus_online,
+        h.cpus_allowed,
+        h.memory_total_kib as f64 / 1048576.0
+    );
     s += &format!("kernel {} ({}), preemption {}\n", h.kernel_release, h.kernel_version, h.preemption);
     let hv = match &h.hypervisor {
         Some(v) => format!("hypervisor '{v}'"),
@@ -31,11 +38,16 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
     };
     let kvm = if h.kvm_modules.is_empty() { "none".to_string() } else { h.kvm_modules.join(", ") };
     s += &format!("{hv}; kvm modules: {kvm}; cpufreq governor: {}\n", h.governor.as_deref().unwrap_or("none (no cpufreq)"));
-    let flags: Vec<&str> = [("constant_tsc", h.tsc_flags.constant_tsc), ("nonstop_tsc", h.tsc_flags.nonstop_tsc), ("rdtscp", h.tsc_flags.rdtscp), ("tsc_known_freq", h.tsc_flags.tsc_known_freq)]
-        .iter()
-        .filter(|f| f.1)
-        .map(|f| f.0)
-        .collect();
+    let flags: Vec<&str> = [
+        ("constant_tsc", h.tsc_flags.constant_tsc),
+        ("nonstop_tsc", h.tsc_flags.nonstop_tsc),
+        ("rdtscp", h.tsc_flags.rdtscp),
+        ("tsc_known_freq", h.tsc_flags.tsc_known_freq),
+    ]
+    .iter()
+    .filter(|f| f.1)
+    .map(|f| f.0)
+    .collect();
     s += &format!(
         "TSC {:.4} GHz (calibrated against CLOCK_MONOTONIC_RAW, spread {:.3}%{}), flags {}; two back-to-back reads cost {} cycles (subtracted)\n",
         c.tsc_hz / 1e9,

@@ -22,7 +22,10 @@ pub fn render(results: &[&CaseResult]) -> String {
         let id = format!("ipc.{}", mech.name());
         for space in ["intra", "inter"] {
             for cores in ["same", "cross"] {
-                let row: Vec<&&CaseResult> = results.iter().filter(|r| r.benchmark == id && r.param_str("space") == Some(space) && r.param_str("cores") == Some(cores)).collect();
+                let row: Vec<&&CaseResult> = results
+                    .iter()
+                    .filter(|r| r.benchmark == id && r.param_str("space") == Some(space) && r.param_str("cores") == Some(cores))
+                    .collect();
                 if row.is_empty() {
                     continue;
                 }
@@ -41,13 +44,19 @@ pub fn render(results: &[&CaseResult]) -> String {
                     let cell = match row.iter().find(|r| r.param_u64("words") == Some(*w)) {
                         None => "-".into(),
                         Some(r) => match (r.status, r.metric("one_way")) {
-                            (CaseStatus::Ok, Some(m)) => format!("{}{}", cycles(m.summary.median), if m.summary.cv > NOISY_CV { "~" } else { "" }),
+                            (CaseStatus::Ok, Some(m)) => {
+                                format!("{}{}", cycles(m.summary.median), if m.summary.cv > NOISY_CV { "~" } else { "" })
+                            }
                             (CaseStatus::NotApplicable, _) => {
                                 reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
                                 "n/a".into()
                             }
                             _ => {
-                                reasons.insert(format!("fail ({} {space} {cores} {w}w): {}", mech.name(), r.reason.as_deref().unwrap_or("")));
+                                reasons.insert(format!(
+                                    "fail ({} {space} {cores} {w}w): {}",
+                                    mech.name(),
+                                    r.reason.as_deref().unwrap_or("")
+                                ));
                                 "fail".into()
                             }
                         },
@@ -58,7 +67,8 @@ pub fn render(results: &[&CaseResult]) -> String {
             }
         }
     }
-    let mut s = "l4-ipc: one-way IPC cost, median TSC cycles (round trip / 2, as in the L4 tables), by payload in 64-bit words\n".to_string();
+    let mut s =
+        "l4-ipc: one-way IPC cost, median TSC cycles (round trip / 2, as in the L4 tables), by payload in 64-bit words\n".to_string();
     s += "  intra = two threads of one process, inter = two processes; cpus = client/server CPU as observed\n";
     s += &t.render();
     s += &format!("  ~ = CV above {:.0}% across batches (noisy cell); '-' = not measured\n", NOISY_CV * 100.0);
@@ -83,7 +93,15 @@ pub fn render_seed004(ipc: &[&CaseResult], syscall: &[&CaseResult]) -> String {
     for mech in Mechanism::ALL {
         let id = format!("ipc.{}", mech.name());
         let cell = |space: &str| {
-            median(ipc.iter().find(|r| r.benchmark == id && r.param_u64("words") == Some(0) && r.param_str("space") == Some(space) && r.param_str("cores") == Some("same")), "one_way")
+            median(
+                ipc.iter().find(|r| {
+                    r.benchmark == id
+                        && r.param_u64("words") == Some(0)
+                        && r.param_str("space") == Some(space)
+                        && r.param_str("cores") == Some("same")
+                }),
+                "one_way",
+            )
         };
         let (intra, inter) = (cell("intra"), cell("inter"));
         if intra != "-" || inter != "-" {

@@ -28,7 +28,13 @@ pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     let median = cvs[cvs.len() / 2].0;
     let (max, which) = cvs.last().cloned().unwrap();
     let noisy = cvs.iter().filter(|c| c.0 > ipc::NOISY_CV).count();
-    format!("  noise: CV across batches median {}, max {} ({which}); {noisy} of {} cells above {:.0}%\n", percent(median), percent(max), cvs.len(), ipc::NOISY_CV * 100.0)
+    format!(
+        "  noise: CV across batches median {}, max {} ({which}); {noisy} of {} cells above {:.0}%\n",
+        percent(median),
+        percent(max),
+        cvs.len(),
+        ipc::NOISY_CV * 100.0
+    )
 }
 
 /// The tables of one family.

@@ -1,7 +1,7 @@
 //! The syscall table (seed 004's syscall column, one row per call).
 
-use super::table::{Table, cycles, percent};
 use super::noise_note;
+use super::table::{Table, cycles, percent};
 use crate::results::{CaseResult, CaseStatus};
 
 pub fn render(results: &[&CaseResult]) -> String {
@@ -11,8 +11,18 @@ pub fn render(results: &[&CaseResult]) -> String {
         match (r.status, r.metric("per_call")) {
             (CaseStatus::Ok, Some(m)) => {
                 let s = &m.summary;
-                let cpu = r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
-                t.row(vec![name, cycles(s.median), cycles(s.min), cycles(s.p99), cycles(s.max), percent(s.cv), format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)), cpu]);
+                let cpu =
+                    r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
+                t.row(vec![
+                    name,
+                    cycles(s.median),
+                    cycles(s.min),
+                    cycles(s.p99),
+                    cycles(s.max),
+                    percent(s.cv),
+                    format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)),
+                    cpu,
+                ]);
             }
             _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
         }

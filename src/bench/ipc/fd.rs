@@ -134,9 +134,8 @@ impl Endpoint for FdDatagram {
                 let bytes = as_bytes_mut(&mut buf);
                 // SAFETY: bytes is valid for its length, which equals the
                 // queue's mq_msgsize (see posix_mq::pair).
-                let n = retry("mq_receive", || unsafe {
-                    libc::mq_receive(fd, bytes.as_mut_ptr().cast(), bytes.len(), std::ptr::null_mut())
-                })?;
+                let n =
+                    retry("mq_receive", || unsafe { libc::mq_receive(fd, bytes.as_mut_ptr().cast(), bytes.len(), std::ptr::null_mut()) })?;
                 let k = want.min(n);
                 as_bytes_mut(msg)[..k].copy_from_slice(&bytes[..k]);
                 n

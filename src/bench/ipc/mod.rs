@@ -161,8 +161,7 @@ impl Mechanism {
 
     /// Why this mechanism cannot run with this placement, if it cannot.
     pub fn unsupported(self, cores: Cores) -> Option<&'static str> {
-        (self == Mechanism::Spin && cores == Cores::Same)
-            .then_some("busy polling cannot make progress when both sides share one core")
+        (self == Mechanism::Spin && cores == Cores::Same).then_some("busy polling cannot make progress when both sides share one core")
     }
 
     /// Creates a connected pair of endpoints.
@@ -265,7 +264,8 @@ fn posix_mq() -> Result<(OwnedFd, OwnedFd), IpcError> {
     attr.mq_msgsize = (8 * message::MAX_WORDS) as libc::c_long;
     let open = |flags: i32| {
         // SAFETY: name is NUL-terminated; attr is a valid mq_attr.
-        let q = unsafe { libc::mq_open(name.as_ptr().cast(), flags | libc::O_CLOEXEC, 0o600 as libc::mode_t, &attr as *const libc::mq_attr) };
+        let q =
+            unsafe { libc::mq_open(name.as_ptr().cast(), flags | libc::O_CLOEXEC, 0o600 as libc::mode_t, &attr as *const libc::mq_attr) };
         if q < 0 { Err(IpcError::last("mq_open")) } else { Ok(owned(q)) }
     };
     let w = open(libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY);

@@ -81,7 +81,7 @@ fn serve(ep: &mut AnyEndpoint, words: usize, ctl: &Control) -> Result<(), IpcErr
     let msg = &mut buf[..words];
     let mut seq = 0u64;
     loop {
-        if seq % watchdog::POLL_EVERY == 0 {
+        if seq.is_multiple_of(watchdog::POLL_EVERY) {
             watchdog::check()?;
         }
         ep.recv(msg)?;
@@ -108,28 +108,36 @@ fn server_side(mut ep: AnyEndpoint, spec: &PingPongSpec, ctl: &Control) {
     }
 }
 
-fn client_side(ep: &mut AnyEndpoint, spec: &PingPongSpec, ctl: &Control, overhead: u64, cfg: &HarnessConfig) -> Result<(Measurement, u64), IpcError> {
+fn client_side(
+    ep: &mut AnyEndpoint,
+    spec: &PingPongSpec,
+    ctl: &Control,
+    overhead: u64,
+    cfg: &HarnessConfig,
+) -> Result<(Measurement, u64), IpcError> {
     let (mut req, mut rep) = ([0u64; MAX_WORDS], [0u64; MAX_WORDS]);
     let (req, rep) = (&mut req[..spec.words], &mut rep[..spec.words]);
     let mut seq = 0u64;
     let deadline = enter_side(spec.cpus.0, spec.policy, spec.timeout);
-    let result = deadline.as_ref().map_err(|e| *e).and_then(|_| harness::measure(&Tsc, overhead, cfg, |n| {
-        for i in 0..n {
-            if i % watchdog::POLL_EVERY == 0 {
-                watchdog::check()?;
+    let result = deadline.as_ref().map_err(|e| *e).and_then(|_| {
+        harness::measure(&Tsc, overhead, cfg, |n| {
+            for i in 0..n {
+                if i % watchdog::POLL_EVERY == 0 {
+                    watchdog::check()?;
+                }
+                fill(req, seq, Direction::Request);
+                ep.send(req)?;
+                let r = ep.recv(rep);
+                if let Some(e) = ctl.server_error() {
+                    return Err(e);
+                }
+                r?;
+                check(rep, seq, Direction::Reply)?;
+                seq += 1;
             }
-            fill(req, seq, Direction::Request);
-            ep.send(req)?;
-            let r = ep.recv(rep);
-            if let Some(e) = ctl.server_error() {
-                return Err(e);
-            }
-            r?;
-            check(rep, seq, Direction::Reply)?;
-            seq += 1;
-        }
-        Ok(())
-    }));
+            Ok(())
+        })
+    });
     // Tell the server to stop, also after a failure, and wake it up.
     ctl.stop.store(true, Ordering::Release);
     let stopped = ep.send(req);
@@ -251,7 +259,14 @@ mod tests {
                     }
                     let Some(c) = cpus(cores) else { continue };
                     for words in [0, 1, 3, 8, MAX_WORDS] {
-                        let spec = PingPongSpec { mechanism: mech, words, space, cpus: c, policy: Policy::Other, timeout: Duration::from_secs(20) };
+                        let spec = PingPongSpec {
+                            mechanism: mech,
+                            words,
+                            space,
+                            cpus: c,
+                            policy: Policy::Other,
+                            timeout: Duration::from_secs(20),
+                        };
                         let r = run(&spec, 0, &cfg).unwrap_or_else(|e| panic!("{mech:?} {space:?} {cores:?} {words}w: {e}"));
                         // warm-up 1 + one fixed calibration batch + 2 batches of 5
                         assert_eq!(r.round_trips, 1 + 5 + 2 * 5, "{mech:?} {space:?} {words}");
@@ -267,7 +282,14 @@ mod tests {
     fn a_case_past_its_deadline_ends_with_an_error_not_a_hang() {
         // An endless calibration (no target is ever reached): both sides'
         // watchdogs must end it with TimedOut, and the child must be reaped.
-        let spec = PingPongSpec { mechanism: Mechanism::Futex, words: 1, space: Space::Inter, cpus: cpus(Cores::Same).unwrap(), policy: Policy::Other, timeout: Duration::from_millis(300) };
+        let spec = PingPongSpec {
+            mechanism: Mechanism::Futex,
+            words: 1,
+            space: Space::Inter,
+            cpus: cpus(Cores::Same).unwrap(),
+            policy: Policy::Other,
+            timeout: Duration::from_millis(300),
+        };
         let cfg = HarnessConfig { target_batch_cycles: u64::MAX, batches: 1, fixed_inner: None, max_inner: u64::MAX };
         let t = std::time::Instant::now();
         let e = run(&spec, 0, &cfg).unwrap_err();
@@ -279,7 +301,14 @@ mod tests {
     fn a_client_that_cannot_be_placed_stops_its_server_at_once() {
         let outside = (0..1024).find(|c| !placement::allowed_cpus().contains(c)).unwrap();
         for space in [Space::Intra, Space::Inter] {
-            let spec = PingPongSpec { mechanism: Mechanism::Pipe, words: 1, space, cpus: (outside, placement::allowed_cpus()[0]), policy: Policy::Other, timeout: Duration::from_secs(30) };
+            let spec = PingPongSpec {
+                mechanism: Mechanism::Pipe,
+                words: 1,
+                space,
+                cpus: (outside, placement::allowed_cpus()[0]),
+                policy: Policy::Other,
+                timeout: Duration::from_secs(30),
+            };
             let t = std::time::Instant::now();
             let e = run(&spec, 0, &HarnessConfig::tiny()).unwrap_err();
             assert!(matches!(e, IpcError::Sys { op: "sched_setaffinity", .. }), "{e}");

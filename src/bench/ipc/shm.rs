@@ -21,14 +21,7 @@ impl<T> Shared<T> {
         // checked against MAP_FAILED. mmap returns page-aligned memory, which
         // satisfies T's alignment (at most 64 here).
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return Err(IpcError::last("mmap"));
