@@ -36,7 +36,12 @@ pub enum IpcError {
 impl IpcError {
     /// The error of the system call that just failed.
     pub fn last(op: &'static str) -> Self {
-        IpcError::Sys { op, errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0) }
+        Self::io(op)(std::io::Error::last_os_error())
+    }
+
+    /// Turns an io::Error from `op` into an IpcError, for `map_err`.
+    pub fn io(op: &'static str) -> impl Fn(std::io::Error) -> IpcError {
+        move |e| IpcError::Sys { op, errno: e.raw_os_error().unwrap_or(0) }
     }
 }
 
@@ -206,20 +211,18 @@ impl Mechanism {
                 (E::Sysv(a), E::Sysv(b))
             }
             Mechanism::Tcp => {
-                let sys = |op| move |e: std::io::Error| IpcError::Sys { op, errno: e.raw_os_error().unwrap_or(0) };
-                let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(sys("tcp bind"))?;
-                let a = std::net::TcpStream::connect(l.local_addr().map_err(sys("getsockname"))?).map_err(sys("tcp connect"))?;
-                let (b, _) = l.accept().map_err(sys("tcp accept"))?;
-                a.set_nodelay(true).map_err(sys("TCP_NODELAY"))?;
-                b.set_nodelay(true).map_err(sys("TCP_NODELAY"))?;
+                let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(IpcError::io("tcp bind"))?;
+                let a = std::net::TcpStream::connect(l.local_addr().map_err(IpcError::io("getsockname"))?).map_err(IpcError::io("tcp connect"))?;
+                let (b, _) = l.accept().map_err(IpcError::io("tcp accept"))?;
+                a.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;
+                b.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;
                 (E::Stream(FdStream::new(a.into(), None)), E::Stream(FdStream::new(b.into(), None)))
             }
             Mechanism::Udp => {
-                let sys = |op| move |e: std::io::Error| IpcError::Sys { op, errno: e.raw_os_error().unwrap_or(0) };
-                let a = std::net::UdpSocket::bind("127.0.0.1:0").map_err(sys("udp bind"))?;
-                let b = std::net::UdpSocket::bind("127.0.0.1:0").map_err(sys("udp bind"))?;
-                a.connect(b.local_addr().map_err(sys("getsockname"))?).map_err(sys("udp connect"))?;
-                b.connect(a.local_addr().map_err(sys("getsockname"))?).map_err(sys("udp connect"))?;
+                let a = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;
+                let b = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;
+                a.connect(b.local_addr().map_err(IpcError::io("getsockname"))?).map_err(IpcError::io("udp connect"))?;
+                b.connect(a.local_addr().map_err(IpcError::io("getsockname"))?).map_err(IpcError::io("udp connect"))?;
                 let own = |s: std::net::UdpSocket| OwnedFd::from(s);
                 (
                     E::Datagram(FdDatagram::new(own(a), None, DatagramKind::Socket)),
@@ -259,7 +262,7 @@ fn posix_mq() -> Result<(OwnedFd, OwnedFd), IpcError> {
     use std::sync::atomic::{AtomicU32, Ordering};
     static COUNTER: AtomicU32 = AtomicU32::new(0);
     let name = format!("/oscycles-{}-{}\0", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
-    let mut attr: libc::mq_attr = unsafe_zeroed_mq_attr();
+    let mut attr: libc::mq_attr = zeroed_mq_attr();
     attr.mq_maxmsg = 4;
     attr.mq_msgsize = (8 * message::MAX_WORDS) as libc::c_long;
     let open = |flags: i32| {
@@ -277,7 +280,7 @@ fn posix_mq() -> Result<(OwnedFd, OwnedFd), IpcError> {
     Ok((w, r))
 }
 
-fn unsafe_zeroed_mq_attr() -> libc::mq_attr {
+fn zeroed_mq_attr() -> libc::mq_attr {
     // SAFETY: mq_attr is plain integers; all-zero is a valid value.
     unsafe { std::mem::zeroed() }
 }

@@ -68,12 +68,11 @@ impl Control {
 /// Placement and deadline of one side; allocation-free, and errors as
 /// IpcError, so that a forked child can call it.
 fn enter_side(cpu: usize, policy: Policy, timeout: Duration) -> Result<Deadline, IpcError> {
-    let sys = |op| move |e: std::io::Error| IpcError::Sys { op, errno: e.raw_os_error().unwrap_or(0) };
-    placement::set_affinity(&[cpu]).map_err(sys("sched_setaffinity"))?;
+    placement::set_affinity(&[cpu]).map_err(IpcError::io("sched_setaffinity"))?;
     if policy != Policy::Other {
-        placement::apply_policy(policy).map_err(sys("sched_setscheduler"))?;
+        placement::apply_policy(policy).map_err(IpcError::io("sched_setscheduler"))?;
     }
-    Deadline::arm(timeout).map_err(sys("timer_create"))
+    Deadline::arm(timeout).map_err(IpcError::io("timer_create"))
 }
 
 fn serve(ep: &mut AnyEndpoint, words: usize, ctl: &Control) -> Result<(), IpcError> {
