@@ -35,13 +35,6 @@ pub struct Measurement {
     pub overhead_cycles: u64,
 }
 
-fn timed<C: Clock, E>(clock: &C, n: u64, f: &mut impl FnMut(u64) -> Result<(), E>) -> Result<u64, E> {
-    let t0 = clock.now();
-    f(n)?;
-    let t1 = clock.now();
-    Ok(t1.saturating_sub(t0))
-}
-
 /// Runs `f(n)` (which performs n operations) as the configuration says.
 /// `overhead` is the cost of the two clock reads around a batch.
 pub fn measure<C: Clock, E>(
@@ -50,20 +43,41 @@ pub fn measure<C: Clock, E>(
     cfg: &HarnessConfig,
     mut f: impl FnMut(u64) -> Result<(), E>,
 ) -> Result<Measurement, E> {
+    measure_prepared(clock, overhead, cfg, Ok, |n: &mut u64| f(*n))
+}
+
+/// Like `measure`, for operations that need untimed set-up: before each
+/// batch `prepare(n)` builds the state for n operations (a fresh mapping of
+/// n pages, say), then only `run` is timed, and the state is dropped untimed.
+pub fn measure_prepared<C: Clock, S, E>(
+    clock: &C,
+    overhead: u64,
+    cfg: &HarnessConfig,
+    mut prepare: impl FnMut(u64) -> Result<S, E>,
+    mut run: impl FnMut(&mut S) -> Result<(), E>,
+) -> Result<Measurement, E> {
+    let mut timed = |n: u64| -> Result<u64, E> {
+        let mut state = prepare(n)?;
+        let t0 = clock.now();
+        run(&mut state)?;
+        let t1 = clock.now();
+        drop(state);
+        Ok(t1.saturating_sub(t0))
+    };
     let mut calibration = Vec::new();
     // Warm-up: one operation alone, then the doubling itself (or one
     // discarded batch when the inner count is fixed).
-    f(1)?;
+    timed(1)?;
     let inner = match cfg.fixed_inner {
         Some(n) => {
-            let c = timed(clock, n, &mut f)?;
+            let c = timed(n)?;
             calibration.push((n, c));
             n
         }
         None => {
             let mut n = 1u64;
             loop {
-                let c = timed(clock, n, &mut f)?;
+                let c = timed(n)?;
                 calibration.push((n, c));
                 if c >= cfg.target_batch_cycles || n >= cfg.max_inner {
                     break n;
@@ -74,7 +88,7 @@ pub fn measure<C: Clock, E>(
     };
     let mut per_op_cycles = Vec::with_capacity(cfg.batches);
     for _ in 0..cfg.batches {
-        let c = timed(clock, inner, &mut f)?;
+        let c = timed(inner)?;
         per_op_cycles.push(c.saturating_sub(overhead) as f64 / inner as f64);
     }
     Ok(Measurement { per_op_cycles, inner, calibration, overhead_cycles: overhead })
@@ -159,5 +173,31 @@ mod tests {
             if calls == 3 { Err("peer died") } else { Ok(()) }
         });
         assert_eq!(r.unwrap_err(), "peer died");
+    }
+
+    #[test]
+    fn prepared_state_is_built_untimed_and_sized_per_batch() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let cfg = HarnessConfig { target_batch_cycles: 1000, batches: 2, fixed_inner: None, max_inner: 1 << 20 };
+        let mut sizes = Vec::new();
+        let m = measure_prepared(
+            &clock,
+            0,
+            &cfg,
+            |n| {
+                // Expensive set-up that must not be counted.
+                clock.t.set(clock.t.get() + 1_000_000);
+                sizes.push(n);
+                Ok::<_, Infallible>(n)
+            },
+            |n| {
+                clock.t.set(clock.t.get() + *n * 10);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(m.inner, 128);
+        assert_eq!(m.per_op_cycles, vec![10.0, 10.0]);
+        assert_eq!(sizes, vec![1, 1, 2, 4, 8, 16, 32, 64, 128, 128, 128]);
     }
 }

@@ -63,6 +63,17 @@ pub struct Settings {
     pub case_timeout_s: f64,
 }
 
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Costs: cycles, ns.
+    #[default]
+    Lower,
+    /// Rates: MB/s, jobs per minute.
+    Higher,
+}
+
 /// A summary in TSC cycles (or another unit), with its nanosecond twin when
 /// the unit is cycles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,13 +83,21 @@ pub struct Metric {
     pub summary: Summary,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ns: Option<Summary>,
+    #[serde(default)]
+    pub better: Better,
 }
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
 
 impl Metric {
+    /// A cost in TSC cycles, with its ns twin.
     pub fn cycles(name: &str, summary: Summary, clock: &ClockInfo) -> Self {
-        Metric { name: name.into(), unit: UNIT_CYCLES.into(), summary, ns: Some(summary.scaled(1e9 / clock.tsc_hz)) }
+        Metric { name: name.into(), unit: UNIT_CYCLES.into(), summary, ns: Some(summary.scaled(1e9 / clock.tsc_hz)), better: Better::Lower }
+    }
+
+    /// A rate in `unit` (MB/s, jobs/min...): higher is better.
+    pub fn rate(name: &str, unit: &str, summary: Summary) -> Self {
+        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Higher }
     }
 }
 

@@ -1,6 +1,8 @@
 //! Benchmark families: what to measure. Measurement code returns plain data
 //! and prints nothing.
 
+pub mod child;
+pub mod ctx;
 pub mod ipc;
 pub mod ipc_family;
 pub mod syscall;

@@ -6,6 +6,7 @@
 use super::message::{Direction, MAX_WORDS, check, fill};
 use super::shm::Shared;
 use super::{AnyEndpoint, Endpoint, IpcError, Mechanism};
+use crate::bench::child;
 use crate::clock::Tsc;
 use crate::harness::{self, HarnessConfig, Measurement};
 use crate::placement::{self, Policy, Space};
@@ -172,34 +173,21 @@ pub fn run(spec: &PingPongSpec, overhead: u64, cfg: &HarnessConfig) -> Result<Pi
             r
         }),
         Space::Inter => {
-            // SAFETY: the child only runs `server_side`, which neither
-            // allocates nor takes locks, and leaves with _exit.
-            let pid = unsafe { libc::fork() };
-            if pid < 0 {
-                return Err(IpcError::last("fork"));
-            }
-            if pid == 0 {
-                // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number;
-                // _exit ends the child without running the parent's destructors.
-                unsafe {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    server_side(server, spec, ctl);
-                    libc::_exit(0);
-                }
-            }
-            drop(server);
+            // The child only runs `server_side`, which neither allocates nor
+            // takes locks. The parent's copy of the server endpoint is dropped
+            // with the closure.
+            let pid = child::fork_child(move || {
+                server_side(server, spec, ctl);
+                0
+            })
+            .map_err(IpcError::io("fork"))?;
             let r = client_side(&mut client, spec, ctl, overhead, cfg);
             if r.is_err() {
-                // SAFETY: pid is our own child.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            let status = reap(pid)?;
-            match r {
-                Ok(v) if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) => {
-                    let _ = v;
-                    Err(IpcError::PeerDied(status))
-                }
-                other => other,
+                child::kill_and_reap(pid);
+                r
+            } else {
+                let status = child::reap(pid).map_err(IpcError::io("waitpid"))?;
+                if child::exited_with(status, 0) { r } else { Err(IpcError::PeerDied(status)) }
             }
         }
     };
@@ -214,21 +202,6 @@ pub fn run(spec: &PingPongSpec, overhead: u64, cfg: &HarnessConfig) -> Result<Pi
         served: ctl.served.load(Ordering::Relaxed),
         observed_cpus: (placement::current_cpu(), (server_cpu >= 0).then_some(server_cpu as usize)),
     })
-}
-
-fn reap(pid: i32) -> Result<i32, IpcError> {
-    let mut status = 0;
-    loop {
-        // SAFETY: status is a valid out-pointer; pid is our child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let e = IpcError::last("waitpid");
-        if !matches!(e, IpcError::Sys { errno: libc::EINTR, .. }) {
-            return Err(e);
-        }
-    }
 }
 
 #[cfg(test)]
