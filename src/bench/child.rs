@@ -68,7 +68,7 @@ impl Private {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let m = Private { ptr: p.cast(), words };
+        let mut m = Private { ptr: p.cast(), words };
         for (i, w) in m.words_mut().iter_mut().enumerate() {
             *w = i as u64;
         }
@@ -80,8 +80,9 @@ impl Private {
         unsafe { std::slice::from_raw_parts(self.ptr, self.words) }
     }
 
-    fn words_mut(&self) -> &mut [u64] {
-        // SAFETY: as in `words`; only called from `new`, before any sharing.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: ptr covers `words` initialised u64s, and &mut self makes
+        // this the only reference.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.words) }
     }
 

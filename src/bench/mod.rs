@@ -4,6 +4,9 @@
 pub mod child;
 pub mod ctx;
 pub mod ipc;
+pub mod proc;
+pub mod bw;
+pub mod scratch;
 pub mod ipc_family;
 pub mod syscall;
 pub mod syscall_family;

@@ -97,6 +97,7 @@ impl Endpoint for AnyEndpoint {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mechanism {
     Pipe,
+    Fifo,
     UnixStream,
     UnixDgram,
     Eventfd,
@@ -109,8 +110,9 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 10] = [
+    pub const ALL: [Mechanism; 11] = [
         Mechanism::Pipe,
+        Mechanism::Fifo,
         Mechanism::UnixStream,
         Mechanism::UnixDgram,
         Mechanism::Eventfd,
@@ -126,6 +128,7 @@ impl Mechanism {
     pub fn name(self) -> &'static str {
         match self {
             Mechanism::Pipe => "pipe",
+            Mechanism::Fifo => "fifo",
             Mechanism::UnixStream => "unix-stream",
             Mechanism::UnixDgram => "unix-dgram",
             Mechanism::Eventfd => "eventfd",
@@ -141,6 +144,7 @@ impl Mechanism {
     pub fn description(self) -> &'static str {
         match self {
             Mechanism::Pipe => "two pipes, one per direction; payload through the pipe",
+            Mechanism::Fifo => "two named FIFOs (mkfifo in the temporary directory, unlinked once open)",
             Mechanism::UnixStream => "UNIX stream socketpair",
             Mechanism::UnixDgram => "UNIX datagram socketpair, one datagram per message",
             Mechanism::Eventfd => "payload in shared memory, an eventfd per direction wakes the peer",
@@ -157,7 +161,7 @@ impl Mechanism {
     /// streams cannot send an empty message and send a 1-byte token).
     pub fn wire_bytes(self, words: usize) -> usize {
         match self {
-            Mechanism::Pipe | Mechanism::UnixStream | Mechanism::Tcp => (8 * words).max(1),
+            Mechanism::Pipe | Mechanism::Fifo | Mechanism::UnixStream | Mechanism::Tcp => (8 * words).max(1),
             Mechanism::Eventfd => 8,
             Mechanism::Futex | Mechanism::Spin => 0,
             _ => 8 * words,
@@ -177,6 +181,11 @@ impl Mechanism {
                 let (r1, w1) = pipe()?;
                 let (r2, w2) = pipe()?;
                 (E::Stream(FdStream::new(r2, Some(w1))), E::Stream(FdStream::new(r1, Some(w2))))
+            }
+            Mechanism::Fifo => {
+                let (ab_r, ab_w) = fifo()?;
+                let (ba_r, ba_w) = fifo()?;
+                (E::Stream(FdStream::new(ba_r, Some(ab_w))), E::Stream(FdStream::new(ab_r, Some(ba_w))))
             }
             Mechanism::UnixStream => {
                 let (a, b) = socketpair(libc::SOCK_STREAM)?;
@@ -245,6 +254,29 @@ fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
         return Err(IpcError::last("pipe2"));
     }
     Ok((owned(fds[0]), owned(fds[1])))
+}
+
+/// A named FIFO opened for reading and for writing, then unlinked, so that
+/// nothing is left behind. O_RDWR keeps either open from blocking.
+fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let path = std::env::temp_dir().join(format!("oscycles-fifo-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| IpcError::Sys { op: "mkfifo", errno: libc::EINVAL })?;
+    // SAFETY: c is a NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(IpcError::last("mkfifo"));
+    }
+    let open = || {
+        // SAFETY: c is a NUL-terminated path.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if fd < 0 { Err(IpcError::last("open fifo")) } else { Ok(owned(fd)) }
+    };
+    let r = open();
+    let w = open();
+    // SAFETY: c is a NUL-terminated path.
+    unsafe { libc::unlink(c.as_ptr()) };
+    Ok((r?, w?))
 }
 
 fn socketpair(kind: i32) -> Result<(OwnedFd, OwnedFd), IpcError> {

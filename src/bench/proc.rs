@@ -1,0 +1,230 @@
+//! Process and thread creation, as lmbench's lat_proc: procedure call,
+//! fork+exit+wait, fork+exec, posix_spawn, vfork+exec, thread create+join.
+//! The exec'd program is a 132-byte static ELF that oscycles writes itself:
+//! it exits with status 7 and does nothing else, so exec cost is the
+//! kernel's, not a dynamic loader's.
+
+use super::child;
+use std::ffi::CString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcOp {
+    Procedure,
+    Fork,
+    ForkExec,
+    Spawn,
+    VforkExec,
+    Thread,
+}
+
+/// The exit status of the tiny helper; checked after every exec.
+pub const HELPER_STATUS: i32 = 7;
+
+impl ProcOp {
+    pub const ALL: [ProcOp; 6] = [ProcOp::Procedure, ProcOp::Fork, ProcOp::ForkExec, ProcOp::Spawn, ProcOp::VforkExec, ProcOp::Thread];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProcOp::Procedure => "procedure",
+            ProcOp::Fork => "fork",
+            ProcOp::ForkExec => "exec",
+            ProcOp::Spawn => "spawn",
+            ProcOp::VforkExec => "vfork-exec",
+            ProcOp::Thread => "thread",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            ProcOp::Procedure => "a call of a function the compiler may not inline",
+            ProcOp::Fork => "fork, child _exit, parent waitpid",
+            ProcOp::ForkExec => "fork, child execve of a tiny static ELF, parent waitpid",
+            ProcOp::Spawn => "posix_spawn of the tiny static ELF, waitpid",
+            ProcOp::VforkExec => "clone(CLONE_VM|CLONE_VFORK) + execve of the tiny static ELF, waitpid",
+            ProcOp::Thread => "std::thread::spawn of an empty closure + join",
+        }
+    }
+}
+
+/// The tiny helper: ELF64 header, one PT_LOAD program header, 9 bytes of code
+/// (`mov edi, 7; mov eax, 60; syscall`).
+pub fn helper_elf() -> Vec<u8> {
+    const BASE: u64 = 0x40_0000;
+    const CODE: [u8; 12] = [0xbf, 7, 0, 0, 0, 0xb8, 60, 0, 0, 0, 0x0f, 0x05];
+    let total = (64 + 56 + CODE.len()) as u64;
+    let mut e = Vec::with_capacity(total as usize);
+    e.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    e.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
+    e.extend_from_slice(&0x3eu16.to_le_bytes()); // x86-64
+    e.extend_from_slice(&1u32.to_le_bytes()); // EV_CURRENT
+    e.extend_from_slice(&(BASE + 120).to_le_bytes()); // entry: the code after the headers
+    e.extend_from_slice(&64u64.to_le_bytes()); // program headers right after this header
+    e.extend_from_slice(&0u64.to_le_bytes()); // no section headers
+    e.extend_from_slice(&0u32.to_le_bytes()); // flags
+    for v in [64u16, 56, 1, 0, 0, 0] {
+        // header size, phdr size, 1 phdr, no shdrs
+        e.extend_from_slice(&v.to_le_bytes());
+    }
+    e.extend_from_slice(&1u32.to_le_bytes()); // PT_LOAD
+    e.extend_from_slice(&5u32.to_le_bytes()); // R+X
+    e.extend_from_slice(&0u64.to_le_bytes()); // offset 0: the whole file
+    e.extend_from_slice(&BASE.to_le_bytes());
+    e.extend_from_slice(&BASE.to_le_bytes());
+    e.extend_from_slice(&total.to_le_bytes());
+    e.extend_from_slice(&total.to_le_bytes());
+    e.extend_from_slice(&0x1000u64.to_le_bytes());
+    e.extend_from_slice(&CODE);
+    e
+}
+
+/// The helper written to a file, removed on drop.
+pub struct Helper {
+    path: PathBuf,
+    c_path: CString,
+}
+
+impl Helper {
+    pub fn create(dir: &Path) -> io::Result<Helper> {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(format!("oscycles-exit7-{}", std::process::id()));
+        std::fs::write(&path, helper_elf())?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
+        Ok(Helper { path, c_path })
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[inline(never)]
+fn procedure(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_add(1)
+}
+
+fn check_status(status: i32, want: i32, what: &str) -> io::Result<()> {
+    if child::exited_with(status, want) { Ok(()) } else { Err(io::Error::other(format!("{what}: child ended with wait status {status:#x}, not exit {want}"))) }
+}
+
+extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: arg is the NUL-terminated path the parent keeps alive until this
+    // child has exec'd (CLONE_VFORK suspends the parent until then).
+    unsafe {
+        let path = arg as *const libc::c_char;
+        let argv = [path, std::ptr::null()];
+        let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+        libc::execve(path, argv.as_ptr(), envp.as_ptr());
+        libc::_exit(127)
+    }
+}
+
+/// Runs one operation `n` times.
+pub struct Prepared {
+    op: ProcOp,
+    helper: Option<Helper>,
+    /// Stack for the vfork child (which runs until it execs).
+    stack: Vec<u8>,
+}
+
+impl Prepared {
+    pub fn new(op: ProcOp, scratch: &Path) -> io::Result<Prepared> {
+        let helper = matches!(op, ProcOp::ForkExec | ProcOp::Spawn | ProcOp::VforkExec).then(|| Helper::create(scratch)).transpose()?;
+        let stack = if op == ProcOp::VforkExec { vec![0u8; 64 * 1024] } else { Vec::new() };
+        Ok(Prepared { op, helper, stack })
+    }
+
+    fn path(&self) -> &CString {
+        &self.helper.as_ref().expect("exec operations have a helper").c_path
+    }
+
+    pub fn run(&mut self, n: u64) -> io::Result<()> {
+        for i in 0..n {
+            if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
+                return Err(io::Error::from_raw_os_error(libc::EINTR));
+            }
+            self.once()?;
+        }
+        Ok(())
+    }
+
+    fn once(&mut self) -> io::Result<()> {
+        match self.op {
+            ProcOp::Procedure => {
+                std::hint::black_box(procedure(std::hint::black_box(1)));
+                Ok(())
+            }
+            ProcOp::Fork => {
+                let pid = child::fork_child(|| 0)?;
+                check_status(child::reap(pid)?, 0, "fork")
+            }
+            ProcOp::ForkExec => {
+                let path = self.path().as_ptr();
+                let pid = child::fork_child(|| {
+                    let argv = [path, std::ptr::null()];
+                    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+                    // SAFETY: path is NUL-terminated and alive; argv/envp are NULL-terminated.
+                    unsafe { libc::execve(path, argv.as_ptr(), envp.as_ptr()) };
+                    127
+                })?;
+                check_status(child::reap(pid)?, HELPER_STATUS, "fork+exec")
+            }
+            ProcOp::Spawn => {
+                let path = self.path().as_ptr();
+                let argv = [path as *mut libc::c_char, std::ptr::null_mut()];
+                let envp: [*mut libc::c_char; 1] = [std::ptr::null_mut()];
+                let mut pid = 0;
+                // SAFETY: path, argv and envp are valid and NULL-terminated;
+                // no file actions or attributes.
+                let rc = unsafe { libc::posix_spawn(&mut pid, path, std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
+                if rc != 0 {
+                    return Err(io::Error::from_raw_os_error(rc));
+                }
+                check_status(child::reap(pid)?, HELPER_STATUS, "posix_spawn")
+            }
+            ProcOp::VforkExec => {
+                let arg = self.path().as_ptr() as *mut libc::c_void;
+                // SAFETY: the stack grows down from its end, which is 16-byte
+                // aligned; the child only execs or _exits, and the parent is
+                // suspended until it has (CLONE_VFORK), so sharing memory
+                // (CLONE_VM) is safe.
+                let pid = unsafe {
+                    let top = self.stack.as_mut_ptr().add(self.stack.len());
+                    let top = top.sub(top as usize % 16);
+                    libc::clone(vfork_child, top.cast(), libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, arg)
+                };
+                if pid < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                check_status(child::reap(pid)?, HELPER_STATUS, "vfork+exec")
+            }
+            ProcOp::Thread => std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_operation_runs_and_the_helper_exits_with_its_status() {
+        let dir = std::env::temp_dir();
+        for op in ProcOp::ALL {
+            Prepared::new(op, &dir).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        }
+    }
+
+    #[test]
+    fn the_helper_is_a_valid_static_elf() {
+        let dir = std::env::temp_dir();
+        let h = Helper::create(&dir).unwrap();
+        let st = std::process::Command::new(&h.path).status().unwrap();
+        assert_eq!(st.code(), Some(HELPER_STATUS));
+        assert_eq!(helper_elf().len(), 64 + 56 + 12);
+    }
+}
