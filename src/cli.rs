@@ -35,6 +35,13 @@ pub enum Command {
         /// A run document written by `oscycles run`.
         file: PathBuf,
     },
+    /// Compare two saved runs case by case, with B's performance relative to A's.
+    Compare {
+        /// The baseline run.
+        a: PathBuf,
+        /// The run compared with it.
+        b: PathBuf,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -65,6 +72,10 @@ pub struct RunArgs {
     /// Run measured threads under SCHED_FIFO (priority 50) with all memory locked (needs root or CAP_SYS_NICE and CAP_IPC_LOCK).
     #[arg(long)]
     pub rt: bool,
+    /// Directory where benchmarks lay out their files (a 64 MiB file, a tiny
+    /// executable); it must allow exec. Default: the system's temporary directory.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
     /// Give up on a case after this many seconds.
     #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
@@ -110,7 +121,7 @@ pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<Stri
             let all: Vec<&str> = registry::benchmarks().iter().map(|b| b.id.as_str()).collect();
             return Err(UsageError(format!("unknown benchmark '{id}'; valid benchmarks: {}", all.join(", "))));
         };
-        if !suites.iter().any(|s| s.families.contains(&b.family)) {
+        if !suites.iter().any(|s| s.contains(b)) {
             let names: Vec<&str> = suites.iter().map(|s| s.name).collect();
             return Err(UsageError(format!(
                 "benchmark '{id}' is not part of the suites chosen ({}); add a suite that has it",

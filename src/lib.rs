@@ -7,6 +7,7 @@ pub mod arch;
 pub mod bench;
 pub mod cli;
 pub mod clock;
+pub mod compare;
 pub mod harness;
 pub mod host;
 pub mod placement;

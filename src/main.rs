@@ -28,6 +28,7 @@ fn main() -> ExitCode {
             Err(e) => Err(anyhow::Error::new(UsageError(e.to_string()))),
         },
         Command::Run(args) => run(args),
+        Command::Compare { a, b } => compare(&a, &b),
     };
     match r {
         Ok(code) => code,
@@ -59,6 +60,8 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let only = args.bench.as_deref().map(|b| cli::resolve_benches(b, &suites)).transpose()?;
     let cpus = cli::resolve_cpus(args.cpus.as_deref())?;
     store::check_writable(&args.results).map_err(|e| UsageError(e.to_string()))?;
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    store::check_writable(&scratch).map_err(|e| UsageError(e.to_string().replace("--results", "--scratch")))?;
     let plan = runner::plan(&suites, only.as_deref());
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
@@ -85,6 +88,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         full: harness_config(&args, hz, 5.0, 15),
         timeout: Duration::from_secs(args.timeout),
         progress: !args.quiet,
+        scratch,
     };
     let started = now_rfc3339();
     let suite_names: Vec<String> = suites.iter().map(|s| s.name.to_string()).collect();
@@ -127,4 +131,15 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         }
         _ => ExitCode::SUCCESS,
     })
+}
+
+fn compare(a: &std::path::Path, b: &std::path::Path) -> Result<ExitCode> {
+    let load = |p: &std::path::Path| store::load(p).map_err(|e| UsageError(e.to_string()));
+    let (da, db) = (load(a)?, load(b)?);
+    let rows = oscycles::compare::rows(&da, &db);
+    if rows.is_empty() {
+        return Err(UsageError(format!("'{}' and '{}' have no measured case in common", a.display(), b.display())).into());
+    }
+    print!("{}", report::compare::render(&da, &db, &rows));
+    Ok(ExitCode::SUCCESS)
 }

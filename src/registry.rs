@@ -1,9 +1,14 @@
 //! The one registry of benchmarks and suites. `list`, suite membership,
-//! `--help` text and the README's table all come from here.
+//! `--bench` validation and the tests' tiny runs all come from here.
 
+use crate::bench::aim;
+use crate::bench::bw::BwKind;
+use crate::bench::cases;
 use crate::bench::ipc::Mechanism;
+use crate::bench::pagefault::FaultKind;
+use crate::bench::proc::ProcOp;
 use crate::bench::syscall::Syscall;
-use crate::bench::{self, CaseCtx, CaseData, CaseError};
+use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::results::Params;
 use std::sync::OnceLock;
 
@@ -12,13 +17,26 @@ use std::sync::OnceLock;
 pub enum Family {
     Syscall,
     Ipc,
+    Ctx,
+    Proc,
+    Bandwidth,
+    Pagefault,
+    Aim,
 }
 
 impl Family {
+    pub const ALL: [Family; 7] =
+        [Family::Syscall, Family::Ipc, Family::Ctx, Family::Proc, Family::Bandwidth, Family::Pagefault, Family::Aim];
+
     pub fn name(self) -> &'static str {
         match self {
             Family::Syscall => "syscall",
             Family::Ipc => "ipc",
+            Family::Ctx => "ctx",
+            Family::Proc => "proc",
+            Family::Bandwidth => "bw",
+            Family::Pagefault => "pagefault",
+            Family::Aim => "aim",
         }
     }
 }
@@ -28,6 +46,11 @@ impl Family {
 pub enum Kind {
     Syscall(Syscall),
     Ipc(Mechanism),
+    Ctx,
+    Proc(ProcOp),
+    Bandwidth(BwKind),
+    Pagefault(FaultKind),
+    Aim,
 }
 
 /// How thorough a suite is.
@@ -53,20 +76,32 @@ impl Benchmark {
     /// Whether it can run on this host at all; the reason when not.
     pub fn supported(&self) -> Result<(), String> {
         match self.kind {
-            Kind::Syscall(s) => bench::syscall_family::supported(s),
-            Kind::Ipc(m) => bench::ipc_family::supported(m),
+            Kind::Syscall(s) => cases::syscall::supported(s),
+            Kind::Ipc(m) => cases::ipc::supported(m),
+            Kind::Proc(op) => cases::proc::supported(op),
+            Kind::Ctx | Kind::Bandwidth(_) | Kind::Pagefault(_) | Kind::Aim => Ok(()),
         }
     }
+
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         match self.kind {
-            Kind::Syscall(_) => bench::syscall_family::cases(scale),
-            Kind::Ipc(_) => bench::ipc_family::cases(scale),
+            Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) => vec![Params::new()],
+            Kind::Ipc(_) => cases::ipc::cases(scale),
+            Kind::Ctx => cases::ctx::cases(scale),
+            Kind::Bandwidth(k) => cases::bw::cases(k, scale),
+            Kind::Aim => cases::aim::cases(scale),
         }
     }
+
     pub fn run(&self, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         match self.kind {
-            Kind::Syscall(s) => bench::syscall_family::run(s, ctx),
-            Kind::Ipc(m) => bench::ipc_family::run(m, ctx),
+            Kind::Syscall(s) => cases::syscall::run(s, ctx),
+            Kind::Ipc(m) => cases::ipc::run(m, ctx),
+            Kind::Ctx => cases::ctx::run(ctx),
+            Kind::Proc(op) => cases::proc::run(op, ctx),
+            Kind::Bandwidth(k) => cases::bw::run(k, ctx),
+            Kind::Pagefault(k) => cases::pagefault::run(k, ctx),
+            Kind::Aim => cases::aim::run(ctx),
         }
     }
 }
@@ -74,23 +109,37 @@ impl Benchmark {
 pub fn benchmarks() -> &'static [Benchmark] {
     static REGISTRY: OnceLock<Vec<Benchmark>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
-        let syscalls = Syscall::ALL.into_iter().map(|s| Benchmark {
-            id: format!("syscall.{}", s.name()),
-            family: Family::Syscall,
-            kind: Kind::Syscall(s),
-            description: s.description(),
-            parameters: "none (one pinned thread)",
-            needs: "-",
-        });
-        let ipc = Mechanism::ALL.into_iter().map(|m| Benchmark {
-            id: format!("ipc.{}", m.name()),
-            family: Family::Ipc,
-            kind: Kind::Ipc(m),
-            description: m.description(),
-            parameters: "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross",
-            needs: if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" },
-        });
-        syscalls.chain(ipc).collect()
+        let entry = |id: String, family, kind, description, parameters, needs| Benchmark { id, family, kind, description, parameters, needs };
+        let mut v: Vec<Benchmark> = Vec::new();
+        v.extend(Syscall::ALL.map(|s| entry(format!("syscall.{}", s.name()), Family::Syscall, Kind::Syscall(s), s.description(), "none (one pinned thread)", "-")));
+        v.extend(Mechanism::ALL.map(|m| {
+            let needs = if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" };
+            entry(format!("ipc.{}", m.name()), Family::Ipc, Kind::Ipc(m), m.description(), "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross", needs)
+        }));
+        v.push(entry(
+            "ctx.ring".into(),
+            Family::Ctx,
+            Kind::Ctx,
+            "lat_ctx: N processes pass a token round a ring of pipes, each summing its S KiB working set; ring overhead measured in one process and subtracted",
+            "procs 2,3,4,10; ws_kib 0,4,16,64 (all on one CPU)",
+            "-",
+        ));
+        v.extend(ProcOp::ALL.map(|op| entry(format!("proc.{}", op.name()), Family::Proc, Kind::Proc(op), op.description(), "none (one pinned thread)", "exec from --scratch")));
+        v.extend(BwKind::ALL.map(|k| {
+            let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+            entry(format!("bw.{}", k.name()), Family::Bandwidth, Kind::Bandwidth(k), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
+        }));
+        v.extend(FaultKind::ALL.map(|k| entry(format!("pagefault.{}", k.name()), Family::Pagefault, Kind::Pagefault(k), k.description(), "none (pages per batch doubled)", "-")));
+        v.push(entry(
+            "aim.mix".into(),
+            Family::Aim,
+            Kind::Aim,
+            "AIM7-style jobs/min/task: T processes repeat a fixed compute+memory+file+fork job",
+            "tasks 1..2 x CPUs",
+            "--scratch space",
+        ));
+        debug_assert!(v.iter().all(|b| b.family != Family::Aim || aim::MAX_TASKS >= 2));
+        v
     })
 }
 
@@ -98,31 +147,63 @@ pub fn find_benchmark(id: &str) -> Option<&'static Benchmark> {
     benchmarks().iter().find(|b| b.id == id)
 }
 
+/// What a suite holds: whole families, or one case of a benchmark given by
+/// its parameters as JSON (a view onto another suite's measurement).
+#[derive(Debug)]
+pub enum Member {
+    Family(Family),
+    Case(&'static str, &'static str),
+}
+
 #[derive(Debug)]
 pub struct Suite {
     pub name: &'static str,
     pub description: &'static str,
-    pub families: &'static [Family],
+    pub members: &'static [Member],
     pub scale: Scale,
 }
 
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "quick",
-        description: "every family briefly: syscalls, and IPC at 0, 8 and 64 words",
-        families: &[Family::Syscall, Family::Ipc],
+        description: "every family briefly (memory bandwidths, which need buffers 4x the LLC, only in lmbench)",
+        members: &[
+            Member::Family(Family::Syscall),
+            Member::Family(Family::Ipc),
+            Member::Family(Family::Ctx),
+            Member::Family(Family::Proc),
+            Member::Family(Family::Bandwidth),
+            Member::Family(Family::Pagefault),
+            Member::Family(Family::Aim),
+        ],
         scale: Scale::Quick,
     },
     Suite {
         name: "syscall",
         description: "system-call cost (seed 004's syscall column)",
-        families: &[Family::Syscall],
+        members: &[Member::Family(Family::Syscall)],
         scale: Scale::Full,
     },
     Suite {
         name: "l4-ipc",
         description: "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)",
-        families: &[Family::Ipc],
+        members: &[Member::Family(Family::Ipc)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "lmbench",
+        description: "seed 000's LMBench latency and bandwidth tables and AIM7-style jobs/min/task",
+        members: &[
+            Member::Family(Family::Ctx),
+            Member::Case("ipc.fifo", r#"{"words":1,"space":"inter","cores":"same"}"#),
+            Member::Case("ipc.pipe", r#"{"words":1,"space":"inter","cores":"same"}"#),
+            Member::Case("ipc.unix-stream", r#"{"words":1,"space":"inter","cores":"same"}"#),
+            Member::Case("syscall.getppid", "{}"),
+            Member::Family(Family::Proc),
+            Member::Family(Family::Pagefault),
+            Member::Family(Family::Bandwidth),
+            Member::Family(Family::Aim),
+        ],
         scale: Scale::Full,
     },
 ];
@@ -136,8 +217,38 @@ pub fn suite_names() -> String {
 }
 
 impl Suite {
-    pub fn benchmarks(&self) -> impl Iterator<Item = &'static Benchmark> + '_ {
-        benchmarks().iter().filter(|b| self.families.contains(&b.family))
+    /// Every case of the suite, in order.
+    pub fn cases(&self) -> Vec<(&'static Benchmark, Params)> {
+        let mut out = Vec::new();
+        for m in self.members {
+            match m {
+                Member::Family(f) => {
+                    for b in benchmarks().iter().filter(|b| b.family == *f) {
+                        out.extend(b.cases(self.scale).into_iter().map(|p| (b, p)));
+                    }
+                }
+                Member::Case(id, params) => {
+                    let b = find_benchmark(id).unwrap_or_else(|| panic!("suite {} names unknown benchmark {id}", self.name));
+                    let p: Params = serde_json::from_str(params).unwrap_or_else(|e| panic!("suite {} case {id}: {e}", self.name));
+                    out.push((b, p));
+                }
+            }
+        }
+        out
+    }
+
+    pub fn contains(&self, b: &Benchmark) -> bool {
+        self.members.iter().any(|m| match m {
+            Member::Family(f) => *f == b.family,
+            Member::Case(id, _) => *id == b.id,
+        })
+    }
+
+    pub fn families(&self) -> Vec<Family> {
+        let mut f: Vec<Family> = self.cases().iter().map(|(b, _)| b.family).collect();
+        f.sort();
+        f.dedup();
+        f
     }
 }
 
@@ -146,15 +257,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ids_are_unique_and_every_family_is_in_a_suite() {
+    fn ids_are_unique_and_quick_covers_every_family() {
         let b = benchmarks();
         let mut ids: Vec<&str> = b.iter().map(|b| b.id.as_str()).collect();
         ids.sort();
         ids.dedup();
         assert_eq!(ids.len(), b.len());
+        let quick = find_suite("quick").unwrap();
+        for f in Family::ALL {
+            assert!(quick.families().contains(&f), "quick covers {f:?}");
+        }
         for bench in b {
-            assert!(SUITES.iter().any(|s| s.families.contains(&bench.family)), "{}", bench.id);
-            assert!(find_suite("quick").unwrap().families.contains(&bench.family), "quick covers {}", bench.id);
+            assert!(SUITES.iter().any(|s| s.contains(bench)), "{} is in a suite", bench.id);
+        }
+    }
+
+    #[test]
+    fn every_suite_case_names_a_real_benchmark_with_valid_parameters() {
+        for s in SUITES {
+            let cases = s.cases();
+            assert!(!cases.is_empty(), "{}", s.name);
+            for (b, p) in cases {
+                if let Member::Case(..) =
+                    s.members.iter().find(|m| matches!(m, Member::Case(id, _) if *id == b.id)).unwrap_or(&Member::Family(b.family))
+                {
+                    assert!(b.cases(Scale::Full).contains(&p), "{} {}: {p:?} is not one of its cases", s.name, b.id);
+                }
+            }
         }
     }
 }

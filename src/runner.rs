@@ -30,17 +30,16 @@ impl Planned {
 }
 
 /// Every case of the suites, restricted to `only` benchmark ids if given.
-/// A benchmark in two suites runs once, under the first.
+/// A case in two suites (same benchmark, same parameters) runs once, under
+/// the first.
 pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> {
-    let mut out = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut out: Vec<Planned> = Vec::new();
     for s in suites {
-        for b in s.benchmarks() {
-            if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || seen.contains(&b.id.as_str()) {
+        for (b, params) in s.cases() {
+            if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || out.iter().any(|p| p.benchmark.id == b.id && p.params == params) {
                 continue;
             }
-            seen.push(&b.id);
-            out.extend(b.cases(s.scale).into_iter().map(|params| Planned { suite: s.name, scale: s.scale, benchmark: b, params }));
+            out.push(Planned { suite: s.name, scale: s.scale, benchmark: b, params });
         }
     }
     out
@@ -57,6 +56,7 @@ pub struct Execution {
     pub full: HarnessConfig,
     pub timeout: Duration,
     pub progress: bool,
+    pub scratch: std::path::PathBuf,
 }
 
 impl Execution {
@@ -114,6 +114,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
         harness: ex.harness_for(p.scale),
         clock,
         timeout: ex.timeout,
+        scratch: &ex.scratch,
     };
     let r = p.benchmark.run(&ctx);
     let mut out = CaseResult {

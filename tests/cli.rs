@@ -173,3 +173,80 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
         assert!(err.contains("needs root"), "{err}");
     }
 }
+
+/// Two crafted runs: a real document as a template, with medians and CVs
+/// set to known values.
+fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
+    let out = oscycles(&[
+        "run",
+        "--suite",
+        "syscall",
+        "--bench",
+        "syscall.getpid,syscall.getppid,syscall.read",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.05",
+        "--quiet",
+        "--results",
+        d.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let template = oscycles::store::load(&only_json(d)).unwrap();
+    let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, cv: f64, better: oscycles::results::Better| {
+        let r = doc.results.iter_mut().find(|r| r.benchmark == bench).unwrap();
+        let m = &mut r.metrics[0];
+        m.summary.median = median;
+        m.summary.cv = cv;
+        m.better = better;
+    };
+    use oscycles::results::Better::{Higher, Lower};
+    let (mut a, mut b) = (template.clone(), template);
+    // getpid: B twice as fast, far outside noise. getppid: B 10% slower, but
+    // A's spread (20%) makes that noise. read, as a rate: B 1.5x A.
+    set(&mut a, "syscall.getpid", 200.0, 0.01, Lower);
+    set(&mut b, "syscall.getpid", 100.0, 0.01, Lower);
+    set(&mut a, "syscall.getppid", 100.0, 0.2, Lower);
+    set(&mut b, "syscall.getppid", 110.0, 0.01, Lower);
+    set(&mut a, "syscall.read", 1000.0, 0.01, Higher);
+    set(&mut b, "syscall.read", 1500.0, 0.01, Higher);
+    b.id = "crafted-b".into();
+    let (pa, pb) = (d.join("a.json.crafted"), d.join("b.json.crafted"));
+    std::fs::write(&pa, serde_json::to_string(&a).unwrap()).unwrap();
+    std::fs::write(&pb, serde_json::to_string(&b).unwrap()).unwrap();
+    (pa, pb)
+}
+
+#[test]
+fn compare_gives_the_expected_ratios_and_noise_marks() {
+    let d = tempdir("compare");
+    let (a, b) = crafted_pair(&d);
+    let out = oscycles(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8_lossy(&out.stdout);
+    let line =
+        |bench: &str| s.lines().find(|l| l.starts_with(&format!("{bench} "))).unwrap_or_else(|| panic!("no {bench} row:\n{s}")).to_string();
+    let cells = |bench: &str| line(bench).split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert_eq!(cells("syscall.getpid").last().unwrap(), "2.00", "{s}");
+    assert_eq!(cells("syscall.getppid").iter().rev().take(2).cloned().collect::<Vec<_>>(), ["~", "0.91"], "{s}");
+    assert_eq!(cells("syscall.read").last().unwrap(), "1.50", "{s}");
+    assert!(s.contains("above 1 means B is better"), "the header says which way the column points");
+    assert!(s.contains("3 cases in common; 1 within noise"), "{s}");
+}
+
+#[test]
+fn compare_refuses_incomparable_runs_with_exit_code_2() {
+    let d = tempdir("compare-refuse");
+    let (a, b) = crafted_pair(&d);
+    let mut future: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    future["schema_version"] = serde_json::json!(2);
+    let fb = d.join("future.json.crafted");
+    std::fs::write(&fb, future.to_string()).unwrap();
+    refused(&["compare", a.to_str().unwrap(), fb.to_str().unwrap()], "schema version 2");
+    let mut empty: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    empty["results"] = serde_json::json!([]);
+    let eb = d.join("empty.json.crafted");
+    std::fs::write(&eb, empty.to_string()).unwrap();
+    refused(&["compare", a.to_str().unwrap(), eb.to_str().unwrap()], "no measured case in common");
+    refused(&["compare", a.to_str().unwrap()], "<B>");
+}

@@ -64,7 +64,9 @@ impl Private {
             return Ok(Private { ptr: std::ptr::NonNull::dangling().as_ptr(), words: 0 });
         }
         // SAFETY: anonymous private mapping, checked against MAP_FAILED.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), words * 8, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), words * 8, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }

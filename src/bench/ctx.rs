@@ -13,7 +13,7 @@ use crate::harness::{self, HarnessConfig, Measurement};
 use crate::placement::{self, Policy};
 use crate::watchdog::{self, Deadline};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, Ordering};
 use std::time::Duration;
 
 /// How many hops the visit log records.
@@ -112,7 +112,11 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
     let ws = Private::new(spec.ws_kib * 1024).map_err(IpcError::io("mmap"))?;
     let overhead = overhead(&ws, overhead_cycles, cfg)?;
 
-    let ctl_mem = Shared::new(RingCtl { stop: AtomicBool::new(false), out_of_order: AtomicU32::new(0), log: [const { AtomicU8::new(u8::MAX) }; LOG_HOPS] })?;
+    let ctl_mem = Shared::new(RingCtl {
+        stop: AtomicBool::new(false),
+        out_of_order: AtomicU32::new(0),
+        log: [const { AtomicU8::new(u8::MAX) }; LOG_HOPS],
+    })?;
     let ctl = ctl_mem.get();
     // pipes[i] carries the token into member i.
     let pipes: Vec<(OwnedFd, OwnedFd)> = (0..n).map(|_| pipe()).collect::<Result<_, _>>()?;
@@ -164,7 +168,7 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
             t[0] += 1;
             link.send(&t)?;
             link.recv(&mut t)?;
-            if t[0] % n as u64 != 0 {
+            if !t[0].is_multiple_of(n as u64) {
                 return Err(IpcError::Payload { seq: t[0], word: 0 });
             }
         }

@@ -1,15 +1,16 @@
 //! Benchmark families: what to measure. Measurement code returns plain data
 //! and prints nothing.
 
+pub mod aim;
+pub mod bw;
+pub mod cases;
 pub mod child;
 pub mod ctx;
 pub mod ipc;
+pub mod pagefault;
 pub mod proc;
-pub mod bw;
 pub mod scratch;
-pub mod ipc_family;
 pub mod syscall;
-pub mod syscall_family;
 
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;
@@ -31,6 +32,8 @@ pub struct CaseCtx<'a> {
     pub harness: HarnessConfig,
     pub clock: &'a ClockInfo,
     pub timeout: Duration,
+    /// Where benchmarks lay out their files.
+    pub scratch: &'a std::path::Path,
 }
 
 /// What a case measured.
@@ -47,4 +50,11 @@ pub enum CaseError {
     NotApplicable(String),
     Failed(String),
     Interrupted,
+}
+
+impl CaseError {
+    /// An I/O error of `what`, or Interrupted when a signal stopped the run.
+    pub fn from_io(what: &str, e: std::io::Error) -> Self {
+        if crate::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{what}: {e}")) }
+    }
 }

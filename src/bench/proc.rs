@@ -108,7 +108,11 @@ fn procedure(x: u64) -> u64 {
 }
 
 fn check_status(status: i32, want: i32, what: &str) -> io::Result<()> {
-    if child::exited_with(status, want) { Ok(()) } else { Err(io::Error::other(format!("{what}: child ended with wait status {status:#x}, not exit {want}"))) }
+    if child::exited_with(status, want) {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!("{what}: child ended with wait status {status:#x}, not exit {want}")))
+    }
 }
 
 extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {

@@ -1,8 +1,10 @@
 //! Presentation: everything that turns run documents into text. Measurement
 //! code never prints; this module never measures.
 
+pub mod compare;
 pub mod header;
 pub mod ipc;
+pub mod lmbench;
 pub mod syscall;
 pub mod table;
 
@@ -37,30 +39,30 @@ pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     )
 }
 
-/// The tables of one family.
-pub fn render_family(f: Family, results: &[&CaseResult]) -> String {
-    match f {
-        Family::Syscall => syscall::render(results),
-        Family::Ipc => ipc::render(results),
-    }
-}
-
 /// One table per family present, in registry order, then the tables that
 /// combine families.
 pub fn render_tables(doc: &RunDoc) -> String {
     let of = |f: Family| doc.results.iter().filter(|r| r.family == f.name()).collect::<Vec<&CaseResult>>();
+    // The lmbench suite's syscall and ipc cases are rows of its own tables.
+    let not_lmbench = |f: Family| of(f).into_iter().filter(|r| r.suite != "lmbench").collect::<Vec<_>>();
+    let (sys, ipc) = (not_lmbench(Family::Syscall), not_lmbench(Family::Ipc));
     let mut s = String::new();
-    for f in [Family::Syscall, Family::Ipc] {
-        let rs = of(f);
-        if !rs.is_empty() {
-            s.push('\n');
-            s += &render_family(f, &rs);
-        }
+    if !sys.is_empty() {
+        s += "\n";
+        s += &syscall::render(&sys);
     }
-    let (ipc, sys) = (of(Family::Ipc), of(Family::Syscall));
+    if !ipc.is_empty() {
+        s += "\n";
+        s += &ipc::render(&ipc);
+    }
     if !ipc.is_empty() && !sys.is_empty() {
-        s.push('\n');
+        s += "\n";
         s += &ipc::render_seed004(&ipc, &sys);
+    }
+    let lm = lmbench::render(&[doc]);
+    if !lm.is_empty() {
+        s += "\n";
+        s += &lm;
     }
     s
 }
@@ -84,7 +86,7 @@ pub fn render_list() -> String {
     s += "\nsuites:\n";
     let mut st = Table::new(&["suite", "families", "description"], 3);
     for su in registry::SUITES {
-        st.row(vec![su.name.into(), su.families.iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
+        st.row(vec![su.name.into(), su.families().iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
     }
     s += &st.render();
     s

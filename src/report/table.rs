@@ -3,13 +3,15 @@
 pub struct Table {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
-    /// Columns (by index) aligned left; the rest align right.
+    /// The first `left` columns align left; the rest align right...
     pub left: usize,
+    /// ...but for these, which align left too (free text such as comments).
+    pub also_left: Vec<usize>,
 }
 
 impl Table {
     pub fn new(headers: &[&str], left: usize) -> Self {
-        Table { headers: headers.iter().map(|s| s.to_string()).collect(), rows: vec![], left }
+        Table { headers: headers.iter().map(|s| s.to_string()).collect(), rows: vec![], left, also_left: vec![] }
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -26,7 +28,11 @@ impl Table {
             let parts: Vec<String> = (0..ncol)
                 .map(|i| {
                     let c = cells.get(i).map(String::as_str).unwrap_or("");
-                    if i < self.left { format!("{c:<w$}", w = widths[i]) } else { format!("{c:>w$}", w = widths[i]) }
+                    if i < self.left || self.also_left.contains(&i) {
+                        format!("{c:<w$}", w = widths[i])
+                    } else {
+                        format!("{c:>w$}", w = widths[i])
+                    }
                 })
                 .collect();
             parts.join("  ").trim_end().to_string()

@@ -221,7 +221,8 @@ impl Mechanism {
             }
             Mechanism::Tcp => {
                 let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(IpcError::io("tcp bind"))?;
-                let a = std::net::TcpStream::connect(l.local_addr().map_err(IpcError::io("getsockname"))?).map_err(IpcError::io("tcp connect"))?;
+                let a = std::net::TcpStream::connect(l.local_addr().map_err(IpcError::io("getsockname"))?)
+                    .map_err(IpcError::io("tcp connect"))?;
                 let (b, _) = l.accept().map_err(IpcError::io("tcp accept"))?;
                 a.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;
                 b.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;

@@ -1,9 +1,9 @@
 //! The ipc family on the harness: cases are payload x space x cores, each a
 //! ping-pong whose one-way cost is half the round trip.
 
-use super::ipc::pingpong::{self, PingPongSpec};
-use super::ipc::{IpcError, Mechanism};
-use super::{CaseCtx, CaseData, CaseError};
+use crate::bench::ipc::pingpong::{self, PingPongSpec};
+use crate::bench::ipc::{IpcError, Mechanism};
+use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::placement::{Cores, Placement, Space};
 use crate::registry::Scale;
 use crate::results::{Metric, Params};

@@ -1,0 +1,120 @@
+//! Bandwidths: streams take a placement, the rest run on one pinned CPU.
+
+use super::{pinned, rate_summary};
+use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
+use crate::bench::child;
+use crate::bench::scratch::ScratchFile;
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::clock::Tsc;
+use crate::harness::{self, Measurement};
+use crate::placement::{self, Placement};
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use serde_json::json;
+
+/// The file the mmap and read kinds read.
+pub const FILE_BYTES: u64 = 64 << 20;
+
+pub fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
+    let one = |k: &str, v: &str| {
+        let mut p = Params::new();
+        p.insert(k.into(), json!(v));
+        p
+    };
+    match (kind.is_stream(), scale) {
+        (true, Scale::Quick) => vec![one("cores", "same")],
+        (true, Scale::Full) => vec![one("cores", "same"), one("cores", "cross")],
+        // Memory buffers far beyond the LLC take seconds to lay out: full only.
+        (false, Scale::Quick) if matches!(kind, BwKind::MemRd | BwKind::MemWr | BwKind::MemCp) => vec![],
+        (false, _) => vec![Params::new()],
+    }
+}
+
+fn ram_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map_or(8 << 30, |kib| kib * 1024)
+}
+
+fn stream(kind: BwKind, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
+    let cross = ctx.params.get("cores").and_then(|v| v.as_str()) == Some("cross");
+    let reader_cpu = ctx.cpus[0];
+    let writer_cpu = if cross {
+        *ctx.cpus.get(1).ok_or_else(|| CaseError::NotApplicable("cross-core needs two CPUs; --cpus names one".into()))?
+    } else {
+        reader_cpu
+    };
+    let io = |e| CaseError::from_io(kind.name(), e);
+    let (r, w) = bw::stream_pair(kind).map_err(io)?;
+    let pid = bw::spawn_writer(w, &r, CHUNK, writer_cpu).map_err(io)?;
+    let mut sink = Sink::new(r, CHUNK);
+    let result = pinned(ctx, || {
+        let _deadline = crate::watchdog::Deadline::arm(ctx.timeout).map_err(io)?;
+        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| (0..n).try_for_each(|_| sink.chunk())).map_err(io)
+    });
+    drop(sink);
+    let status = child::reap(pid).map_err(io)?;
+    let (m, mut placement) = result?;
+    if !child::exited_with(status, 0) {
+        return Err(CaseError::Failed(format!("the writer process ended with wait status {status:#x}")));
+    }
+    placement.actors = "reader thread + writer process".into();
+    placement.cpus = vec![reader_cpu, writer_cpu];
+    Ok((m, placement))
+}
+
+pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let io = |e| CaseError::from_io(kind.name(), e);
+    let mut details = serde_json::Map::new();
+    let (m, placement, bytes_per_op) = match kind {
+        BwKind::Pipe | BwKind::Unix => {
+            let (m, p) = stream(kind, ctx)?;
+            (m, p, CHUNK as u64)
+        }
+        BwKind::MemRd | BwKind::MemWr | BwKind::MemCp => {
+            let llc = bw::llc_bytes();
+            let bytes = bw::mem_buffer_bytes(llc, ram_bytes());
+            details.insert("llc_bytes".into(), json!(llc));
+            details.insert("buffer_bytes".into(), json!(bytes));
+            let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
+            let mut round = 0;
+            let (m, p) = pinned(ctx, || {
+                harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
+                    for _ in 0..n {
+                        round += 1;
+                        bufs.pass(kind, round);
+                    }
+                    crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
+                })
+                .map_err(io)
+            })?;
+            (m, p, bytes)
+        }
+        BwKind::MmapRd | BwKind::FileRd => {
+            let f = ScratchFile::create(ctx.scratch, kind.name(), FILE_BYTES).map_err(io)?;
+            let file = std::fs::File::open(&f.path).map_err(io)?;
+            let mut buf = vec![0u8; CHUNK];
+            details.insert("file_bytes".into(), json!(FILE_BYTES));
+            let (m, p) = pinned(ctx, || {
+                harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
+                    (0..n).try_for_each(|_| {
+                        if kind == BwKind::MmapRd { bw::mmap_read(&f, &file) } else { bw::file_read(&file, f.bytes, &mut buf) }.map(|_| ())
+                    })
+                })
+                .map_err(io)
+            })?;
+            (m, p, FILE_BYTES)
+        }
+    };
+    details.insert("bytes_per_op".into(), json!(bytes_per_op));
+    details.insert("inner".into(), json!(m.inner));
+    Ok(CaseData {
+        placement,
+        metrics: vec![
+            Metric::rate("bandwidth", "MB/s", rate_summary(&m, ctx.clock.tsc_hz, bytes_per_op as f64, 1e6)?),
+            Metric::cycles("per_op", super::summary(&m)?, ctx.clock),
+        ],
+        details,
+    })
+}

@@ -1,0 +1,48 @@
+//! Each family on the harness: which cases it has at each scale, whether it
+//! can run here, and how one case runs and becomes a CaseData.
+
+pub mod aim;
+pub mod bw;
+pub mod ctx;
+pub mod ipc;
+pub mod pagefault;
+pub mod proc;
+pub mod syscall;
+
+use super::{CaseCtx, CaseError};
+use crate::harness::Measurement;
+use crate::placement::{self, Placement};
+use crate::stats::Summary;
+
+/// Runs `f` on the context's first CPU under its policy, restoring both
+/// afterwards, and records the placement.
+pub fn pinned<T>(ctx: &CaseCtx, f: impl FnOnce() -> Result<T, CaseError>) -> Result<(T, Placement), CaseError> {
+    let cpu = ctx.cpus[0];
+    let _affinity = placement::AffinityGuard::save();
+    let _policy = placement::PolicyGuard::save();
+    placement::pin_current_thread(cpu).map_err(|e| CaseError::Failed(e.to_string()))?;
+    if ctx.policy != placement::Policy::Other {
+        placement::set_policy(ctx.policy).map_err(|e| CaseError::Failed(e.to_string()))?;
+    }
+    let v = f()?;
+    let placement = Placement {
+        actors: "thread".into(),
+        cpus: vec![cpu],
+        observed_cpus: vec![placement::current_cpu()],
+        policy: placement::current_policy().to_string(),
+        memory_locked: ctx.memory_locked,
+    };
+    Ok((v, placement))
+}
+
+/// The summary of a measurement's per-operation samples.
+pub fn summary(m: &Measurement) -> Result<Summary, CaseError> {
+    Summary::of(&m.per_op_cycles).ok_or_else(|| CaseError::Failed("no samples".into()))
+}
+
+/// Per-operation samples turned into a rate: `units_per_op` units each,
+/// reported per second / `per` (1e6 for MB/s).
+pub fn rate_summary(m: &Measurement, tsc_hz: f64, units_per_op: f64, per: f64) -> Result<Summary, CaseError> {
+    let rates: Vec<f64> = m.per_op_cycles.iter().map(|&c| units_per_op * tsc_hz / c.max(1e-9) / per).collect();
+    Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))
+}
