@@ -7,7 +7,7 @@ use crate::bench::scratch::ScratchFile;
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness::{self, Measurement};
-use crate::placement::{self, Placement};
+use crate::placement::Placement;
 use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use serde_json::json;
