@@ -89,3 +89,16 @@ fn a_run_document_survives_a_json_round_trip() {
     assert!(back.results.iter().any(|r| r.status == CaseStatus::NotApplicable), "spin same-core is n/a");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
+    let mut ex = execution();
+    ex.memory_locked = true;
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let quick = registry::find_suite("quick").unwrap();
+    for p in runner::plan(&[quick], Some(&["pagefault.anon".into(), "pagefault.file".into()])) {
+        let r = runner::run_case(&p, &ex, &clock);
+        assert_eq!(r.status, CaseStatus::NotApplicable, "{}", p.label());
+        assert!(r.reason.unwrap().contains("mlockall"));
+    }
+}

@@ -13,6 +13,11 @@ use serde_json::json;
 pub const FILE_PAGES: usize = 16384;
 
 pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    if ctx.memory_locked {
+        return Err(CaseError::NotApplicable(
+            "memory is locked (mlockall MCL_FUTURE, --rt): new mappings are populated when mapped, so a first touch does not fault".into(),
+        ));
+    }
     let io = |e| CaseError::from_io(kind.name(), e);
     let scratch = match kind {
         FaultKind::File => Some(ScratchFile::create(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64).map_err(io)?),
