@@ -86,6 +86,13 @@ fn find<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'a CaseResult, &'a Metric)> {
     Some((c, c.metric(r.metric)?))
 }
 
+/// A case of the row that ran but has no number: ("n/a" or "fail", reason).
+fn unmeasured<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'static str, &'a str)> {
+    let c = doc.results.iter().find(|c| c.benchmark == r.bench && c.params == r.params && c.status != CaseStatus::Ok)?;
+    let mark = if c.status == CaseStatus::NotApplicable { "n/a" } else { "fail" };
+    Some((mark, c.reason.as_deref().unwrap_or("")))
+}
+
 fn us(m: &Metric) -> String {
     m.ns.map_or("-".into(), |ns| {
         let v = ns.median / 1000.0;
@@ -118,11 +125,17 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
     t.also_left = vec![ncols - 1];
     for r in rows {
         let found: Vec<Option<&Metric>> = runs.iter().map(|d| find(d, r).map(|x| x.1)).collect();
-        if found.iter().all(Option::is_none) {
+        let missing: Vec<Option<(&str, &str)>> = runs.iter().map(|d| unmeasured(d, r)).collect();
+        if found.iter().all(Option::is_none) && missing.iter().all(Option::is_none) {
             continue;
         }
         let mut cells = vec![r.label.clone()];
         let mut comment = r.comment.to_string();
+        // Where a run has no number, its cell says why.
+        let no_value = |i: usize| missing[i].map_or("-".to_string(), |(mark, _)| mark.to_string());
+        for (mark, why) in missing.iter().flatten() {
+            comment = format!("{mark}: {why}");
+        }
         match (runs.len(), found.as_slice()) {
             (1, [Some(m)]) => {
                 cells.push(value(m));
@@ -135,14 +148,17 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
                 }
             }
             (_, [a, b]) => {
-                cells.push(a.map_or("-".into(), value));
-                cells.push(b.map_or("-".into(), value));
+                cells.push(a.map_or_else(|| no_value(0), value));
+                cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
                     (Some(a), Some(b)) => format!("{:.2}{}", relative(a, b), if within_noise(a, b) { " ~" } else { "" }),
                     _ => "-".into(),
                 });
             }
-            _ => cells.extend(std::iter::repeat_n("-".to_string(), ncols - 2)),
+            _ => {
+                cells.push(no_value(0));
+                cells.extend(std::iter::repeat_n(String::new(), ncols - 3));
+            }
         }
         cells.push(comment);
         t.row(cells);
