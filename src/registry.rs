@@ -79,7 +79,8 @@ impl Benchmark {
             Kind::Syscall(s) => cases::syscall::supported(s),
             Kind::Ipc(m) => cases::ipc::supported(m),
             Kind::Proc(op) => cases::proc::supported(op),
-            Kind::Ctx | Kind::Bandwidth(_) | Kind::Pagefault(_) | Kind::Aim => Ok(()),
+            Kind::Pagefault(k) => cases::pagefault::supported(k),
+            Kind::Ctx | Kind::Bandwidth(_) | Kind::Aim => Ok(()),
         }
     }
 

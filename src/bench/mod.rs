@@ -6,10 +6,12 @@ pub mod bw;
 pub mod cases;
 pub mod child;
 pub mod ctx;
+pub mod hermit;
 pub mod ipc;
 pub mod pagefault;
 pub mod proc;
 pub mod scratch;
+pub mod stream;
 pub mod syscall;
 
 use crate::clock::ClockInfo;

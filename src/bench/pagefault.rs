@@ -8,32 +8,72 @@ use std::os::fd::AsRawFd;
 
 pub const PAGE: usize = 4096;
 
+pub const HUGE: usize = 2 << 20;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
     Anon,
     File,
+    /// Transparent huge pages: each 2 MiB of a MADV_HUGEPAGE region faults once.
+    AnonThp,
+    /// Explicit huge pages (MAP_HUGETLB), from the reserved pool.
+    AnonHugetlb,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 2] = [FaultKind::Anon, FaultKind::File];
+    pub const ALL: [FaultKind; 4] = [FaultKind::Anon, FaultKind::File, FaultKind::AnonThp, FaultKind::AnonHugetlb];
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::Anon => "anon",
             FaultKind::File => "file",
+            FaultKind::AnonThp => "anon-thp",
+            FaultKind::AnonHugetlb => "anon-hugetlb",
         }
     }
     pub fn description(self) -> &'static str {
         match self {
             FaultKind::Anon => "first write to each 4 KiB page of a fresh anonymous mapping (MADV_NOHUGEPAGE)",
             FaultKind::File => "first read of each page of a fresh shared mapping of a cached file",
+            FaultKind::AnonThp => "first write to each 4 KiB page of a fresh 2 MiB-aligned MADV_HUGEPAGE mapping (one fault per 2 MiB)",
+            FaultKind::AnonHugetlb => "first write to each 4 KiB page of a fresh MAP_HUGETLB mapping (one fault per 2 MiB huge page)",
         }
     }
+    /// 4 KiB pages per unit the harness counts: huge kinds map whole 2 MiB units.
+    pub fn pages_per_unit(self) -> usize {
+        match self {
+            FaultKind::Anon | FaultKind::File => 1,
+            FaultKind::AnonThp | FaultKind::AnonHugetlb => HUGE / PAGE,
+        }
+    }
+    /// Why the kind cannot be measured on this host, if it cannot.
+    pub fn unavailable(self) -> Option<String> {
+        match self {
+            FaultKind::AnonThp if thp_setting().as_deref().is_none_or(|s| s == "never") => {
+                Some(format!("transparent huge pages are off ({})", thp_setting().unwrap_or_else(|| "no THP support".into())))
+            }
+            FaultKind::AnonHugetlb if free_huge_pages() == 0 => {
+                Some("no free explicit huge pages (reserve some in /proc/sys/vm/nr_hugepages)".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// HugePages_Free from /proc/meminfo.
+pub fn free_huge_pages() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("HugePages_Free:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
 }
 
 /// A fresh mapping, unmapped on drop.
 pub struct Region {
     ptr: *mut u8,
     pages: usize,
+    /// The whole mapping, when it is larger than the pages used (alignment).
+    base: *mut u8,
+    len: usize,
 }
 
 impl Region {
@@ -53,8 +93,44 @@ impl Region {
                 return Err(io::Error::last_os_error());
             }
             libc::madvise(p, pages * PAGE, libc::MADV_NOHUGEPAGE);
-            Ok(Region { ptr: p.cast(), pages })
+            Ok(Region { ptr: p.cast(), pages, base: p.cast(), len: pages * PAGE })
         }
+    }
+
+    /// `units` 2 MiB units of anonymous memory, 2 MiB-aligned: MADV_HUGEPAGE
+    /// (transparent) or MAP_HUGETLB (explicit).
+    pub fn anon_huge(units: usize, explicit: bool) -> io::Result<Region> {
+        let bytes = units * HUGE;
+        // SAFETY: anonymous private mappings checked against MAP_FAILED; the
+        // aligned window lies inside the mapping (2 MiB of slack for THP;
+        // hugetlb mappings are aligned by the kernel).
+        unsafe {
+            let (flags, len) = if explicit { (libc::MAP_HUGETLB, bytes) } else { (0, bytes + HUGE) };
+            let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags, -1, 0);
+            if p == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            let base: *mut u8 = p.cast();
+            let ptr = base.add((HUGE - base as usize % HUGE) % HUGE);
+            if !explicit {
+                libc::madvise(ptr.cast(), bytes, libc::MADV_HUGEPAGE);
+            }
+            Ok(Region { ptr, pages: bytes / PAGE, base, len })
+        }
+    }
+
+    /// Whether the kernel backed the region with huge pages (AnonHugePages
+    /// or a hugetlb mapping in /proc/self/smaps).
+    pub fn backed_by_huge_pages(&self) -> bool {
+        let start = format!("{:x}-", self.base as usize);
+        let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return false };
+        // A mapping's header starts with its address range "start-end".
+        let is_header = |l: &str| l.split_whitespace().next().is_some_and(|t| t.contains('-') && t.chars().all(|c| c.is_ascii_hexdigit() || c == '-'));
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
+        lines.next();
+        lines
+            .take_while(|l| !is_header(l))
+            .any(|l| (l.starts_with("AnonHugePages:") || l.starts_with("Private_Hugetlb:")) && !l.contains(" 0 kB"))
     }
 
     pub fn file(file: &std::fs::File, pages: usize) -> io::Result<Region> {
@@ -64,7 +140,7 @@ impl Region {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Region { ptr: p.cast(), pages })
+        Ok(Region { ptr: p.cast(), pages, base: p.cast(), len: pages * PAGE })
     }
 
     /// Writes one byte in each page.
@@ -94,8 +170,8 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
-        // SAFETY: unmapping the region mapped by the constructor, once.
-        unsafe { libc::munmap(self.ptr.cast(), self.pages * PAGE) };
+        // SAFETY: unmapping the whole mapping made by the constructor, once.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
     }
 }
 
@@ -121,5 +197,20 @@ mod tests {
         // The pattern written is i % 251 per byte: byte 0 of page k is (4096k) % 251.
         let want: u64 = (0..16).map(|k| ((k * PAGE) % 251) as u64).sum();
         assert_eq!(m.read_each_page(), want);
+    }
+
+    #[test]
+    fn huge_regions_are_aligned_and_thp_backs_them_where_enabled() {
+        if FaultKind::AnonThp.unavailable().is_some() {
+            return;
+        }
+        let mut r = Region::anon_huge(2, false).unwrap();
+        assert_eq!(r.ptr as usize % HUGE, 0);
+        assert_eq!(r.pages, 1024);
+        r.write_each_page();
+        assert!(r.backed_by_huge_pages(), "MADV_HUGEPAGE region not backed by a huge page");
+        let mut small = Region::anon(1024).unwrap();
+        small.write_each_page();
+        assert!(!small.backed_by_huge_pages());
     }
 }

@@ -1,4 +1,5 @@
-//! lat_pagefault: cost per page of a first touch.
+//! lat_pagefault and HermitCore's "first write access": cost per 4 KiB page
+//! of a first touch.
 
 use super::{pinned, summary};
 use crate::bench::pagefault::{FaultKind, PAGE, Region, thp_setting};
@@ -11,6 +12,12 @@ use serde_json::json;
 
 /// The file's size; also the most pages one batch can map.
 pub const FILE_PAGES: usize = 16384;
+/// The most 2 MiB units one batch maps (the huge kinds).
+pub const MAX_HUGE_UNITS: u64 = 64;
+
+pub fn supported(kind: FaultKind) -> Result<(), String> {
+    kind.unavailable().map_or(Ok(()), Err)
+}
 
 pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     if ctx.memory_locked {
@@ -18,38 +25,53 @@ pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             "memory is locked (mlockall MCL_FUTURE, --rt): new mappings are populated when mapped, so a first touch does not fault".into(),
         ));
     }
+    if let Some(why) = kind.unavailable() {
+        return Err(CaseError::NotApplicable(why));
+    }
     let io = |e| CaseError::from_io(kind.name(), e);
     let scratch = match kind {
         FaultKind::File => Some(ScratchFile::create(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64).map_err(io)?),
-        FaultKind::Anon => None,
+        _ => None,
     };
     let file = scratch.as_ref().map(|f| std::fs::File::open(&f.path)).transpose().map_err(io)?;
+    // The harness counts units: pages, or 2 MiB units for the huge kinds.
+    let max_units = match kind {
+        FaultKind::File | FaultKind::Anon => FILE_PAGES as u64,
+        FaultKind::AnonThp | FaultKind::AnonHugetlb => MAX_HUGE_UNITS,
+    };
     let mut cfg = ctx.harness;
-    cfg.max_inner = cfg.max_inner.min(FILE_PAGES as u64);
-    cfg.fixed_inner = cfg.fixed_inner.map(|n| n.min(FILE_PAGES as u64));
+    cfg.max_inner = cfg.max_inner.min(max_units);
+    cfg.fixed_inner = cfg.fixed_inner.map(|n| n.min(max_units));
+    let map = |units: u64| match (kind, &file) {
+        (FaultKind::File, Some(f)) => Region::file(f, units as usize),
+        (FaultKind::AnonThp, _) => Region::anon_huge(units as usize, false),
+        (FaultKind::AnonHugetlb, _) => Region::anon_huge(units as usize, true),
+        _ => Region::anon(units as usize),
+    };
+    // The huge kinds must really get huge pages, or they measure something else.
+    if matches!(kind, FaultKind::AnonThp | FaultKind::AnonHugetlb) {
+        let mut probe = map(1).map_err(io)?;
+        probe.write_each_page();
+        if !probe.backed_by_huge_pages() {
+            return Err(CaseError::NotApplicable("the kernel did not back a fresh 2 MiB region with a huge page".into()));
+        }
+    }
     let (m, placement) = pinned(ctx, || {
-        harness::measure_prepared(
-            &Tsc,
-            ctx.clock.overhead_cycles,
-            &cfg,
-            |pages| match &file {
-                Some(f) => Region::file(f, pages as usize),
-                None => Region::anon(pages as usize),
-            },
-            |r| {
-                match kind {
-                    FaultKind::Anon => r.write_each_page(),
-                    FaultKind::File => {
-                        std::hint::black_box(r.read_each_page());
-                    }
+        harness::measure_prepared(&Tsc, ctx.clock.overhead_cycles, &cfg, map, |r| {
+            match kind {
+                FaultKind::File => {
+                    std::hint::black_box(r.read_each_page());
                 }
-                Ok(())
-            },
-        )
+                _ => r.write_each_page(),
+            }
+            Ok(())
+        })
         .map_err(io)
     })?;
+    let per_page = summary(&m)?.scaled(1.0 / kind.pages_per_unit() as f64);
     let mut details = serde_json::Map::new();
-    details.insert("pages_per_batch".into(), json!(m.inner));
+    details.insert("units_per_batch".into(), json!(m.inner));
+    details.insert("pages_per_unit".into(), json!(kind.pages_per_unit()));
     details.insert("transparent_hugepage".into(), json!(thp_setting()));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_page", summary(&m)?, ctx.clock)], details })
+    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_page", per_page, ctx.clock)], details })
 }
