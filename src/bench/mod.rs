@@ -2,12 +2,14 @@
 //! and prints nothing.
 
 pub mod aim;
+pub mod alloc;
 pub mod bw;
 pub mod cases;
 pub mod child;
 pub mod ctx;
 pub mod hermit;
 pub mod ipc;
+pub mod memcpy;
 pub mod pagefault;
 pub mod proc;
 pub mod scratch;
