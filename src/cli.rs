@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// executable); it must allow exec. Default: the system's temporary directory.
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+    /// Size of each large memory buffer (bw_mem buffers, STREAM arrays),
+    /// e.g. 512M or 2G; default 4x the last-level cache.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub mem_bytes: Option<u64>,
     /// Give up on a case after this many seconds.
     #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
@@ -89,6 +93,12 @@ fn parse_positive_ms(s: &str) -> Result<f64, String> {
         Ok(v) if v > 0.0 && v <= 60_000.0 => Ok(v),
         _ => Err(format!("'{s}' is not a duration in milliseconds between 0 (exclusive) and 60000")),
     }
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    let bad = || format!("'{s}' is not a size: use bytes or a number with K, M or G, at least 1M (e.g. 512M, 2G)");
+    let v = crate::bench::bw::parse_size(s.trim()).ok_or_else(bad)?;
+    if v < 1 << 20 { Err(bad()) } else { Ok(v) }
 }
 
 fn split_list(s: &str) -> Vec<String> {

@@ -89,6 +89,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         timeout: Duration::from_secs(args.timeout),
         progress: !args.quiet,
         scratch,
+        mem_bytes: args.mem_bytes,
     };
     let started = now_rfc3339();
     let suite_names: Vec<String> = suites.iter().map(|s| s.name.to_string()).collect();

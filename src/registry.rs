@@ -2,9 +2,12 @@
 //! `--bench` validation and the tests' tiny runs all come from here.
 
 use crate::bench::aim;
+use crate::bench::alloc::Kind as AllocKind;
 use crate::bench::bw::BwKind;
 use crate::bench::cases;
+use crate::bench::cases::hermit::HermitOp;
 use crate::bench::ipc::Mechanism;
+use crate::bench::memcpy::Impl as MemcpyImpl;
 use crate::bench::pagefault::FaultKind;
 use crate::bench::proc::ProcOp;
 use crate::bench::syscall::Syscall;
@@ -22,11 +25,26 @@ pub enum Family {
     Bandwidth,
     Pagefault,
     Aim,
+    Hermit,
+    Stream,
+    Memcpy,
+    Alloc,
 }
 
 impl Family {
-    pub const ALL: [Family; 7] =
-        [Family::Syscall, Family::Ipc, Family::Ctx, Family::Proc, Family::Bandwidth, Family::Pagefault, Family::Aim];
+    pub const ALL: [Family; 11] = [
+        Family::Syscall,
+        Family::Ipc,
+        Family::Ctx,
+        Family::Proc,
+        Family::Bandwidth,
+        Family::Pagefault,
+        Family::Aim,
+        Family::Hermit,
+        Family::Stream,
+        Family::Memcpy,
+        Family::Alloc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -37,6 +55,10 @@ impl Family {
             Family::Bandwidth => "bw",
             Family::Pagefault => "pagefault",
             Family::Aim => "aim",
+            Family::Hermit => "hermit",
+            Family::Stream => "stream",
+            Family::Memcpy => "memcpy",
+            Family::Alloc => "alloc",
         }
     }
 }
@@ -51,6 +73,10 @@ pub enum Kind {
     Bandwidth(BwKind),
     Pagefault(FaultKind),
     Aim,
+    Hermit(HermitOp),
+    Stream,
+    Memcpy(MemcpyImpl),
+    Alloc(AllocKind),
 }
 
 /// How thorough a suite is.
@@ -80,13 +106,16 @@ impl Benchmark {
             Kind::Ipc(m) => cases::ipc::supported(m),
             Kind::Proc(op) => cases::proc::supported(op),
             Kind::Pagefault(k) => cases::pagefault::supported(k),
-            Kind::Ctx | Kind::Bandwidth(_) | Kind::Aim => Ok(()),
+            Kind::Ctx | Kind::Bandwidth(_) | Kind::Aim | Kind::Hermit(_) | Kind::Stream | Kind::Memcpy(_) | Kind::Alloc(_) => Ok(()),
         }
     }
 
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         match self.kind {
-            Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) => vec![Params::new()],
+            Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) | Kind::Hermit(_) => vec![Params::new()],
+            Kind::Stream => cases::stream::cases(scale),
+            Kind::Memcpy(_) => cases::memcpy::cases(scale),
+            Kind::Alloc(k) => cases::alloc::cases(k, scale),
             Kind::Ipc(_) => cases::ipc::cases(scale),
             Kind::Ctx => cases::ctx::cases(scale),
             Kind::Bandwidth(k) => cases::bw::cases(k, scale),
@@ -103,6 +132,10 @@ impl Benchmark {
             Kind::Bandwidth(k) => cases::bw::run(k, ctx),
             Kind::Pagefault(k) => cases::pagefault::run(k, ctx),
             Kind::Aim => cases::aim::run(ctx),
+            Kind::Hermit(op) => cases::hermit::run(op, ctx),
+            Kind::Stream => cases::stream::run(ctx),
+            Kind::Memcpy(imp) => cases::memcpy::run(imp, ctx),
+            Kind::Alloc(k) => cases::alloc::run(k, ctx),
         }
     }
 }
@@ -140,6 +173,22 @@ pub fn benchmarks() -> &'static [Benchmark] {
             "--scratch space",
         ));
         debug_assert!(v.iter().all(|b| b.family != Family::Aim || aim::MAX_TASKS >= 2));
+        v.extend(HermitOp::ALL.map(|op| entry(format!("hermit.{}", op.name()), Family::Hermit, Kind::Hermit(op), op.description(), "none (one pinned thread)", "-")));
+        v.push(entry(
+            "stream.kernels".into(),
+            Family::Stream,
+            Kind::Stream,
+            "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated",
+            "threads single|per-cpu (one pinned per --cpus entry)",
+            "3 arrays of memory",
+        ));
+        v.extend(MemcpyImpl::ALL.map(|imp| {
+            entry(format!("memcpy.{}", imp.name()), Family::Memcpy, Kind::Memcpy(imp), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-")
+        }));
+        v.extend(AllocKind::ALL.map(|k| {
+            let params = if k == AllocKind::Bitmap { "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full" } else { "live 25,100,400,1600; bytes 64,256,1500,4096" };
+            entry(format!("alloc.{}", k.name()), Family::Alloc, Kind::Alloc(k), k.description(), params, "-")
+        }));
         v
     })
 }
@@ -176,6 +225,10 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Bandwidth),
             Member::Family(Family::Pagefault),
             Member::Family(Family::Aim),
+            Member::Family(Family::Hermit),
+            Member::Family(Family::Stream),
+            Member::Family(Family::Memcpy),
+            Member::Family(Family::Alloc),
         ],
         scale: Scale::Quick,
     },
@@ -205,6 +258,38 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Bandwidth),
             Member::Family(Family::Aim),
         ],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "hermit-basic",
+        description: "seed 003's basic benchmark: getpid, sched_yield (alone, and with a second runnable thread), malloc(1 MiB), first write access",
+        members: &[
+            Member::Case("syscall.getpid", "{}"),
+            Member::Case("syscall.sched_yield", "{}"),
+            Member::Case("hermit.sched_yield-busy", "{}"),
+            Member::Case("hermit.malloc-1m", "{}"),
+            Member::Case("pagefault.anon", "{}"),
+            Member::Case("pagefault.anon-thp", "{}"),
+            Member::Case("pagefault.anon-hugetlb", "{}"),
+        ],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "stream",
+        description: "a variant of STREAM (seed 003's table), single-threaded and a thread per CPU",
+        members: &[Member::Family(Family::Stream)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "memcpy",
+        description: "memcpy by size and source/destination alignment: C library, byte loop, word loop (seed 002)",
+        members: &[Member::Family(Family::Memcpy)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "alloc",
+        description: "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (seed 002)",
+        members: &[Member::Family(Family::Alloc)],
         scale: Scale::Full,
     },
 ];

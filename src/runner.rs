@@ -57,6 +57,7 @@ pub struct Execution {
     pub timeout: Duration,
     pub progress: bool,
     pub scratch: std::path::PathBuf,
+    pub mem_bytes: Option<u64>,
 }
 
 impl Execution {
@@ -115,6 +116,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
         clock,
         timeout: ex.timeout,
         scratch: &ex.scratch,
+        mem_bytes: ex.mem_bytes,
     };
     let r = p.benchmark.run(&ctx);
     let mut out = CaseResult {

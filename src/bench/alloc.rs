@@ -42,7 +42,9 @@ impl Kind {
             Kind::System => "the process's allocator (glibc malloc through Rust's System)",
             Kind::Slab => "fixed-size slab: a free list over 64 KiB chunks",
             Kind::Bitmap => "fixed slots in one arena, a bitmap searched from a rotating hint (Genode's packet allocator)",
-            Kind::BestFit => "best fit over free ranges kept in ordered trees by address and size, coalescing on free (Genode's AVL allocator)",
+            Kind::BestFit => {
+                "best fit over free ranges kept in ordered trees by address and size, coalescing on free (Genode's AVL allocator)"
+            }
         }
     }
     /// An allocator for blocks of `size` bytes with room for `capacity` blocks

@@ -109,7 +109,9 @@ mod tests {
     fn every_implementation_copies_exactly_at_every_offset() {
         for imp in Impl::ALL {
             for size in [0, 1, 7, 8, 9, 63, 64, 65, 1000, 4096] {
-                for (so, dof) in [(0, 0), (1, 0), (4, 0), (8, 0), (32, 0), (64, 0), (0, 1), (0, 4), (0, 8), (0, 32), (0, 64), (1, 1), (3, 5), (64, 64)] {
+                for (so, dof) in
+                    [(0, 0), (1, 0), (4, 0), (8, 0), (32, 0), (64, 0), (0, 1), (0, 4), (0, 8), (0, 32), (0, 64), (1, 1), (3, 5), (64, 64)]
+                {
                     let mut b = Buffers::new(size).unwrap();
                     // Fill the source with a pattern and the destination with a marker.
                     let pattern: Vec<u8> = (0..size).map(|i| (i * 7 + 3) as u8).collect();

@@ -38,6 +38,8 @@ pub struct CaseCtx<'a> {
     pub timeout: Duration,
     /// Where benchmarks lay out their files.
     pub scratch: &'a std::path::Path,
+    /// Overrides the size of large memory buffers (bw_mem, STREAM arrays).
+    pub mem_bytes: Option<u64>,
 }
 
 /// What a case measured.

@@ -106,7 +106,14 @@ impl Region {
         // hugetlb mappings are aligned by the kernel).
         unsafe {
             let (flags, len) = if explicit { (libc::MAP_HUGETLB, bytes) } else { (0, bytes + HUGE) };
-            let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags, -1, 0);
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+                -1,
+                0,
+            );
             if p == libc::MAP_FAILED {
                 return Err(io::Error::last_os_error());
             }
@@ -125,7 +132,8 @@ impl Region {
         let start = format!("{:x}-", self.base as usize);
         let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return false };
         // A mapping's header starts with its address range "start-end".
-        let is_header = |l: &str| l.split_whitespace().next().is_some_and(|t| t.contains('-') && t.chars().all(|c| c.is_ascii_hexdigit() || c == '-'));
+        let is_header =
+            |l: &str| l.split_whitespace().next().is_some_and(|t| t.contains('-') && t.chars().all(|c| c.is_ascii_hexdigit() || c == '-'));
         let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&start));
         lines.next();
         lines

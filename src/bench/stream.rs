@@ -111,7 +111,13 @@ pub fn validate(a: &[f64], b: &[f64], c: &[f64], reps: usize) -> Result<(), Vali
 /// Runs `reps` repetitions (the first is discarded) with `threads` pinned
 /// threads (to `cpus` in turn), each owning a contiguous chunk, which it
 /// also initialises (first touch puts its pages near it).
-pub fn run(elements: usize, reps: usize, cpus: &[usize], threads: usize, kernel: KernelFn) -> Result<(StreamResult, (Vec<f64>, Vec<f64>, Vec<f64>)), ValidationError> {
+pub fn run(
+    elements: usize,
+    reps: usize,
+    cpus: &[usize],
+    threads: usize,
+    kernel: KernelFn,
+) -> Result<(StreamResult, (Vec<f64>, Vec<f64>, Vec<f64>)), ValidationError> {
     assert!(reps >= 2 && threads >= 1);
     let mut a = Vec::<f64>::with_capacity(elements);
     let mut b = Vec::<f64>::with_capacity(elements);

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod header;
 pub mod ipc;
 pub mod lmbench;
+pub mod memory;
 pub mod syscall;
 pub mod table;
 
@@ -39,32 +40,40 @@ pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     )
 }
 
-/// One table per family present, in registry order, then the tables that
-/// combine families.
+/// The run restricted to some suites' results (the seed tables look cases up
+/// by benchmark and parameters, so each draws only on its own suites).
+fn only_suites(doc: &RunDoc, suites: &[&str]) -> RunDoc {
+    let mut d = doc.clone();
+    d.results.retain(|r| suites.contains(&r.suite.as_str()));
+    d
+}
+
+/// Suites whose cases appear in their own seed tables rather than the
+/// generic family tables.
+const OWN_TABLES: [&str; 2] = ["lmbench", "hermit-basic"];
+
+/// The tables of a run: the generic family tables, then the seed tables.
 pub fn render_tables(doc: &RunDoc) -> String {
-    let of = |f: Family| doc.results.iter().filter(|r| r.family == f.name()).collect::<Vec<&CaseResult>>();
-    // The lmbench suite's syscall and ipc cases are rows of its own tables.
-    let not_lmbench = |f: Family| of(f).into_iter().filter(|r| r.suite != "lmbench").collect::<Vec<_>>();
-    let (sys, ipc) = (not_lmbench(Family::Syscall), not_lmbench(Family::Ipc));
-    let mut s = String::new();
+    let of = |f: Family| {
+        doc.results.iter().filter(|r| r.family == f.name() && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
+    };
+    let (sys, ipc) = (of(Family::Syscall), of(Family::Ipc));
+    let mut parts: Vec<String> = Vec::new();
     if !sys.is_empty() {
-        s += "\n";
-        s += &syscall::render(&sys);
+        parts.push(syscall::render(&sys));
     }
     if !ipc.is_empty() {
-        s += "\n";
-        s += &ipc::render(&ipc);
+        parts.push(ipc::render(&ipc));
     }
     if !ipc.is_empty() && !sys.is_empty() {
-        s += "\n";
-        s += &ipc::render_seed004(&ipc, &sys);
+        parts.push(ipc::render_seed004(&ipc, &sys));
     }
-    let lm = lmbench::render(&[doc]);
-    if !lm.is_empty() {
-        s += "\n";
-        s += &lm;
-    }
-    s
+    parts.push(lmbench::render(&[&only_suites(doc, &["lmbench", "quick"])]));
+    parts.push(memory::render_hermit(&only_suites(doc, &["hermit-basic", "quick"])));
+    parts.push(memory::render_stream(doc));
+    parts.push(memory::render_memcpy(doc));
+    parts.push(memory::render_alloc(doc));
+    parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }
 
 /// The whole run: header, then its tables.

@@ -30,7 +30,7 @@ pub fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
     }
 }
 
-fn ram_bytes() -> u64 {
+pub fn ram_bytes() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
@@ -74,7 +74,7 @@ pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         }
         BwKind::MemRd | BwKind::MemWr | BwKind::MemCp => {
             let llc = bw::llc_bytes();
-            let bytes = bw::mem_buffer_bytes(llc, ram_bytes());
+            let bytes = ctx.mem_bytes.unwrap_or_else(|| bw::mem_buffer_bytes(llc, ram_bytes()));
             details.insert("llc_bytes".into(), json!(llc));
             details.insert("buffer_bytes".into(), json!(bytes));
             let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;

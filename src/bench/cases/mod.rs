@@ -2,11 +2,15 @@
 //! can run here, and how one case runs and becomes a CaseData.
 
 pub mod aim;
+pub mod alloc;
 pub mod bw;
 pub mod ctx;
+pub mod hermit;
 pub mod ipc;
+pub mod memcpy;
 pub mod pagefault;
 pub mod proc;
+pub mod stream;
 pub mod syscall;
 
 use super::{CaseCtx, CaseError};

@@ -1,0 +1,49 @@
+//! HermitCore's basic benchmark extras: sched_yield with a second runnable
+//! thread on the CPU, and malloc(1 MiB) + free.
+
+use super::{pinned, summary};
+use crate::bench::hermit::{self, Yielder};
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::clock::Tsc;
+use crate::harness;
+use crate::results::Metric;
+use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HermitOp {
+    YieldBusy,
+    Malloc1M,
+}
+
+impl HermitOp {
+    pub const ALL: [HermitOp; 2] = [HermitOp::YieldBusy, HermitOp::Malloc1M];
+    pub fn name(self) -> &'static str {
+        match self {
+            HermitOp::YieldBusy => "sched_yield-busy",
+            HermitOp::Malloc1M => "malloc-1m",
+        }
+    }
+    pub fn description(self) -> &'static str {
+        match self {
+            HermitOp::YieldBusy => "sched_yield with a second thread yielding on the same CPU (each call switches to it and back)",
+            HermitOp::Malloc1M => "malloc(1 MiB) + free through the C library (untouched block)",
+        }
+    }
+}
+
+pub fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let (m, placement) = pinned(ctx, || {
+        let _partner = match op {
+            HermitOp::YieldBusy => Some(Yielder::start(ctx.cpus[0]).map_err(|e| CaseError::from_io("yield partner", e))?),
+            HermitOp::Malloc1M => None,
+        };
+        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| match op {
+            HermitOp::YieldBusy => hermit::yields(n),
+            HermitOp::Malloc1M => hermit::malloc_free(n, 1 << 20),
+        })
+        .map_err(|e| CaseError::from_io(op.name(), e))
+    })?;
+    let mut details = serde_json::Map::new();
+    details.insert("inner".into(), json!(m.inner));
+    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_op", summary(&m)?, ctx.clock)], details })
+}

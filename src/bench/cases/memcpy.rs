@@ -1,0 +1,77 @@
+//! memcpy: size x (source offset, destination offset), one benchmark per implementation.
+
+use super::{pinned, rate_summary, summary};
+use crate::bench::memcpy::{Buffers, Impl, copy};
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::clock::Tsc;
+use crate::harness;
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use serde_json::json;
+
+pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
+pub const SIZES_QUICK: [u64; 3] = [64, 4 << 10, 1 << 20];
+/// (source, destination) offsets from a page boundary: each side alone, then both.
+pub const OFFSETS_FULL: [(u64, u64); 16] = [
+    (0, 0),
+    (1, 0),
+    (4, 0),
+    (8, 0),
+    (32, 0),
+    (64, 0),
+    (0, 1),
+    (0, 4),
+    (0, 8),
+    (0, 32),
+    (0, 64),
+    (1, 1),
+    (4, 4),
+    (8, 8),
+    (32, 32),
+    (64, 64),
+];
+pub const OFFSETS_QUICK: [(u64, u64); 4] = [(0, 0), (1, 0), (0, 1), (1, 1)];
+
+pub fn cases(scale: Scale) -> Vec<Params> {
+    let (sizes, offsets): (&[u64], &[(u64, u64)]) = match scale {
+        Scale::Quick => (&SIZES_QUICK, &OFFSETS_QUICK),
+        Scale::Full => (&SIZES_FULL, &OFFSETS_FULL),
+    };
+    let mut out = Vec::new();
+    for &size in sizes {
+        for &(s, d) in offsets {
+            let mut p = Params::new();
+            p.insert("bytes".into(), json!(size));
+            p.insert("src_off".into(), json!(s));
+            p.insert("dst_off".into(), json!(d));
+            out.push(p);
+        }
+    }
+    out
+}
+
+pub fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let get =
+        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
+    let (size, so, dof) = (get("bytes")? as usize, get("src_off")? as usize, get("dst_off")? as usize);
+    let mut b = Buffers::new(size).map_err(|e| CaseError::from_io("memcpy buffers", e))?;
+    let (m, placement) = pinned(ctx, || {
+        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
+            let (d, s) = b.windows(so, dof);
+            for _ in 0..n {
+                copy(imp, d, s);
+            }
+            crate::watchdog::check().map_err(|_| CaseError::Interrupted)
+        })
+    })?;
+    let mut details = serde_json::Map::new();
+    details.insert("inner".into(), json!(m.inner));
+    Ok(CaseData {
+        placement,
+        metrics: vec![
+            Metric::rate("bandwidth", "MB/s", rate_summary(&m, ctx.clock.tsc_hz, size as f64, 1e6)?),
+            Metric::cycles("per_copy", summary(&m)?, ctx.clock),
+        ],
+        details,
+    })
+}

@@ -1,0 +1,70 @@
+//! STREAM: one case single-threaded, one with a pinned thread per CPU given.
+
+use crate::bench::stream::{self, Kernel};
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::placement::Placement;
+use crate::registry::Scale;
+use crate::results::{Better, Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+
+/// Quick runs use arrays this large (below the 4x LLC rule, and said so).
+pub const QUICK_ARRAY_BYTES: u64 = 64 << 20;
+
+pub fn cases(scale: Scale) -> Vec<Params> {
+    ["single", "per-cpu"]
+        .into_iter()
+        .map(|t| {
+            let mut p = Params::new();
+            p.insert("threads".into(), json!(t));
+            if scale == Scale::Quick {
+                p.insert("array_bytes".into(), json!(QUICK_ARRAY_BYTES));
+            }
+            p
+        })
+        .collect()
+}
+
+pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let per_cpu = ctx.params.get("threads").and_then(|v| v.as_str()) == Some("per-cpu");
+    let threads = if per_cpu { ctx.cpus.len() } else { 1 };
+    let llc = crate::bench::bw::llc_bytes();
+    let fixed = ctx.params.get("array_bytes").and_then(|v| v.as_u64());
+    let elements = stream::array_len(llc, fixed.or(ctx.mem_bytes), crate::bench::cases::bw::ram_bytes());
+    // STREAM's default is 10 repetitions; short harness settings (quick, tests) use fewer.
+    let reps = (ctx.harness.batches + 1).clamp(3, 11);
+    let (r, _) = stream::run(elements, reps, ctx.cpus, threads, stream::kernels).map_err(|e| CaseError::Failed(e.to_string()))?;
+    let mut metrics = Vec::new();
+    for k in &r.kernels {
+        let rates: Vec<f64> = k.times.iter().map(|t| k.bytes as f64 / t / 1e6).collect();
+        let name = k.kernel.name().to_lowercase();
+        metrics.push(Metric::rate(
+            &format!("{name}_rate"),
+            "MB/s",
+            Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))?,
+        ));
+        let mut t =
+            Metric::rate(&format!("{name}_time"), "s", Summary::of(&k.times).ok_or_else(|| CaseError::Failed("no samples".into()))?);
+        t.better = Better::Lower;
+        metrics.push(t);
+    }
+    let array_bytes = elements as u64 * 8;
+    let mut details = serde_json::Map::new();
+    details.insert("elements".into(), json!(elements));
+    details.insert("array_bytes".into(), json!(array_bytes));
+    details.insert("llc_bytes".into(), json!(llc));
+    details.insert("meets_4x_llc".into(), json!(llc.is_none_or(|l| array_bytes >= 4 * l)));
+    details.insert("repetitions_counted".into(), json!(reps - 1));
+    details.insert("bytes_per_element".into(), json!(Kernel::ALL.map(|k| (k.name(), k.bytes_per_element())).to_vec()));
+    Ok(CaseData {
+        placement: Placement {
+            actors: format!("{threads} thread{}", if threads > 1 { "s, one pinned per CPU" } else { "" }),
+            cpus: ctx.cpus.iter().copied().take(threads).collect(),
+            observed_cpus: vec![],
+            policy: ctx.policy.to_string(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics,
+        details,
+    })
+}
