@@ -218,18 +218,19 @@ impl BlockAllocator for BestFit {
     }
     fn free(&mut self, addr: usize) {
         let (mut start, mut len) = (addr, self.block);
-        if let Some((&ps, &pl)) = self.by_addr.range(..addr).next_back() {
-            if ps + pl == addr {
-                self.remove(ps, pl);
-                start = ps;
-                len += pl;
-            }
+        // Coalesce with the free range just before and just after, if adjacent.
+        if let Some((&ps, &pl)) = self.by_addr.range(..addr).next_back()
+            && ps + pl == addr
+        {
+            self.remove(ps, pl);
+            start = ps;
+            len += pl;
         }
-        if let Some((&ns, &nl)) = self.by_addr.range(addr + self.block..).next() {
-            if ns == addr + self.block {
-                self.remove(ns, nl);
-                len += nl;
-            }
+        if let Some((&ns, &nl)) = self.by_addr.range(addr + self.block..).next()
+            && ns == addr + self.block
+        {
+            self.remove(ns, nl);
+            len += nl;
         }
         self.insert(start, len);
     }
@@ -302,7 +303,7 @@ mod tests {
                 let mut rng = 12345u64;
                 for step in 0..5000 {
                     rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                    let grow = live.len() < 20 || (rng >> 33) % 3 != 0 && live.len() < capacity;
+                    let grow = live.len() < 20 || !(rng >> 33).is_multiple_of(3) && live.len() < capacity;
                     if grow {
                         let Some(p) = a.alloc() else { panic!("{kind:?} {size}: out of space at {} live blocks", live.len()) };
                         assert_eq!(p % ALIGN, 0, "{kind:?}: misaligned block");

@@ -108,6 +108,9 @@ pub fn validate(a: &[f64], b: &[f64], c: &[f64], reps: usize) -> Result<(), Vali
     Ok(())
 }
 
+/// The three arrays, after the run (for inspection).
+pub type Arrays = (Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// Runs `reps` repetitions (the first is discarded) with `threads` pinned
 /// threads (to `cpus` in turn), each owning a contiguous chunk, which it
 /// also initialises (first touch puts its pages near it).
@@ -117,7 +120,7 @@ pub fn run(
     cpus: &[usize],
     threads: usize,
     kernel: KernelFn,
-) -> Result<(StreamResult, (Vec<f64>, Vec<f64>, Vec<f64>)), ValidationError> {
+) -> Result<(StreamResult, Arrays), ValidationError> {
     assert!(reps >= 2 && threads >= 1);
     let mut a = Vec::<f64>::with_capacity(elements);
     let mut b = Vec::<f64>::with_capacity(elements);
@@ -144,25 +147,26 @@ pub fn run(
                 b.iter_mut().for_each(|x| *x = 2.0);
                 c.iter_mut().for_each(|x| *x = 0.0);
                 a.iter_mut().for_each(|x| *x *= 2.0);
-                let mut mine = vec![vec![0.0f64; reps]; 4];
-                for rep in 0..reps {
-                    for (k, kern) in Kernel::ALL.iter().enumerate() {
-                        barrier.wait();
-                        let t0 = crate::clock::monotonic_raw_ns();
-                        kernel(*kern, a, b, c);
-                        barrier.wait();
-                        mine[k][rep] = (crate::clock::monotonic_raw_ns() - t0) as f64 * 1e-9;
-                    }
-                }
-                mine
+                // Seconds per repetition, per kernel.
+                (0..reps)
+                    .map(|_| {
+                        Kernel::ALL.map(|kern| {
+                            barrier.wait();
+                            let t0 = crate::clock::monotonic_raw_ns();
+                            kernel(kern, a, b, c);
+                            barrier.wait();
+                            (crate::clock::monotonic_raw_ns() - t0) as f64 * 1e-9
+                        })
+                    })
+                    .collect::<Vec<[f64; 4]>>()
             }));
         }
         // Each kernel's time is the slowest thread's (all start together at the barrier).
         for h in handles {
             let mine = h.join().expect("a STREAM thread panicked");
-            for k in 0..4 {
-                for r in 0..reps {
-                    times[k][r] = f64::max(times[k][r], mine[k][r]);
+            for (r, row) in mine.iter().enumerate() {
+                for (k, t) in row.iter().enumerate() {
+                    times[k][r] = f64::max(times[k][r], *t);
                 }
             }
         }
