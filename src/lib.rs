@@ -10,6 +10,7 @@ pub mod clock;
 pub mod compare;
 pub mod harness;
 pub mod host;
+pub mod packet_stream;
 pub mod placement;
 pub mod registry;
 pub mod report;

@@ -138,9 +138,12 @@ impl BlockAllocator for Slab {
     }
 }
 
-struct Bitmap {
+/// Fixed slots found through a bitmap, in its own arena or over a range of
+/// addresses it does not own (offsets into a shared buffer, say).
+pub struct Bitmap {
     block: usize,
-    arena: Arena,
+    base: usize,
+    _arena: Option<Arena>,
     bits: Vec<u64>,
     slots: usize,
     hint: usize,
@@ -148,7 +151,13 @@ struct Bitmap {
 
 impl Bitmap {
     fn new(block: usize, slots: usize) -> Bitmap {
-        Bitmap { block, arena: Arena::new(block * slots), bits: vec![0; slots.div_ceil(64)], slots, hint: 0 }
+        let arena = Arena::new(block * slots);
+        Bitmap { block, base: arena.addr(), _arena: Some(arena), bits: vec![0; slots.div_ceil(64)], slots, hint: 0 }
+    }
+
+    /// Slots of `block` bytes at base, base + block, ... (nothing is allocated).
+    pub fn over(base: usize, block: usize, slots: usize) -> Bitmap {
+        Bitmap { block, base, _arena: None, bits: vec![0; slots.div_ceil(64)], slots, hint: 0 }
     }
 }
 
@@ -168,12 +177,12 @@ impl BlockAllocator for Bitmap {
             }
             self.bits[w] |= 1 << bit;
             self.hint = w;
-            return Some(self.arena.addr() + slot * self.block);
+            return Some(self.base + slot * self.block);
         }
         None
     }
     fn free(&mut self, addr: usize) {
-        let slot = (addr - self.arena.addr()) / self.block;
+        let slot = (addr - self.base) / self.block;
         self.bits[slot / 64] &= !(1 << (slot % 64));
     }
     fn block(&self) -> usize {
