@@ -9,6 +9,7 @@ use crate::bench::cases::hermit::HermitOp;
 use crate::bench::ipc::Mechanism;
 use crate::bench::memcpy::Impl as MemcpyImpl;
 use crate::bench::pagefault::FaultKind;
+use crate::bench::parallel::ParOp;
 use crate::bench::proc::ProcOp;
 use crate::bench::syscall::Syscall;
 use crate::bench::{CaseCtx, CaseData, CaseError};
@@ -29,10 +30,12 @@ pub enum Family {
     Stream,
     Memcpy,
     Alloc,
+    PacketStream,
+    Parallel,
 }
 
 impl Family {
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 13] = [
         Family::Syscall,
         Family::Ipc,
         Family::Ctx,
@@ -44,6 +47,8 @@ impl Family {
         Family::Stream,
         Family::Memcpy,
         Family::Alloc,
+        Family::PacketStream,
+        Family::Parallel,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +64,8 @@ impl Family {
             Family::Stream => "stream",
             Family::Memcpy => "memcpy",
             Family::Alloc => "alloc",
+            Family::PacketStream => "packet-stream",
+            Family::Parallel => "parallel",
         }
     }
 }
@@ -77,6 +84,8 @@ pub enum Kind {
     Stream,
     Memcpy(MemcpyImpl),
     Alloc(AllocKind),
+    PacketStream,
+    Parallel(ParOp),
 }
 
 /// How thorough a suite is.
@@ -106,7 +115,15 @@ impl Benchmark {
             Kind::Ipc(m) => cases::ipc::supported(m),
             Kind::Proc(op) => cases::proc::supported(op),
             Kind::Pagefault(k) => cases::pagefault::supported(k),
-            Kind::Ctx | Kind::Bandwidth(_) | Kind::Aim | Kind::Hermit(_) | Kind::Stream | Kind::Memcpy(_) | Kind::Alloc(_) => Ok(()),
+            Kind::Ctx
+            | Kind::Bandwidth(_)
+            | Kind::Aim
+            | Kind::Hermit(_)
+            | Kind::Stream
+            | Kind::Memcpy(_)
+            | Kind::Alloc(_)
+            | Kind::PacketStream
+            | Kind::Parallel(_) => Ok(()),
         }
     }
 
@@ -116,6 +133,8 @@ impl Benchmark {
             Kind::Stream => cases::stream::cases(scale),
             Kind::Memcpy(_) => cases::memcpy::cases(scale),
             Kind::Alloc(k) => cases::alloc::cases(k, scale),
+            Kind::PacketStream => cases::packet_stream::cases(scale),
+            Kind::Parallel(_) => cases::parallel::cases(scale),
             Kind::Ipc(_) => cases::ipc::cases(scale),
             Kind::Ctx => cases::ctx::cases(scale),
             Kind::Bandwidth(k) => cases::bw::cases(k, scale),
@@ -136,6 +155,8 @@ impl Benchmark {
             Kind::Stream => cases::stream::run(ctx),
             Kind::Memcpy(imp) => cases::memcpy::run(imp, ctx),
             Kind::Alloc(k) => cases::alloc::run(k, ctx),
+            Kind::PacketStream => cases::packet_stream::run(ctx),
+            Kind::Parallel(op) => cases::parallel::run(op, ctx),
         }
     }
 }
@@ -189,6 +210,15 @@ pub fn benchmarks() -> &'static [Benchmark] {
             let params = if k == AllocKind::Bitmap { "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full" } else { "live 25,100,400,1600; bytes 64,256,1500,4096" };
             entry(format!("alloc.{}", k.name()), Family::Alloc, Kind::Alloc(k), k.description(), params, "-")
         }));
+        v.push(entry(
+            "packet-stream.sweep".into(),
+            Family::PacketStream,
+            Kind::PacketStream,
+            "a Genode-style packet stream between two processes (shared submit/ack rings, bitmap packet slots, notifications only when a side sleeps) against synchronous RPC over shared memory and a UNIX socket",
+            "mode stream|rpc-shm|rpc-unix; batch 1,4,16,64; depth 16,64,256,1024; bytes 64,1024,1500,4096; notify futex|eventfd",
+            "2 CPUs for cross-core",
+        ));
+        v.extend(ParOp::ALL.map(|op| entry(format!("parallel.{}", op.name()), Family::Parallel, Kind::Parallel(op), op.description(), "instances 1..all allowed CPUs", "-")));
         v
     })
 }
@@ -229,6 +259,8 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Stream),
             Member::Family(Family::Memcpy),
             Member::Family(Family::Alloc),
+            Member::Family(Family::PacketStream),
+            Member::Family(Family::Parallel),
         ],
         scale: Scale::Quick,
     },
@@ -290,6 +322,18 @@ pub const SUITES: &[Suite] = &[
         name: "alloc",
         description: "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (seed 002)",
         members: &[Member::Family(Family::Alloc)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "packet-stream",
+        description: "shared-memory packet stream with batched notifications against synchronous RPC (seed 002)",
+        members: &[Member::Family(Family::PacketStream)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "parallel",
+        description: "syscall and same-core IPC on 1..all CPUs at once (seed 004's plots)",
+        members: &[Member::Family(Family::Parallel)],
         scale: Scale::Full,
     },
 ];

@@ -11,6 +11,7 @@ pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
 pub mod pagefault;
+pub mod parallel;
 pub mod proc;
 pub mod scratch;
 pub mod stream;

@@ -1,0 +1,129 @@
+//! The packet stream swept over batch size, queue depth and packet size,
+//! against synchronous RPC over the same shared memory and over a UNIX socket.
+
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::packet_stream::{self, StreamResult, StreamSpec, rpc};
+use crate::placement::Placement;
+use crate::registry::Scale;
+use crate::results::{Better, Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+use std::time::Duration;
+
+pub const BATCHES: [u64; 4] = [1, 4, 16, 64];
+pub const DEPTHS: [u64; 4] = [16, 64, 256, 1024];
+pub const SIZES: [u64; 4] = [64, 1024, 1500, 4096];
+
+fn case(mode: &str, batch: u64, depth: u64, bytes: u64, notify: &str) -> Params {
+    let mut p = Params::new();
+    p.insert("mode".into(), json!(mode));
+    p.insert("batch".into(), json!(batch));
+    p.insert("depth".into(), json!(depth));
+    p.insert("bytes".into(), json!(bytes));
+    p.insert("notify".into(), json!(notify));
+    p
+}
+
+pub fn cases(scale: Scale) -> Vec<Params> {
+    let mut out = Vec::new();
+    let (batches, depths, sizes): (&[u64], &[u64], &[u64]) = match scale {
+        Scale::Quick => (&[1, 16], &[64], &[64, 1500]),
+        Scale::Full => (&BATCHES, &DEPTHS, &SIZES),
+    };
+    for &bytes in sizes {
+        for &depth in depths {
+            for &batch in batches {
+                out.push(case("stream", batch, depth, bytes, "futex"));
+            }
+        }
+        if scale == Scale::Full {
+            for batch in [1, 16] {
+                out.push(case("stream", batch, 256, bytes, "eventfd"));
+            }
+        }
+        // Synchronous RPC: one packet in flight.
+        out.push(case("rpc-shm", 1, 2, bytes, "futex"));
+        out.push(case("rpc-unix", 1, 1, bytes, "-"));
+    }
+    out
+}
+
+pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let get =
+        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
+    let mode = ctx.params.get("mode").and_then(|v| v.as_str()).unwrap_or("stream").to_string();
+    let (batch, depth, bytes) = (get("batch")? as u32, get("depth")? as u32, get("bytes")? as u32);
+    let eventfd = ctx.params.get("notify").and_then(|v| v.as_str()) == Some("eventfd");
+    let cpus = (ctx.cpus[0], *ctx.cpus.get(1).unwrap_or(&ctx.cpus[0]));
+    // Each round lasts 12 batch targets (24 ms quick, 60 ms full), at least 10 ms; 3 rounds.
+    let round = Duration::from_secs_f64((ctx.harness.target_batch_cycles as f64 / ctx.clock.tsc_hz * 12.0).max(0.01));
+    let mut rounds: Vec<StreamResult> = Vec::new();
+    for _ in 0..3 {
+        if crate::watchdog::interrupted().is_some() {
+            return Err(CaseError::Interrupted);
+        }
+        let r = if mode == "rpc-unix" {
+            rpc::unix_rpc(bytes, cpus, round, ctx.timeout).map_err(|e| CaseError::from_io("rpc over a UNIX socket", e))?
+        } else {
+            let spec = StreamSpec {
+                batch,
+                depth,
+                packet: bytes,
+                eventfd,
+                cpus,
+                duration: round,
+                max_packets: u64::MAX,
+                random_batches: false,
+                timeout: ctx.timeout,
+            };
+            packet_stream::run(&spec).map_err(|e| CaseError::Failed(e.to_string()))?
+        };
+        rounds.push(r);
+    }
+    let no = || CaseError::Failed("no packets went through".into());
+    let per_round = |f: &dyn Fn(&StreamResult) -> f64| Summary::of(&rounds.iter().map(f).collect::<Vec<_>>()).ok_or_else(no);
+    let pps = per_round(&|r| r.packets as f64 / r.seconds)?;
+    let mibs = per_round(&|r| r.packets as f64 * bytes as f64 / r.seconds / (1 << 20) as f64)?;
+    // Notifications are counted by the rings; a socket's wake-ups happen in
+    // the kernel and are not counted, so that mode has no such metric.
+    let notif = if mode == "rpc-unix" {
+        None
+    } else {
+        let mut n = Metric::rate("notifications_per_packet", "1/packet", per_round(&|r| r.notifications as f64 / r.packets.max(1) as f64)?);
+        n.better = Better::Lower;
+        Some(n)
+    };
+    let mut src_cpu = Metric::rate("source_cpu_per_packet", "ns", per_round(&|r| r.source_cpu_ns as f64 / r.packets.max(1) as f64)?);
+    src_cpu.better = Better::Lower;
+    let mut sink_cpu = Metric::rate("sink_cpu_per_packet", "ns", per_round(&|r| r.sink_cpu_ns as f64 / r.packets.max(1) as f64)?);
+    sink_cpu.better = Better::Lower;
+    let lat: Vec<f64> = rounds.iter().flat_map(|r| r.latencies.iter().map(|&c| c as f64)).collect();
+    let latency = Summary::of(&lat).ok_or_else(no)?;
+    let mut details = serde_json::Map::new();
+    details.insert("packets".into(), json!(rounds.iter().map(|r| r.packets).sum::<u64>()));
+    details.insert("notifications".into(), json!(rounds.iter().map(|r| r.notifications).sum::<u64>()));
+    details.insert("effective_batch".into(), json!(batch.min(depth.saturating_sub(1)).max(1)));
+    details.insert("max_in_flight".into(), json!(rounds.iter().map(|r| r.max_in_flight).max()));
+    details.insert("round_seconds".into(), json!(round.as_secs_f64()));
+    Ok(CaseData {
+        placement: Placement {
+            actors: "source process + sink process".into(),
+            cpus: vec![cpus.0, cpus.1],
+            observed_cpus: vec![],
+            policy: "SCHED_OTHER".into(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics: [
+            Some(Metric::rate("packets_per_s", "packets/s", pps)),
+            Some(Metric::rate("mib_per_s", "MiB/s", mibs)),
+            notif,
+            Some(Metric::cycles("latency", latency, ctx.clock)),
+            Some(src_cpu),
+            Some(sink_cpu),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        details,
+    })
+}

@@ -1,0 +1,52 @@
+//! Every CPU at once: 1, 2, ... all allowed CPUs, one instance pinned per CPU.
+
+use crate::bench::parallel::{self, ParOp};
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::placement::{self, Placement};
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+
+pub fn cases(_: Scale) -> Vec<Params> {
+    (1..=placement::allowed_cpus().len())
+        .map(|n| {
+            let mut p = Params::new();
+            p.insert("instances".into(), json!(n));
+            p
+        })
+        .collect()
+}
+
+pub fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let n = ctx
+        .params
+        .get("instances")
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| CaseError::Failed("case parameter 'instances' missing".into()))? as usize;
+    let all = placement::allowed_cpus();
+    let cpus =
+        all.get(..n).ok_or_else(|| CaseError::NotApplicable(format!("{n} instances need {n} CPUs; this process may use {}", all.len())))?;
+    let inst = parallel::run(op, cpus, &ctx.harness, ctx.clock.overhead_cycles, ctx.timeout).map_err(CaseError::Failed)?;
+    let medians: Vec<f64> = inst.iter().map(|i| i.per_op.median).collect();
+    // Every batch of every instance: the spread shows both noise and any imbalance between CPUs.
+    let all: Vec<f64> = inst.iter().flat_map(|i| i.samples.iter().copied()).collect();
+    let per_op = Summary::of(&all).ok_or_else(|| CaseError::Failed("no instance".into()))?;
+    let mut details = serde_json::Map::new();
+    details.insert(
+        "per_cpu".into(),
+        json!(inst.iter().map(|i| json!({"cpu": i.cpu, "observed": i.observed, "median_cycles": i.per_op.median, "min_cycles": i.per_op.min, "cv": i.per_op.cv})).collect::<Vec<_>>()),
+    );
+    details.insert("aggregate_mops".into(), json!(medians.iter().map(|m| ctx.clock.tsc_hz / m / 1e6).sum::<f64>()));
+    Ok(CaseData {
+        placement: Placement {
+            actors: format!("{n} instance{} pinned one per CPU", if n > 1 { "s" } else { "" }),
+            cpus: cpus.to_vec(),
+            observed_cpus: inst.iter().map(|i| i.observed[0]).collect(),
+            policy: "SCHED_OTHER".into(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics: vec![Metric::cycles("per_op", per_op, ctx.clock)],
+        details,
+    })
+}
