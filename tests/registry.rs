@@ -109,3 +109,21 @@ fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
         assert!(r.reason.unwrap().contains("mlockall"));
     }
 }
+
+#[test]
+fn the_packet_stream_sweep_counts_fewer_notifications_than_packets_when_batching() {
+    let ex = execution();
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let suite = registry::find_suite("packet-stream").unwrap();
+    let plan = runner::plan(&[suite], None);
+    let batched: Vec<_> = plan.iter().filter(|p| p.params["mode"] == "stream" && p.params["batch"].as_u64().unwrap() > 1).take(6).collect();
+    assert!(!batched.is_empty());
+    for p in batched {
+        let r = runner::run_case(p, &ex, &clock);
+        assert_eq!(r.status, CaseStatus::Ok, "{}: {:?}", p.label(), r.reason);
+        let packets = r.details["packets"].as_u64().unwrap();
+        let notifications = r.details["notifications"].as_u64().unwrap();
+        assert!(packets > 0);
+        assert!(notifications < packets, "{}: {notifications} notifications for {packets} packets", p.label());
+    }
+}

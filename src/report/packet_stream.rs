@@ -94,6 +94,26 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
     }
     s += &t.render();
     s += "  (a UNIX socket's wake-ups happen inside the kernel and are not counted: '-')\n";
+    // Where RPC wins: median latency by depth (batch 1) against the RPCs.
+    s += "\nsubmit-to-acknowledge latency, median TSC cycles: stream at batch 1 by queue depth, against synchronous RPC\n";
+    let mut headers = vec!["bytes".to_string()];
+    headers.extend(depths.iter().map(|d| format!("depth {d}")));
+    headers.extend(["rpc shm".to_string(), "rpc unix".to_string()]);
+    let mut lt = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let lat = |r: Option<&CaseResult>| r.and_then(|r| r.metric("latency")).map_or("-".into(), |m| cycles(m.summary.median));
+    for &size in &sizes {
+        let mut row = vec![size.to_string()];
+        for &d in &depths {
+            row.push(lat(ok(doc, "packet-stream.sweep", |r| {
+                stream(&&r) && r.param_u64("bytes") == Some(size) && r.param_u64("batch") == Some(1) && r.param_u64("depth") == Some(d)
+            })));
+        }
+        for mode in ["rpc-shm", "rpc-unix"] {
+            row.push(lat(ok(doc, "packet-stream.sweep", |r| r.param_str("mode") == Some(mode) && r.param_u64("bytes") == Some(size))));
+        }
+        lt.row(row);
+    }
+    s += &lt.render();
     let failed: Vec<String> = rs
         .iter()
         .filter(|r| r.status != CaseStatus::Ok)
