@@ -16,6 +16,14 @@ fn tempdir(name: &str) -> PathBuf {
     d
 }
 
+/// A tiny run of the syscall suite into `d`, with extra arguments (the
+/// number of batches among them).
+fn tiny_syscall_run(d: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["run", "--suite", "syscall", "--batch-ms", "0.05", "--quiet", "--results", d.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    oscycles(&args)
+}
+
 fn refused(args: &[&str], needle: &str) {
     let out = oscycles(args);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -77,7 +85,7 @@ fn only_json(dir: &Path) -> PathBuf {
 #[test]
 fn a_tiny_run_saves_a_document_that_show_prints_again() {
     let d = tempdir("tiny");
-    let out = oscycles(&["run", "--suite", "syscall", "--batches", "3", "--batch-ms", "0.05", "--quiet", "--results", d.to_str().unwrap()]);
+    let out = tiny_syscall_run(&d, &["--batches", "3"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("syscall: cost per call"), "{stdout}");
@@ -145,21 +153,7 @@ fn an_interrupted_run_keeps_what_it_measured() {
 #[test]
 fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
     let d = tempdir("rt");
-    let out = oscycles(&[
-        "run",
-        "--rt",
-        "--suite",
-        "syscall",
-        "--bench",
-        "syscall.getpid",
-        "--batches",
-        "2",
-        "--batch-ms",
-        "0.05",
-        "--quiet",
-        "--results",
-        d.to_str().unwrap(),
-    ]);
+    let out = tiny_syscall_run(&d, &["--batches", "2", "--rt", "--bench", "syscall.getpid"]);
     if out.status.success() {
         let doc = oscycles::store::load(&only_json(&d)).unwrap();
         assert_eq!(doc.condition.isolation, "rt");
@@ -177,20 +171,7 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
 /// Two crafted runs: a real document as a template, with medians and CVs
 /// set to known values.
 fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
-    let out = oscycles(&[
-        "run",
-        "--suite",
-        "syscall",
-        "--bench",
-        "syscall.getpid,syscall.getppid,syscall.read",
-        "--batches",
-        "2",
-        "--batch-ms",
-        "0.05",
-        "--quiet",
-        "--results",
-        d.to_str().unwrap(),
-    ]);
+    let out = tiny_syscall_run(d, &["--batches", "2", "--bench", "syscall.getpid,syscall.getppid,syscall.read"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let template = oscycles::store::load(&only_json(d)).unwrap();
     let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, cv: f64, better: oscycles::results::Better| {

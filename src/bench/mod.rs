@@ -59,6 +59,16 @@ pub enum CaseError {
     Interrupted,
 }
 
+impl CaseCtx<'_> {
+    /// A numeric case parameter, or a failure naming it.
+    pub fn u64_param(&self, key: &str) -> Result<u64, CaseError> {
+        self.params
+            .get(key)
+            .and_then(|v| v.as_u64())
+            .ok_or_else(|| CaseError::Failed(format!("case parameter '{key}' missing or not a number")))
+    }
+}
+
 impl CaseError {
     /// An I/O error of `what`, or Interrupted when a signal stopped the run.
     pub fn from_io(what: &str, e: std::io::Error) -> Self {

@@ -172,36 +172,34 @@ impl<const N: usize> Ring<N> {
         false
     }
 
-    /// Consumer: sleeps until the ring is not empty (or `stop()` says so).
-    pub fn wait_not_empty(&self, notify: Notify, stop: impl Fn() -> bool) {
-        while self.is_empty() && !stop() {
-            self.consumer_waiting.0.store(1, Ordering::SeqCst);
+    /// Sleeps on `flag` until `ready()` (or `stop()`): announce, check again,
+    /// sleep; the other side clears the flag and wakes us (see `publish` and
+    /// `released`). `fd` is the eventfd that side signals.
+    fn sleep_until(flag: &AtomicU32, ready: impl Fn() -> bool, notify: Notify, fd: impl Fn(Notify) -> i32, stop: impl Fn() -> bool) {
+        while !ready() && !stop() {
+            flag.store(1, Ordering::SeqCst);
             fence(Ordering::SeqCst);
-            if !self.is_empty() || stop() {
-                self.consumer_waiting.0.store(0, Ordering::SeqCst);
+            if ready() || stop() {
+                flag.store(0, Ordering::SeqCst);
                 return;
             }
             match notify {
-                Notify::Futex => futex_wait(&self.consumer_waiting.0, 1),
-                Notify::Eventfd(to_consumer, _) => eventfd_drain(to_consumer),
+                Notify::Futex => futex_wait(flag, 1),
+                Notify::Eventfd(..) => eventfd_drain(fd(notify)),
             }
         }
     }
 
+    /// Consumer: sleeps until the ring is not empty (or `stop()` says so).
+    pub fn wait_not_empty(&self, notify: Notify, stop: impl Fn() -> bool) {
+        let to_consumer = |n| if let Notify::Eventfd(c, _) = n { c } else { -1 };
+        Self::sleep_until(&self.consumer_waiting.0, || !self.is_empty(), notify, to_consumer, stop);
+    }
+
     /// Producer: sleeps until the ring has room for `want` entries.
     pub fn wait_room(&self, want: u32, notify: Notify, stop: impl Fn() -> bool) {
-        while self.free_slots() < want && !stop() {
-            self.producer_waiting.0.store(1, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if self.free_slots() >= want || stop() {
-                self.producer_waiting.0.store(0, Ordering::SeqCst);
-                return;
-            }
-            match notify {
-                Notify::Futex => futex_wait(&self.producer_waiting.0, 1),
-                Notify::Eventfd(_, to_producer) => eventfd_drain(to_producer),
-            }
-        }
+        let to_producer = |n| if let Notify::Eventfd(_, p) = n { p } else { -1 };
+        Self::sleep_until(&self.producer_waiting.0, || self.free_slots() >= want, notify, to_producer, stop);
     }
 
     /// Wakes both sides whatever they wait for (used to stop).

@@ -26,9 +26,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
 }
 
 pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let tasks =
-        ctx.params.get("tasks").and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed("case parameter 'tasks' missing".into()))?
-            as usize;
+    let tasks = ctx.u64_param("tasks")? as usize;
     // A round lasts 50 batch targets (100 ms in quick, 250 ms in full), within 50 ms .. 2 s;
     // rounds = batches, at most 5.
     let target_s = ctx.harness.target_batch_cycles as f64 / ctx.clock.tsc_hz;

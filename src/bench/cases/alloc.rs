@@ -35,9 +35,7 @@ pub fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
 }
 
 pub fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let get =
-        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
-    let (live, bytes) = (get("live")? as usize, get("bytes")? as usize);
+    let (live, bytes) = (ctx.u64_param("live")? as usize, ctx.u64_param("bytes")? as usize);
     // Half: the arena holds twice the live set. Nearly full: 1% spare (at least one slot).
     let capacity = match ctx.params.get("fill").and_then(|v| v.as_str()) {
         Some("nearly-full") => live + (live / 100).max(1),

@@ -27,11 +27,9 @@ pub fn cases(scale: Scale) -> Vec<Params> {
 }
 
 pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let get =
-        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
     let spec = RingSpec {
-        procs: get("procs")? as usize,
-        ws_kib: get("ws_kib")? as usize,
+        procs: ctx.u64_param("procs")? as usize,
+        ws_kib: ctx.u64_param("ws_kib")? as usize,
         cpu: ctx.cpus[0],
         policy: ctx.policy,
         timeout: ctx.timeout,

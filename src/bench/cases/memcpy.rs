@@ -51,9 +51,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
 }
 
 pub fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let get =
-        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
-    let (size, so, dof) = (get("bytes")? as usize, get("src_off")? as usize, get("dst_off")? as usize);
+    let (size, so, dof) = (ctx.u64_param("bytes")? as usize, ctx.u64_param("src_off")? as usize, ctx.u64_param("dst_off")? as usize);
     let mut b = Buffers::new(size).map_err(|e| CaseError::from_io("memcpy buffers", e))?;
     let (m, placement) = pinned(ctx, || {
         harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {

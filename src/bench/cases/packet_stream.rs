@@ -49,10 +49,8 @@ pub fn cases(scale: Scale) -> Vec<Params> {
 }
 
 pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let get =
-        |k: &str| ctx.params.get(k).and_then(|v| v.as_u64()).ok_or_else(|| CaseError::Failed(format!("case parameter '{k}' missing")));
     let mode = ctx.params.get("mode").and_then(|v| v.as_str()).unwrap_or("stream").to_string();
-    let (batch, depth, bytes) = (get("batch")? as u32, get("depth")? as u32, get("bytes")? as u32);
+    let (batch, depth, bytes) = (ctx.u64_param("batch")? as u32, ctx.u64_param("depth")? as u32, ctx.u64_param("bytes")? as u32);
     let eventfd = ctx.params.get("notify").and_then(|v| v.as_str()) == Some("eventfd");
     let cpus = (ctx.cpus[0], *ctx.cpus.get(1).unwrap_or(&ctx.cpus[0]));
     // Each round lasts 12 batch targets (24 ms quick, 60 ms full), at least 10 ms; 3 rounds.

@@ -19,11 +19,7 @@ pub fn cases(_: Scale) -> Vec<Params> {
 }
 
 pub fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let n = ctx
-        .params
-        .get("instances")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| CaseError::Failed("case parameter 'instances' missing".into()))? as usize;
+    let n = ctx.u64_param("instances")? as usize;
     let all = placement::allowed_cpus();
     let cpus =
         all.get(..n).ok_or_else(|| CaseError::NotApplicable(format!("{n} instances need {n} CPUs; this process may use {}", all.len())))?;
