@@ -132,16 +132,23 @@ impl<const N: usize> Ring<N> {
         let head = self.head.0.load(Ordering::Relaxed).wrapping_add(*pending);
         self.head.0.store(head, Ordering::Release);
         *pending = 0;
+        let to_consumer = if let Notify::Eventfd(c, _) = notify { c } else { -1 };
+        self.wake_if_waiting(&self.consumer_waiting.0, notify, to_consumer)
+    }
+
+    /// After publishing: if the other side announced that it sleeps on
+    /// `flag`, clear the flag and wake it (futex on the flag, or `fd`).
+    fn wake_if_waiting(&self, flag: &AtomicU32, notify: Notify, fd: i32) -> bool {
         fence(Ordering::SeqCst);
-        if self.consumer_waiting.0.swap(0, Ordering::SeqCst) == 1 {
-            self.notifications.0.fetch_add(1, Ordering::Relaxed);
-            match notify {
-                Notify::Futex => futex_wake(&self.consumer_waiting.0),
-                Notify::Eventfd(to_consumer, _) => eventfd_signal(to_consumer),
-            }
-            return true;
+        if flag.swap(0, Ordering::SeqCst) != 1 {
+            return false;
         }
-        false
+        self.notifications.0.fetch_add(1, Ordering::Relaxed);
+        match notify {
+            Notify::Futex => futex_wake(flag),
+            Notify::Eventfd(..) => eventfd_signal(fd),
+        }
+        true
     }
 
     /// Consumer: takes the next descriptor, if any (the slot is released at
@@ -160,16 +167,8 @@ impl<const N: usize> Ring<N> {
 
     /// Consumer: after taking entries, wakes a producer that waits for room.
     pub fn released(&self, notify: Notify) -> bool {
-        fence(Ordering::SeqCst);
-        if self.producer_waiting.0.swap(0, Ordering::SeqCst) == 1 {
-            self.notifications.0.fetch_add(1, Ordering::Relaxed);
-            match notify {
-                Notify::Futex => futex_wake(&self.producer_waiting.0),
-                Notify::Eventfd(_, to_producer) => eventfd_signal(to_producer),
-            }
-            return true;
-        }
-        false
+        let to_producer = if let Notify::Eventfd(_, p) = notify { p } else { -1 };
+        self.wake_if_waiting(&self.producer_waiting.0, notify, to_producer)
     }
 
     /// Sleeps on `flag` until `ready()` (or `stop()`): announce, check again,
