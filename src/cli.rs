@@ -4,7 +4,7 @@
 
 use crate::placement;
 use crate::registry::{self, Suite};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -157,4 +157,27 @@ pub fn resolve_cpus(list: Option<&str>) -> Result<Vec<usize>, UsageError> {
             Ok(allowed.into_iter().take(2).collect())
         }
     }
+}
+
+/// The help of `run`, from the registry: every suite with its description,
+/// and every benchmark id by family.
+pub fn run_after_help() -> String {
+    let mut s = String::from("Suites:\n");
+    for su in registry::SUITES {
+        s += &format!("  {:<14} {}\n", su.name, su.description);
+    }
+    s += "\nBenchmarks (for --bench), by family; `oscycles list` says which run here:\n";
+    for f in registry::Family::ALL {
+        let ids: Vec<&str> = registry::benchmarks().iter().filter(|b| b.family == f).map(|b| b.id.as_str()).collect();
+        s += &format!("  {:<14} {}\n", f.name(), ids.join(", "));
+    }
+    s
+}
+
+/// Parses the command line with the registry's suites and benchmarks in
+/// `run --help`.
+pub fn parse_with_registry_help() -> Cli {
+    let cmd = Cli::command().mut_subcommand("run", |c| c.after_help(run_after_help()));
+    let matches = cmd.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }

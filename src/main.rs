@@ -1,6 +1,5 @@
 use anyhow::{Context, Result};
-use clap::Parser;
-use oscycles::cli::{self, Cli, Command, RunArgs, UsageError};
+use oscycles::cli::{self, Command, RunArgs, UsageError};
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
 use oscycles::placement::{self, Policy};
@@ -14,7 +13,7 @@ use std::time::Duration;
 const RT_PRIORITY: i32 = 50;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = cli::parse_with_registry_help();
     let r = match cli.command {
         Command::List => {
             print!("{}", report::render_list());

@@ -231,3 +231,16 @@ fn compare_refuses_incomparable_runs_with_exit_code_2() {
     refused(&["compare", a.to_str().unwrap(), eb.to_str().unwrap()], "no measured case in common");
     refused(&["compare", a.to_str().unwrap()], "<B>");
 }
+
+#[test]
+fn run_help_names_every_suite_and_benchmark_from_the_registry() {
+    let out = oscycles(&["run", "--help"]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    for su in oscycles::registry::SUITES {
+        assert!(s.contains(su.name), "run --help lacks suite {}", su.name);
+    }
+    for b in oscycles::registry::benchmarks() {
+        assert!(s.contains(&b.id), "run --help lacks {}", b.id);
+    }
+}
