@@ -6,6 +6,7 @@ use crate::bench::alloc::Kind as AllocKind;
 use crate::bench::bw::BwKind;
 use crate::bench::cases;
 use crate::bench::cases::hermit::HermitOp;
+use crate::bench::control::Wait;
 use crate::bench::ipc::Mechanism;
 use crate::bench::memcpy::Impl as MemcpyImpl;
 use crate::bench::pagefault::FaultKind;
@@ -32,10 +33,12 @@ pub enum Family {
     Alloc,
     PacketStream,
     Parallel,
+    Noise,
+    Control,
 }
 
 impl Family {
-    pub const ALL: [Family; 13] = [
+    pub const ALL: [Family; 15] = [
         Family::Syscall,
         Family::Ipc,
         Family::Ctx,
@@ -49,6 +52,8 @@ impl Family {
         Family::Alloc,
         Family::PacketStream,
         Family::Parallel,
+        Family::Noise,
+        Family::Control,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +71,8 @@ impl Family {
             Family::Alloc => "alloc",
             Family::PacketStream => "packet-stream",
             Family::Parallel => "parallel",
+            Family::Noise => "noise",
+            Family::Control => "control",
         }
     }
 }
@@ -86,6 +93,8 @@ pub enum Kind {
     Alloc(AllocKind),
     PacketStream,
     Parallel(ParOp),
+    Fwq,
+    Control(Wait),
 }
 
 /// How thorough a suite is.
@@ -123,7 +132,9 @@ impl Benchmark {
             | Kind::Memcpy(_)
             | Kind::Alloc(_)
             | Kind::PacketStream
-            | Kind::Parallel(_) => Ok(()),
+            | Kind::Parallel(_)
+            | Kind::Fwq
+            | Kind::Control(_) => Ok(()),
         }
     }
 
@@ -135,6 +146,8 @@ impl Benchmark {
             Kind::Alloc(k) => cases::alloc::cases(k, scale),
             Kind::PacketStream => cases::packet_stream::cases(scale),
             Kind::Parallel(_) => cases::parallel::cases(scale),
+            Kind::Fwq => cases::noise::fwq_cases(scale),
+            Kind::Control(_) => cases::noise::control_cases(scale),
             Kind::Ipc(_) => cases::ipc::cases(scale),
             Kind::Ctx => cases::ctx::cases(scale),
             Kind::Bandwidth(k) => cases::bw::cases(k, scale),
@@ -157,6 +170,8 @@ impl Benchmark {
             Kind::Alloc(k) => cases::alloc::run(k, ctx),
             Kind::PacketStream => cases::packet_stream::run(ctx),
             Kind::Parallel(op) => cases::parallel::run(op, ctx),
+            Kind::Fwq => cases::noise::run_fwq(ctx),
+            Kind::Control(w) => cases::noise::run_control(w, ctx),
         }
     }
 }
@@ -218,6 +233,15 @@ pub fn benchmarks() -> &'static [Benchmark] {
             "mode stream|rpc-shm|rpc-unix; batch 1,4,16,64; depth 16,64,256,1024; bytes 64,1024,1500,4096; notify futex|eventfd",
             "2 CPUs for cross-core",
         ));
+        v.push(entry(
+            "noise.fwq".into(),
+            Family::Noise,
+            Kind::Fwq,
+            "FWQ: a fixed work quantum (inline-assembly loop) timed over and over on a pinned CPU; deltas to the minimum are OS noise",
+            "samples 10,000 (quick) / 100,000",
+            "-",
+        ));
+        v.extend(Wait::ALL.map(|w| entry(format!("control.{}", w.name()), Family::Control, Kind::Control(w), w.description(), "iterations 300 (quick) / 3,000", "-")));
         v.extend(ParOp::ALL.map(|op| entry(format!("parallel.{}", op.name()), Family::Parallel, Kind::Parallel(op), op.description(), "instances 1..all allowed CPUs", "-")));
         v
     })
@@ -261,6 +285,8 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Alloc),
             Member::Family(Family::PacketStream),
             Member::Family(Family::Parallel),
+            Member::Family(Family::Noise),
+            Member::Family(Family::Control),
         ],
         scale: Scale::Quick,
     },
@@ -328,6 +354,18 @@ pub const SUITES: &[Suite] = &[
         name: "packet-stream",
         description: "shared-memory packet stream with batched notifications against synchronous RPC (seed 002)",
         members: &[Member::Family(Family::PacketStream)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "fwq",
+        description: "OS noise by fixed work quantum on the first --cpus CPU (seed 001's first table)",
+        members: &[Member::Family(Family::Noise)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "control-loop",
+        description: "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
+        members: &[Member::Family(Family::Control)],
         scale: Scale::Full,
     },
     Suite {

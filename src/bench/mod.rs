@@ -3,6 +3,7 @@
 
 pub mod aim;
 pub mod alloc;
+pub mod attribution;
 pub mod bw;
 pub mod cases;
 pub mod child;

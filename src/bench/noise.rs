@@ -55,18 +55,25 @@ pub struct NoiseSummary {
     pub spikes: Vec<(f64, u64)>,
 }
 
-pub fn summarize(s: &Samples, tsc_hz: f64, spikes: usize) -> NoiseSummary {
-    let min = s.cycles.iter().copied().min().unwrap_or(0);
-    let mut deltas: Vec<u64> = s.cycles.iter().map(|c| c - min).collect();
-    let total: u64 = s.cycles.iter().sum();
-    let lost: u64 = deltas.iter().sum();
+/// Counts per power-of-two bucket: bucket k holds [2^k, 2^(k+1)), bucket 0
+/// also holds 0; trailing empty buckets are dropped.
+pub fn log2_histogram(values: &[u64]) -> Vec<u64> {
     let mut histogram = vec![0u64; 64];
-    for &d in &deltas {
+    for &d in values {
         histogram[(64 - d.leading_zeros()).saturating_sub(1) as usize] += 1;
     }
     while histogram.len() > 1 && histogram.last() == Some(&0) {
         histogram.pop();
     }
+    histogram
+}
+
+pub fn summarize(s: &Samples, tsc_hz: f64, spikes: usize) -> NoiseSummary {
+    let min = s.cycles.iter().copied().min().unwrap_or(0);
+    let mut deltas: Vec<u64> = s.cycles.iter().map(|c| c - min).collect();
+    let total: u64 = s.cycles.iter().sum();
+    let lost: u64 = deltas.iter().sum();
+    let histogram = log2_histogram(&deltas);
     let mut order: Vec<usize> = (0..deltas.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(deltas[i]));
     let first = s.starts.first().copied().unwrap_or(0);

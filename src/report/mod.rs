@@ -6,6 +6,7 @@ pub mod header;
 pub mod ipc;
 pub mod lmbench;
 pub mod memory;
+pub mod noise;
 pub mod packet_stream;
 pub mod syscall;
 pub mod table;
@@ -76,6 +77,8 @@ pub fn render_tables(doc: &RunDoc) -> String {
     parts.push(memory::render_alloc(doc));
     parts.push(packet_stream::render_packet_stream(doc));
     parts.push(packet_stream::render_parallel(doc));
+    parts.push(noise::render_fwq(doc));
+    parts.push(noise::render_control(doc));
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }
 

@@ -8,6 +8,7 @@ pub mod ctx;
 pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
+pub mod noise;
 pub mod packet_stream;
 pub mod pagefault;
 pub mod parallel;

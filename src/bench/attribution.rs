@@ -1,0 +1,84 @@
+//! What happened on a CPU during a measurement, so that a spike can be
+//! traced to a cause: interrupt and softirq counts on that CPU (from
+//! /proc/interrupts and /proc/softirqs) and the thread's involuntary
+//! context switches.
+
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    interrupts: BTreeMap<String, u64>,
+    softirqs: BTreeMap<String, u64>,
+    involuntary_switches: u64,
+}
+
+/// The counts of one CPU's column in a /proc/interrupts-style table: the
+/// first line names the CPUs, each other line is "NAME: counts... [desc]".
+pub fn column(table: &str, cpu: usize) -> BTreeMap<String, u64> {
+    let mut lines = table.lines();
+    let Some(header) = lines.next() else { return BTreeMap::new() };
+    let Some(col) = header.split_whitespace().position(|h| h == format!("CPU{cpu}")) else { return BTreeMap::new() };
+    lines
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let v = rest.split_whitespace().nth(col)?.parse().ok()?;
+            Some((name.trim().to_string(), v))
+        })
+        .collect()
+}
+
+fn involuntary_switches() -> u64 {
+    // SAFETY: a zeroed rusage is valid; getrusage fills it for this thread.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        ru.ru_nivcsw as u64
+    }
+}
+
+impl Snapshot {
+    pub fn take(cpu: usize) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).map(|t| column(&t, cpu)).unwrap_or_default();
+        Snapshot { interrupts: read("/proc/interrupts"), softirqs: read("/proc/softirqs"), involuntary_switches: involuntary_switches() }
+    }
+
+    /// What changed since `before`, as JSON: non-zero deltas only.
+    pub fn since(&self, before: &Snapshot) -> serde_json::Value {
+        let delta = |a: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>| -> serde_json::Map<String, serde_json::Value> {
+            a.iter().filter_map(|(k, v)| v.checked_sub(*b.get(k).unwrap_or(&0)).filter(|d| *d > 0).map(|d| (k.clone(), d.into()))).collect()
+        };
+        serde_json::json!({
+            "interrupts": delta(&self.interrupts, &before.interrupts),
+            "softirqs": delta(&self.softirqs, &before.softirqs),
+            "involuntary_context_switches": self.involuntary_switches.saturating_sub(before.involuntary_switches),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_one_cpus_column() {
+        let t = "           CPU0       CPU1\n  1:         10          0   IO-APIC   1-edge  i8042\nLOC:      12345      67890   Local timer interrupts\nERR:          0\n";
+        let c1 = column(t, 1);
+        assert_eq!(c1.get("LOC"), Some(&67890));
+        assert_eq!(c1.get("1"), Some(&0));
+        assert_eq!(c1.get("ERR"), None, "a row without that CPU's column is skipped");
+        assert!(column(t, 5).is_empty());
+    }
+
+    #[test]
+    fn deltas_keep_only_what_changed() {
+        let mut a = Snapshot::default();
+        a.interrupts.insert("LOC".into(), 5);
+        a.interrupts.insert("RES".into(), 1);
+        let mut b = a.clone();
+        b.interrupts.insert("LOC".into(), 9);
+        b.involuntary_switches = 2;
+        let d = b.since(&a);
+        assert_eq!(d["interrupts"], serde_json::json!({"LOC": 4}));
+        assert_eq!(d["involuntary_context_switches"], 2);
+    }
+}
