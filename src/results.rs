@@ -156,6 +156,18 @@ pub struct RunDoc {
     pub results: Vec<CaseResult>,
 }
 
+impl RunDoc {
+    /// The first result of `bench` that `pred` accepts, whatever its status.
+    pub fn case(&self, bench: &str, pred: impl Fn(&CaseResult) -> bool) -> Option<&CaseResult> {
+        self.results.iter().find(|r| r.benchmark == bench && pred(r))
+    }
+
+    /// The same, among measured results only.
+    pub fn measured(&self, bench: &str, pred: impl Fn(&CaseResult) -> bool) -> Option<&CaseResult> {
+        self.case(bench, |r| r.status == CaseStatus::Ok && pred(r))
+    }
+}
+
 /// Formats a Unix time as RFC 3339 UTC ("2026-11-21T11:11:34Z").
 pub fn rfc3339_utc(unix_secs: u64) -> String {
     let (days, rem) = (unix_secs / 86_400, unix_secs % 86_400);

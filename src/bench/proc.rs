@@ -88,7 +88,7 @@ pub struct Helper {
 impl Helper {
     pub fn create(dir: &Path) -> io::Result<Helper> {
         use std::os::unix::fs::PermissionsExt;
-        let path = dir.join(format!("oscycles-exit7-{}", std::process::id()));
+        let path = dir.join(super::scratch::unique_name("exit7"));
         std::fs::write(&path, helper_elf())?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
         let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
@@ -115,16 +115,40 @@ fn check_status(status: i32, want: i32, what: &str) -> io::Result<()> {
     }
 }
 
-extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: arg is the NUL-terminated path the parent keeps alive until this
-    // child has exec'd (CLONE_VFORK suspends the parent until then).
-    unsafe {
-        let path = arg as *const libc::c_char;
-        let argv = [path, std::ptr::null()];
-        let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-        libc::execve(path, argv.as_ptr(), envp.as_ptr());
-        libc::_exit(127)
+/// How often exec retries a helper that is busy (ETXTBSY), 1 ms apart. A
+/// child forked by another thread while the helper was being written holds
+/// a writable descriptor to it until that child execs or exits; the kernel
+/// refuses to exec a file open for writing meanwhile.
+const TXTBSY_TRIES: u32 = 200;
+
+fn pause_1ms() {
+    let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+    // SAFETY: ts is a valid timespec; no remainder is wanted.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+/// execve of the helper, retried while ETXTBSY; returns only on failure.
+/// Allocation-free: it runs in forked and vforked children.
+fn exec_helper(path: *const libc::c_char) {
+    let argv = [path, std::ptr::null()];
+    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+    for _ in 0..TXTBSY_TRIES {
+        // SAFETY: path is NUL-terminated and alive; argv and envp are NULL-terminated.
+        unsafe { libc::execve(path, argv.as_ptr(), envp.as_ptr()) };
+        // SAFETY: errno of this thread.
+        if unsafe { *libc::__errno_location() } != libc::ETXTBSY {
+            return;
+        }
+        pause_1ms();
     }
+}
+
+extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
+    // arg is the NUL-terminated path the parent keeps alive until this child
+    // has exec'd (CLONE_VFORK suspends the parent until then).
+    exec_helper(arg as *const libc::c_char);
+    // SAFETY: _exit ends the child without touching the shared memory's state.
+    unsafe { libc::_exit(127) }
 }
 
 /// Runs one operation `n` times.
@@ -169,10 +193,7 @@ impl Prepared {
             ProcOp::ForkExec => {
                 let path = self.path().as_ptr();
                 let pid = child::fork_child(|| {
-                    let argv = [path, std::ptr::null()];
-                    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-                    // SAFETY: path is NUL-terminated and alive; argv/envp are NULL-terminated.
-                    unsafe { libc::execve(path, argv.as_ptr(), envp.as_ptr()) };
+                    exec_helper(path);
                     127
                 })?;
                 check_status(child::reap(pid)?, HELPER_STATUS, "fork+exec")
@@ -182,9 +203,16 @@ impl Prepared {
                 let argv = [path as *mut libc::c_char, std::ptr::null_mut()];
                 let envp: [*mut libc::c_char; 1] = [std::ptr::null_mut()];
                 let mut pid = 0;
-                // SAFETY: path, argv and envp are valid and NULL-terminated;
-                // no file actions or attributes.
-                let rc = unsafe { libc::posix_spawn(&mut pid, path, std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
+                let mut rc = libc::ETXTBSY;
+                for _ in 0..TXTBSY_TRIES {
+                    // SAFETY: path, argv and envp are valid and NULL-terminated;
+                    // no file actions or attributes.
+                    rc = unsafe { libc::posix_spawn(&mut pid, path, std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
+                    if rc != libc::ETXTBSY {
+                        break;
+                    }
+                    pause_1ms();
+                }
                 if rc != 0 {
                     return Err(io::Error::from_raw_os_error(rc));
                 }

@@ -82,13 +82,13 @@ fn bandwidth_rows() -> Vec<Row> {
 }
 
 fn find<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'a CaseResult, &'a Metric)> {
-    let c = doc.results.iter().find(|c| c.benchmark == r.bench && c.params == r.params && c.status == CaseStatus::Ok)?;
+    let c = doc.measured(r.bench, |c| c.params == r.params)?;
     Some((c, c.metric(r.metric)?))
 }
 
 /// A case of the row that ran but has no number: ("n/a" or "fail", reason).
 fn unmeasured<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'static str, &'a str)> {
-    let c = doc.results.iter().find(|c| c.benchmark == r.bench && c.params == r.params && c.status != CaseStatus::Ok)?;
+    let c = doc.case(r.bench, |c| c.params == r.params && c.status != CaseStatus::Ok)?;
     let mark = if c.status == CaseStatus::NotApplicable { "n/a" } else { "fail" };
     Some((mark, c.reason.as_deref().unwrap_or("")))
 }

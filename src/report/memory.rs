@@ -5,10 +5,6 @@ use super::table::{Table, cycles};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use std::collections::BTreeSet;
 
-fn find<'a>(doc: &'a RunDoc, bench: &str, pred: impl Fn(&CaseResult) -> bool) -> Option<&'a CaseResult> {
-    doc.results.iter().find(|r| r.benchmark == bench && pred(r))
-}
-
 /// A cell: the median of `metric` in cycles, or n/a / fail.
 fn cell(r: Option<&CaseResult>, metric: &str) -> (String, String) {
     match r {
@@ -36,7 +32,7 @@ pub fn render_hermit(doc: &RunDoc) -> String {
     let mut t = Table::new(&["System activity", &env, "CV", "note"], 1);
     t.also_left = vec![3];
     for (label, bench, metric) in rows {
-        let r = find(doc, bench, |_| true);
+        let r = doc.case(bench, |_| true);
         if r.is_none() {
             continue;
         }

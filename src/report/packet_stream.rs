@@ -4,10 +4,6 @@ use super::table::{Table, cycles};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use std::collections::BTreeSet;
 
-fn ok<'a>(doc: &'a RunDoc, bench: &str, pred: impl Fn(&CaseResult) -> bool) -> Option<&'a CaseResult> {
-    doc.results.iter().find(|r| r.benchmark == bench && r.status == CaseStatus::Ok && pred(r))
-}
-
 fn median(r: &CaseResult, metric: &str) -> f64 {
     r.metric(metric).map_or(f64::NAN, |m| m.summary.median)
 }
@@ -34,7 +30,7 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
         for &b in &batches {
             let mut row = vec![b.to_string()];
             for &d in &depths {
-                let r = ok(doc, "packet-stream.sweep", |r| {
+                let r = doc.measured("packet-stream.sweep", |r| {
                     r.param_str("mode") == Some("stream")
                         && r.param_str("notify") == Some("futex")
                         && r.param_u64("bytes") == Some(size)
@@ -71,11 +67,11 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
         }
         rows.push((
             "rpc, shared memory + futex".into(),
-            ok(doc, "packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-shm") && r.param_u64("bytes") == Some(size)),
+            doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-shm") && r.param_u64("bytes") == Some(size)),
         ));
         rows.push((
             "rpc, UNIX socket".into(),
-            ok(doc, "packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-unix") && r.param_u64("bytes") == Some(size)),
+            doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-unix") && r.param_u64("bytes") == Some(size)),
         ));
         for (label, r) in rows {
             let Some(r) = r else { continue };
@@ -104,12 +100,12 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
     for &size in &sizes {
         let mut row = vec![size.to_string()];
         for &d in &depths {
-            row.push(lat(ok(doc, "packet-stream.sweep", |r| {
+            row.push(lat(doc.measured("packet-stream.sweep", |r| {
                 stream(&&r) && r.param_u64("bytes") == Some(size) && r.param_u64("batch") == Some(1) && r.param_u64("depth") == Some(d)
             })));
         }
         for mode in ["rpc-shm", "rpc-unix"] {
-            row.push(lat(ok(doc, "packet-stream.sweep", |r| r.param_str("mode") == Some(mode) && r.param_u64("bytes") == Some(size))));
+            row.push(lat(doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some(mode) && r.param_u64("bytes") == Some(size))));
         }
         lt.row(row);
     }
@@ -136,10 +132,10 @@ pub fn render_parallel(doc: &RunDoc) -> String {
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     for op in ["getppid", "pipe", "futex", "eventfd"] {
         let bench = format!("parallel.{op}");
-        let alone = ok(doc, &bench, |r| r.param_u64("instances") == Some(1)).map(|r| median(r, "per_op"));
+        let alone = doc.measured(&bench, |r| r.param_u64("instances") == Some(1)).map(|r| median(r, "per_op"));
         let mut row = vec![op.to_string()];
         for &n in &ns {
-            row.push(match ok(doc, &bench, |r| r.param_u64("instances") == Some(n)) {
+            row.push(match doc.measured(&bench, |r| r.param_u64("instances") == Some(n)) {
                 Some(r) => {
                     let m = median(r, "per_op");
                     match alone {
