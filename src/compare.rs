@@ -2,7 +2,7 @@
 //! of B against A (above 1 means B is better, whichever way the metric
 //! improves), and whether the difference is within the runs' own noise.
 
-use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
+use crate::results::{Better, CaseStatus, Metric, RunDoc};
 
 /// B's performance relative to A's: A/B for costs, B/A for rates.
 pub fn relative(a: &Metric, b: &Metric) -> f64 {
@@ -32,10 +32,6 @@ pub struct Row {
     pub within_noise: bool,
 }
 
-pub fn params_label(r: &CaseResult) -> String {
-    r.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect::<Vec<_>>().join(" ")
-}
-
 /// The first metric of every case measured in both runs, in A's order.
 pub fn rows(a: &RunDoc, b: &RunDoc) -> Vec<Row> {
     a.results
@@ -47,7 +43,7 @@ pub fn rows(a: &RunDoc, b: &RunDoc) -> Vec<Row> {
             let mb = rb.metric(&ma.name)?;
             Some(Row {
                 benchmark: ra.benchmark.clone(),
-                params: params_label(ra),
+                params: crate::results::params_label(&ra.params),
                 metric: ma.name.clone(),
                 unit: ma.unit.clone(),
                 a: ma.summary.median,

@@ -43,6 +43,12 @@ pub struct HostFacts {
     pub warnings: Vec<String>,
 }
 
+/// A /proc/meminfo field's number ("MemTotal" -> kiB, "HugePages_Free" -> pages).
+pub fn meminfo(field: &str) -> Option<u64> {
+    let m = fs::read_to_string("/proc/meminfo").ok()?;
+    m.lines().find(|l| l.split(':').next() == Some(field))?.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn read_trim(path: &str) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
@@ -120,10 +126,7 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
         tsc_known_freq: has("tsc_known_freq"),
     };
     let (release, version, nodename) = uname();
-    let mem = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0);
+    let mem = meminfo("MemTotal").unwrap_or(0);
     let mut warnings = Vec::new();
     if !tsc_flags.constant_tsc {
         warnings.push("no constant_tsc: TSC cycles may not track time when the CPU frequency changes".to_string());

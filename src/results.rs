@@ -99,6 +99,11 @@ impl Metric {
     pub fn rate(name: &str, unit: &str, summary: Summary) -> Self {
         Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Higher }
     }
+
+    /// A cost in a unit other than cycles (seconds, ns, notifications): lower is better.
+    pub fn cost(name: &str, unit: &str, summary: Summary) -> Self {
+        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Lower }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -154,6 +159,11 @@ pub struct RunDoc {
     pub settings: Settings,
     pub planned_cases: usize,
     pub results: Vec<CaseResult>,
+}
+
+/// Parameters as people read them: "words=8 space=inter cores=cross".
+pub fn params_label(p: &Params) -> String {
+    p.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect::<Vec<_>>().join(" ")
 }
 
 impl RunDoc {

@@ -23,9 +23,7 @@ pub struct Planned {
 
 impl Planned {
     pub fn label(&self) -> String {
-        let p: Vec<String> =
-            self.params.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect();
-        format!("{} {}", self.benchmark.id, p.join(" ")).trim().to_string()
+        format!("{} {}", self.benchmark.id, crate::results::params_label(&self.params)).trim().to_string()
     }
 }
 

@@ -6,7 +6,7 @@
 use super::child::{self, Private};
 use super::scratch::ScratchFile;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 pub const CHUNK: usize = 64 * 1024;
 
@@ -98,26 +98,11 @@ impl Sink {
         Sink { fd, buf: vec![0; chunk], bytes: 0 }
     }
 
-    /// Reads exactly one chunk (however the kernel splits it).
+    /// Reads exactly one chunk (however the kernel splits it); an end of
+    /// file is UnexpectedEof and counts nothing.
     pub fn chunk(&mut self) -> io::Result<()> {
-        let mut got = 0;
-        while got < self.buf.len() {
-            let rest = &mut self.buf[got..];
-            // SAFETY: rest is a valid writable slice.
-            let n = unsafe { libc::read(self.fd.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len()) };
-            match n {
-                0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the writer stopped mid-chunk")),
-                n if n < 0 => {
-                    let e = io::Error::last_os_error();
-                    if e.raw_os_error() == Some(libc::EINTR) && crate::watchdog::check().is_ok() {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                n => got += n as usize,
-            }
-        }
-        self.bytes += got as u64;
+        super::ipc::fd::read_exact(self.fd.as_raw_fd(), &mut self.buf)?;
+        self.bytes += self.buf.len() as u64;
         Ok(())
     }
 }
@@ -151,19 +136,10 @@ pub fn spawn_writer(fd: OwnedFd, reader: &OwnedFd, chunk: usize, cpu: usize) -> 
 
 /// A pipe or socketpair: (read side, write side).
 pub fn stream_pair(kind: BwKind) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds has room for two descriptors.
-    let rc = unsafe {
-        match kind {
-            BwKind::Unix => libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()),
-            _ => libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC),
-        }
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(match kind {
+        BwKind::Unix => super::ipc::socketpair(libc::SOCK_STREAM)?,
+        _ => super::ipc::pipe()?,
+    })
 }
 
 /// Sums words with four accumulators, so the loop is bound by loads.

@@ -7,7 +7,7 @@
 use super::child::{self, Private};
 use super::ipc::fd::FdStream;
 use super::ipc::shm::Shared;
-use super::ipc::{Endpoint, IpcError};
+use super::ipc::{Endpoint, IpcError, pipe};
 use crate::clock::Tsc;
 use crate::harness::{self, HarnessConfig, Measurement};
 use crate::placement::{self, Policy};
@@ -69,16 +69,6 @@ fn member(i: usize, n: usize, link: &mut FdStream, ws: &Private, ctl: &RingCtl) 
         t[0] += 1;
         link.send(&t)?;
     }
-}
-
-fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds has room for two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(IpcError::last("pipe2"));
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// The ring's cost without switches: per hop, one pipe write and read and

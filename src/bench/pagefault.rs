@@ -61,10 +61,7 @@ impl FaultKind {
 
 /// HugePages_Free from /proc/meminfo.
 pub fn free_huge_pages() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("HugePages_Free:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
+    crate::host::meminfo("HugePages_Free").unwrap_or(0)
 }
 
 /// A fresh mapping, unmapped on drop.

@@ -5,41 +5,13 @@
 
 use super::StreamResult;
 use crate::bench::child;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use crate::bench::ipc::fd::{read_exact, write_all};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
-
-fn io_all(fd: i32, buf: &mut [u8], write: bool) -> std::io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: rest is a valid slice of rest.len() bytes.
-        let n = unsafe {
-            if write { libc::write(fd, rest.as_ptr().cast(), rest.len()) } else { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) }
-        };
-        match n {
-            0 => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "peer closed")),
-            n if n < 0 => {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) && crate::watchdog::check().is_ok() {
-                    continue;
-                }
-                return Err(e);
-            }
-            n => done += n as usize,
-        }
-    }
-    Ok(())
-}
 
 /// RPC over a socketpair: `packet` bytes out (id in the first 8), 8 bytes back.
 pub fn unix_rpc(packet: u32, cpus: (usize, usize), duration: Duration, timeout: Duration) -> std::io::Result<StreamResult> {
-    let mut fds = [0i32; 2];
-    // SAFETY: fds has room for two descriptors.
-    if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptors owned by nobody else.
-    let (client, server) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (client, server) = crate::bench::ipc::socketpair(libc::SOCK_STREAM)?;
     let len = (packet as usize).max(8);
     let mut cbuf = vec![0u8; len];
     let mut sbuf = vec![0u8; len];
@@ -56,9 +28,9 @@ pub fn unix_rpc(packet: u32, cpus: (usize, usize), duration: Duration, timeout: 
         let start = super::thread_cpu_ns();
         let mut ack = [0u8; 8];
         // Serve until the client closes its end (read fails with EOF).
-        while io_all(sfd, &mut sbuf, false).is_ok() {
+        while read_exact(sfd, &mut sbuf).is_ok() {
             ack.copy_from_slice(&sbuf[..8]);
-            if sbuf[8..].iter().any(|&b| b != sbuf[0] ^ 0x5a) || io_all(sfd, &mut ack, true).is_err() {
+            if sbuf[8..].iter().any(|&b| b != sbuf[0] ^ 0x5a) || write_all(sfd, &ack).is_err() {
                 return 1;
             }
         }
@@ -81,8 +53,8 @@ pub fn unix_rpc(packet: u32, cpus: (usize, usize), duration: Duration, timeout: 
         cbuf[..8].copy_from_slice(&id.to_le_bytes());
         cbuf[8..].fill(id.to_le_bytes()[0] ^ 0x5a);
         let stamp = crate::arch::rdtscp();
-        if let Err(e) = io_all(cfd, &mut cbuf, true).and_then(|_| io_all(cfd, &mut ack, false)) {
-            break Err(e);
+        if let Err(e) = write_all(cfd, &cbuf).and_then(|_| read_exact(cfd, &mut ack)) {
+            break Err(e.into());
         }
         if u64::from_le_bytes(ack) != id {
             break Err(std::io::Error::other(format!("acknowledgement {} for request {id}", u64::from_le_bytes(ack))));

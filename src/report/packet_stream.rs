@@ -113,7 +113,7 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
     let failed: Vec<String> = rs
         .iter()
         .filter(|r| r.status != CaseStatus::Ok)
-        .map(|r| format!("  {}: {}", super::super::compare::params_label(r), r.reason.as_deref().unwrap_or("")))
+        .map(|r| format!("  {}: {}", crate::results::params_label(&r.params), r.reason.as_deref().unwrap_or("")))
         .collect();
     if !failed.is_empty() {
         s += &format!("not measured:\n{}\n", failed.join("\n"));

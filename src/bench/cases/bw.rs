@@ -31,10 +31,7 @@ pub fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
 }
 
 pub fn ram_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
-        .map_or(8 << 30, |kib| kib * 1024)
+    crate::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
 }
 
 fn stream(kind: BwKind, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {

@@ -5,7 +5,7 @@ use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::packet_stream::{self, StreamResult, StreamSpec, rpc};
 use crate::placement::Placement;
 use crate::registry::Scale;
-use crate::results::{Better, Metric, Params};
+use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
 use std::time::Duration;
@@ -87,14 +87,10 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let notif = if mode == "rpc-unix" {
         None
     } else {
-        let mut n = Metric::rate("notifications_per_packet", "1/packet", per_round(&|r| r.notifications as f64 / r.packets.max(1) as f64)?);
-        n.better = Better::Lower;
-        Some(n)
+        Some(Metric::cost("notifications_per_packet", "1/packet", per_round(&|r| r.notifications as f64 / r.packets.max(1) as f64)?))
     };
-    let mut src_cpu = Metric::rate("source_cpu_per_packet", "ns", per_round(&|r| r.source_cpu_ns as f64 / r.packets.max(1) as f64)?);
-    src_cpu.better = Better::Lower;
-    let mut sink_cpu = Metric::rate("sink_cpu_per_packet", "ns", per_round(&|r| r.sink_cpu_ns as f64 / r.packets.max(1) as f64)?);
-    sink_cpu.better = Better::Lower;
+    let src_cpu = Metric::cost("source_cpu_per_packet", "ns", per_round(&|r| r.source_cpu_ns as f64 / r.packets.max(1) as f64)?);
+    let sink_cpu = Metric::cost("sink_cpu_per_packet", "ns", per_round(&|r| r.sink_cpu_ns as f64 / r.packets.max(1) as f64)?);
     let lat: Vec<f64> = rounds.iter().flat_map(|r| r.latencies.iter().map(|&c| c as f64)).collect();
     let latency = Summary::of(&lat).ok_or_else(no)?;
     let mut details = serde_json::Map::new();

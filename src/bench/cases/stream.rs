@@ -4,7 +4,7 @@ use crate::bench::stream::{self, Kernel};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::placement::Placement;
 use crate::registry::Scale;
-use crate::results::{Better, Metric, Params};
+use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
 
@@ -43,10 +43,11 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             "MB/s",
             Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))?,
         ));
-        let mut t =
-            Metric::rate(&format!("{name}_time"), "s", Summary::of(&k.times).ok_or_else(|| CaseError::Failed("no samples".into()))?);
-        t.better = Better::Lower;
-        metrics.push(t);
+        metrics.push(Metric::cost(
+            &format!("{name}_time"),
+            "s",
+            Summary::of(&k.times).ok_or_else(|| CaseError::Failed("no samples".into()))?,
+        ));
     }
     let array_bytes = elements as u64 * 8;
     let mut details = serde_json::Map::new();

@@ -37,27 +37,36 @@ impl FdStream {
     fn wfd(&self) -> RawFd {
         self.w.as_ref().unwrap_or(&self.r).as_raw_fd()
     }
-    fn write_all(&self, mut buf: &[u8]) -> Result<(), IpcError> {
-        let fd = self.wfd();
-        while !buf.is_empty() {
-            // SAFETY: buf is a valid readable slice of buf.len() bytes.
-            let n = retry("write", || unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
-            buf = &buf[n..];
-        }
-        Ok(())
+    fn write_all(&self, buf: &[u8]) -> Result<(), IpcError> {
+        write_all(self.wfd(), buf)
     }
-    fn read_exact(&self, mut buf: &mut [u8]) -> Result<(), IpcError> {
-        let fd = self.r.as_raw_fd();
-        while !buf.is_empty() {
-            // SAFETY: buf is a valid writable slice of buf.len() bytes.
-            let n = retry("read", || unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })?;
-            if n == 0 {
-                return Err(IpcError::Closed);
-            }
-            buf = &mut buf[n..];
-        }
-        Ok(())
+    fn read_exact(&self, buf: &mut [u8]) -> Result<(), IpcError> {
+        read_exact(self.r.as_raw_fd(), buf)
     }
+}
+
+/// Writes all of `buf` to a stream descriptor, however the kernel splits it.
+/// Allocation-free (forked children use it).
+pub fn write_all(fd: RawFd, mut buf: &[u8]) -> Result<(), IpcError> {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid readable slice of buf.len() bytes.
+        let n = retry("write", || unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
+        buf = &buf[n..];
+    }
+    Ok(())
+}
+
+/// Fills all of `buf` from a stream descriptor; `Closed` at end of file.
+pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> Result<(), IpcError> {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid writable slice of buf.len() bytes.
+        let n = retry("read", || unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })?;
+        if n == 0 {
+            return Err(IpcError::Closed);
+        }
+        buf = &mut buf[n..];
+    }
+    Ok(())
 }
 
 impl Endpoint for FdStream {

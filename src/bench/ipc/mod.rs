@@ -45,6 +45,17 @@ impl IpcError {
     }
 }
 
+impl From<IpcError> for std::io::Error {
+    fn from(e: IpcError) -> Self {
+        match e {
+            IpcError::Sys { errno, .. } => std::io::Error::from_raw_os_error(errno),
+            IpcError::Closed => std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the peer closed the channel"),
+            IpcError::Interrupted | IpcError::TimedOut => std::io::Error::from_raw_os_error(libc::EINTR),
+            other => std::io::Error::other(other.to_string()),
+        }
+    }
+}
+
 impl From<crate::watchdog::Stop> for IpcError {
     fn from(s: crate::watchdog::Stop) -> Self {
         match s {
@@ -248,7 +259,8 @@ fn owned(fd: i32) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
+/// A pipe: (read end, write end), close-on-exec.
+pub fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
     let mut fds = [0i32; 2];
     // SAFETY: fds has room for the two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -280,7 +292,8 @@ fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
     Ok((r?, w?))
 }
 
-fn socketpair(kind: i32) -> Result<(OwnedFd, OwnedFd), IpcError> {
+/// A UNIX socketpair of `kind` (SOCK_STREAM, SOCK_DGRAM), close-on-exec.
+pub fn socketpair(kind: i32) -> Result<(OwnedFd, OwnedFd), IpcError> {
     let mut fds = [0i32; 2];
     // SAFETY: fds has room for the two descriptors.
     if unsafe { libc::socketpair(libc::AF_UNIX, kind | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr()) } != 0 {
