@@ -58,9 +58,9 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let suites = cli::resolve_suites(&args.suite)?;
     let only = args.bench.as_deref().map(|b| cli::resolve_benches(b, &suites)).transpose()?;
     let cpus = cli::resolve_cpus(args.cpus.as_deref())?;
-    store::check_writable(&args.results).map_err(|e| UsageError(e.to_string()))?;
+    store::check_writable(&args.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    store::check_writable(&scratch).map_err(|e| UsageError(e.to_string().replace("--results", "--scratch")))?;
+    store::check_writable(&scratch, "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     let plan = runner::plan(&suites, only.as_deref());
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());

@@ -8,8 +8,8 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("cannot write results to '{path}': {err}; choose a writable directory with --results")]
-    Unwritable { path: PathBuf, err: std::io::Error },
+    #[error("cannot write {what} to '{path}': {err}; choose a writable directory with {option}")]
+    Unwritable { path: PathBuf, err: std::io::Error, what: &'static str, option: &'static str },
     #[error("cannot read '{path}': {err}")]
     Read { path: PathBuf, err: std::io::Error },
     #[error("'{path}' is not an oscycles run document: {err}")]
@@ -19,9 +19,9 @@ pub enum StoreError {
 }
 
 /// Checks that `dir` exists (creating it) and accepts files, before any
-/// measuring starts.
-pub fn check_writable(dir: &Path) -> Result<(), StoreError> {
-    let unwritable = |err| StoreError::Unwritable { path: dir.to_path_buf(), err };
+/// measuring starts. `what` goes there ("results"), chosen by `option`.
+pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), StoreError> {
+    let unwritable = |err| StoreError::Unwritable { path: dir.to_path_buf(), err, what, option };
     std::fs::create_dir_all(dir).map_err(unwritable)?;
     let probe = dir.join(format!(".oscycles-probe-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(unwritable)?;
@@ -36,7 +36,7 @@ pub struct RunWriter {
 
 impl RunWriter {
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, StoreError> {
-        check_writable(dir)?;
+        check_writable(dir, "results", "--results")?;
         let w = RunWriter { path: dir.join(format!("{}.json", doc.id)), doc };
         w.save()?;
         Ok(w)
@@ -47,7 +47,7 @@ impl RunWriter {
     }
 
     fn save(&self) -> Result<(), StoreError> {
-        let unwritable = |err| StoreError::Unwritable { path: self.path.clone(), err };
+        let unwritable = |err| StoreError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
         let tmp = self.path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(&self.doc).expect("a run document always serialises");
         std::fs::write(&tmp, text).map_err(unwritable)?;
