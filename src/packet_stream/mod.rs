@@ -13,6 +13,7 @@ use crate::bench::alloc::{Bitmap, BlockAllocator};
 use crate::bench::child;
 use crate::bench::ipc::shm::Shared;
 use ring::{Descriptor, Notify, Ring};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -136,12 +137,6 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn eventfd() -> std::io::Result<i32> {
-    // SAFETY: eventfd takes no pointers.
-    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-    if fd < 0 { Err(std::io::Error::last_os_error()) } else { Ok(fd) }
-}
-
 /// The sink: take, check, acknowledge; until told to stop and drained.
 fn sink(ctl: &Control, bulk: &Bulk, notify: (Notify, Notify)) {
     let start = thread_cpu_ns();
@@ -190,11 +185,15 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
     .map_err(|e| StreamError::Sys(e.to_string()))?;
     let ctl = ctl_mem.get();
     let bulk = Bulk::new().map_err(sys)?;
-    let notify = if spec.eventfd {
-        let (a, b, c, d) = (eventfd().map_err(sys)?, eventfd().map_err(sys)?, eventfd().map_err(sys)?, eventfd().map_err(sys)?);
-        (Notify::Eventfd(a, b), Notify::Eventfd(c, d))
+    // Four eventfds (one per direction and ring), closed when `efds` drops.
+    let efds: Vec<OwnedFd> = if spec.eventfd {
+        (0..4).map(|_| crate::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
     } else {
-        (Notify::Futex, Notify::Futex)
+        vec![]
+    };
+    let notify = match efds.iter().map(|f| f.as_raw_fd()).collect::<Vec<_>>()[..] {
+        [a, b, c, d] => (Notify::Eventfd(a, b), Notify::Eventfd(c, d)),
+        _ => (Notify::Futex, Notify::Futex),
     };
     let _affinity = crate::placement::AffinityGuard::save();
     let sink_cpu = spec.cpus.1;
@@ -286,12 +285,6 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
     ctl.submit.wake_all(notify.0);
     ctl.ack.wake_all(notify.1);
     let status = child::reap(pid).map_err(sys)?;
-    if let (Notify::Eventfd(a, b), Notify::Eventfd(c, d)) = notify {
-        for fd in [a, b, c, d] {
-            // SAFETY: closing the eventfds made above, once.
-            unsafe { libc::close(fd) };
-        }
-    }
     outcome?;
     if !child::exited_with(status, 0) {
         return Err(StreamError::SinkDied(status));

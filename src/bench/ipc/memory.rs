@@ -166,16 +166,7 @@ pub struct EventfdEndpoint {
 
 impl EventfdEndpoint {
     pub fn pair() -> Result<(Self, Self), IpcError> {
-        let new_efd = || {
-            // SAFETY: eventfd takes no pointers; the result is checked.
-            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(IpcError::last("eventfd"));
-            }
-            // SAFETY: fd is a fresh descriptor we own.
-            Ok(Arc::new(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }))
-        };
-        let (ab, ba) = (new_efd()?, new_efd()?);
+        let (ab, ba) = (Arc::new(super::eventfd()?), Arc::new(super::eventfd()?));
         // The slots' sequence words are bumped but never waited on: the
         // eventfd read is the wait.
         let (ma, mb) = SlotEndpoint::pair(Wake::Spin)?;

@@ -292,6 +292,13 @@ fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
     Ok((r?, w?))
 }
 
+/// An eventfd with a zero counter, close-on-exec.
+pub fn eventfd() -> Result<OwnedFd, IpcError> {
+    // SAFETY: eventfd takes no pointers; the result is checked.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    if fd < 0 { Err(IpcError::last("eventfd")) } else { Ok(owned(fd)) }
+}
+
 /// A UNIX socketpair of `kind` (SOCK_STREAM, SOCK_DGRAM), close-on-exec.
 pub fn socketpair(kind: i32) -> Result<(OwnedFd, OwnedFd), IpcError> {
     let mut fds = [0i32; 2];
