@@ -35,6 +35,12 @@ pub enum Command {
         /// A run document written by `oscycles run`.
         file: PathBuf,
     },
+    /// Run background loads (as `run --load` does) until Ctrl-C or --seconds,
+    /// printing their throughput: for measuring other tools under the same load.
+    Load(LoadArgs),
+    /// (internal) The process that carries a load for `run --load` and `load`.
+    #[command(name = "__load-worker", hide = true)]
+    LoadWorker(LoadWorkerArgs),
     /// Compare two saved runs case by case, with B's performance relative to A's.
     Compare {
         /// The baseline run.
@@ -69,9 +75,23 @@ pub struct RunArgs {
     /// Fixed operations per batch instead of doubling to --batch-ms.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     pub iterations: Option<u64>,
-    /// Run measured threads under SCHED_FIFO (priority 50) with all memory locked (needs root or CAP_SYS_NICE and CAP_IPC_LOCK).
-    #[arg(long)]
+    /// Run measured threads under SCHED_FIFO (priority 50) with all memory
+    /// locked (needs root or CAP_SYS_NICE and CAP_IPC_LOCK); the same as
+    /// --isolation rt.
+    #[arg(long, conflicts_with = "isolation")]
     pub rt: bool,
+    /// Background loads to measure under, each in turn (comma-separated):
+    /// idle; build (make -jN with gcc over a generated C tree); io (direct-I/O
+    /// disk writes and reads plus loopback TCP). Loads run on the CPUs that
+    /// --cpus does not name first.
+    #[arg(long, default_value = "idle", value_name = "LIST")]
+    pub load: String,
+    /// How far the measured thread is detached, each in turn (comma-separated):
+    /// none (may run anywhere), pinned (affinity), rt (pinned, SCHED_FIFO,
+    /// memory locked), isolated (rt, plus a cpuset of its own and IRQs moved
+    /// away; root only; restored afterwards). Default: pinned.
+    #[arg(long, value_name = "LIST")]
+    pub isolation: Option<String>,
     /// Directory where benchmarks lay out their files (a 64 MiB file, a tiny
     /// executable); it must allow exec. Default: the system's temporary directory.
     #[arg(long, value_name = "DIR")]
@@ -86,6 +106,35 @@ pub struct RunArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Loads to run together (comma-separated): build, io.
+    #[arg(value_name = "LIST")]
+    pub loads: String,
+    /// CPUs the loads run on. Default: every allowed CPU but the first.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Stop after this many seconds (default: run until Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub seconds: Option<u64>,
+    /// Directory for the loads' files. Default: the system's temporary directory.
+    #[arg(long, value_name = "DIR")]
+    pub scratch: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LoadWorkerArgs {
+    pub kind: String,
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[arg(long)]
+    pub cpus: String,
+    #[arg(long)]
+    pub parent: u32,
+    #[arg(long)]
+    pub cgroup: Option<PathBuf>,
 }
 
 fn parse_positive_ms(s: &str) -> Result<f64, String> {
@@ -140,6 +189,15 @@ pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<Stri
         }
     }
     Ok(ids)
+}
+
+/// A comma-separated list of names, each checked by `parse`.
+pub fn resolve_names<T>(option: &str, list: &str, parse: impl Fn(&str) -> Option<T>, valid: &str) -> Result<Vec<T>, UsageError> {
+    let names = split_list(list);
+    if names.is_empty() {
+        return Err(UsageError(format!("{option} needs at least one of: {valid}")));
+    }
+    names.iter().map(|n| parse(n).ok_or_else(|| UsageError(format!("{option}: unknown '{n}'; valid: {valid}")))).collect()
 }
 
 /// The CPUs named by --cpus, or the first two allowed ones.

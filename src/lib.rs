@@ -5,11 +5,14 @@
 
 pub mod arch;
 pub mod bench;
+pub mod cgroup;
 pub mod cli;
 pub mod clock;
 pub mod compare;
 pub mod harness;
 pub mod host;
+pub mod isolation;
+pub mod load;
 pub mod packet_stream;
 pub mod placement;
 pub mod registry;

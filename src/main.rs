@@ -1,5 +1,7 @@
 use anyhow::{Context, Result};
-use oscycles::cli::{self, Command, RunArgs, UsageError};
+use oscycles::cli::{self, Command, LoadArgs, LoadWorkerArgs, RunArgs, UsageError};
+use oscycles::isolation::{self, Isolation, RT_PRIORITY};
+use oscycles::load::{self, Load, LoadKind};
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
 use oscycles::placement::{self, Policy};
@@ -9,8 +11,6 @@ use oscycles::store::{self, RunWriter};
 use oscycles::{host, report, watchdog};
 use std::process::ExitCode;
 use std::time::Duration;
-
-const RT_PRIORITY: i32 = 50;
 
 fn main() -> ExitCode {
     let cli = cli::parse_with_registry_help();
@@ -28,6 +28,8 @@ fn main() -> ExitCode {
         },
         Command::Run(args) => run(args),
         Command::Compare { a, b } => compare(&a, &b),
+        Command::Load(args) => run_loads(args),
+        Command::LoadWorker(args) => load_worker(args),
     };
     match r {
         Ok(code) => code,
@@ -65,24 +67,32 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
     }
+    let loads = cli::resolve_names("--load", &args.load, LoadKind::parse, &LoadKind::names())?;
+    let isolations = match (&args.isolation, args.rt) {
+        (Some(list), _) => cli::resolve_names("--isolation", list, Isolation::parse, &Isolation::names())?,
+        (None, true) => vec![Isolation::Rt],
+        (None, false) => vec![Isolation::Pinned],
+    };
     watchdog::install();
+    for line in isolation::recover_stale() {
+        eprintln!("oscycles: {line}");
+    }
 
-    let policy = if args.rt {
+    if args.rt {
+        // --rt is a promise: refuse up front where SCHED_FIFO or locking is not permitted.
         placement::lock_memory().context("--rt asks for locked memory")?;
-        // Check now that SCHED_FIFO is permitted, rather than in every case.
         placement::set_policy(Policy::Fifo { priority: RT_PRIORITY }).context("--rt asks for SCHED_FIFO")?;
         placement::set_policy(Policy::Other)?;
-        Policy::Fifo { priority: RT_PRIORITY }
-    } else {
-        Policy::Other
-    };
+    }
+    let names = |v: Vec<&str>| v.join(",");
 
     let clock = clock::calibrate_tsc(5, Duration::from_millis(60));
     let hz = clock.tsc_hz;
     let ex = Execution {
         cpus: cpus.clone(),
-        policy,
-        memory_locked: placement::memory_locked(),
+        loads: loads.clone(),
+        isolations: isolations.clone(),
+        exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
         quick: harness_config(&args, hz, 2.0, 11),
         full: harness_config(&args, hz, 5.0, 15),
         timeout: Duration::from_secs(args.timeout),
@@ -102,17 +112,21 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         tool: Tool::this(),
         host: host::collect(clock),
         environment: Environment { name: "native".into(), settings: Default::default() },
-        condition: Condition { load: "idle".into(), isolation: if args.rt { "rt" } else { "pinned" }.into() },
+        condition: Condition {
+            load: names(loads.iter().map(|l| l.name()).collect()),
+            isolation: names(isolations.iter().map(|i| i.name()).collect()),
+            facts: Default::default(),
+        },
         settings: Settings {
             suites: suite_names,
             benchmarks: only,
             cpus,
-            policy: policy.to_string(),
-            memory_locked: ex.memory_locked,
+            policy: names(isolations.iter().map(|i| i.policy().to_string()).collect::<Vec<_>>().iter().map(String::as_str).collect()),
+            memory_locked: isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated)),
             harness: ex.harness_for(suites[0].scale),
             case_timeout_s: args.timeout as f64,
         },
-        planned_cases: plan.len(),
+        planned_cases: plan.len() * loads.len() * isolations.len(),
         results: vec![],
     };
     let mut writer = RunWriter::create(&args.results, doc)?;
@@ -142,4 +156,48 @@ fn compare(a: &std::path::Path, b: &std::path::Path) -> Result<ExitCode> {
     }
     print!("{}", report::compare::render(&da, &db, &rows));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles load`: the loads of `run --load`, held until SIGINT/SIGTERM or --seconds.
+fn run_loads(args: LoadArgs) -> Result<ExitCode> {
+    let kinds = cli::resolve_names("the load list", &args.loads, LoadKind::parse, &LoadKind::names())?;
+    let cpus = match args.cpus.as_deref() {
+        Some(l) => cli::resolve_cpus(Some(l))?,
+        None => runner::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
+    };
+    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    store::check_writable(&scratch, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    watchdog::install();
+    let exe = std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?;
+    let mut running = Vec::new();
+    for k in kinds.into_iter().filter(|k| *k != LoadKind::Idle) {
+        let mut l = Load::start(k, &exe, &scratch, &cpus).map_err(anyhow::Error::msg)?;
+        l.warm_up(Duration::ZERO).map_err(anyhow::Error::msg)?;
+        running.push(l);
+    }
+    eprintln!("oscycles: loads running on CPUs {}; Ctrl-C stops them", placement::format_cpus(&cpus));
+    let started = std::time::Instant::now();
+    let mut marks: Vec<_> = running.iter().map(Load::mark).collect();
+    let mut next_report = Duration::from_secs(5);
+    while watchdog::interrupted().is_none() && args.seconds.is_none_or(|s| started.elapsed().as_secs() < s) {
+        std::thread::sleep(Duration::from_millis(100));
+        if started.elapsed() >= next_report {
+            next_report += Duration::from_secs(5);
+            let line: Vec<String> = running.iter().zip(&marks).map(|(l, m)| Load::describe_rates(&l.facts_since(m))).collect();
+            println!("{:>6.0} s  {}", started.elapsed().as_secs_f64(), line.join("; "));
+            marks = running.iter().map(Load::mark).collect();
+        }
+        for l in &mut running {
+            l.check().map_err(anyhow::Error::msg)?;
+        }
+    }
+    drop(running);
+    Ok(if watchdog::interrupted().is_some() { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+fn load_worker(a: LoadWorkerArgs) -> Result<ExitCode> {
+    let kind = LoadKind::parse(&a.kind).ok_or_else(|| UsageError(format!("unknown load '{}'", a.kind)))?;
+    let cpus = placement::parse_cpu_list(&a.cpus).map_err(|e| UsageError(e.to_string()))?;
+    let code = load::worker_main(load::WorkerArgs { kind, dir: a.dir, cpus, parent: a.parent, cgroup: a.cgroup });
+    Ok(ExitCode::from(code as u8))
 }

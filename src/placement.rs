@@ -62,10 +62,15 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, PlacementError> {
 
 /// The CPUs this thread may run on.
 pub fn allowed_cpus() -> Vec<usize> {
+    affinity_of(0)
+}
+
+/// The CPUs thread `tid` may run on (0: the calling thread); empty if unknown.
+pub fn affinity_of(tid: u32) -> Vec<usize> {
     // SAFETY: set is a properly sized cpu_set_t that the kernel fills in.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+        if libc::sched_getaffinity(tid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return vec![];
         }
         (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
@@ -86,6 +91,11 @@ pub fn validate_cpus(list: &str) -> Result<Vec<usize>, PlacementError> {
 
 /// Sets the calling thread's affinity; allocation-free, for forked children.
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+    set_affinity_of(0, cpus)
+}
+
+/// Sets thread `tid`'s affinity (0: the calling thread); allocation-free.
+pub fn set_affinity_of(tid: u32, cpus: &[usize]) -> std::io::Result<()> {
     // SAFETY: set is zeroed, filled with CPU_SET for in-range CPUs, and passed
     // with its true size.
     unsafe {
@@ -93,7 +103,7 @@ pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
         for &c in cpus {
             libc::CPU_SET(c, &mut set);
         }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+        if libc::sched_setaffinity(tid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }

@@ -44,11 +44,15 @@ pub struct Environment {
     pub settings: Map<String, Value>,
 }
 
-/// Background load and isolation mode.
+/// Background load and isolation mode. On the run: the lists asked for; on
+/// a result: the one it was measured under, with `facts` saying what the
+/// load achieved during the case and what the isolation did (or lacked).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Condition {
     pub load: String,
     pub isolation: String,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub facts: Map<String, Value>,
 }
 
 /// What the user asked for, as the run interpreted it.
@@ -130,6 +134,10 @@ pub struct CaseResult {
     /// Family-specific facts: iteration counts, bytes on the wire...
     pub details: Map<String, Value>,
     pub elapsed_s: f64,
+    /// The load and isolation this result was measured under (absent in
+    /// documents written before conditions were per result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<Condition>,
 }
 
 impl CaseResult {
@@ -141,6 +149,11 @@ impl CaseResult {
     }
     pub fn param_u64(&self, key: &str) -> Option<u64> {
         self.params.get(key).and_then(Value::as_u64)
+    }
+    /// (load, isolation) of this result, falling back to the run's.
+    pub fn load_isolation<'a>(&'a self, doc: &'a RunDoc) -> (&'a str, &'a str) {
+        let c = self.condition.as_ref().unwrap_or(&doc.condition);
+        (&c.load, &c.isolation)
     }
 }
 

@@ -4,9 +4,11 @@
 use crate::bench::{CaseCtx, CaseError};
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;
-use crate::placement::Policy;
+use crate::isolation::{self, Isolation};
+use crate::load::{Load, LoadKind};
+use crate::placement::{self, Policy};
 use crate::registry::{Benchmark, Scale, Suite};
-use crate::results::{CaseResult, CaseStatus, Params, RunStatus};
+use crate::results::{CaseResult, CaseStatus, Condition, Params, RunStatus};
 use crate::store::{RunWriter, StoreError};
 use crate::watchdog;
 use std::io::{IsTerminal, Write};
@@ -43,12 +45,16 @@ pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> 
     out
 }
 
-/// How the cases run.
+/// How the cases run: every case of the plan runs under every load (outer
+/// loop) and every isolation mode (inner loop).
 #[derive(Debug, Clone)]
 pub struct Execution {
     pub cpus: Vec<usize>,
-    pub policy: Policy,
-    pub memory_locked: bool,
+    pub loads: Vec<LoadKind>,
+    pub isolations: Vec<Isolation>,
+    /// The oscycles binary, which carries loads as `__load-worker`; None
+    /// where no load but idle may run (in-process tests).
+    pub exe: Option<std::path::PathBuf>,
     /// Per scale; `harness_for` picks.
     pub quick: HarnessConfig,
     pub full: HarnessConfig,
@@ -78,7 +84,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn case(&mut self, i: usize, p: &Planned) {
+    fn case(&mut self, i: usize, p: &Planned, cond: &str) {
         if !self.on {
             return;
         }
@@ -88,12 +94,12 @@ impl Progress {
             String::new()
         };
         if self.tty {
-            eprint!("\r\x1b[K[{}/{}{eta}] {}", i + 1, self.total, p.label());
+            eprint!("\r\x1b[K[{}/{}{eta}] {cond}{}", i + 1, self.total, p.label());
             let _ = std::io::stderr().flush();
-        } else if p.benchmark.id != self.last_bench {
-            eprintln!("[{}/{}{eta}] {}", i + 1, self.total, p.benchmark.id);
+        } else if format!("{cond}{}", p.benchmark.id) != self.last_bench {
+            eprintln!("[{}/{}{eta}] {cond}{}", i + 1, self.total, p.benchmark.id);
         }
-        self.last_bench = p.benchmark.id.clone();
+        self.last_bench = format!("{cond}{}", p.benchmark.id);
     }
     fn done(&self) {
         if self.on && self.tty {
@@ -102,14 +108,45 @@ impl Progress {
     }
 }
 
+/// What an isolation mode means to a case.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mode {
+    pub pin: bool,
+    pub policy: Policy,
+    pub memory_locked: bool,
+}
+
+impl Mode {
+    pub fn of(iso: Isolation) -> Mode {
+        Mode { pin: iso.pins(), policy: iso.policy(), memory_locked: placement::memory_locked() }
+    }
+}
+
+fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+    CaseResult {
+        suite: p.suite.into(),
+        benchmark: p.benchmark.id.clone(),
+        family: p.benchmark.family.name().into(),
+        params: p.params.clone(),
+        status,
+        reason: Some(why.into()),
+        placement: None,
+        metrics: vec![],
+        details: Default::default(),
+        elapsed_s: 0.0,
+        condition: Some(condition),
+    }
+}
+
 /// Runs one case; never panics on a failed measurement.
-pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
+pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
     let t = Instant::now();
     let ctx = CaseCtx {
         params: &p.params,
         cpus: &ex.cpus,
-        policy: ex.policy,
-        memory_locked: ex.memory_locked,
+        pin: mode.pin,
+        policy: mode.policy,
+        memory_locked: mode.memory_locked,
         harness: ex.harness_for(p.scale),
         clock,
         timeout: ex.timeout,
@@ -128,6 +165,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
         metrics: vec![],
         details: Default::default(),
         elapsed_s: 0.0,
+        condition: None,
     };
     match r {
         Ok(d) => {
@@ -152,28 +190,98 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo) -> CaseResult {
     out
 }
 
-/// Runs the plan, saving each result as it comes. Returns how the run ended.
+/// The CPUs a load runs on: every allowed CPU but the measured one (all of
+/// them on a one-CPU machine, where the load then shares the CPU).
+pub fn load_cpus(measured: usize) -> Vec<usize> {
+    let all = placement::allowed_cpus();
+    let rest: Vec<usize> = all.iter().copied().filter(|&c| c != measured).collect();
+    if rest.is_empty() { all } else { rest }
+}
+
+/// Seconds a load runs before the first measurement under it.
+pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
+
+/// Runs the plan under every condition, saving each result as it comes.
+/// Loads and isolation settings are undone when the run ends, fails or is
+/// interrupted (their guards are dropped on every path out). Returns how
+/// the run ended.
 pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
     watchdog::install();
     let clock = writer.doc.host.clock.clone();
+    let conditions = ex.loads.len() * ex.isolations.len();
     let mut progress = Progress {
         on: ex.progress,
         tty: std::io::stderr().is_terminal(),
-        total: plan.len(),
+        total: plan.len() * conditions,
         started: Instant::now(),
         last_bench: String::new(),
     };
-    for (i, p) in plan.iter().enumerate() {
+    let mut i = 0;
+    let many = conditions > 1;
+    'loads: for &kind in &ex.loads {
         if watchdog::interrupted().is_some() {
             break;
         }
-        progress.case(i, p);
-        let r = run_case(p, ex, &clock);
-        // A case cut short by the interrupt is not a result.
-        if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
-            break;
+        let cond = |iso: Isolation| Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() };
+        let started = match &ex.exe {
+            None if kind != LoadKind::Idle => Err("loads other than idle need the oscycles binary to carry them".to_string()),
+            None => Ok(Load::idle()),
+            Some(exe) => Load::start(kind, exe, &ex.scratch, &load_cpus(ex.cpus[0])),
+        };
+        let mut load = match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
+            Ok(l) => l,
+            Err(why) => {
+                for &iso in &ex.isolations {
+                    for p in plan {
+                        writer.push(not_measured(p, CaseStatus::Failed, &why, cond(iso)))?;
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+        };
+        for &iso in &ex.isolations {
+            if watchdog::interrupted().is_some() {
+                break 'loads;
+            }
+            let applied = isolation::apply(iso, ex.cpus[0]);
+            let label = if many { format!("{}/{}: ", kind.name(), iso.name()) } else { String::new() };
+            let applied = match applied {
+                Ok(a) => a,
+                Err(why) => {
+                    for p in plan {
+                        writer.push(not_measured(p, CaseStatus::NotApplicable, &why, cond(iso)))?;
+                        i += 1;
+                    }
+                    continue;
+                }
+            };
+            let mode = Mode::of(iso);
+            for p in plan {
+                if watchdog::interrupted().is_some() {
+                    break 'loads;
+                }
+                progress.case(i, p, &label);
+                i += 1;
+                if let Err(why) = load.check() {
+                    writer.push(not_measured(p, CaseStatus::Failed, &why, cond(iso)))?;
+                    continue;
+                }
+                let mark = load.mark();
+                let mut r = run_case(p, ex, &clock, mode);
+                // A case cut short by the interrupt is not a result.
+                if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
+                    break 'loads;
+                }
+                let mut c = cond(iso);
+                c.facts = applied.facts.clone();
+                c.facts.extend(load.facts_since(&mark));
+                r.condition = Some(c);
+                writer.push(r)?;
+            }
+            drop(applied);
         }
-        writer.push(r)?;
+        drop(load);
     }
     progress.done();
     let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };

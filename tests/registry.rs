@@ -3,18 +3,21 @@
 
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
+use oscycles::isolation::Isolation;
+use oscycles::load::LoadKind;
 use oscycles::placement::{self, Policy};
 use oscycles::registry;
 use oscycles::results::{CaseStatus, Condition, Environment, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
-use oscycles::runner::{self, Execution};
+use oscycles::runner::{self, Execution, Mode};
 use oscycles::store::{self, RunWriter};
 use std::time::Duration;
 
 fn execution() -> Execution {
     Execution {
         cpus: placement::allowed_cpus().into_iter().take(2).collect(),
-        policy: Policy::Other,
-        memory_locked: false,
+        loads: vec![LoadKind::Idle],
+        isolations: vec![Isolation::Pinned],
+        exe: None,
         quick: HarnessConfig::tiny(),
         full: HarnessConfig::tiny(),
         timeout: Duration::from_secs(30),
@@ -23,6 +26,10 @@ fn execution() -> Execution {
         // Small buffers: the tests check mechanics, and CI is a small machine.
         mem_bytes: Some(64 << 20),
     }
+}
+
+fn pinned() -> Mode {
+    Mode::of(Isolation::Pinned)
 }
 
 #[test]
@@ -35,7 +42,7 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
         assert!(plan.iter().any(|p| p.benchmark.id == b.id), "{} is in no suite's plan", b.id);
     }
     for p in &plan {
-        let r = runner::run_case(p, &ex, &clock);
+        let r = runner::run_case(p, &ex, &clock, pinned());
         // A benchmark this host cannot run says why, and its cases are n/a.
         if let Err(why) = p.benchmark.supported() {
             assert!(!why.is_empty(), "{}", p.benchmark.id);
@@ -75,7 +82,7 @@ fn a_run_document_survives_a_json_round_trip() {
         tool: Tool::this(),
         host: oscycles::host::collect(clock),
         environment: Environment { name: "native".into(), settings: Default::default() },
-        condition: Condition { load: "idle".into(), isolation: "pinned".into() },
+        condition: Condition { load: "idle".into(), isolation: "pinned".into(), facts: Default::default() },
         settings: Settings {
             suites: vec!["quick".into()],
             benchmarks: None,
@@ -102,12 +109,12 @@ fn a_run_document_survives_a_json_round_trip() {
 
 #[test]
 fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
-    let mut ex = execution();
-    ex.memory_locked = true;
+    let ex = execution();
+    let locked = Mode { pin: true, policy: Policy::Other, memory_locked: true };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let quick = registry::find_suite("quick").unwrap();
     for p in runner::plan(&[quick], Some(&["pagefault.anon".into(), "pagefault.file".into()])) {
-        let r = runner::run_case(&p, &ex, &clock);
+        let r = runner::run_case(&p, &ex, &clock, locked);
         assert_eq!(r.status, CaseStatus::NotApplicable, "{}", p.label());
         assert!(r.reason.unwrap().contains("mlockall"));
     }
@@ -122,7 +129,7 @@ fn the_packet_stream_sweep_counts_fewer_notifications_than_packets_when_batching
     let batched: Vec<_> = plan.iter().filter(|p| p.params["mode"] == "stream" && p.params["batch"].as_u64().unwrap() > 1).take(6).collect();
     assert!(!batched.is_empty());
     for p in batched {
-        let r = runner::run_case(p, &ex, &clock);
+        let r = runner::run_case(p, &ex, &clock, pinned());
         assert_eq!(r.status, CaseStatus::Ok, "{}: {:?}", p.label(), r.reason);
         let packets = r.details["packets"].as_u64().unwrap();
         let notifications = r.details["notifications"].as_u64().unwrap();

@@ -12,16 +12,21 @@ pub struct Snapshot {
     involuntary_switches: u64,
 }
 
-/// The counts of one CPU's column in a /proc/interrupts-style table: the
-/// first line names the CPUs, each other line is "NAME: counts... [desc]".
-pub fn column(table: &str, cpu: usize) -> BTreeMap<String, u64> {
+/// The counts of some CPUs' columns, summed, in a /proc/interrupts-style
+/// table: the first line names the CPUs, each other line is "NAME: counts... [desc]".
+pub fn columns(table: &str, cpus: &[usize]) -> BTreeMap<String, u64> {
     let mut lines = table.lines();
     let Some(header) = lines.next() else { return BTreeMap::new() };
-    let Some(col) = header.split_whitespace().position(|h| h == format!("CPU{cpu}")) else { return BTreeMap::new() };
+    let heads: Vec<&str> = header.split_whitespace().collect();
+    let cols: Vec<usize> = cpus.iter().filter_map(|c| heads.iter().position(|h| *h == format!("CPU{c}"))).collect();
+    if cols.is_empty() {
+        return BTreeMap::new();
+    }
     lines
         .filter_map(|l| {
             let (name, rest) = l.split_once(':')?;
-            let v = rest.split_whitespace().nth(col)?.parse().ok()?;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let v = cols.iter().map(|&c| fields.get(c)?.parse::<u64>().ok()).sum::<Option<u64>>()?;
             Some((name.trim().to_string(), v))
         })
         .collect()
@@ -37,8 +42,9 @@ fn involuntary_switches() -> u64 {
 }
 
 impl Snapshot {
-    pub fn take(cpu: usize) -> Snapshot {
-        let read = |p: &str| std::fs::read_to_string(p).map(|t| column(&t, cpu)).unwrap_or_default();
+    /// Counts on `cpus` (summed) and of the calling thread.
+    pub fn take(cpus: &[usize]) -> Snapshot {
+        let read = |p: &str| std::fs::read_to_string(p).map(|t| columns(&t, cpus)).unwrap_or_default();
         Snapshot { interrupts: read("/proc/interrupts"), softirqs: read("/proc/softirqs"), involuntary_switches: involuntary_switches() }
     }
 
@@ -60,13 +66,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_one_cpus_column() {
+    fn reads_and_sums_cpu_columns() {
         let t = "           CPU0       CPU1\n  1:         10          0   IO-APIC   1-edge  i8042\nLOC:      12345      67890   Local timer interrupts\nERR:          0\n";
-        let c1 = column(t, 1);
+        let c1 = columns(t, &[1]);
         assert_eq!(c1.get("LOC"), Some(&67890));
         assert_eq!(c1.get("1"), Some(&0));
         assert_eq!(c1.get("ERR"), None, "a row without that CPU's column is skipped");
-        assert!(column(t, 5).is_empty());
+        assert!(columns(t, &[5]).is_empty());
+        assert_eq!(columns(t, &[0, 1]).get("LOC"), Some(&80235), "columns are summed");
     }
 
     #[test]

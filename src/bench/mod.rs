@@ -35,6 +35,8 @@ pub struct CaseCtx<'a> {
     /// The CPUs the user allows: the first is the primary, the second the
     /// partner of cross-core cases.
     pub cpus: &'a [usize],
+    /// Whether single-threaded cases pin to the first CPU (isolation `none`: no).
+    pub pin: bool,
     pub policy: Policy,
     pub memory_locked: bool,
     pub harness: HarnessConfig,

@@ -1,8 +1,11 @@
 //! Seed 001's tables: "Deltas to minimum in CPU cycles" (FWQ) and "Maximum
-//! deviation in CPU cycles" (the control loop). Rows are the load, columns
-//! the isolation mode of the run; each cell is "cycles (percent)".
+//! deviation in CPU cycles" (the control loop). Rows are loads, columns
+//! isolation modes, each cell "cycles (percent)"; a detail table per
+//! measurement says what else happened (load throughput, interrupts on the
+//! CPU, involuntary switches, overruns) so that a spike can be traced.
 
 use super::table::Table;
+use crate::load::Load;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 
 fn num(r: &CaseResult, key: &str) -> f64 {
@@ -24,27 +27,104 @@ fn causes(r: &CaseResult) -> String {
     all.sort_by_key(|(_, v)| std::cmp::Reverse(*v));
     let top: Vec<String> = all.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
     let ivcsw = a.get("involuntary_context_switches").and_then(|v| v.as_u64()).unwrap_or(0);
-    format!("{}; {ivcsw} involuntary switches", if top.is_empty() { "no interrupts".into() } else { top.join(", ") })
+    format!("{}; {ivcsw} invol. switches", if top.is_empty() { "no interrupts".into() } else { top.join(", ") })
+}
+
+/// Distinct values in order of first appearance.
+fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// A result's cell text when it has no measurement.
+fn unmeasured(r: &CaseResult) -> Option<String> {
+    match r.status {
+        CaseStatus::Ok => None,
+        CaseStatus::NotApplicable => Some("n/a".into()),
+        CaseStatus::Failed => Some("failed".into()),
+    }
+}
+
+fn load_rate(r: &CaseResult) -> String {
+    r.condition.as_ref().map_or_else(String::new, |c| Load::describe_rates(&c.facts))
+}
+
+/// Notes under a table: why cells are n/a or failed, and what each isolation did.
+fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
+    let mut out = Vec::new();
+    for r in rs {
+        let (load, iso) = r.load_isolation(doc);
+        if let Some(why) = r.reason.as_deref().filter(|_| r.status != CaseStatus::Ok) {
+            let line = format!("  {load}/{iso}: {why}");
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        if let Some(c) = &r.condition {
+            for key in ["cpuset", "irqs_moved_away", "irqs_unmovable", "sched_rt_runtime_us"] {
+                if let Some(v) = c.facts.get(key) {
+                    let head = format!("  {iso}: {key} = ");
+                    if !out.iter().any(|l| l.starts_with(&head)) {
+                        let mut line = format!("{head}{}", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+                        if key == "sched_rt_runtime_us" && v.as_str().is_some_and(|s| s != "-1") {
+                            line += " (RT throttling: a SCHED_FIFO thread that never sleeps, as in fwq and busy-tsc, loses the rest of each second)";
+                        }
+                        out.push(line);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() { String::new() } else { format!("notes:\n{}\n", out.join("\n")) }
 }
 
 pub fn render_fwq(doc: &RunDoc) -> String {
-    let Some(r) = doc.results.iter().find(|r| r.benchmark == "noise.fwq") else { return String::new() };
-    if r.status != CaseStatus::Ok {
-        return format!("fwq: {}\n", r.reason.as_deref().unwrap_or("failed"));
+    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.benchmark == "noise.fwq").collect();
+    if rs.is_empty() {
+        return String::new();
     }
-    let min = num(r, "min_cycles");
-    let mut t = Table::new(&["Load", &doc.condition.isolation, "p99.9", "p99", "time lost", "samples", "on the CPU during the run"], 1);
-    t.also_left = vec![6];
-    t.row(vec![
-        doc.condition.load.clone(),
-        pct(num(r, "max_delta_cycles"), min),
-        pct(num(r, "p999_delta_cycles"), min),
-        pct(num(r, "p99_delta_cycles"), min),
-        format!("{:.3}%", 100.0 * num(r, "lost_fraction")),
-        r.metric("sample").map_or("-".into(), |m| m.summary.n.to_string()),
-        causes(r),
-    ]);
-    format!("fwq: deltas to minimum in CPU cycles (seed 001): max (percent of the {min:.0}-cycle minimum quantum)\n{}", t.render())
+    let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
+    let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
+    let find = |l: &str, i: &str| rs.iter().copied().find(|r| r.load_isolation(doc) == (l, i));
+    let mut headers = vec!["Load"];
+    headers.extend(isos.iter().copied());
+    let mut grid = Table::new(&headers, 1);
+    for l in &loads {
+        let mut row = vec![l.to_string()];
+        for i in &isos {
+            row.push(find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, "max_delta_cycles"), num(r, "min_cycles")))));
+        }
+        grid.row(row);
+    }
+    let mut detail = Table::new(&["Load", "isolation", "min", "max", "p99.9", "p99", "lost", "samples", "load during", "on the CPU during"], 2);
+    detail.also_left = vec![8, 9];
+    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
+        let (l, i) = r.load_isolation(doc);
+        let min = num(r, "min_cycles");
+        detail.row(vec![
+            l.into(),
+            i.into(),
+            format!("{min:.0}"),
+            pct(num(r, "max_delta_cycles"), min),
+            pct(num(r, "p999_delta_cycles"), min),
+            pct(num(r, "p99_delta_cycles"), min),
+            format!("{:.3}%", 100.0 * num(r, "lost_fraction")),
+            r.metric("sample").map_or("-".into(), |m| m.summary.n.to_string()),
+            load_rate(r),
+            causes(r),
+        ]);
+    }
+    format!(
+        "fwq: deltas to minimum in CPU cycles (seed 001): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
+        grid.render(),
+        detail.render(),
+        notes(doc, &rs)
+    )
 }
 
 pub fn render_control(doc: &RunDoc) -> String {
@@ -52,31 +132,49 @@ pub fn render_control(doc: &RunDoc) -> String {
     if rs.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(
-        &["Load", "wait", &format!("{} +max", doc.condition.isolation), "-max", "p99 late", "overruns", "on the CPU during the run"],
-        2,
-    );
-    t.also_left = vec![6];
-    for r in rs {
-        let wait = r.benchmark.trim_start_matches("control.").to_string();
-        if r.status != CaseStatus::Ok {
-            t.row(vec![doc.condition.load.clone(), wait, r.reason.clone().unwrap_or_default()]);
-            continue;
+    let wait = |r: &CaseResult| r.benchmark.trim_start_matches("control.").to_string();
+    let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
+    let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
+    let waits = distinct(rs.iter().map(|r| r.benchmark.trim_start_matches("control.")));
+    let mut headers = vec!["Load", "wait"];
+    headers.extend(isos.iter().copied());
+    let mut grid = Table::new(&headers, 2);
+    for l in &loads {
+        for w in &waits {
+            let mut row = vec![l.to_string(), w.to_string()];
+            for i in &isos {
+                let cell = rs.iter().find(|r| r.load_isolation(doc) == (l, i) && wait(r) == *w).map_or("-".into(), |r| {
+                    unmeasured(r).unwrap_or_else(|| {
+                        let (hi, lo, period) = (num(r, "period_dev_max_cycles"), -num(r, "period_dev_min_cycles"), num(r, "period_cycles"));
+                        format!("+{hi:.0} / -{lo:.0} (+{:.2}% / -{:.2}%)", 100.0 * hi / period, 100.0 * lo / period)
+                    })
+                });
+                row.push(cell);
+            }
+            grid.row(row);
         }
+    }
+    let mut detail = Table::new(&["Load", "isolation", "wait", "wake late max", "p99 late", "overruns", "load during", "on the CPU during"], 3);
+    detail.also_left = vec![6, 7];
+    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
+        let (l, i) = r.load_isolation(doc);
         let period = num(r, "period_cycles");
-        let p99 = r.metric("deviation").map_or(f64::NAN, |m| m.summary.p99);
-        t.row(vec![
-            doc.condition.load.clone(),
-            wait,
+        detail.row(vec![
+            l.into(),
+            i.into(),
+            wait(r),
             pct(num(r, "late_max_cycles"), period),
-            pct(num(r, "early_max_cycles").max(0.0), period),
-            pct(p99, period),
+            pct(r.metric("deviation").map_or(f64::NAN, |m| m.summary.p99), period),
             format!("{:.0}", num(r, "overruns")),
+            load_rate(r),
             causes(r),
         ]);
     }
     format!(
-        "control-loop: maximum deviation in CPU cycles from a 1000 us period (seed 001): late (+) and early (-), percent of the period\n{}",
-        t.render()
+        "control-loop: maximum deviation in CPU cycles (seed 001): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
+         control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",
+        grid.render(),
+        detail.render(),
+        notes(doc, &rs)
     )
 }

@@ -21,20 +21,26 @@ use crate::harness::Measurement;
 use crate::placement::{self, Placement};
 use crate::stats::Summary;
 
-/// Runs `f` on the context's first CPU under its policy, restoring both
-/// afterwards, and records the placement.
+/// The CPUs a single-threaded case may run on: the first of the context's,
+/// or (isolation `none`) every CPU the process may use.
+pub fn case_cpus(ctx: &CaseCtx) -> Vec<usize> {
+    if ctx.pin { vec![ctx.cpus[0]] } else { placement::allowed_cpus() }
+}
+
+/// Runs `f` on the context's first CPU (or unpinned, if the context says so)
+/// under its policy, restoring both afterwards, and records the placement.
 pub fn pinned<T>(ctx: &CaseCtx, f: impl FnOnce() -> Result<T, CaseError>) -> Result<(T, Placement), CaseError> {
-    let cpu = ctx.cpus[0];
+    let cpus = case_cpus(ctx);
     let _affinity = placement::AffinityGuard::save();
     let _policy = placement::PolicyGuard::save();
-    placement::pin_current_thread(cpu).map_err(|e| CaseError::Failed(e.to_string()))?;
+    placement::set_affinity(&cpus).map_err(|e| CaseError::Failed(format!("cannot run on CPUs {}: {e}", placement::format_cpus(&cpus))))?;
     if ctx.policy != placement::Policy::Other {
         placement::set_policy(ctx.policy).map_err(|e| CaseError::Failed(e.to_string()))?;
     }
     let v = f()?;
     let placement = Placement {
         actors: "thread".into(),
-        cpus: vec![cpu],
+        cpus,
         observed_cpus: vec![placement::current_cpu()],
         policy: placement::current_policy().to_string(),
         memory_locked: ctx.memory_locked,

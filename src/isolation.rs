@@ -1,0 +1,375 @@
+//! How far the measured thread is detached from the rest of Linux:
+//!
+//! - `none`: the thread may run on any CPU, under SCHED_OTHER;
+//! - `pinned`: affinity to the measured CPU only;
+//! - `rt`: pinned, SCHED_FIFO, all memory locked (buffers are prefaulted by the benchmarks);
+//! - `isolated`: rt, plus the measured CPU carved out as a cpuset of its own
+//!   (a cgroup v2 partition of type isolated; where the cpuset controller lives
+//!   on cgroup v1, as on this project's CI host, its v1 equivalent: an exclusive
+//!   cpuset with load balancing off and every movable task moved to the other
+//!   CPUs), and every movable IRQ's affinity pointed away from it.
+//!
+//! Everything changed is recorded and put back when the guard is dropped,
+//! which the runner does after the condition, on failure and on interrupt.
+//! Against SIGKILL a journal of the original settings is written first;
+//! the next `oscycles run` finds it and restores them.
+
+use crate::cgroup;
+use crate::placement::{format_cpus, parse_cpu_list, Policy};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub const RT_PRIORITY: i32 = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    None,
+    Pinned,
+    Rt,
+    Isolated,
+}
+
+impl Isolation {
+    pub const ALL: [Isolation; 4] = [Isolation::None, Isolation::Pinned, Isolation::Rt, Isolation::Isolated];
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::None => "none",
+            Isolation::Pinned => "pinned",
+            Isolation::Rt => "rt",
+            Isolation::Isolated => "isolated",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Isolation> {
+        Isolation::ALL.into_iter().find(|k| k.name() == s)
+    }
+    pub fn names() -> String {
+        Isolation::ALL.map(|k| k.name()).join(", ")
+    }
+    pub fn pins(self) -> bool {
+        self != Isolation::None
+    }
+    pub fn policy(self) -> Policy {
+        if matches!(self, Isolation::Rt | Isolation::Isolated) { Policy::Fifo { priority: RT_PRIORITY } } else { Policy::Other }
+    }
+}
+
+/// One setting changed, and its value before.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Change {
+    /// A control file and the text it held.
+    File { path: PathBuf, before: String },
+    /// A directory oscycles created (removed on restore).
+    Dir { path: PathBuf },
+    /// Tasks moved into a cgroup oscycles made: whatever is in `from` when
+    /// restoring (tasks forked there since included) goes back to `to`
+    /// (both "tasks" or both "cgroup.procs" files).
+    Drain { from: PathBuf, to: PathBuf },
+    /// A thread's CPU affinity before its cpuset changed (Linux keeps a
+    /// narrowed mask after the task moves back).
+    Affinity { tid: u32, cpus: Vec<usize> },
+    MemoryLocked,
+}
+
+/// The changes, in the order made; restored in reverse.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Journal {
+    pub pid: u32,
+    pub changes: Vec<Change>,
+}
+
+/// Where the journal lives while changes are in force.
+pub fn journal_path() -> PathBuf {
+    PathBuf::from("/run/oscycles").join(format!("isolation-{}.json", std::process::id()))
+}
+
+impl Journal {
+    fn save(&self) {
+        let p = journal_path();
+        if let Some(d) = p.parent() {
+            let _ = fs::create_dir_all(d);
+        }
+        if let Ok(t) = serde_json::to_string(self) {
+            let tmp = p.with_extension("tmp");
+            if fs::write(&tmp, t).is_ok() {
+                let _ = fs::rename(tmp, &p);
+            }
+        }
+    }
+
+    fn record(&mut self, c: Change) {
+        self.changes.push(c);
+        self.save();
+    }
+
+    /// Undoes every change, newest first; returns what could not be undone.
+    pub fn restore(&mut self) -> Vec<String> {
+        let mut failed = Vec::new();
+        while let Some(c) = self.changes.pop() {
+            match c {
+                Change::File { path, before } => {
+                    if let Err(e) = cgroup::write(&path, &before) {
+                        failed.push(e.to_string());
+                    }
+                }
+                Change::Dir { path } => {
+                    if let Err(e) = fs::remove_dir(&path) {
+                        if e.kind() != std::io::ErrorKind::NotFound {
+                            failed.push(format!("removing {}: {e}", path.display()));
+                        }
+                    }
+                }
+                Change::Drain { from, to } => {
+                    // Tasks keep forking while this runs (a build load): drain until empty.
+                    for _ in 0..100 {
+                        let ids = cgroup::read(&from).unwrap_or_default();
+                        if ids.is_empty() {
+                            break;
+                        }
+                        for id in ids.lines() {
+                            // A task may have exited meanwhile (ESRCH): nothing to restore.
+                            let _ = cgroup::write(&to, id);
+                        }
+                    }
+                }
+                Change::Affinity { tid, cpus } => {
+                    // The thread may have ended (ESRCH): nothing to restore.
+                    let _ = crate::placement::set_affinity_of(tid, &cpus);
+                }
+                Change::MemoryLocked => {
+                    // SAFETY: munlockall has no arguments.
+                    unsafe { libc::munlockall() };
+                }
+            }
+        }
+        let _ = fs::remove_file(journal_path_of(self.pid));
+        failed
+    }
+}
+
+fn journal_path_of(pid: u32) -> PathBuf {
+    PathBuf::from("/run/oscycles").join(format!("isolation-{pid}.json"))
+}
+
+/// Restores what an oscycles that died without cleaning up left changed.
+/// Returns a sentence per journal restored.
+pub fn recover_stale() -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(dir) = fs::read_dir("/run/oscycles") else { return out };
+    for e in dir.flatten() {
+        let Ok(text) = fs::read_to_string(e.path()) else { continue };
+        let Ok(mut j) = serde_json::from_str::<Journal>(&text) else { continue };
+        if j.pid == std::process::id() || Path::new(&format!("/proc/{}", j.pid)).exists() {
+            continue;
+        }
+        // The dead process's memory lock died with it.
+        j.changes.retain(|c| *c != Change::MemoryLocked);
+        let n = j.changes.len();
+        let failed = j.restore();
+        out.push(format!(
+            "restored {n} isolation settings left by oscycles process {} that did not finish{}",
+            j.pid,
+            if failed.is_empty() { String::new() } else { format!(" ({} failed: {})", failed.len(), failed.join("; ")) }
+        ));
+    }
+    out
+}
+
+/// An isolation mode in force; dropping it restores everything.
+pub struct Applied {
+    pub mode: Isolation,
+    journal: Journal,
+    /// What was done and what could not be, for the results.
+    pub facts: Map<String, Value>,
+}
+
+impl Drop for Applied {
+    fn drop(&mut self) {
+        let failed = self.journal.restore();
+        for f in failed {
+            eprintln!("oscycles: could not restore an isolation setting: {f}");
+        }
+    }
+}
+
+/// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
+/// is missing (the results then say so; nothing else is measured instead).
+pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
+    let mut a = Applied { mode, journal: Journal { pid: std::process::id(), changes: vec![] }, facts: Map::new() };
+    a.facts.insert("isolation".into(), json!(mode.name()));
+    if matches!(mode, Isolation::Rt | Isolation::Isolated) {
+        crate::placement::set_policy(mode.policy()).map_err(|e| format!("{} needs SCHED_FIFO: {e}", mode.name()))?;
+        crate::placement::set_policy(Policy::Other).map_err(|e| e.to_string())?;
+        if !crate::placement::memory_locked() {
+            crate::placement::lock_memory().map_err(|e| format!("{} needs locked memory: {e}", mode.name()))?;
+            a.journal.record(Change::MemoryLocked);
+        }
+        let rt = fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+        a.facts.insert("sched_rt_runtime_us".into(), json!(rt.trim()));
+    }
+    if mode == Isolation::Isolated {
+        // SAFETY: geteuid has no arguments.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("isolated needs root (cpusets and IRQ affinity)".into());
+        }
+        isolate_cpuset(&mut a, cpu)?;
+        move_irqs(&mut a, cpu);
+    }
+    Ok(a)
+}
+
+fn others(cpu: usize) -> Vec<usize> {
+    let online = fs::read_to_string("/sys/devices/system/cpu/online").ok().and_then(|s| parse_cpu_list(s.trim()).ok()).unwrap_or_default();
+    online.into_iter().filter(|&c| c != cpu).collect()
+}
+
+/// Changes a control file, journalled.
+fn set(a: &mut Applied, path: &Path, value: &str) -> Result<(), String> {
+    let before = cgroup::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    if before == value {
+        return Ok(());
+    }
+    cgroup::write(path, value).map_err(|e| e.to_string())?;
+    a.journal.record(Change::File { path: path.to_path_buf(), before });
+    Ok(())
+}
+
+/// Writes a file in a directory oscycles made (not journalled: it goes with the directory).
+fn put(path: &Path, value: &str) -> Result<(), String> {
+    cgroup::write(path, value).map_err(|e| e.to_string())
+}
+
+fn make_dir(a: &mut Applied, path: &Path) -> Result<(), String> {
+    fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    a.journal.record(Change::Dir { path: path.to_path_buf() });
+    Ok(())
+}
+
+fn own_threads() -> Vec<u32> {
+    fs::read_dir("/proc/self/task").map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()).unwrap_or_default()
+}
+
+/// Journals the affinity of every thread of oscycles, to restore after it
+/// leaves a cpuset (restored after the move back: journal order is reversed).
+fn record_affinities(a: &mut Applied) {
+    for tid in own_threads() {
+        let cpus = crate::placement::affinity_of(tid);
+        if !cpus.is_empty() {
+            a.journal.record(Change::Affinity { tid, cpus });
+        }
+    }
+}
+
+/// Carves `cpu` out as a cpuset that holds oscycles and nothing else movable.
+fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
+    let rest = others(cpu);
+    if rest.is_empty() {
+        return Err("isolated needs a second online CPU for everything else".into());
+    }
+    let m = cgroup::mounts();
+    let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::read(&r.join("cgroup.controllers")).is_ok_and(|c| c.split(' ').any(|x| x == "cpuset")));
+    let pid = std::process::id();
+    if let (true, Some(root)) = (v2_has_cpuset, m.v2.clone()) {
+        // cgroup v2: an isolated partition; the root loses the CPU by itself.
+        let sub = root.join("cgroup.subtree_control");
+        if !cgroup::read(&sub).unwrap_or_default().split(' ').any(|x| x == "cpuset") {
+            cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
+            a.journal.record(Change::File { path: sub, before: "-cpuset".into() });
+        }
+        let g = root.join(format!("oscycles-isolated-{pid}"));
+        make_dir(a, &g)?;
+        // Files inside a directory oscycles made go with the directory; the
+        // partition is reverted to a member first so that the CPU returns.
+        put(&g.join("cpuset.cpus"), &cpu.to_string())?;
+        if g.join("cpuset.cpus.exclusive").exists() {
+            put(&g.join("cpuset.cpus.exclusive"), &cpu.to_string())?;
+        }
+        set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
+        let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
+        if state != "isolated" {
+            return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
+        }
+        record_affinities(a);
+        let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
+        a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back });
+        cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
+        a.facts.insert("cpuset".into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
+        return Ok(());
+    }
+    let Some(root) = m.v1_cpuset else {
+        return Err("isolated needs the cpuset controller (neither cgroup v2 nor v1 offers it here)".into());
+    };
+    // cgroup v1: what cset shield does. Load balancing off at the root, an
+    // exclusive cpuset for the CPU holding oscycles' threads, one for the
+    // other CPUs holding every other task that can move.
+    let mems = cgroup::read(&root.join("cpuset.mems")).map_err(|e| e.to_string())?;
+    let shield = root.join(format!("oscycles-isolated-{pid}"));
+    let system = root.join(format!("oscycles-system-{pid}"));
+    for (dir, cpus) in [(&shield, vec![cpu]), (&system, rest)] {
+        make_dir(a, dir)?;
+        put(&dir.join("cpuset.cpus"), &format_cpus(&cpus))?;
+        put(&dir.join("cpuset.mems"), &mems)?;
+        put(&dir.join("cpuset.cpu_exclusive"), "1")?;
+    }
+    put(&shield.join("cpuset.sched_load_balance"), "0")?;
+    set(a, &root.join("cpuset.sched_load_balance"), "0")?;
+    let ours = own_threads();
+    let tasks: Vec<u32> = cgroup::read(&root.join("tasks")).unwrap_or_default().lines().filter_map(|l| l.parse().ok()).collect();
+    let others_tasks: Vec<u32> = tasks.into_iter().filter(|t| !ours.contains(t)).collect();
+    record_affinities(a);
+    a.journal.record(Change::Drain { from: system.join("tasks"), to: root.join("tasks") });
+    a.journal.record(Change::Drain { from: shield.join("tasks"), to: root.join("tasks") });
+    let (mut moved, mut stayed) = (0usize, 0usize);
+    for t in &others_tasks {
+        match cgroup::write(&system.join("tasks"), &t.to_string()) {
+            Ok(()) => moved += 1,
+            Err(_) => stayed += 1, // per-CPU kernel threads cannot move
+        }
+    }
+    for t in &ours {
+        cgroup::write(&shield.join("tasks"), &t.to_string()).map_err(|e| e.to_string())?;
+    }
+    a.facts.insert(
+        "cpuset".into(),
+        json!(format!(
+            "cgroup v1 (the cpuset controller is not on cgroup v2 here): exclusive cpuset {} with load balancing off; {} other tasks moved to CPUs {}, {stayed} could not move (per-CPU kernel threads)",
+            shield.display(),
+            moved,
+            format_cpus(&others(cpu))
+        )),
+    );
+    Ok(())
+}
+
+/// Points every IRQ that allows it away from `cpu`, and the default affinity of new ones.
+fn move_irqs(a: &mut Applied, cpu: usize) {
+    let away = format_cpus(&others(cpu));
+    let (mut moved, mut unmovable) = (0usize, Vec::new());
+    let mut irqs: Vec<(u32, PathBuf)> = fs::read_dir("/proc/irq")
+        .map(|d| d.flatten().filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("smp_affinity_list")))).collect())
+        .unwrap_or_default();
+    irqs.sort();
+    for (n, p) in irqs {
+        let Ok(before) = cgroup::read(&p) else { continue };
+        if parse_cpu_list(&before).is_ok_and(|l| !l.contains(&cpu)) {
+            continue;
+        }
+        match cgroup::write(&p, &away) {
+            Ok(()) => {
+                a.journal.record(Change::File { path: p, before });
+                moved += 1;
+            }
+            Err(_) => unmovable.push(n), // managed or per-CPU interrupts refuse (EIO)
+        }
+    }
+    let def = Path::new("/proc/irq/default_smp_affinity");
+    if let Ok(before) = cgroup::read(def) {
+        let mask = others(cpu).iter().fold(0u128, |m, &c| m | (1u128 << c.min(127)));
+        if cgroup::write(def, &format!("{mask:x}")).is_ok() {
+            a.journal.record(Change::File { path: def.to_path_buf(), before });
+        }
+    }
+    a.facts.insert("irqs_moved_away".into(), json!(moved));
+    a.facts.insert("irqs_unmovable".into(), json!(unmovable));
+}
