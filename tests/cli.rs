@@ -48,6 +48,11 @@ fn bad_input_is_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--timeout", "0"], "--timeout");
     refused(&["run", "--results", "/proc/oscycles-cannot-be-here"], "cannot write results to '/proc/oscycles-cannot-be-here'");
     refused(&["run", "--no-such-flag"], "--no-such-flag");
+    refused(&["run", "--results", r, "--load", "idle,party"], "--load: unknown 'party'; valid: idle, build, io");
+    refused(&["run", "--results", r, "--load", ","], "--load needs at least one of");
+    refused(&["run", "--results", r, "--isolation", "total"], "--isolation: unknown 'total'; valid: none, pinned, rt, isolated");
+    refused(&["run", "--results", r, "--isolation", "rt", "--rt"], "cannot be used with");
+    refused(&["load", "nothing"], "unknown 'nothing'");
     refused(&["frobnicate"], "frobnicate");
     refused(&["show", d.join("missing.json").to_str().unwrap()], "cannot read");
     let not_a_run = d.join("other.json");

@@ -1,0 +1,121 @@
+//! The isolated mode changes system settings (cpusets, IRQ affinity) and
+//! must put every one back: after a run, and after a run interrupted while
+//! isolated. Where the mode cannot run here (not root, no cpuset), the run
+//! says so and the settings must be untouched all the same.
+//!
+//! This file holds only these tests, serialised: while isolated, oscycles
+//! moves every other task off the measured CPU, which tests running beside
+//! it would notice.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Everything isolation may touch, as text.
+fn settings() -> BTreeMap<String, String> {
+    let mut s = BTreeMap::new();
+    let mut put = |k: String, v: String| {
+        s.insert(k, v);
+    };
+    for e in std::fs::read_dir("/proc/irq").unwrap().flatten() {
+        if let Ok(v) = std::fs::read_to_string(e.path().join("smp_affinity_list")) {
+            put(format!("irq {}", e.file_name().to_string_lossy()), v);
+        }
+    }
+    put("irq default".into(), std::fs::read_to_string("/proc/irq/default_smp_affinity").unwrap_or_default());
+    for line in std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines() {
+        let root = line.split_whitespace().nth(4).unwrap();
+        let is_cpuset = line.contains(" - cgroup2 ") || (line.contains(" - cgroup ") && line.split(',').any(|o| o.trim() == "cpuset"));
+        if !is_cpuset {
+            continue;
+        }
+        let mut dirs: Vec<String> =
+            std::fs::read_dir(root).unwrap().flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().to_string()).collect();
+        dirs.sort();
+        put(format!("{root} children"), dirs.join(" "));
+        for f in ["cpuset.sched_load_balance", "cgroup.subtree_control", "cpuset.cpus", "tasks"] {
+            if f == "tasks" {
+                // Where this test process sits (other tasks come and go).
+                let ours = std::fs::read_to_string(Path::new(root).join(f)).unwrap_or_default();
+                put(format!("{root} holds this test"), ours.lines().any(|l| l == std::process::id().to_string()).to_string());
+            } else if let Ok(v) = std::fs::read_to_string(Path::new(root).join(f)) {
+                put(format!("{root}/{f}"), v);
+            }
+        }
+    }
+    put("this test's affinity".into(), std::fs::read_to_string("/proc/self/status").unwrap().lines().find(|l| l.starts_with("Cpus_allowed_list")).unwrap().into());
+    put("journals".into(), std::fs::read_dir("/run/oscycles").map(|d| d.count()).unwrap_or(0).to_string());
+    s
+}
+
+fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, String>) {
+    for (k, v) in before {
+        assert_eq!(after.get(k), Some(v), "{k} changed");
+    }
+    assert_eq!(before.len(), after.len(), "settings appeared: {:?}", after.keys().filter(|k| !before.contains_key(*k)).collect::<Vec<_>>());
+}
+
+/// A control-loop run under pinned and isolated; `batches` below 5 shrinks it to a few periods.
+fn run(results: &Path, batches: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscycles"));
+    c.args(["run", "--suite", "control-loop", "--isolation", "pinned,isolated", "--batches", batches, "--quiet", "--results"]).arg(results);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    c
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn isolation_settings_are_as_before_after_a_run() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempdir("isolation-done");
+    let before = settings();
+    let out = run(&d, "3").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("isolated"), "{text}");
+    // Isolated either measured (and says how) or says what it lacks.
+    assert!(text.contains("cpuset = ") || text.contains("isolated: isolated needs"), "{text}");
+    assert_same(&before, &settings());
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn isolation_settings_are_as_before_after_an_interrupted_run() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempdir("isolation-term");
+    let before = settings();
+    let child = run(&d, "5").spawn().unwrap();
+    let pid = child.id();
+    // Interrupt while isolated: its journal exists from the first change to the restore.
+    let journal = format!("/run/oscycles/isolation-{pid}.json");
+    let t = Instant::now();
+    let mut seen = false;
+    while t.elapsed() < Duration::from_secs(60) {
+        if Path::new(&journal).exists() {
+            seen = true;
+            break;
+        }
+        if std::fs::metadata(format!("/proc/{pid}")).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    if seen {
+        assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_same(&before, &settings());
+    let _ = std::fs::remove_dir_all(d);
+}
