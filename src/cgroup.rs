@@ -92,6 +92,30 @@ impl KillableGroup {
     }
 }
 
+/// Removes load cgroups left by oscycles processes that were SIGKILLed
+/// (their workers killed the load; nobody was left to remove the group).
+/// Returns how many were removed.
+pub fn remove_stale_load_groups() -> usize {
+    let Some(root) = mounts().v2 else { return 0 };
+    let Ok(dir) = fs::read_dir(&root) else { return 0 };
+    let mut n = 0;
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name.strip_prefix("oscycles-load-").and_then(|r| r.rsplit('-').next()).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let g = KillableGroup { path: e.path() };
+            g.kill();
+            if fs::remove_dir(&g.path).is_ok() {
+                n += 1;
+            }
+            std::mem::forget(g);
+        }
+    }
+    n
+}
+
 impl Drop for KillableGroup {
     fn drop(&mut self) {
         self.kill();

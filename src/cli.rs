@@ -87,9 +87,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "idle", value_name = "LIST")]
     pub load: String,
     /// How far the measured thread is detached, each in turn (comma-separated):
-    /// none (may run anywhere), pinned (affinity), rt (pinned, SCHED_FIFO,
-    /// memory locked), isolated (rt, plus a cpuset of its own and IRQs moved
-    /// away; root only; restored afterwards). Default: pinned.
+    /// none (single-threaded cases may run anywhere), pinned (affinity), rt
+    /// (pinned, SCHED_FIFO, memory locked, 0 us held on /dev/cpu_dma_latency),
+    /// isolated (rt, plus a cpuset of its own and IRQs moved away; root only;
+    /// restored afterwards, also on Ctrl-C). Default: pinned.
     #[arg(long, value_name = "LIST")]
     pub isolation: Option<String>,
     /// Directory where benchmarks lay out their files (a 64 MiB file, a tiny

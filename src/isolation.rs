@@ -2,7 +2,9 @@
 //!
 //! - `none`: the thread may run on any CPU, under SCHED_OTHER;
 //! - `pinned`: affinity to the measured CPU only;
-//! - `rt`: pinned, SCHED_FIFO, all memory locked (buffers are prefaulted by the benchmarks);
+//! - `rt`: pinned, SCHED_FIFO, all memory locked (buffers are prefaulted by
+//!   the benchmarks), and a 0 us request held on /dev/cpu_dma_latency so that
+//!   no CPU enters an idle state slower to leave (as cyclictest does by default);
 //! - `isolated`: rt, plus the measured CPU carved out as a cpuset of its own
 //!   (a cgroup v2 partition of type isolated; where the cpuset controller lives
 //!   on cgroup v1, as on this project's CI host, its v1 equivalent: an exclusive
@@ -15,9 +17,9 @@
 //! the next `oscycles run` finds it and restores them.
 
 use crate::cgroup;
-use crate::placement::{format_cpus, parse_cpu_list, Policy};
+use crate::placement::{Policy, format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -59,16 +61,27 @@ impl Isolation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Change {
     /// A control file and the text it held.
-    File { path: PathBuf, before: String },
+    File {
+        path: PathBuf,
+        before: String,
+    },
     /// A directory oscycles created (removed on restore).
-    Dir { path: PathBuf },
+    Dir {
+        path: PathBuf,
+    },
     /// Tasks moved into a cgroup oscycles made: whatever is in `from` when
     /// restoring (tasks forked there since included) goes back to `to`
     /// (both "tasks" or both "cgroup.procs" files).
-    Drain { from: PathBuf, to: PathBuf },
+    Drain {
+        from: PathBuf,
+        to: PathBuf,
+    },
     /// A thread's CPU affinity before its cpuset changed (Linux keeps a
     /// narrowed mask after the task moves back).
-    Affinity { tid: u32, cpus: Vec<usize> },
+    Affinity {
+        tid: u32,
+        cpus: Vec<usize>,
+    },
     MemoryLocked,
 }
 
@@ -114,10 +127,10 @@ impl Journal {
                     }
                 }
                 Change::Dir { path } => {
-                    if let Err(e) = fs::remove_dir(&path) {
-                        if e.kind() != std::io::ErrorKind::NotFound {
-                            failed.push(format!("removing {}: {e}", path.display()));
-                        }
+                    if let Err(e) = fs::remove_dir(&path)
+                        && e.kind() != std::io::ErrorKind::NotFound
+                    {
+                        failed.push(format!("removing {}: {e}", path.display()));
                     }
                 }
                 Change::Drain { from, to } => {
@@ -180,6 +193,9 @@ pub fn recover_stale() -> Vec<String> {
 pub struct Applied {
     pub mode: Isolation,
     journal: Journal,
+    /// The open /dev/cpu_dma_latency request; the kernel drops it when the
+    /// file closes, whatever way oscycles ends.
+    _dma_latency: Option<fs::File>,
     /// What was done and what could not be, for the results.
     pub facts: Map<String, Value>,
 }
@@ -196,7 +212,7 @@ impl Drop for Applied {
 /// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
 /// is missing (the results then say so; nothing else is measured instead).
 pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
-    let mut a = Applied { mode, journal: Journal { pid: std::process::id(), changes: vec![] }, facts: Map::new() };
+    let mut a = Applied { mode, journal: Journal { pid: std::process::id(), changes: vec![] }, _dma_latency: None, facts: Map::new() };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
         crate::placement::set_policy(mode.policy()).map_err(|e| format!("{} needs SCHED_FIFO: {e}", mode.name()))?;
@@ -207,6 +223,9 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
         }
         let rt = fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
         a.facts.insert("sched_rt_runtime_us".into(), json!(rt.trim()));
+        let held = hold_dma_latency_zero();
+        a.facts.insert("cpu_dma_latency".into(), json!(held.as_ref().map_or_else(|e| format!("not held: {e}"), |_| "0 us held".into())));
+        a._dma_latency = held.ok();
     }
     if mode == Isolation::Isolated {
         // SAFETY: geteuid has no arguments.
@@ -217,6 +236,15 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
         move_irqs(&mut a, cpu);
     }
     Ok(a)
+}
+
+/// Asks the kernel's PM QoS for 0 us wake-up latency from idle states, for
+/// as long as the returned file stays open.
+fn hold_dma_latency_zero() -> std::io::Result<fs::File> {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().write(true).open("/dev/cpu_dma_latency")?;
+    f.write_all(&0i32.to_ne_bytes())?;
+    Ok(f)
 }
 
 fn others(cpu: usize) -> Vec<usize> {
@@ -268,7 +296,8 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
         return Err("isolated needs a second online CPU for everything else".into());
     }
     let m = cgroup::mounts();
-    let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::read(&r.join("cgroup.controllers")).is_ok_and(|c| c.split(' ').any(|x| x == "cpuset")));
+    let v2_has_cpuset =
+        m.v2.as_ref().is_some_and(|r| cgroup::read(&r.join("cgroup.controllers")).is_ok_and(|c| c.split(' ').any(|x| x == "cpuset")));
     let pid = std::process::id();
     if let (true, Some(root)) = (v2_has_cpuset, m.v2.clone()) {
         // cgroup v2: an isolated partition; the root loses the CPU by itself.
@@ -372,4 +401,41 @@ fn move_irqs(a: &mut Applied, cpu: usize) {
     }
     a.facts.insert("irqs_moved_away".into(), json!(moved));
     a.facts.insert("irqs_unmovable".into(), json!(unmovable));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_journal_restores_files_and_removes_directories_newest_first() {
+        let base = std::env::temp_dir().join(crate::bench::scratch::unique_name("oscycles-journal"));
+        fs::create_dir_all(&base).unwrap();
+        let file = base.join("setting");
+        fs::write(&file, "0-1").unwrap();
+        let mut j = Journal { pid: std::process::id(), changes: vec![] };
+        let made = base.join("made");
+        fs::create_dir(&made).unwrap();
+        j.record(Change::Dir { path: made.clone() });
+        cgroup::write(&file, "1").unwrap();
+        j.record(Change::File { path: file.clone(), before: "0-1".into() });
+        cgroup::write(&file, "0").unwrap(); // changed twice: the oldest value wins
+        j.record(Change::File { path: file.clone(), before: "1".into() });
+        let saved: Journal = serde_json::from_str(&fs::read_to_string(journal_path()).unwrap()).unwrap();
+        assert_eq!(saved.changes, j.changes, "the journal on disk holds every change");
+        assert!(j.restore().is_empty());
+        assert_eq!(fs::read_to_string(&file).unwrap(), "0-1");
+        assert!(!made.exists());
+        assert!(!journal_path().exists(), "a restored journal is removed");
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn modes_parse_and_map_to_policies() {
+        assert_eq!(Isolation::parse("isolated"), Some(Isolation::Isolated));
+        assert_eq!(Isolation::parse("detached"), None);
+        assert!(!Isolation::None.pins());
+        assert_eq!(Isolation::Pinned.policy(), Policy::Other);
+        assert_eq!(Isolation::Rt.policy(), Policy::Fifo { priority: RT_PRIORITY });
+    }
 }

@@ -1,9 +1,9 @@
 use anyhow::{Context, Result};
 use oscycles::cli::{self, Command, LoadArgs, LoadWorkerArgs, RunArgs, UsageError};
-use oscycles::isolation::{self, Isolation, RT_PRIORITY};
-use oscycles::load::{self, Load, LoadKind};
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
+use oscycles::isolation::{self, Isolation, RT_PRIORITY};
+use oscycles::load::{self, Load, LoadKind};
 use oscycles::placement::{self, Policy};
 use oscycles::results::{Condition, Environment, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
 use oscycles::runner::{self, Execution};
@@ -77,6 +77,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     for line in isolation::recover_stale() {
         eprintln!("oscycles: {line}");
     }
+    oscycles::cgroup::remove_stale_load_groups();
 
     if args.rt {
         // --rt is a promise: refuse up front where SCHED_FIFO or locking is not permitted.

@@ -33,8 +33,12 @@ fn settings() -> BTreeMap<String, String> {
         if !is_cpuset {
             continue;
         }
-        let mut dirs: Vec<String> =
-            std::fs::read_dir(root).unwrap().flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().to_string()).collect();
+        let mut dirs: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
         dirs.sort();
         put(format!("{root} children"), dirs.join(" "));
         for f in ["cpuset.sched_load_balance", "cgroup.subtree_control", "cpuset.cpus", "tasks"] {
@@ -47,7 +51,10 @@ fn settings() -> BTreeMap<String, String> {
             }
         }
     }
-    put("this test's affinity".into(), std::fs::read_to_string("/proc/self/status").unwrap().lines().find(|l| l.starts_with("Cpus_allowed_list")).unwrap().into());
+    put(
+        "this test's affinity".into(),
+        std::fs::read_to_string("/proc/self/status").unwrap().lines().find(|l| l.starts_with("Cpus_allowed_list")).unwrap().into(),
+    );
     put("journals".into(), std::fs::read_dir("/run/oscycles").map(|d| d.count()).unwrap_or(0).to_string());
     s
 }

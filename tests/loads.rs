@@ -31,14 +31,14 @@ fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str
 /// a load cgroup of oscycles process `pid`.
 fn load_processes(scratch: &Path, pid: u32) -> Vec<String> {
     let needle = scratch.to_str().unwrap();
-    let cgroup = format!("oscycles-load-");
+    let cgroup = "oscycles-load-";
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
         let cmd = std::fs::read(e.path().join("cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default();
         let cwd = std::fs::read_link(e.path().join("cwd")).map(|c| c.display().to_string()).unwrap_or_default();
         let cg = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
-        if cmd.contains(needle) || cwd.starts_with(needle) || cg.lines().any(|l| l.contains(&cgroup) && l.ends_with(&format!("-{pid}"))) {
+        if cmd.contains(needle) || cwd.starts_with(needle) || cg.lines().any(|l| l.contains(cgroup) && l.ends_with(&format!("-{pid}"))) {
             found.push(format!("{p}: {cmd} (cwd {cwd})"));
         }
     }
@@ -133,9 +133,15 @@ fn a_worker_whose_oscycles_was_killed_kills_its_load() {
     child.kill().unwrap();
     child.wait().unwrap();
     wait_for("the orphaned load to die", Duration::from_secs(10), || load_processes(&scratch, pid).is_empty());
-    // Its cgroup stays (nobody is left to remove it) but is empty; remove it here.
-    if let Some(root) = std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().find(|l| l.contains(" - cgroup2 ")).map(|l| l.split_whitespace().nth(4).unwrap().to_string()) {
-        let _ = std::fs::remove_dir(Path::new(&root).join(format!("oscycles-load-build-{pid}")));
-    }
+    // Its empty cgroup stays (nobody was left to remove it): the next run removes it.
+    let results = tempdir("loads-kill-results");
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "3", "--quiet", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    no_load_cgroup_left(pid);
     let _ = std::fs::remove_dir_all(scratch);
+    let _ = std::fs::remove_dir_all(results);
 }

@@ -52,8 +52,10 @@ pub fn objects(dir: &Path) -> u64 {
 
 /// Whether make and a C compiler are on the PATH.
 pub fn tools_missing() -> Option<String> {
-    let missing: Vec<&str> =
-        ["make", "gcc"].into_iter().filter(|t| Command::new(t).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err()).collect();
+    let missing: Vec<&str> = ["make", "gcc"]
+        .into_iter()
+        .filter(|t| Command::new(t).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err())
+        .collect();
     (!missing.is_empty()).then(|| format!("the build load needs {} (scripts/setup installs them)", missing.join(" and ")))
 }
 

@@ -16,7 +16,7 @@ pub mod io;
 
 use crate::cgroup::KillableGroup;
 use crate::placement::format_cpus;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -94,10 +94,10 @@ impl Load {
         if kind == LoadKind::Idle {
             return Ok(Load::idle());
         }
-        if kind == LoadKind::Build {
-            if let Some(why) = build::tools_missing() {
-                return Err(why);
-            }
+        if kind == LoadKind::Build
+            && let Some(why) = build::tools_missing()
+        {
+            return Err(why);
         }
         let dir = scratch.join(crate::bench::scratch::unique_name(&format!("oscycles-load-{}", kind.name())));
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
@@ -145,7 +145,11 @@ impl Load {
                 started = Some(Instant::now());
             }
             if t.elapsed() > Duration::from_secs(30) {
-                return Err(format!("the {} load made no progress in 30 s (see {})", self.kind.name(), self.dir.join("worker.log").display()));
+                return Err(format!(
+                    "the {} load made no progress in 30 s (see {})",
+                    self.kind.name(),
+                    self.dir.join("worker.log").display()
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -202,7 +206,9 @@ impl Load {
         let g = |k: &str| f.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
         match f.get("load").and_then(Value::as_str) {
             Some("build") => format!("build {:.1} units/s", g("build_units_per_s")),
-            Some("io") => format!("disk w {:.0} r {:.0} MB/s, tcp {:.0} MB/s", g("disk_write_mb_per_s"), g("disk_read_mb_per_s"), g("tcp_mb_per_s")),
+            Some("io") => {
+                format!("disk w {:.0} r {:.0} MB/s, tcp {:.0} MB/s", g("disk_write_mb_per_s"), g("disk_read_mb_per_s"), g("tcp_mb_per_s"))
+            }
             _ => "idle".into(),
         }
     }
@@ -255,11 +261,11 @@ fn kill_own_group() -> ! {
 
 /// Runs the load until killed. Never returns normally.
 pub fn worker_main(a: WorkerArgs) -> i32 {
-    if let Some(cg) = &a.cgroup {
-        if let Err(e) = crate::cgroup::write(&cg.join("cgroup.procs"), "0") {
-            eprintln!("load worker: {e}");
-            return 1;
-        }
+    if let Some(cg) = &a.cgroup
+        && let Err(e) = crate::cgroup::write(&cg.join("cgroup.procs"), "0")
+    {
+        eprintln!("load worker: {e}");
+        return 1;
     }
     if let Err(e) = crate::placement::set_affinity(&a.cpus) {
         eprintln!("load worker: setting affinity to {}: {e}", format_cpus(&a.cpus));
@@ -286,14 +292,22 @@ pub fn worker_main(a: WorkerArgs) -> i32 {
             std::thread::spawn(move || io::tcp(&c).map_err(|e| f("tcp", e)));
         }
     }
+    // Compiled units: every object file that appears counts once (a clean
+    // empties the directory; no rebuild of a unit fits in one 100 ms tick).
+    let (mut units, mut objects) = (0u64, 0u64);
     loop {
         // SAFETY: getppid has no arguments.
         if unsafe { libc::getppid() } as u32 != a.parent {
             kill_own_group();
         }
-        let units = builds.load(Ordering::Relaxed) * build::UNITS as u64 + if a.kind == LoadKind::Build { build::objects(&a.dir) } else { 0 };
+        if a.kind == LoadKind::Build {
+            let now = build::objects(&a.dir);
+            units += now.saturating_sub(objects);
+            objects = now;
+        }
         let counters = [
             ("units", units),
+            ("builds", builds.load(Ordering::Relaxed)),
             ("jobs", jobs as u64),
             ("disk_written", io.disk_written.load(Ordering::Relaxed)),
             ("disk_read", io.disk_read.load(Ordering::Relaxed)),

@@ -66,7 +66,7 @@ fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
             }
         }
         if let Some(c) = &r.condition {
-            for key in ["cpuset", "irqs_moved_away", "irqs_unmovable", "sched_rt_runtime_us"] {
+            for key in ["cpuset", "irqs_moved_away", "irqs_unmovable", "cpu_dma_latency", "sched_rt_runtime_us"] {
                 if let Some(v) = c.facts.get(key) {
                     let head = format!("  {iso}: {key} = ");
                     if !out.iter().any(|l| l.starts_with(&head)) {
@@ -97,11 +97,14 @@ pub fn render_fwq(doc: &RunDoc) -> String {
     for l in &loads {
         let mut row = vec![l.to_string()];
         for i in &isos {
-            row.push(find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, "max_delta_cycles"), num(r, "min_cycles")))));
+            row.push(
+                find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, "max_delta_cycles"), num(r, "min_cycles")))),
+            );
         }
         grid.row(row);
     }
-    let mut detail = Table::new(&["Load", "isolation", "min", "max", "p99.9", "p99", "lost", "samples", "load during", "on the CPU during"], 2);
+    let mut detail =
+        Table::new(&["Load", "isolation", "min", "max", "p99.9", "p99", "lost", "samples", "load during", "on the CPU during"], 2);
     detail.also_left = vec![8, 9];
     for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
         let (l, i) = r.load_isolation(doc);
@@ -154,7 +157,8 @@ pub fn render_control(doc: &RunDoc) -> String {
             grid.row(row);
         }
     }
-    let mut detail = Table::new(&["Load", "isolation", "wait", "wake late max", "p99 late", "overruns", "load during", "on the CPU during"], 3);
+    let mut detail =
+        Table::new(&["Load", "isolation", "wait", "wake late max", "p99 late", "overruns", "load during", "on the CPU during"], 3);
     detail.also_left = vec![6, 7];
     for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
         let (l, i) = r.load_isolation(doc);

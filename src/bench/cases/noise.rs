@@ -81,7 +81,10 @@ pub fn run_control(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert("overruns".into(), json!(r.overruns));
     details.insert("period_dev_max_cycles".into(), json!(period_devs.iter().max()));
     details.insert("period_dev_min_cycles".into(), json!(period_devs.iter().min()));
-    details.insert("period_dev_abs_p99_cycles".into(), json!((!period_abs_sorted.is_empty()).then(|| crate::stats::quantile_sorted(&period_abs_sorted, 0.99))));
+    details.insert(
+        "period_dev_abs_p99_cycles".into(),
+        json!((!period_abs_sorted.is_empty()).then(|| crate::stats::quantile_sorted(&period_abs_sorted, 0.99))),
+    );
     details.insert("period_dev_abs_histogram_log2".into(), json!(noise::log2_histogram(&period_abs)));
     details.insert("late_max_cycles".into(), json!(r.deviations.iter().max()));
     details.insert("early_max_cycles".into(), json!(r.deviations.iter().min().map(|m| -m)));
