@@ -101,6 +101,10 @@ pub struct RunArgs {
     /// e.g. 512M or 2G; default 4x the last-level cache.
     #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
     pub mem_bytes: Option<u64>,
+    /// Measured milliseconds per point of the net and blk suites (after a
+    /// warm-up of a fifth of it). Default: 150 in quick, 1000 in full suites.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=600_000))]
+    pub point_ms: Option<u64>,
     /// Give up on a case after this many seconds.
     #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,

@@ -100,6 +100,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         progress: !args.quiet,
         scratch,
         mem_bytes: args.mem_bytes,
+        point_ms: args.point_ms,
     };
     let started = now_rfc3339();
     let suite_names: Vec<String> = suites.iter().map(|s| s.name.to_string()).collect();

@@ -5,7 +5,9 @@ use crate::bench::aim;
 use crate::bench::alloc::Kind as AllocKind;
 use crate::bench::bw::BwKind;
 use crate::bench::cases;
+use crate::bench::cases::blk::BlkTest;
 use crate::bench::cases::hermit::HermitOp;
+use crate::bench::cases::net::NetTest;
 use crate::bench::control::Wait;
 use crate::bench::ipc::Mechanism;
 use crate::bench::memcpy::Impl as MemcpyImpl;
@@ -35,10 +37,12 @@ pub enum Family {
     Parallel,
     Noise,
     Control,
+    Net,
+    Blk,
 }
 
 impl Family {
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 17] = [
         Family::Syscall,
         Family::Ipc,
         Family::Ctx,
@@ -54,6 +58,8 @@ impl Family {
         Family::Parallel,
         Family::Noise,
         Family::Control,
+        Family::Net,
+        Family::Blk,
     ];
 
     pub fn name(self) -> &'static str {
@@ -73,6 +79,8 @@ impl Family {
             Family::Parallel => "parallel",
             Family::Noise => "noise",
             Family::Control => "control",
+            Family::Net => "net",
+            Family::Blk => "blk",
         }
     }
 }
@@ -95,6 +103,8 @@ pub enum Kind {
     Parallel(ParOp),
     Fwq,
     Control(Wait),
+    Net(NetTest),
+    Blk(BlkTest),
 }
 
 /// How thorough a suite is.
@@ -134,7 +144,9 @@ impl Benchmark {
             | Kind::PacketStream
             | Kind::Parallel(_)
             | Kind::Fwq
-            | Kind::Control(_) => Ok(()),
+            | Kind::Control(_)
+            | Kind::Net(_)
+            | Kind::Blk(_) => Ok(()),
         }
     }
 
@@ -148,6 +160,8 @@ impl Benchmark {
             Kind::Parallel(_) => cases::parallel::cases(scale),
             Kind::Fwq => cases::noise::fwq_cases(scale),
             Kind::Control(_) => cases::noise::control_cases(scale),
+            Kind::Net(t) => cases::net::cases(t, scale),
+            Kind::Blk(_) => cases::blk::cases(scale),
             Kind::Ipc(_) => cases::ipc::cases(scale),
             Kind::Ctx => cases::ctx::cases(scale),
             Kind::Bandwidth(k) => cases::bw::cases(k, scale),
@@ -172,6 +186,8 @@ impl Benchmark {
             Kind::Parallel(op) => cases::parallel::run(op, ctx),
             Kind::Fwq => cases::noise::run_fwq(ctx),
             Kind::Control(w) => cases::noise::run_control(w, ctx),
+            Kind::Net(t) => cases::net::run(t, ctx),
+            Kind::Blk(t) => cases::blk::run(t, ctx),
         }
     }
 }
@@ -242,6 +258,10 @@ pub fn benchmarks() -> &'static [Benchmark] {
             "-",
         ));
         v.extend(Wait::ALL.map(|w| entry(format!("control.{}", w.name()), Family::Control, Kind::Control(w), w.description(), "iterations 300 (quick) / 3,000", "-")));
+        v.extend(NetTest::ALL.map(|t| entry(format!("net.{}", t.name()), Family::Net, Kind::Net(t), t.description(), t.parameters(), "veth: root and ip (iproute2)")));
+        v.extend(BlkTest::ALL.map(|t| {
+            entry(format!("blk.{}", t.name()), Family::Blk, Kind::Blk(t), t.description(), cases::blk::PARAMETERS, "--scratch on a disk filesystem (not tmpfs)")
+        }));
         v.extend(ParOp::ALL.map(|op| entry(format!("parallel.{}", op.name()), Family::Parallel, Kind::Parallel(op), op.description(), "instances 1..all allowed CPUs", "-")));
         v
     })
@@ -287,6 +307,8 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Parallel),
             Member::Family(Family::Noise),
             Member::Family(Family::Control),
+            Member::Family(Family::Net),
+            Member::Family(Family::Blk),
         ],
         scale: Scale::Quick,
     },
@@ -366,6 +388,18 @@ pub const SUITES: &[Suite] = &[
         name: "control-loop",
         description: "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
         members: &[Member::Family(Family::Control)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "net",
+        description: "seed 002's network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
+        members: &[Member::Family(Family::Net)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "blk",
+        description: "seed 002's block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
+        members: &[Member::Family(Family::Blk)],
         scale: Scale::Full,
     },
     Suite {

@@ -62,6 +62,8 @@ pub struct Execution {
     pub progress: bool,
     pub scratch: std::path::PathBuf,
     pub mem_bytes: Option<u64>,
+    /// Measured milliseconds per point of net and blk cases.
+    pub point_ms: Option<u64>,
 }
 
 impl Execution {
@@ -148,6 +150,8 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         policy: mode.policy,
         memory_locked: mode.memory_locked,
         harness: ex.harness_for(p.scale),
+        scale: p.scale,
+        point_ms: ex.point_ms,
         clock,
         timeout: ex.timeout,
         scratch: &ex.scratch,

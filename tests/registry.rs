@@ -25,6 +25,7 @@ fn execution() -> Execution {
         scratch: std::env::temp_dir(),
         // Small buffers: the tests check mechanics, and CI is a small machine.
         mem_bytes: Some(64 << 20),
+        point_ms: None,
     }
 }
 

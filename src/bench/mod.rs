@@ -4,6 +4,7 @@
 pub mod aim;
 pub mod alloc;
 pub mod attribution;
+pub mod blk;
 pub mod bw;
 pub mod cases;
 pub mod child;
@@ -12,6 +13,7 @@ pub mod ctx;
 pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
+pub mod net;
 pub mod noise;
 pub mod pagefault;
 pub mod parallel;
@@ -40,6 +42,10 @@ pub struct CaseCtx<'a> {
     pub policy: Policy,
     pub memory_locked: bool,
     pub harness: HarnessConfig,
+    /// The scale of the suite the case belongs to.
+    pub scale: crate::registry::Scale,
+    /// Measured milliseconds per point of time-bound cases (net, blk), if the user chose.
+    pub point_ms: Option<u64>,
     pub clock: &'a ClockInfo,
     pub timeout: Duration,
     /// Where benchmarks lay out their files.

@@ -99,7 +99,7 @@ impl Load {
         {
             return Err(why);
         }
-        let dir = scratch.join(crate::bench::scratch::unique_name(&format!("oscycles-load-{}", kind.name())));
+        let dir = scratch.join(crate::bench::scratch::unique_name(&format!("load-{}", kind.name())));
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let mut load = Load { kind, cpus: cpus.to_vec(), dir, child: None, group: None, containment: String::new() };
         if kind == LoadKind::Build {

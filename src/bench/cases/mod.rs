@@ -3,11 +3,13 @@
 
 pub mod aim;
 pub mod alloc;
+pub mod blk;
 pub mod bw;
 pub mod ctx;
 pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
+pub mod net;
 pub mod noise;
 pub mod packet_stream;
 pub mod pagefault;

@@ -1,0 +1,97 @@
+//! The blk family on the harness: one case per operation, cache mode and block size.
+
+use super::pinned;
+use crate::bench::blk::{self, Op};
+use crate::bench::scratch::ScratchFile;
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlkTest {
+    Read,
+    Write,
+}
+
+impl BlkTest {
+    pub const ALL: [BlkTest; 2] = [BlkTest::Read, BlkTest::Write];
+    pub fn name(self) -> &'static str {
+        match self {
+            BlkTest::Read => "read",
+            BlkTest::Write => "write",
+        }
+    }
+    pub fn op(self) -> Op {
+        match self {
+            BlkTest::Read => Op::Read,
+            BlkTest::Write => Op::Write,
+        }
+    }
+    pub fn description(self) -> &'static str {
+        match self {
+            BlkTest::Read => "sequential pread of one block size, O_DIRECT or through the page cache, one request in flight: MiB/s and CPU time per MiB",
+            BlkTest::Write => "sequential pwrite of one block size, O_DIRECT or through the page cache (fdatasync after the window, timed apart), one request in flight",
+        }
+    }
+}
+
+pub const PARAMETERS: &str = "mode direct|cached; block 512,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M";
+
+/// The file each case lays out (and removes), by scale.
+pub fn file_bytes(ctx: &CaseCtx) -> u64 {
+    if ctx.harness.batches < 5 { 4 << 20 } else { 128 << 20 }
+}
+
+pub fn cases(scale: Scale) -> Vec<Params> {
+    let blocks: Vec<u64> = match scale {
+        Scale::Quick => vec![4 << 10, 1 << 20],
+        Scale::Full => vec![512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
+    };
+    let mut out = Vec::new();
+    for mode in ["direct", "cached"] {
+        for &b in &blocks {
+            let mut p = Params::new();
+            p.insert("mode".into(), json!(mode));
+            p.insert("block".into(), json!(b));
+            out.push(p);
+        }
+    }
+    out
+}
+
+pub fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let block = ctx.u64_param("block")? as usize;
+    let direct = ctx.params.get("mode").and_then(|v| v.as_str()) == Some("direct");
+    if blk::on_tmpfs(ctx.scratch) {
+        return Err(CaseError::NotApplicable(format!(
+            "{} is tmpfs, which has no disk behind it and no direct I/O; point --scratch at a directory on a disk filesystem",
+            ctx.scratch.display()
+        )));
+    }
+    let io = |e| CaseError::from_io(t.name(), e);
+    let bytes = file_bytes(ctx);
+    let f = ScratchFile::create(ctx.scratch, "blk", bytes).map_err(io)?;
+    if direct {
+        let a = blk::dio_align(&f.path).map_err(|e| CaseError::NotApplicable(format!("direct I/O on {}: {e}", ctx.scratch.display())))?;
+        blk::check_direct(block, blk::BUF_ALIGN, a).map_err(CaseError::NotApplicable)?;
+    }
+    let file = blk::open(&f.path, direct).map_err(io)?;
+    let timing = super::net::timing(ctx);
+    let (r, placement) = pinned(ctx, || blk::run(&file, bytes, t.op(), block, timing.warm, timing.measure, timing.slice).map_err(io))?;
+    let window_mib = r.bytes as f64 / (1 << 20) as f64;
+    let mut details = serde_json::Map::new();
+    details.insert("file_bytes".into(), json!(bytes));
+    details.insert("window_s".into(), json!(r.window_s));
+    details.insert("ops".into(), json!(r.ops));
+    details.insert("mib_per_s".into(), json!(window_mib / r.window_s));
+    details.insert("iops".into(), json!(r.ops as f64 / r.window_s));
+    details.insert("cpu_ms_per_mib".into(), json!(1e3 * r.cpu_s / window_mib));
+    details.insert("cpu_util".into(), json!(r.cpu_s / r.window_s));
+    if t == BlkTest::Write {
+        details.insert("fdatasync_after_s".into(), json!(r.sync_s));
+    }
+    let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
+    Ok(CaseData { placement, metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+}

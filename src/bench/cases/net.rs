@@ -1,0 +1,150 @@
+//! The net family on the harness: one case per protocol, path and payload.
+
+use crate::bench::net::{self, netns, Ends, Proto, Timing};
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::placement::Placement;
+use crate::registry::Scale;
+use crate::results::{Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetTest {
+    Udp,
+    Tcp,
+    TcpRr,
+}
+
+impl NetTest {
+    pub const ALL: [NetTest; 3] = [NetTest::Udp, NetTest::Tcp, NetTest::TcpRr];
+    pub fn name(self) -> &'static str {
+        match self {
+            NetTest::Udp => "udp",
+            NetTest::Tcp => "tcp",
+            NetTest::TcpRr => "tcp-rr",
+        }
+    }
+    pub fn description(self) -> &'static str {
+        match self {
+            NetTest::Udp => "UDP stream as fast as the sender can send: payload MiB/s and datagrams/s at the receiver, loss, CPU time per MiB each side",
+            NetTest::Tcp => "TCP stream: payload MiB/s at the receiver, CPU time per MiB each side; every byte sent is counted at the receiver",
+            NetTest::TcpRr => "TCP request/response, one transaction in flight (netperf TCP_RR): round-trip time median and p99",
+        }
+    }
+    pub fn parameters(self) -> &'static str {
+        match self {
+            NetTest::Udp => "path loopback|veth; bytes 64,128,256,512,1024,1450,4096,16384,65507",
+            NetTest::Tcp => "path loopback|veth; bytes 64,128,256,512,1024,1450,4096,16384,65536",
+            NetTest::TcpRr => "path loopback|veth; bytes 1,1024",
+        }
+    }
+}
+
+pub const PATHS: [&str; 2] = ["loopback", "veth"];
+
+pub fn sizes(t: NetTest, scale: Scale) -> Vec<u64> {
+    let max = if t == NetTest::Udp { 65507 } else { 65536 };
+    match (t, scale) {
+        (NetTest::TcpRr, _) => vec![1, 1024],
+        (_, Scale::Quick) => vec![64, 1450, max],
+        (_, Scale::Full) => vec![64, 128, 256, 512, 1024, 1450, 4096, 16384, max],
+    }
+}
+
+pub fn cases(t: NetTest, scale: Scale) -> Vec<Params> {
+    let mut out = Vec::new();
+    for path in PATHS {
+        for bytes in sizes(t, scale) {
+            let mut p = Params::new();
+            p.insert("path".into(), json!(path));
+            p.insert("bytes".into(), json!(bytes));
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Warm-up and measured time per point: --point-ms, else by scale (tiny in tests).
+pub fn timing(ctx: &CaseCtx) -> Timing {
+    let (warm, measure) = match (ctx.point_ms, ctx.scale) {
+        (Some(ms), _) => (ms / 5, ms),
+        _ if ctx.harness.batches < 5 => (5, 30),
+        (None, Scale::Quick) => (30, 150),
+        (None, Scale::Full) => (200, 1000),
+    };
+    let measure = Duration::from_millis(measure.max(1));
+    Timing { warm: Duration::from_millis(warm), measure, slice: measure / 20 }
+}
+
+fn mib(b: f64) -> f64 {
+    b / (1 << 20) as f64
+}
+
+pub fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let size = ctx.u64_param("bytes")? as usize;
+    let path = ctx.params.get("path").and_then(|v| v.as_str()).unwrap_or("loopback");
+    let sender_cpu = ctx.cpus[0];
+    let receiver_cpu = *ctx.cpus.get(1).unwrap_or(&sender_cpu);
+    let veth = if path == "veth" { Some(netns::VethPair::create().map_err(CaseError::NotApplicable)?) } else { None };
+    let ends = Ends {
+        sender_cpu,
+        receiver_cpu,
+        sender_ns: veth.as_ref().map(|v| v.b.as_raw_fd()),
+        receiver_ns: veth.as_ref().map(|v| v.a.as_raw_fd()),
+        receiver_addr: if veth.is_some() { Ipv4Addr::from(netns::ADDR_A) } else { Ipv4Addr::LOCALHOST },
+    };
+    let timing = timing(ctx);
+    // Both sides run on threads of their own with socket timeouts (no side
+    // waits for the other more than 5 s), so no watchdog is armed here.
+    let io = |e| CaseError::from_io(t.name(), e);
+    let mut details = serde_json::Map::new();
+    details.insert("warm_s".into(), json!(timing.warm.as_secs_f64()));
+    if let Some(v) = &veth {
+        details.insert("veth".into(), json!(format!("{} <-> {} in two namespaces of their own", v.names.1, v.names.0)));
+    }
+    let placement = |observed: (Option<usize>, Option<usize>)| Placement {
+        actors: "sender thread + receiver thread".into(),
+        cpus: vec![sender_cpu, receiver_cpu],
+        observed_cpus: vec![observed.0, observed.1],
+        policy: ctx.policy.to_string(),
+        memory_locked: ctx.memory_locked,
+    };
+    if t == NetTest::TcpRr {
+        let (rtts, observed) = net::request_response(size, ends, timing).map_err(io)?;
+        let s = Summary::of(&rtts).ok_or_else(|| CaseError::Failed("no transaction completed in the window".into()))?;
+        details.insert("transactions".into(), json!(rtts.len()));
+        return Ok(CaseData { placement: placement(observed), metrics: vec![Metric::cycles("rtt", s, ctx.clock)], details });
+    }
+    let proto = if t == NetTest::Udp { Proto::Udp } else { Proto::Tcp };
+    let r = net::stream(proto, size, ends, timing).map_err(io)?;
+    if r.window_s <= 0.0 || r.window_bytes == 0 {
+        return Err(CaseError::Failed("the receiver got nothing in the measured window".into()));
+    }
+    let window_mib = mib(r.window_bytes as f64);
+    details.insert("window_s".into(), json!(r.window_s));
+    details.insert("mib_per_s".into(), json!(window_mib / r.window_s));
+    details.insert("msgs_per_s".into(), json!(r.window_msgs as f64 / r.window_s));
+    details.insert("sent_bytes_by_phase".into(), json!(r.sent_bytes));
+    details.insert("sent_msgs_by_phase".into(), json!(r.sent_msgs));
+    details.insert("received_total_bytes".into(), json!(r.received_total));
+    details.insert("sender_cpu_ms_per_mib".into(), json!(1e3 * r.sender_cpu_s / window_mib));
+    details.insert("receiver_cpu_ms_per_mib".into(), json!(1e3 * r.receiver_cpu_s / window_mib));
+    details.insert("sender_cpu_util".into(), json!(r.sender_cpu_s / r.window_s));
+    details.insert("receiver_cpu_util".into(), json!(r.receiver_cpu_s / r.window_s));
+    if let Some(u) = &r.udp {
+        let sent = r.sent_msgs[1];
+        details.insert("udp_sent".into(), json!(sent));
+        details.insert("udp_received".into(), json!(u.unique));
+        details.insert("udp_lost".into(), json!(u.lost(sent)));
+        details.insert("udp_loss".into(), json!(if sent > 0 { u.lost(sent) as f64 / sent as f64 } else { 0.0 }));
+        details.insert("udp_out_of_order".into(), json!(u.out_of_order));
+        details.insert("udp_duplicates".into(), json!(u.duplicates));
+    } else if r.received_total != r.sent_bytes.iter().sum::<u64>() {
+        return Err(CaseError::Failed(format!("TCP lost bytes: {} sent, {} received", r.sent_bytes.iter().sum::<u64>(), r.received_total)));
+    }
+    let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
+    Ok(CaseData { placement: placement(r.observed_cpus), metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+}
