@@ -48,10 +48,10 @@ pub fn dio_align(path: &Path) -> io::Result<DioAlign> {
 /// Refuses a block size or buffer alignment direct I/O would reject with
 /// EINVAL, with a sentence saying what is needed.
 pub fn check_direct(block: usize, buffer_align: usize, a: DioAlign) -> Result<(), String> {
-    if block == 0 || block % a.offset as usize != 0 {
+    if block == 0 || !block.is_multiple_of(a.offset as usize) {
         return Err(format!("direct I/O here needs block sizes that are multiples of {} bytes; {block} is not", a.offset));
     }
-    if buffer_align % a.mem as usize != 0 {
+    if !buffer_align.is_multiple_of(a.mem as usize) {
         return Err(format!("direct I/O here needs buffers aligned to {} bytes; this one is aligned to {buffer_align}", a.mem));
     }
     Ok(())
@@ -118,7 +118,15 @@ pub fn open(path: &Path, direct: bool) -> io::Result<File> {
 
 /// Sequential `op` in `block`-byte requests over `file` (of `file_bytes`),
 /// for `warm` unmeasured and then `measure` measured.
-pub fn run(file: &File, file_bytes: u64, op: Op, block: usize, warm: Duration, measure: Duration, slice: Duration) -> io::Result<BlkResult> {
+pub fn run(
+    file: &File,
+    file_bytes: u64,
+    op: Op,
+    block: usize,
+    warm: Duration,
+    measure: Duration,
+    slice: Duration,
+) -> io::Result<BlkResult> {
     let mut buf = AlignedBuf::new(block);
     for (i, b) in buf.bytes().iter_mut().enumerate() {
         *b = (i % 251) as u8;
@@ -156,7 +164,7 @@ pub fn run(file: &File, file_bytes: u64, op: Op, block: usize, warm: Duration, m
             slice_bytes = 0;
         }
         n = n.wrapping_add(1);
-        if n % 256 == 0 {
+        if n.is_multiple_of(256) {
             crate::watchdog::check().map_err(|_| io::Error::from(io::ErrorKind::Interrupted))?;
         }
     }

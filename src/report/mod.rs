@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod header;
+pub mod io;
 pub mod ipc;
 pub mod lmbench;
 pub mod memory;
@@ -54,8 +55,45 @@ fn only_suites(doc: &RunDoc, suites: &[&str]) -> RunDoc {
 /// generic family tables.
 const OWN_TABLES: [&str; 2] = ["lmbench", "hermit-basic"];
 
-/// The tables of a run: the generic family tables, then the seed tables.
+/// The tables of a run. Noise and control-loop tables lay every condition
+/// out in one grid; the other tables are printed once per condition (load,
+/// isolation) when the run had several.
 pub fn render_tables(doc: &RunDoc) -> String {
+    let grids = [Family::Noise.name(), Family::Control.name()];
+    let mut conditions: Vec<(String, String)> = Vec::new();
+    for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
+        let (l, i) = r.load_isolation(doc);
+        if !conditions.iter().any(|c| c.0 == l && c.1 == i) {
+            conditions.push((l.to_string(), i.to_string()));
+        }
+    }
+    let mut out = String::new();
+    if conditions.len() > 1 {
+        for (l, i) in &conditions {
+            let mut d = doc.clone();
+            d.results.retain(|r| !grids.contains(&r.family.as_str()) && r.load_isolation(doc) == (l.as_str(), i.as_str()));
+            out += &format!(
+                "
+=== under load {l}, isolation {i} ===
+"
+            );
+            out += &render_family_tables(&d);
+        }
+    } else {
+        let mut d = doc.clone();
+        d.results.retain(|r| !grids.contains(&r.family.as_str()));
+        out += &render_family_tables(&d);
+    }
+    for p in [noise::render_fwq(doc), noise::render_control(doc)] {
+        if !p.is_empty() {
+            out += &format!("\n{p}");
+        }
+    }
+    out
+}
+
+/// The generic family tables, then the seed tables, of one condition.
+fn render_family_tables(doc: &RunDoc) -> String {
     let of = |f: Family| {
         doc.results.iter().filter(|r| r.family == f.name() && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
     };
@@ -77,8 +115,8 @@ pub fn render_tables(doc: &RunDoc) -> String {
     parts.push(memory::render_alloc(doc));
     parts.push(packet_stream::render_packet_stream(doc));
     parts.push(packet_stream::render_parallel(doc));
-    parts.push(noise::render_fwq(doc));
-    parts.push(noise::render_control(doc));
+    parts.push(io::render_net(doc));
+    parts.push(io::render_blk(doc));
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }
 

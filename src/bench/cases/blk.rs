@@ -31,8 +31,12 @@ impl BlkTest {
     }
     pub fn description(self) -> &'static str {
         match self {
-            BlkTest::Read => "sequential pread of one block size, O_DIRECT or through the page cache, one request in flight: MiB/s and CPU time per MiB",
-            BlkTest::Write => "sequential pwrite of one block size, O_DIRECT or through the page cache (fdatasync after the window, timed apart), one request in flight",
+            BlkTest::Read => {
+                "sequential pread of one block size, O_DIRECT or through the page cache, one request in flight: MiB/s and CPU time per MiB"
+            }
+            BlkTest::Write => {
+                "sequential pwrite of one block size, O_DIRECT or through the page cache (fdatasync after the window, timed apart), one request in flight"
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The net family on the harness: one case per protocol, path and payload.
 
-use crate::bench::net::{self, netns, Ends, Proto, Timing};
+use crate::bench::net::{self, Ends, Proto, Timing, netns};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::placement::Placement;
 use crate::registry::Scale;
@@ -29,8 +29,12 @@ impl NetTest {
     }
     pub fn description(self) -> &'static str {
         match self {
-            NetTest::Udp => "UDP stream as fast as the sender can send: payload MiB/s and datagrams/s at the receiver, loss, CPU time per MiB each side",
-            NetTest::Tcp => "TCP stream: payload MiB/s at the receiver, CPU time per MiB each side; every byte sent is counted at the receiver",
+            NetTest::Udp => {
+                "UDP stream as fast as the sender can send: payload MiB/s and datagrams/s at the receiver, loss, CPU time per MiB each side"
+            }
+            NetTest::Tcp => {
+                "TCP stream: payload MiB/s at the receiver, CPU time per MiB each side; every byte sent is counted at the receiver"
+            }
             NetTest::TcpRr => "TCP request/response, one transaction in flight (netperf TCP_RR): round-trip time median and p99",
         }
     }
@@ -126,7 +130,9 @@ pub fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let window_mib = mib(r.window_bytes as f64);
     details.insert("window_s".into(), json!(r.window_s));
     details.insert("mib_per_s".into(), json!(window_mib / r.window_s));
-    details.insert("msgs_per_s".into(), json!(r.window_msgs as f64 / r.window_s));
+    // UDP: datagrams received; TCP: the stream in payload-sized messages.
+    let msgs = if proto == Proto::Udp { r.window_msgs as f64 } else { r.window_bytes as f64 / size as f64 };
+    details.insert("msgs_per_s".into(), json!(msgs / r.window_s));
     details.insert("sent_bytes_by_phase".into(), json!(r.sent_bytes));
     details.insert("sent_msgs_by_phase".into(), json!(r.sent_msgs));
     details.insert("received_total_bytes".into(), json!(r.received_total));

@@ -107,8 +107,13 @@ pub struct StreamResult {
     pub sender_cpu_s: f64,
     pub receiver_cpu_s: f64,
     pub udp: Option<SeqTracker>,
-    pub observed_cpus: (Option<usize>, Option<usize>),
+    pub observed_cpus: ObservedCpus,
 }
+
+/// The CPUs the two sides found themselves on at the end (sched_getcpu).
+pub type ObservedCpus = (Option<usize>, Option<usize>);
+/// A stream sender's bytes and messages by phase, its CPU seconds in the window, and its CPU.
+type SenderOut = ([u64; 3], [u64; 3], f64, Option<usize>);
 
 /// Sets a thread up on its side: namespace, CPU.
 fn take_side(ns: Option<RawFd>, cpu: usize) -> io::Result<()> {
@@ -135,7 +140,18 @@ struct Window {
 impl Window {
     fn new() -> Window {
         let now = Instant::now();
-        Window { phase_seen: WARM, t0: now, cpu0: 0.0, bytes: 0, msgs: 0, slice_start: now, slice_bytes: 0, slices: vec![], t1: None, cpu1: 0.0 }
+        Window {
+            phase_seen: WARM,
+            t0: now,
+            cpu0: 0.0,
+            bytes: 0,
+            msgs: 0,
+            slice_start: now,
+            slice_bytes: 0,
+            slices: vec![],
+            t1: None,
+            cpu1: 0.0,
+        }
     }
 
     /// Accounts `n` bytes (one message) received while the run is in `phase`.
@@ -183,7 +199,10 @@ fn drive(phase: &AtomicU8, t: Timing) {
 /// One stream of `size`-byte payloads from sender to receiver.
 pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<StreamResult> {
     if proto == Proto::Udp && size < UDP_HEADER {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("UDP payloads carry a {UDP_HEADER}-byte header; {size} is too small")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("UDP payloads carry a {UDP_HEADER}-byte header; {size} is too small"),
+        ));
     }
     let phase = AtomicU8::new(WARM);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<u16>>();
@@ -262,10 +281,15 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
         let port = match ready_rx.recv() {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(receiver.join().map_or_else(|_| io::Error::other("receiver panicked"), |r| r.err().unwrap_or_else(|| io::Error::other("receiver quit")))),
+            Err(_) => {
+                return Err(receiver.join().map_or_else(
+                    |_| io::Error::other("receiver panicked"),
+                    |r| r.err().unwrap_or_else(|| io::Error::other("receiver quit")),
+                ));
+            }
         };
         let phase_ref = &phase;
-        let sender = s.spawn(move || -> io::Result<([u64; 3], [u64; 3], f64, Option<usize>)> {
+        let sender = s.spawn(move || -> io::Result<SenderOut> {
             take_side(ends.sender_ns, ends.sender_cpu)?;
             let to = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, port));
             let mut bytes = [0u64; 3];
@@ -362,22 +386,33 @@ fn set_timeout(fd: RawFd, d: Duration) {
     let tv = libc::timeval { tv_sec: d.as_secs() as libc::time_t, tv_usec: d.subsec_micros() as libc::suseconds_t };
     // SAFETY: a valid socket, a timeval option value of the right size.
     unsafe {
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, (&tv as *const libc::timeval).cast(), std::mem::size_of::<libc::timeval>() as libc::socklen_t);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
     }
 }
 
 fn set_buffer(fd: RawFd, opt: libc::c_int, bytes: libc::c_int) {
     // SAFETY: a valid socket, an int option value of the right size.
     unsafe {
-        libc::setsockopt(fd, libc::SOL_SOCKET, opt, (&bytes as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
     }
 }
 
 /// TCP request/response: `size` bytes each way, one transaction in flight;
 /// per-transaction round-trip cycles (TSC) over the measured window.
-pub fn request_response(size: usize, ends: Ends, t: Timing) -> io::Result<(Vec<f64>, (Option<usize>, Option<usize>))> {
-    let listener_ready = std::sync::mpsc::channel::<io::Result<u16>>();
-    let (ready_tx, ready_rx) = listener_ready;
+pub fn request_response(size: usize, ends: Ends, t: Timing) -> io::Result<(Vec<f64>, ObservedCpus)> {
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<u16>>();
     std::thread::scope(|s| {
         let server = s.spawn(move || -> io::Result<Option<usize>> {
             let setup = || -> io::Result<TcpListener> {
@@ -414,7 +449,13 @@ pub fn request_response(size: usize, ends: Ends, t: Timing) -> io::Result<(Vec<f
 }
 
 /// The client side of request/response, on its own thread (it changes namespace and CPU).
-fn client_side<'s>(s: &'s std::thread::Scope<'s, '_>, ends: Ends, port: u16, size: usize, t: Timing) -> io::Result<(Vec<f64>, Option<usize>)> {
+fn client_side<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    ends: Ends,
+    port: u16,
+    size: usize,
+    t: Timing,
+) -> io::Result<(Vec<f64>, Option<usize>)> {
     s.spawn(move || -> io::Result<(Vec<f64>, Option<usize>)> {
         take_side(ends.sender_ns, ends.sender_cpu)?;
         let mut c = TcpStream::connect_timeout(&SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, port)), STUCK)?;
@@ -462,7 +503,13 @@ mod tests {
 
     fn loopback() -> Ends {
         let cpus = crate::placement::allowed_cpus();
-        Ends { sender_cpu: cpus[0], receiver_cpu: *cpus.get(1).unwrap_or(&cpus[0]), sender_ns: None, receiver_ns: None, receiver_addr: Ipv4Addr::LOCALHOST }
+        Ends {
+            sender_cpu: cpus[0],
+            receiver_cpu: *cpus.get(1).unwrap_or(&cpus[0]),
+            sender_ns: None,
+            receiver_ns: None,
+            receiver_addr: Ipv4Addr::LOCALHOST,
+        }
     }
 
     const SHORT: Timing = Timing { warm: Duration::from_millis(10), measure: Duration::from_millis(60), slice: Duration::from_millis(5) };
