@@ -27,7 +27,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Measure suites and print their tables; the run is saved as JSON case by case.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List every benchmark (with whether it can run here) and every suite.
     List,
     /// Print the tables of a saved run again.
@@ -38,6 +38,9 @@ pub enum Command {
     /// Run background loads (as `run --load` does) until Ctrl-C or --seconds,
     /// printing their throughput: for measuring other tools under the same load.
     Load(LoadArgs),
+    /// (internal) The child of a native or container environment.
+    #[command(name = "__env-child", hide = true)]
+    EnvChild(EnvChildArgs),
     /// (internal) The process that carries a load for `run --load` and `load`.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
@@ -105,6 +108,31 @@ pub struct RunArgs {
     /// warm-up of a fifth of it). Default: 150 in quick, 1000 in full suites.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub point_ms: Option<u64>,
+    /// Environments to run the suites in, each in turn (comma-separated):
+    /// native; container (user, PID, mount, UTS, IPC and network namespaces
+    /// made by oscycles); qemu-tcg and qemu-kvm (a guest kernel booted with an
+    /// initramfs holding this static binary as /init).
+    #[arg(long, default_value = "native", value_name = "LIST")]
+    pub env: String,
+    /// Guest kernel for qemu-* (default: the newest /boot/vmlinuz-*).
+    #[arg(long, value_name = "PATH")]
+    pub kernel: Option<PathBuf>,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 1024, value_name = "MIB", value_parser = clap::value_parser!(u32).range(128..=65536))]
+    pub vm_mem: u32,
+    /// Guest vCPUs.
+    #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub vm_cpus: u32,
+    /// QEMU machine type.
+    #[arg(long, default_value = "q35", value_name = "NAME")]
+    pub machine: String,
+    /// Seconds an environment may take to reach its /init; a guest that does
+    /// not (a KVM that cannot run it hangs in early boot) is given up.
+    #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub init_timeout: u64,
+    /// Seconds a whole environment's run may take.
+    #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub env_timeout: u64,
     /// Give up on a case after this many seconds.
     #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
@@ -127,6 +155,14 @@ pub struct LoadArgs {
     /// Directory for the loads' files. Default: the system's temporary directory.
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct EnvChildArgs {
+    #[arg(long)]
+    pub spec: String,
+    #[arg(long)]
+    pub container: bool,
 }
 
 #[derive(Args, Debug)]

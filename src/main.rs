@@ -1,5 +1,6 @@
 use anyhow::{Context, Result};
-use oscycles::cli::{self, Command, LoadArgs, LoadWorkerArgs, RunArgs, UsageError};
+use oscycles::cli::{self, Command, EnvChildArgs, LoadArgs, LoadWorkerArgs, RunArgs, UsageError};
+use oscycles::env::{self as envs, Env, EnvOptions};
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
 use oscycles::isolation::{self, Isolation, RT_PRIORITY};
@@ -12,7 +13,30 @@ use oscycles::{host, report, watchdog};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// `oscycles run ARGV...` as a guest or container child runs it: parsed like
+/// the command line, results where ARGV says; returns the exit code.
+fn run_argv(argv: Vec<String>) -> u8 {
+    use clap::Parser;
+    match cli::Cli::try_parse_from(argv) {
+        Ok(cli::Cli { command: Command::Run(args) }) => match run(*args) {
+            Ok(code) => if code == ExitCode::SUCCESS { 0 } else { 1 },
+            Err(e) => {
+                eprintln!("oscycles: {e:#}");
+                if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 }
+            }
+        },
+        Ok(_) => 2,
+        Err(e) => {
+            eprintln!("{e}");
+            2
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    if oscycles::env::guest::is_guest_init() {
+        oscycles::env::guest::main(&run_argv);
+    }
     let cli = cli::parse_with_registry_help();
     let r = match cli.command {
         Command::List => {
@@ -26,10 +50,11 @@ fn main() -> ExitCode {
             }
             Err(e) => Err(anyhow::Error::new(UsageError(e.to_string()))),
         },
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Load(args) => run_loads(args),
         Command::LoadWorker(args) => load_worker(args),
+        Command::EnvChild(args) => env_child(args),
     };
     match r {
         Ok(code) => code,
@@ -68,6 +93,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
     }
     let loads = cli::resolve_names("--load", &args.load, LoadKind::parse, &LoadKind::names())?;
+    let environments = cli::resolve_names("--env", &args.env, Env::parse, &Env::names())?;
     let isolations = match (&args.isolation, args.rt) {
         (Some(list), _) => cli::resolve_names("--isolation", list, Isolation::parse, &Isolation::names())?,
         (None, true) => vec![Isolation::Rt],
@@ -113,7 +139,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         status: RunStatus::Running,
         tool: Tool::this(),
         host: host::collect(clock),
-        environment: Environment { name: "native".into(), settings: Default::default() },
+        environment: Environment { name: names(environments.iter().map(|e| e.name()).collect()), settings: Default::default() },
         condition: Condition {
             load: names(loads.iter().map(|l| l.name()).collect()),
             isolation: names(isolations.iter().map(|i| i.name()).collect()),
@@ -128,7 +154,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             harness: ex.harness_for(suites[0].scale),
             case_timeout_s: args.timeout as f64,
         },
-        planned_cases: plan.len() * loads.len() * isolations.len(),
+        planned_cases: plan.len() * loads.len() * isolations.len() * environments.len(),
         results: vec![],
     };
     let mut writer = RunWriter::create(&args.results, doc)?;
@@ -136,7 +162,25 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     if !args.quiet {
         eprintln!("measuring {} cases; results go to {}", plan.len(), writer.path().display());
     }
-    let status = runner::execute(&plan, &ex, &mut writer)?;
+    let status = if environments == [Env::Native] && !plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Boot) {
+        runner::execute(&plan, &ex, &mut writer)?
+    } else {
+        let opts = EnvOptions {
+            exe: ex.exe.clone().expect("set above"),
+            work: ex.scratch.clone(),
+            kernel: args.kernel.clone(),
+            vm_mem_mib: args.vm_mem,
+            vm_cpus: args.vm_cpus,
+            machine: args.machine.clone(),
+            init_timeout: Duration::from_secs(args.init_timeout),
+            run_timeout: Duration::from_secs(args.env_timeout),
+        };
+        let boots = if args.batches.is_some_and(|b| b < 5) { 1 } else { 3 };
+        envs::driver::run_envs(&environments, &plan, &ex, &mut writer, &child_args(&args), &opts, boots)?;
+        let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
+        writer.finish(status)?;
+        status
+    };
     let doc = &writer.doc;
     print!("{}", report::render_tables(doc));
     println!("\nsaved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
@@ -202,4 +246,75 @@ fn load_worker(a: LoadWorkerArgs) -> Result<ExitCode> {
     let cpus = placement::parse_cpu_list(&a.cpus).map_err(|e| UsageError(e.to_string()))?;
     let code = load::worker_main(load::WorkerArgs { kind, dir: a.dir, cpus, parent: a.parent, cgroup: a.cgroup });
     Ok(ExitCode::from(code as u8))
+}
+
+/// The arguments an environment's child runs with: the user's, without
+/// what only the host uses (environments, results, guest settings).
+fn child_args(a: &RunArgs) -> Vec<String> {
+    let mut v: Vec<String> = vec!["--suite".into(), a.suite.clone()];
+    let mut opt = |k: &str, val: Option<String>| {
+        if let Some(x) = val {
+            v.push(k.into());
+            v.push(x);
+        }
+    };
+    opt("--bench", a.bench.clone());
+    opt("--cpus", a.cpus.clone());
+    opt("--batches", a.batches.map(|b| b.to_string()));
+    opt("--batch-ms", a.batch_ms.map(|b| b.to_string()));
+    opt("--iterations", a.iterations.map(|b| b.to_string()));
+    opt("--mem-bytes", a.mem_bytes.map(|b| b.to_string()));
+    opt("--point-ms", a.point_ms.map(|b| b.to_string()));
+    opt("--isolation", a.isolation.clone());
+    opt("--load", Some(a.load.clone()));
+    opt("--timeout", Some(a.timeout.to_string()));
+    if a.rt {
+        v.push("--rt".into());
+    }
+    v
+}
+
+/// `oscycles __env-child`: a native or container child of an environment run.
+fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
+    let spec: envs::guest::GuestSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
+    let mut out = std::io::stdout();
+    let results = std::env::temp_dir().join(oscycles::bench::scratch::unique_name("env-results"));
+    if !a.container {
+        envs::guest::send(&mut out, "hello", 0, b"start");
+        envs::guest::serve(&mut out, &spec, envs::guest::facts_inside(), &results, &run_argv);
+        let _ = std::fs::remove_dir_all(&results);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let limits = envs::container::cgroup_limits().err();
+    if let Err(e) = envs::container::unshare_all() {
+        envs::guest::send(&mut out, "error", 1, format!("container: {e}").as_bytes());
+        return Ok(ExitCode::from(1));
+    }
+    // SAFETY: this process is single-threaded here (unshare of a user
+    // namespace just succeeded, which requires it), so fork is safe.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        envs::guest::send(&mut out, "error", 1, format!("container: fork: {}", std::io::Error::last_os_error()).as_bytes());
+        return Ok(ExitCode::from(1));
+    }
+    if pid == 0 {
+        // PID 1 of the new PID namespace; it dies with its parent.
+        // SAFETY: prctl with an integer argument.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        if let Err(e) = envs::container::set_up_inside() {
+            envs::guest::send(&mut out, "error", 1, format!("container: {e}").as_bytes());
+            std::process::exit(1);
+        }
+        envs::guest::send(&mut out, "hello", 0, b"start");
+        let mut facts = envs::guest::facts_inside();
+        facts.extend(envs::container::facts_inside());
+        facts.insert("cgroup_limits".into(), serde_json::json!(limits.unwrap_or_else(|| "available (not set)".into())));
+        envs::guest::serve(&mut out, &spec, facts, &results, &run_argv);
+        let _ = std::fs::remove_dir_all(&results);
+        std::process::exit(0);
+    }
+    let mut status = 0;
+    // SAFETY: waiting for the child just forked; status is a valid out-pointer.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    Ok(ExitCode::from(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) as u8 } else { 1 }))
 }

@@ -39,10 +39,11 @@ pub enum Family {
     Control,
     Net,
     Blk,
+    Boot,
 }
 
 impl Family {
-    pub const ALL: [Family; 17] = [
+    pub const ALL: [Family; 18] = [
         Family::Syscall,
         Family::Ipc,
         Family::Ctx,
@@ -60,6 +61,7 @@ impl Family {
         Family::Control,
         Family::Net,
         Family::Blk,
+        Family::Boot,
     ];
 
     pub fn name(self) -> &'static str {
@@ -81,6 +83,7 @@ impl Family {
             Family::Control => "control",
             Family::Net => "net",
             Family::Blk => "blk",
+            Family::Boot => "boot",
         }
     }
 }
@@ -105,6 +108,7 @@ pub enum Kind {
     Control(Wait),
     Net(NetTest),
     Blk(BlkTest),
+    Boot,
 }
 
 /// How thorough a suite is.
@@ -146,13 +150,14 @@ impl Benchmark {
             | Kind::Fwq
             | Kind::Control(_)
             | Kind::Net(_)
-            | Kind::Blk(_) => Ok(()),
+            | Kind::Blk(_)
+            | Kind::Boot => Ok(()),
         }
     }
 
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         match self.kind {
-            Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) | Kind::Hermit(_) => vec![Params::new()],
+            Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) | Kind::Hermit(_) | Kind::Boot => vec![Params::new()],
             Kind::Stream => cases::stream::cases(scale),
             Kind::Memcpy(_) => cases::memcpy::cases(scale),
             Kind::Alloc(k) => cases::alloc::cases(k, scale),
@@ -188,6 +193,8 @@ impl Benchmark {
             Kind::Control(w) => cases::noise::run_control(w, ctx),
             Kind::Net(t) => cases::net::run(t, ctx),
             Kind::Blk(t) => cases::blk::run(t, ctx),
+            // The host measures boots itself, per environment (main's env loop).
+            Kind::Boot => Err(CaseError::NotApplicable("boot time is measured by the host for each environment of --env".into())),
         }
     }
 }
@@ -262,6 +269,14 @@ pub fn benchmarks() -> &'static [Benchmark] {
         v.extend(BlkTest::ALL.map(|t| {
             entry(format!("blk.{}", t.name()), Family::Blk, Kind::Blk(t), t.description(), cases::blk::PARAMETERS, "--scratch on a disk filesystem (not tmpfs)")
         }));
+        v.push(entry(
+            "boot.start".into(),
+            Family::Boot,
+            Kind::Boot,
+            "time from starting an environment (process, container, VMM) to the first act of its init (oscycles' hello) and to its first result (a tiny getpid run); median of several starts",
+            "one per environment of --env; 3 starts each",
+            "-",
+        ));
         v.extend(ParOp::ALL.map(|op| entry(format!("parallel.{}", op.name()), Family::Parallel, Kind::Parallel(op), op.description(), "instances 1..all allowed CPUs", "-")));
         v
     })
@@ -388,6 +403,12 @@ pub const SUITES: &[Suite] = &[
         name: "control-loop",
         description: "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
         members: &[Member::Family(Family::Control)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "boot",
+        description: "seed 003's boot-time table: start to /init and to the first result, per environment of --env",
+        members: &[Member::Family(Family::Boot)],
         scale: Scale::Full,
     },
     Suite {

@@ -138,6 +138,10 @@ pub struct CaseResult {
     /// documents written before conditions were per result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<Condition>,
+    /// The environment it was measured in (native, container, qemu-tcg...);
+    /// absent in single-environment documents of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
 }
 
 impl CaseResult {
@@ -149,6 +153,10 @@ impl CaseResult {
     }
     pub fn param_u64(&self, key: &str) -> Option<u64> {
         self.params.get(key).and_then(Value::as_u64)
+    }
+    /// The environment of this result, falling back to the run's.
+    pub fn env<'a>(&'a self, doc: &'a RunDoc) -> &'a str {
+        self.environment.as_deref().unwrap_or(&doc.environment.name)
     }
     /// (load, isolation) of this result, falling back to the run's.
     pub fn load_isolation<'a>(&'a self, doc: &'a RunDoc) -> (&'a str, &'a str) {

@@ -124,7 +124,7 @@ impl Mode {
     }
 }
 
-fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
     CaseResult {
         suite: p.suite.into(),
         benchmark: p.benchmark.id.clone(),
@@ -137,6 +137,7 @@ fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition
         details: Default::default(),
         elapsed_s: 0.0,
         condition: Some(condition),
+        environment: None,
     }
 }
 
@@ -170,6 +171,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         details: Default::default(),
         elapsed_s: 0.0,
         condition: None,
+        environment: None,
     };
     match r {
         Ok(d) => {
@@ -205,12 +207,25 @@ pub fn load_cpus(measured: usize) -> Vec<usize> {
 /// Seconds a load runs before the first measurement under it.
 pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 
-/// Runs the plan under every condition, saving each result as it comes.
-/// Loads and isolation settings are undone when the run ends, fails or is
-/// interrupted (their guards are dropped on every path out). Returns how
-/// the run ended.
+/// Runs the plan under every condition and finishes the document. Returns
+/// how the run ended.
 pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
+    run_plan(plan, ex, writer, None)?;
+    let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
+    writer.finish(status)?;
+    Ok(status)
+}
+
+/// Runs the plan under every condition, saving each result as it comes,
+/// tagged with `env` if given. Loads and isolation settings are undone when
+/// the run ends, fails or is interrupted (their guards are dropped on every
+/// path out).
+pub fn run_plan(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>) -> Result<(), StoreError> {
     watchdog::install();
+    let tag = |mut r: CaseResult| {
+        r.environment = env.map(String::from);
+        r
+    };
     let clock = writer.doc.host.clock.clone();
     let conditions = ex.loads.len() * ex.isolations.len();
     let mut progress = Progress {
@@ -237,7 +252,7 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
             Err(why) => {
                 for &iso in &ex.isolations {
                     for p in plan {
-                        writer.push(not_measured(p, CaseStatus::Failed, &why, cond(iso)))?;
+                        writer.push(tag(not_measured(p, CaseStatus::Failed, &why, cond(iso))))?;
                         i += 1;
                     }
                 }
@@ -254,7 +269,7 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
                 Ok(a) => a,
                 Err(why) => {
                     for p in plan {
-                        writer.push(not_measured(p, CaseStatus::NotApplicable, &why, cond(iso)))?;
+                        writer.push(tag(not_measured(p, CaseStatus::NotApplicable, &why, cond(iso))))?;
                         i += 1;
                     }
                     continue;
@@ -268,7 +283,7 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
                 progress.case(i, p, &label);
                 i += 1;
                 if let Err(why) = load.check() {
-                    writer.push(not_measured(p, CaseStatus::Failed, &why, cond(iso)))?;
+                    writer.push(tag(not_measured(p, CaseStatus::Failed, &why, cond(iso))))?;
                     continue;
                 }
                 let mark = load.mark();
@@ -281,14 +296,12 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
                 c.facts = applied.facts.clone();
                 c.facts.extend(load.facts_since(&mark));
                 r.condition = Some(c);
-                writer.push(r)?;
+                writer.push(tag(r))?;
             }
             drop(applied);
         }
         drop(load);
     }
     progress.done();
-    let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
-    writer.finish(status)?;
-    Ok(status)
+    Ok(())
 }

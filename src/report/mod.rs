@@ -2,6 +2,7 @@
 //! code never prints; this module never measures.
 
 pub mod compare;
+pub mod env;
 pub mod header;
 pub mod io;
 pub mod ipc;
@@ -59,7 +60,30 @@ const OWN_TABLES: [&str; 2] = ["lmbench", "hermit-basic"];
 /// out in one grid; the other tables are printed once per condition (load,
 /// isolation) when the run had several.
 pub fn render_tables(doc: &RunDoc) -> String {
-    let grids = [Family::Noise.name(), Family::Control.name()];
+    let envs = env::environments(doc);
+    if envs.len() < 2 {
+        return render_conditions(doc);
+    }
+    let mut out = String::new();
+    for e in &envs {
+        let mut d = doc.clone();
+        d.results.retain(|r| r.env(doc) == e && r.family != Family::Boot.name());
+        if !d.results.is_empty() {
+            out += &format!("\n##### environment {e} #####\n");
+            out += &render_conditions(&d);
+        }
+    }
+    for p in [env::render_side_by_side(doc), env::render_boot(doc)] {
+        if !p.is_empty() {
+            out += &format!("\n{p}");
+        }
+    }
+    out
+}
+
+/// The tables of one environment's results.
+fn render_conditions(doc: &RunDoc) -> String {
+    let grids = [Family::Noise.name(), Family::Control.name(), Family::Boot.name()];
     let mut conditions: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
         let (l, i) = r.load_isolation(doc);
@@ -84,7 +108,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
         d.results.retain(|r| !grids.contains(&r.family.as_str()));
         out += &render_family_tables(&d);
     }
-    for p in [noise::render_fwq(doc), noise::render_control(doc)] {
+    for p in [noise::render_fwq(doc), noise::render_control(doc), env::render_boot(doc)] {
         if !p.is_empty() {
             out += &format!("\n{p}");
         }

@@ -1,0 +1,94 @@
+//! A container made by oscycles itself, no engine: new user, PID, mount,
+//! UTS, IPC and network namespaces. The child (`oscycles __env-child
+//! --container`) unshares them, maps root to root, forks so that the
+//! suites run as PID 1 of the new PID namespace, mounts its own /proc,
+//! sets a hostname, brings up its loopback, and then serves like a guest.
+//! Where cgroup v2 offers the cpu and memory controllers, the container is
+//! placed in a cgroup with limits; otherwise the facts say why not.
+
+use serde_json::{Map, Value, json};
+use std::ffi::CString;
+
+fn check(rc: libc::c_int, what: &str) -> Result<(), String> {
+    if rc != 0 {
+        return Err(format!("{what}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// Unshares the namespaces and maps uid/gid 0 to the caller's.
+pub fn unshare_all() -> Result<(), String> {
+    // SAFETY: getuid/getgid/unshare take no pointers.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
+    // SAFETY: as above.
+    check(unsafe { libc::unshare(flags) }, "unshare (user, mount, UTS, IPC, network, PID namespaces)")?;
+    std::fs::write("/proc/self/setgroups", "deny").map_err(|e| format!("/proc/self/setgroups: {e}"))?;
+    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(|e| format!("uid_map: {e}"))?;
+    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(|e| format!("gid_map: {e}"))?;
+    Ok(())
+}
+
+/// Inside, as PID 1: private mounts, a fresh /proc, hostname, loopback up.
+pub fn set_up_inside() -> Result<(), String> {
+    let c = |s: &str| CString::new(s).expect("no NUL");
+    // SAFETY: NUL-terminated strings that outlive each call.
+    unsafe {
+        check(libc::mount(c("none").as_ptr(), c("/").as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), "making mounts private")?;
+        check(libc::mount(c("proc").as_ptr(), c("/proc").as_ptr(), c("proc").as_ptr(), 0, std::ptr::null()), "mounting /proc")?;
+        let host = b"oscycles-container";
+        check(libc::sethostname(host.as_ptr().cast(), host.len()), "sethostname")?;
+    }
+    loopback_up()
+}
+
+fn loopback_up() -> Result<(), String> {
+    // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
+    // read, flagged IFF_UP and written back; the socket is closed.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if s < 0 {
+            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *b as libc::c_char;
+        }
+        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+        }
+        libc::close(s);
+        check(r, "bringing up lo")
+    }
+}
+
+/// What the container looks like from inside, for the results.
+pub fn facts_inside() -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("pid_inside".into(), json!(std::process::id()));
+    f.insert("hostname".into(), json!(std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim()));
+    let ifs: Vec<String> = std::fs::read_to_string("/proc/self/net/dev")
+        .unwrap_or_default()
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
+        .collect();
+    f.insert("network_interfaces".into(), json!(ifs));
+    f.insert("uid_map".into(), json!(std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")));
+    f.insert("namespaces".into(), json!("user, pid, mount, uts, ipc, net (new)"));
+    f
+}
+
+/// Whether cgroup v2 can limit the container's CPU and memory here.
+pub fn cgroup_limits() -> Result<(), String> {
+    let root = crate::cgroup::mounts().v2.ok_or("no cgroup v2 hierarchy")?;
+    let ctl = crate::cgroup::read(&root.join("cgroup.controllers")).unwrap_or_default();
+    let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !ctl.split(' ').any(|x| x == *c)).collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("cgroup v2 at {} lacks the {} controller(s) (they are bound to cgroup v1 here); no limits set", root.display(), missing.join(" and ")))
+    }
+}

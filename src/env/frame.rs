@@ -1,0 +1,185 @@
+//! Framing for results that travel over a console shared with the kernel.
+//!
+//! A message (the run document as JSON) is cut into chunks; each chunk is
+//! one line of its own, `@@OSCYCLES <kind> <id> <i>/<n> <crc32> <base64>@@`,
+//! sent twice. The receiver scans any text (kernel log lines, a line torn
+//! by a kernel message printed in its middle) for well-formed chunk lines,
+//! keeps those whose CRC matches, and assembles a message once it holds all
+//! n chunks of one id. Nothing else on the console can look like a chunk
+//! with a matching CRC-32.
+
+use std::collections::BTreeMap;
+
+const START: &str = "@@OSCYCLES ";
+const END: &str = "@@";
+const CHUNK: usize = 768;
+
+pub fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub fn base64(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for c in data.chunks(3) {
+        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            out.push(if i <= c.len() { B64[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+pub fn unbase64(s: &str) -> Option<Vec<u8>> {
+    let val = |c: u8| B64.iter().position(|&b| b == c).map(|p| p as u32);
+    let bytes = s.as_bytes();
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
+    for q in bytes.chunks(4) {
+        let pad = q.iter().rev().take_while(|&&c| c == b'=').count();
+        let mut n = 0u32;
+        for &c in &q[..4 - pad] {
+            n = (n << 6) | val(c)?;
+        }
+        n <<= 6 * pad as u32;
+        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8][..3 - pad]);
+    }
+    Some(out)
+}
+
+/// The lines that carry `payload` as message `kind`/`id`, each chunk twice.
+pub fn encode(kind: &str, id: u32, payload: &[u8]) -> String {
+    let chunks: Vec<&[u8]> = if payload.is_empty() { vec![&[][..]] } else { payload.chunks(CHUNK).collect() };
+    let n = chunks.len();
+    let mut out = String::new();
+    for (i, c) in chunks.iter().enumerate() {
+        let line = format!("\n{START}{kind} {id} {}/{n} {:08x} {}{END}\n", i + 1, crc32(c), base64(c));
+        out += &line;
+        out += &line;
+    }
+    out
+}
+
+/// Chunks received so far, by (kind, id), then by position: (count, bytes).
+type Partial = BTreeMap<(String, u32), BTreeMap<usize, (usize, Vec<u8>)>>;
+
+/// Collects messages from console text fed in pieces.
+#[derive(Default)]
+pub struct Decoder {
+    pending: String,
+    chunks: Partial,
+    done: Vec<(String, Vec<u8>)>,
+    /// Chunk lines whose checksum did not match (torn by other output).
+    pub damaged: usize,
+}
+
+impl Decoder {
+    pub fn feed(&mut self, text: &str) {
+        self.pending.push_str(text);
+        while let Some(nl) = self.pending.find('\n') {
+            let line: String = self.pending.drain(..=nl).collect();
+            self.line(line.trim_end());
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        let Some(start) = line.rfind(START) else { return };
+        let rest = &line[start + START.len()..];
+        let Some(body) = rest.strip_suffix(END).or_else(|| rest.split(END).next().filter(|_| rest.contains(END))) else {
+            self.damaged += 1;
+            return;
+        };
+        let f: Vec<&str> = body.split(' ').collect();
+        let parsed = (|| {
+            let [kind, id, pos, crc, data] = f.as_slice() else { return None };
+            let (i, n) = pos.split_once('/')?;
+            let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
+            let bytes = unbase64(data)?;
+            (u32::from_str_radix(crc, 16).ok()? == crc32(&bytes) && i >= 1 && i <= n).then(|| (kind.to_string(), id.parse::<u32>().ok(), i, n, bytes))
+        })();
+        let Some((kind, Some(id), i, n, bytes)) = parsed else {
+            self.damaged += 1;
+            return;
+        };
+        let key = (kind.clone(), id);
+        let entry = self.chunks.entry(key.clone()).or_default();
+        entry.insert(i, (n, bytes));
+        if entry.len() == n && entry.values().all(|(m, _)| *m == n) {
+            let msg: Vec<u8> = self.chunks.remove(&key).expect("present").into_values().flat_map(|(_, b)| b).collect();
+            if !self.done.iter().any(|(k, m)| *k == kind && *m == msg) {
+                self.done.push((kind, msg));
+            }
+        }
+    }
+
+    /// Complete messages so far, in arrival order (each once).
+    pub fn take(&mut self) -> Vec<(String, Vec<u8>)> {
+        std::mem::take(&mut self.done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc_and_base64_on_known_values() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        for s in [&b""[..], b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar"] {
+            assert_eq!(unbase64(&base64(s)).unwrap(), s);
+        }
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64(b"fo"), "Zm8=");
+    }
+
+    #[test]
+    fn messages_survive_kernel_noise_and_torn_lines() {
+        let payload: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 256) as u8).collect();
+        let wire = encode("run", 3, &payload);
+        // Interleave kernel messages: between lines, and in the middle of the
+        // first copy of every chunk line (the second copy survives).
+        let mut noisy = String::from("[    0.000000] Linux version 6.1.0\n");
+        for (k, line) in wire.lines().enumerate() {
+            if k % 2 == 1 && line.len() > 40 {
+                noisy += &line[..30];
+                noisy += "\n[    1.234567] random: crng init done\n";
+                noisy += &line[30..];
+            } else {
+                noisy += line;
+            }
+            noisy += "\n";
+            noisy += "[    2.000000] virtio_blk virtio1: [vda] 1 512-byte logical blocks\n";
+        }
+        let mut d = Decoder::default();
+        for piece in noisy.as_bytes().chunks(37) {
+            d.feed(&String::from_utf8_lossy(piece));
+        }
+        let got = d.take();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "run");
+        assert_eq!(got[0].1, payload);
+        assert!(d.damaged > 0, "torn lines are noticed, not trusted");
+    }
+
+    #[test]
+    fn a_corrupted_chunk_is_rejected_and_the_message_waits() {
+        let wire = encode("run", 1, b"hello world");
+        let line = wire.lines().find(|l| l.starts_with("@@")).unwrap();
+        let bad = line.replacen("aGVsbG8", "aGVsbG9", 1);
+        let mut d = Decoder::default();
+        d.feed(&format!("{bad}\n"));
+        assert!(d.take().is_empty());
+        d.feed(&format!("{line}\n"));
+        assert_eq!(d.take(), vec![("run".to_string(), b"hello world".to_vec())]);
+    }
+}

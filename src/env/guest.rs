@@ -1,0 +1,127 @@
+//! oscycles as /init of a guest: mount what the suites need, say hello on
+//! the results port as early as possible, run the suites the host asked for
+//! (in /oscycles-guest.json), send the run document back framed, power off.
+
+use super::frame;
+use serde::{Deserialize, Serialize};
+use std::ffi::CString;
+use std::io::Write;
+use std::path::Path;
+
+pub const SPEC_PATH: &str = "/oscycles-guest.json";
+
+/// What the host asks of the guest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GuestSpec {
+    /// Arguments of `oscycles run` (the results directory is the guest's own).
+    pub args: Vec<String>,
+    /// "run" normally; "hello" (boot timing: hello, one result, power off); "hang" (tests).
+    pub mode: String,
+}
+
+/// Whether this process is a guest's /init with a spec to follow.
+pub fn is_guest_init() -> bool {
+    std::process::id() == 1 && Path::new(SPEC_PATH).exists()
+}
+
+fn mount(src: &str, target: &str, fstype: &str) {
+    let _ = std::fs::create_dir_all(target);
+    let (s, t, f) = (CString::new(src).unwrap(), CString::new(target).unwrap(), CString::new(fstype).unwrap());
+    // SAFETY: NUL-terminated strings that outlive the call; no data argument.
+    unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, std::ptr::null()) };
+}
+
+/// The results port: the second serial port (nothing else writes there),
+/// else the console.
+fn port() -> std::fs::File {
+    for p in ["/dev/ttyS1", "/dev/console"] {
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).custom_flags_noctty().open(p) {
+            return f;
+        }
+    }
+    std::fs::File::create("/dev/null").expect("/dev/null")
+}
+
+trait NoCtty {
+    fn custom_flags_noctty(&mut self) -> &mut Self;
+}
+
+impl NoCtty for std::fs::OpenOptions {
+    fn custom_flags_noctty(&mut self) -> &mut Self {
+        std::os::unix::fs::OpenOptionsExt::custom_flags(self, libc::O_NOCTTY)
+    }
+}
+
+/// Ends the guest: QEMU's isa-debug-exit device (exit status 0x10 << 1 | 1 = 33
+/// means a clean finish to the host), else an ACPI power-off.
+pub fn power_off() -> ! {
+    // SAFETY: sync and ioperm take no pointers; outb on port 0xf4 after
+    // ioperm granted it is the isa-debug-exit protocol; reboot ends the guest.
+    unsafe {
+        libc::sync();
+        if libc::ioperm(0xf4, 4, 1) == 0 {
+            std::arch::asm!("out dx, al", in("dx") 0xf4u16, in("al") 0x10u8, options(nomem, nostack));
+        }
+        libc::reboot(libc::RB_POWER_OFF);
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
+    let _ = out.write_all(frame::encode(kind, id, payload).as_bytes());
+    let _ = out.flush();
+}
+
+/// After the hello: sends `facts`, runs the spec's suites with results in
+/// `results` (a fresh directory), sends the run document or an error.
+pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &dyn Fn(Vec<String>) -> u8) {
+    send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
+    if spec.mode == "hang" {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+    let mut argv = vec!["oscycles".to_string(), "run".to_string()];
+    argv.extend(spec.args.iter().cloned());
+    argv.extend(["--results".to_string(), results.display().to_string(), "--quiet".to_string()]);
+    let code = run(argv);
+    let doc = std::fs::read_dir(results)
+        .ok()
+        .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
+        .and_then(|p| std::fs::read(p).ok());
+    match doc {
+        Some(bytes) => send(out, "run", 1, &bytes),
+        None => send(out, "error", 1, format!("oscycles run ended with exit code {code} and saved no results").as_bytes()),
+    }
+}
+
+/// Facts of the environment as seen from inside.
+pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
+    let mut f = serde_json::Map::new();
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    f.insert("kernel_inside".into(), read("/proc/sys/kernel/osrelease").into());
+    f.insert("cpus_inside".into(), read("/sys/devices/system/cpu/online").into());
+    f.insert("memory_inside_kib".into(), crate::host::meminfo("MemTotal").unwrap_or(0).into());
+    f
+}
+
+/// The guest's main: never returns. `run` runs `oscycles run ARGS` and
+/// returns its exit code.
+pub fn main(run: &dyn Fn(Vec<String>) -> u8) -> ! {
+    mount("devtmpfs", "/dev", "devtmpfs");
+    let mut out = port();
+    send(&mut out, "hello", 0, b"init");
+    mount("proc", "/proc", "proc");
+    mount("sysfs", "/sys", "sysfs");
+    mount("tmpfs", "/tmp", "tmpfs");
+    mount("tmpfs", "/run", "tmpfs");
+    let spec: Result<GuestSpec, String> =
+        std::fs::read_to_string(SPEC_PATH).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
+    match spec {
+        Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results"), run),
+        Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),
+    }
+    power_off();
+}

@@ -1,0 +1,148 @@
+//! QEMU guests: a Linux kernel booted directly (-kernel) with an initramfs
+//! that oscycles writes (cpio newc) holding itself as /init and the spec.
+//! The console (ttyS0, kernel messages) goes to a log file; the results
+//! port (ttyS1) to QEMU's stdout, which the host reads. The guest ends
+//! through isa-debug-exit: status 33 is a clean finish.
+
+use super::cpio::Cpio;
+use super::guest::{GuestSpec, SPEC_PATH};
+use super::{EnvOptions, Outcome, reader, supervise, tail};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+pub const QEMU: &str = "qemu-system-x86_64";
+/// isa-debug-exit with value 0x10: (0x10 << 1) | 1.
+pub const CLEAN_EXIT: i32 = 33;
+
+/// Where scripts/setup unpacks Debian's kernel package.
+pub const KERNEL_CACHE: &str = "/var/cache/oscycles/linux/boot";
+
+/// The guest kernel: the one given, else the newest vmlinuz-* in /boot,
+/// else in the cache scripts/setup fills.
+pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(k) = given {
+        return if k.is_file() { Ok(k.to_path_buf()) } else { Err(format!("--kernel {}: no such file", k.display())) };
+    }
+    for dir in ["/boot", KERNEL_CACHE] {
+        let mut ks: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))).collect())
+            .unwrap_or_default();
+        ks.sort();
+        if let Some(k) = ks.pop() {
+            return Ok(k);
+        }
+    }
+    Err(format!("no guest kernel: none in /boot or {KERNEL_CACHE} (scripts/setup unpacks linux-image-amd64 there), and no --kernel"))
+}
+
+/// Whether the ELF file at `p` is statically linked (has no PT_INTERP).
+pub fn is_static(p: &Path) -> std::io::Result<bool> {
+    let b = std::fs::read(p)?;
+    if b.len() < 64 || &b[..4] != b"\x7fELF" || b[4] != 2 {
+        return Ok(false);
+    }
+    let u16at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(b[32..40].try_into().expect("8 bytes")) as usize;
+    let (phentsize, phnum) = (u16at(54), u16at(56));
+    Ok((0..phnum).all(|i| {
+        let o = phoff + i * phentsize;
+        o + 4 > b.len() || u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes")) != 3 // PT_INTERP
+    }))
+}
+
+/// Writes the initramfs: /init (this binary), the spec, and the mount points.
+pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), String> {
+    if !is_static(exe).map_err(|e| format!("reading {}: {e}", exe.display()))? {
+        return Err(format!("{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)", exe.display()));
+    }
+    let bin = std::fs::read(exe).map_err(|e| e.to_string())?;
+    let f = std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let mut c = Cpio::new(std::io::BufWriter::new(f));
+    let w = (|| -> std::io::Result<()> {
+        for d in ["dev", "proc", "sys", "tmp", "run"] {
+            c.dir(d)?;
+        }
+        c.file("init", 0o755, &bin)?;
+        c.file(SPEC_PATH.trim_start_matches('/'), 0o644, serde_json::to_string(spec)?.as_bytes())?;
+        Ok(())
+    })();
+    w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// Whether this host offers KVM to us at all (the guest may still hang).
+pub fn kvm_available() -> Result<(), String> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+}
+
+pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
+    if kvm {
+        kvm_available().map_err(|e| format!("{name}: {e}"))?;
+    }
+    let kernel = find_kernel(o.kernel.as_deref())?;
+    std::fs::create_dir_all(&o.work).map_err(|e| e.to_string())?;
+    let tag = crate::bench::scratch::unique_name(name);
+    let initrd = o.work.join(format!("{tag}.cpio"));
+    let console = o.work.join(format!("{tag}.console.log"));
+    write_initramfs(&initrd, &o.exe, spec)?;
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
+    cmd.args(["-machine", &o.machine, "-m", &o.vm_mem_mib.to_string(), "-smp", &o.vm_cpus.to_string()]);
+    if kvm {
+        cmd.args(["-accel", "kvm", "-cpu", "host"]);
+    } else {
+        cmd.args(["-accel", "tcg", "-cpu", "max"]);
+    }
+    cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&initrd);
+    cmd.args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"]);
+    cmd.arg("-serial").arg(format!("file:{}", console.display()));
+    cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+    let rx = reader(child.stdout.take().expect("piped"), start);
+    let mut stderr = child.stderr.take().expect("piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let (messages, status, why) = supervise(child, rx, start, o.init_timeout, o.run_timeout);
+    let qemu_err = err_thread.join().unwrap_or_default();
+    let console_text = std::fs::read_to_string(&console).unwrap_or_default();
+    let _ = std::fs::remove_file(&initrd);
+    let _ = std::fs::remove_file(&console);
+    let log_tail = tail(&format!("{console_text}\n{qemu_err}"));
+    if let Some(w) = why {
+        let hint = if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
+        return Err(format!("{name} {w}{hint}; last output: {log_tail}"));
+    }
+    let clean = status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
+    let mut facts = Map::new();
+    facts.insert("vmm".into(), json!(QEMU));
+    facts.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
+    facts.insert("machine".into(), json!(o.machine));
+    facts.insert("vcpus".into(), json!(o.vm_cpus));
+    facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    facts.insert("kernel".into(), json!(kernel.display().to_string()));
+    facts.insert("clean_exit".into(), Value::Bool(clean));
+    Ok(Outcome { messages, status, facts, log_tail })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_static_from_dynamic_executables() {
+        // /bin/sh is dynamically linked on every Debian.
+        assert!(!is_static(Path::new("/bin/sh")).unwrap());
+        let helper = std::env::temp_dir().join(crate::bench::scratch::unique_name("static-elf"));
+        std::fs::write(&helper, crate::bench::proc::helper_elf()).unwrap();
+        let s = is_static(&helper).unwrap();
+        std::fs::remove_file(&helper).unwrap();
+        assert!(s, "the 132-byte helper has no interpreter");
+    }
+}

@@ -1,0 +1,112 @@
+//! Environments side by side: every case measured in more than one
+//! environment, one column per environment and a relative column against
+//! native (seed 000's "Rel. Perf": above 1 = faster than native); and seed
+//! 003's boot-time table.
+
+use super::table::Table;
+use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
+
+/// The environments of a run, in order of first appearance.
+pub fn environments(doc: &RunDoc) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &doc.results {
+        let e = r.env(doc).to_string();
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+fn value(r: &CaseResult) -> Option<(f64, String, Better)> {
+    let m = r.metrics.first()?;
+    (r.status == CaseStatus::Ok).then(|| (m.summary.median, m.unit.clone(), m.better))
+}
+
+fn fmt(v: f64) -> String {
+    if v >= 100.0 { format!("{v:.0}") } else if v >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") }
+}
+
+/// Rel. perf of `v` against the native value `n`.
+fn rel(n: f64, v: f64, better: Better) -> f64 {
+    match better {
+        Better::Lower => n / v,
+        Better::Higher => v / n,
+    }
+}
+
+pub fn render_side_by_side(doc: &RunDoc) -> String {
+    let envs = environments(doc);
+    if envs.len() < 2 {
+        return String::new();
+    }
+    let others: Vec<&String> = envs.iter().filter(|e| *e != "native").collect();
+    let mut h: Vec<String> = vec!["case".into(), "unit".into()];
+    h.extend(envs.iter().cloned());
+    if envs.iter().any(|e| e == "native") {
+        h.extend(others.iter().map(|e| format!("rel. {e}")));
+    }
+    let hr: Vec<&str> = h.iter().map(String::as_str).collect();
+    let mut t = Table::new(&hr, 2);
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in doc.results.iter().filter(|r| r.family != "boot") {
+        let k = (r.benchmark.clone(), params_label(&r.params));
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    for (bench, params) in keys {
+        let of = |e: &str| doc.results.iter().find(|r| r.benchmark == bench && params_label(&r.params) == params && r.env(doc) == e);
+        if envs.iter().filter(|e| of(e).is_some()).count() < 2 {
+            continue;
+        }
+        let unit = envs.iter().find_map(|e| of(e).and_then(value)).map(|v| v.1).unwrap_or_default();
+        let mut row = vec![format!("{bench} {params}").trim().to_string(), unit];
+        for e in &envs {
+            row.push(match of(e) {
+                Some(r) => match value(r) {
+                    Some(v) => fmt(v.0),
+                    None => {
+                        let why = format!("  {e}: {}", r.reason.as_deref().unwrap_or("failed"));
+                        if !reasons.contains(&why) {
+                            reasons.push(why);
+                        }
+                        if r.status == CaseStatus::NotApplicable { "n/a".into() } else { "failed".into() }
+                    }
+                },
+                None => "-".into(),
+            });
+        }
+        if let Some(n) = of("native").and_then(value) {
+            for e in &others {
+                row.push(of(e).and_then(value).map_or("-".into(), |v| format!("{:.2}", rel(n.0, v.0, v.2))));
+            }
+        }
+        t.row(row);
+    }
+    let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
+    format!("environments side by side: medians; rel. = performance relative to native (above 1 = faster than native)\n{}{notes}", t.render())
+}
+
+pub fn render_boot(doc: &RunDoc) -> String {
+    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == "boot").collect();
+    if rs.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new(&["environment", "to /init (s)", "to first result (s)", "starts", "min..max to /init"], 1);
+    for r in rs {
+        let e = r.env(doc).to_string();
+        match (r.metric("to_init"), r.metric("to_first_result")) {
+            (Some(a), Some(b)) if r.status == CaseStatus::Ok => t.row(vec![
+                e,
+                format!("{:.3}", a.summary.median),
+                format!("{:.3}", b.summary.median),
+                a.summary.n.to_string(),
+                format!("{:.3}..{:.3}", a.summary.min, a.summary.max),
+            ]),
+            _ => t.row(vec![e, r.reason.clone().unwrap_or_else(|| "failed".into())]),
+        }
+    }
+    format!("boot: from starting the environment to the first act of its init, and to its first result (seed 003), medians\n{}", t.render())
+}
