@@ -130,6 +130,10 @@ pub struct RunArgs {
     /// not (a KVM that cannot run it hangs in early boot) is given up.
     #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub init_timeout: u64,
+    /// (tests) What an environment's init does: run, hang (say hello, then
+    /// sleep), or panic (exit at once: a guest kernel panics).
+    #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic"])]
+    pub guest_mode: String,
     /// Seconds a whole environment's run may take.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub env_timeout: u64,
@@ -163,6 +167,11 @@ pub struct EnvChildArgs {
     pub spec: String,
     #[arg(long)]
     pub container: bool,
+    /// Container limits (where cgroup v2 allows): CPUs' worth of time, memory.
+    #[arg(long, default_value_t = 2)]
+    pub cpus_limit: u32,
+    #[arg(long, default_value_t = 1024)]
+    pub mem_mib: u32,
 }
 
 #[derive(Args, Debug)]

@@ -2,7 +2,7 @@
 //! of B against A (above 1 means B is better, whichever way the metric
 //! improves), and whether the difference is within the runs' own noise.
 
-use crate::results::{Better, CaseStatus, Metric, RunDoc};
+use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
 
 /// B's performance relative to A's: A/B for costs, B/A for rates.
 pub fn relative(a: &Metric, b: &Metric) -> f64 {
@@ -32,18 +32,35 @@ pub struct Row {
     pub within_noise: bool,
 }
 
-/// The first metric of every case measured in both runs, in A's order.
+/// Where a result was measured, as compared: environment, load, isolation.
+fn context(r: &CaseResult, doc: &RunDoc) -> (String, String, String) {
+    let (l, i) = r.load_isolation(doc);
+    (r.env(doc).to_string(), l.to_string(), i.to_string())
+}
+
+/// The first metric of every case measured in both runs (same benchmark,
+/// parameters, environment, load and isolation), in A's order.
 pub fn rows(a: &RunDoc, b: &RunDoc) -> Vec<Row> {
     a.results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok)
         .filter_map(|ra| {
-            let rb = b.results.iter().find(|rb| rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params)?;
+            let ctx = context(ra, a);
+            let rb = b.results.iter().find(|rb| {
+                rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params && context(rb, b) == ctx
+            })?;
             let ma = ra.metrics.first()?;
             let mb = rb.metric(&ma.name)?;
+            let mut label = crate::results::params_label(&ra.params);
+            if ctx.0 != "native" {
+                label = format!("{label} [{}]", ctx.0).trim().to_string();
+            }
+            if (ctx.1.as_str(), ctx.2.as_str()) != ("idle", "pinned") {
+                label = format!("{label} [{}/{}]", ctx.1, ctx.2).trim().to_string();
+            }
             Some(Row {
                 benchmark: ra.benchmark.clone(),
-                params: crate::results::params_label(&ra.params),
+                params: label,
                 metric: ma.name.clone(),
                 unit: ma.unit.clone(),
                 a: ma.summary.median,

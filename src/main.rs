@@ -1,7 +1,7 @@
 use anyhow::{Context, Result};
 use oscycles::cli::{self, Command, EnvChildArgs, LoadArgs, LoadWorkerArgs, RunArgs, UsageError};
-use oscycles::env::{self as envs, Env, EnvOptions};
 use oscycles::clock;
+use oscycles::env::{self as envs, Env, EnvOptions};
 use oscycles::harness::HarnessConfig;
 use oscycles::isolation::{self, Isolation, RT_PRIORITY};
 use oscycles::load::{self, Load, LoadKind};
@@ -19,7 +19,13 @@ fn run_argv(argv: Vec<String>) -> u8 {
     use clap::Parser;
     match cli::Cli::try_parse_from(argv) {
         Ok(cli::Cli { command: Command::Run(args) }) => match run(*args) {
-            Ok(code) => if code == ExitCode::SUCCESS { 0 } else { 1 },
+            Ok(code) => {
+                if code == ExitCode::SUCCESS {
+                    0
+                } else {
+                    1
+                }
+            }
             Err(e) => {
                 eprintln!("oscycles: {e:#}");
                 if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 }
@@ -174,6 +180,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             machine: args.machine.clone(),
             init_timeout: Duration::from_secs(args.init_timeout),
             run_timeout: Duration::from_secs(args.env_timeout),
+            guest_mode: args.guest_mode.clone(),
         };
         let boots = if args.batches.is_some_and(|b| b < 5) { 1 } else { 3 };
         envs::driver::run_envs(&environments, &plan, &ex, &mut writer, &child_args(&args), &opts, boots)?;
@@ -285,7 +292,7 @@ fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&results);
         return Ok(ExitCode::SUCCESS);
     }
-    let limits = envs::container::cgroup_limits().err();
+    let limits = envs::container::limit_self(a.cpus_limit, a.mem_mib);
     if let Err(e) = envs::container::unshare_all() {
         envs::guest::send(&mut out, "error", 1, format!("container: {e}").as_bytes());
         return Ok(ExitCode::from(1));
@@ -308,7 +315,7 @@ fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
         envs::guest::send(&mut out, "hello", 0, b"start");
         let mut facts = envs::guest::facts_inside();
         facts.extend(envs::container::facts_inside());
-        facts.insert("cgroup_limits".into(), serde_json::json!(limits.unwrap_or_else(|| "available (not set)".into())));
+        facts.insert("cgroup_limits".into(), serde_json::json!(limits.unwrap_or_else(|e| e)));
         envs::guest::serve(&mut out, &spec, facts, &results, &run_argv);
         let _ = std::fs::remove_dir_all(&results);
         std::process::exit(0);

@@ -53,6 +53,8 @@ fn bad_input_is_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--isolation", "total"], "--isolation: unknown 'total'; valid: none, pinned, rt, isolated");
     refused(&["run", "--results", r, "--isolation", "rt", "--rt"], "cannot be used with");
     refused(&["load", "nothing"], "unknown 'nothing'");
+    refused(&["run", "--results", r, "--env", "native,xen"], "--env: unknown 'xen'; valid: native, container, qemu-tcg, qemu-kvm");
+    refused(&["run", "--results", r, "--vm-mem", "12"], "--vm-mem");
     refused(&["frobnicate"], "frobnicate");
     refused(&["show", d.join("missing.json").to_str().unwrap()], "cannot read");
     let not_a_run = d.join("other.json");

@@ -34,7 +34,10 @@ pub fn set_up_inside() -> Result<(), String> {
     let c = |s: &str| CString::new(s).expect("no NUL");
     // SAFETY: NUL-terminated strings that outlive each call.
     unsafe {
-        check(libc::mount(c("none").as_ptr(), c("/").as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()), "making mounts private")?;
+        check(
+            libc::mount(c("none").as_ptr(), c("/").as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()),
+            "making mounts private",
+        )?;
         check(libc::mount(c("proc").as_ptr(), c("/proc").as_ptr(), c("proc").as_ptr(), 0, std::ptr::null()), "mounting /proc")?;
         let host = b"oscycles-container";
         check(libc::sethostname(host.as_ptr().cast(), host.len()), "sethostname")?;
@@ -42,7 +45,8 @@ pub fn set_up_inside() -> Result<(), String> {
     loopback_up()
 }
 
-fn loopback_up() -> Result<(), String> {
+/// Brings up the loopback interface of the calling thread's network namespace.
+pub fn loopback_up() -> Result<(), String> {
     // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
     // read, flagged IFF_UP and written back; the socket is closed.
     unsafe {
@@ -76,19 +80,51 @@ pub fn facts_inside() -> Map<String, Value> {
         .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
         .collect();
     f.insert("network_interfaces".into(), json!(ifs));
-    f.insert("uid_map".into(), json!(std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")));
+    f.insert(
+        "uid_map".into(),
+        json!(std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")),
+    );
     f.insert("namespaces".into(), json!("user, pid, mount, uts, ipc, net (new)"));
     f
 }
 
-/// Whether cgroup v2 can limit the container's CPU and memory here.
-pub fn cgroup_limits() -> Result<(), String> {
+/// The cgroup a container child of `pid` is limited by.
+pub fn cgroup_path(root: &std::path::Path, pid: u32) -> std::path::PathBuf {
+    root.join(format!("oscycles-container-{pid}"))
+}
+
+/// Puts the calling process (before it unshares) in a cgroup v2 group with
+/// `cpus` CPUs' worth of time and `mem_mib` of memory; the host removes the
+/// group when the child has ended. Err says why no limit could be set.
+pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, String> {
     let root = crate::cgroup::mounts().v2.ok_or("no cgroup v2 hierarchy")?;
     let ctl = crate::cgroup::read(&root.join("cgroup.controllers")).unwrap_or_default();
     let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !ctl.split(' ').any(|x| x == *c)).collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("cgroup v2 at {} lacks the {} controller(s) (they are bound to cgroup v1 here); no limits set", root.display(), missing.join(" and ")))
+    if !missing.is_empty() {
+        return Err(format!(
+            "cgroup v2 at {} lacks the {} controller(s) (bound to cgroup v1 here); no limits set",
+            root.display(),
+            missing.join(" and ")
+        ));
+    }
+    let sub = root.join("cgroup.subtree_control");
+    let enabled = crate::cgroup::read(&sub).unwrap_or_default();
+    for c in ["cpu", "memory"] {
+        if !enabled.split(' ').any(|x| x == c) {
+            crate::cgroup::write(&sub, &format!("+{c}")).map_err(|e| e.to_string())?;
+        }
+    }
+    let g = cgroup_path(&root, std::process::id());
+    std::fs::create_dir(&g).map_err(|e| format!("creating {}: {e}", g.display()))?;
+    crate::cgroup::write(&g.join("cpu.max"), &format!("{} 100000", u64::from(cpus) * 100_000)).map_err(|e| e.to_string())?;
+    crate::cgroup::write(&g.join("memory.max"), &(u64::from(mem_mib) << 20).to_string()).map_err(|e| e.to_string())?;
+    crate::cgroup::write(&g.join("cgroup.procs"), "0").map_err(|e| e.to_string())?;
+    Ok(format!("cpu.max {} CPUs, memory.max {mem_mib} MiB ({})", cpus, g.display()))
+}
+
+/// Removes the limit group of an ended container child, if there is one.
+pub fn remove_limits(child_pid: u32) {
+    if let Some(root) = crate::cgroup::mounts().v2 {
+        let _ = std::fs::remove_dir(cgroup_path(&root, child_pid));
     }
 }

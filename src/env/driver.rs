@@ -22,7 +22,15 @@ fn native_condition(ex: &Execution) -> Condition {
 }
 
 /// Runs `plan` in every environment of `envs`.
-pub fn run_envs(envs: &[Env], plan: &[Planned], ex: &Execution, writer: &mut RunWriter, child_args: &[String], o: &EnvOptions, boots: usize) -> Result<(), StoreError> {
+pub fn run_envs(
+    envs: &[Env],
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    child_args: &[String],
+    o: &EnvOptions,
+    boots: usize,
+) -> Result<(), StoreError> {
     let (boot, rest): (Vec<Planned>, Vec<Planned>) = plan.iter().cloned().partition(|p| p.benchmark.family == Family::Boot);
     for &env in envs {
         if watchdog::interrupted().is_some() {
@@ -39,7 +47,10 @@ pub fn run_envs(envs: &[Env], plan: &[Planned], ex: &Execution, writer: &mut Run
                 }
                 match run_suites(env, child_args, o) {
                     Ok((doc, mut facts)) => {
-                        facts.insert("host_inside".into(), json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}));
+                        facts.insert(
+                            "host_inside".into(),
+                            json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
+                        );
                         writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                         for mut r in doc.results.into_iter().filter(|r| r.family != Family::Boot.name()) {
                             r.environment = Some(name.into());

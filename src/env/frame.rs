@@ -105,7 +105,8 @@ impl Decoder {
             let (i, n) = pos.split_once('/')?;
             let (i, n): (usize, usize) = (i.parse().ok()?, n.parse().ok()?);
             let bytes = unbase64(data)?;
-            (u32::from_str_radix(crc, 16).ok()? == crc32(&bytes) && i >= 1 && i <= n).then(|| (kind.to_string(), id.parse::<u32>().ok(), i, n, bytes))
+            (u32::from_str_radix(crc, 16).ok()? == crc32(&bytes) && i >= 1 && i <= n)
+                .then(|| (kind.to_string(), id.parse::<u32>().ok(), i, n, bytes))
         })();
         let Some((kind, Some(id), i, n, bytes)) = parsed else {
             self.damaged += 1;

@@ -76,8 +76,18 @@ pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
 
 /// After the hello: sends `facts`, runs the spec's suites with results in
 /// `results` (a fresh directory), sends the run document or an error.
-pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &dyn Fn(Vec<String>) -> u8) {
+pub fn serve(
+    out: &mut dyn Write,
+    spec: &GuestSpec,
+    facts: serde_json::Map<String, serde_json::Value>,
+    results: &Path,
+    run: &dyn Fn(Vec<String>) -> u8,
+) {
     send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
+    if spec.mode == "panic" {
+        // A guest's PID 1 exiting panics its kernel; a child just ends.
+        std::process::exit(1);
+    }
     if spec.mode == "hang" {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
@@ -117,6 +127,8 @@ pub fn main(run: &dyn Fn(Vec<String>) -> u8) -> ! {
     mount("sysfs", "/sys", "sysfs");
     mount("tmpfs", "/tmp", "tmpfs");
     mount("tmpfs", "/run", "tmpfs");
+    // TCP and UDP cases talk over loopback, which a bare kernel leaves down.
+    let _ = super::container::loopback_up();
     let spec: Result<GuestSpec, String> =
         std::fs::read_to_string(SPEC_PATH).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
     match spec {

@@ -63,6 +63,8 @@ pub struct EnvOptions {
     pub init_timeout: Duration,
     /// For the whole guest run.
     pub run_timeout: Duration,
+    /// What the child's init does: "run" (tests: "hang", "panic").
+    pub guest_mode: String,
 }
 
 /// A framed message from a child, with when it arrived (seconds since the
@@ -116,7 +118,13 @@ pub fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiv
 /// Waits for `child`, collecting messages, within the timeouts: no hello
 /// within `init_timeout`, or no end within `run_timeout`, kills it. The
 /// child is also killed on SIGINT/SIGTERM of oscycles.
-pub fn supervise(mut child: Child, rx: mpsc::Receiver<Message>, start: Instant, init_timeout: Duration, run_timeout: Duration) -> (Vec<Message>, Option<std::process::ExitStatus>, Option<String>) {
+pub fn supervise(
+    mut child: Child,
+    rx: mpsc::Receiver<Message>,
+    start: Instant,
+    init_timeout: Duration,
+    run_timeout: Duration,
+) -> (Vec<Message>, Option<std::process::ExitStatus>, Option<String>) {
     let mut messages = Vec::new();
     let mut why = None;
     let status = loop {
@@ -168,7 +176,7 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
             let mut cmd = Command::new(&o.exe);
             cmd.arg("__env-child").arg("--spec").arg(serde_json::to_string(spec).map_err(|e| e.to_string())?);
             if env == Env::Container {
-                cmd.arg("--container");
+                cmd.arg("--container").arg("--cpus-limit").arg(o.vm_cpus.to_string()).arg("--mem-mib").arg(o.vm_mem_mib.to_string());
             }
             cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
             let start = Instant::now();
@@ -180,13 +188,20 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
                 let _ = stderr.read_to_string(&mut s);
                 s
             });
+            let pid = child.id();
             let (messages, status, why) = supervise(child, rx, start, o.init_timeout, o.run_timeout);
             let log = err_thread.join().unwrap_or_default();
+            if env == Env::Container {
+                container::remove_limits(pid);
+            }
             if let Some(w) = why {
                 return Err(format!("{} {w}", env.name()));
             }
             let mut facts = Map::new();
-            facts.insert("start".into(), Value::from(if env == Env::Container { "oscycles __env-child --container" } else { "oscycles __env-child" }));
+            facts.insert(
+                "start".into(),
+                Value::from(if env == Env::Container { "oscycles __env-child --container" } else { "oscycles __env-child" }),
+            );
             Ok(Outcome { messages, status, facts, log_tail: tail(&log) })
         }
         Env::QemuTcg | Env::QemuKvm => qemu::launch(env == Env::QemuKvm, spec, o),
@@ -204,7 +219,7 @@ pub fn tail(log: &str) -> String {
 
 /// Runs `oscycles run ARGS` in `env` and returns its run document.
 pub fn run_suites(env: Env, args: &[String], o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), String> {
-    let spec = GuestSpec { args: args.to_vec(), mode: "run".into() };
+    let spec = GuestSpec { args: args.to_vec(), mode: o.guest_mode.clone() };
     let out = launch(env, &spec, o)?;
     if let Some(e) = out.first("error") {
         return Err(format!("{}: {}", env.name(), String::from_utf8_lossy(&e.bytes)));
@@ -220,9 +235,10 @@ pub fn run_suites(env: Env, args: &[String], o: &EnvOptions) -> Result<(RunDoc, 
     let doc: RunDoc = serde_json::from_slice(&m.bytes).map_err(|e| format!("{}: the results do not parse: {e}", env.name()))?;
     let mut facts = out.facts;
     if let Some(env_facts) = out.messages.iter().find(|m| m.kind == "facts")
-        && let Ok(Value::Object(f)) = serde_json::from_slice::<Value>(&env_facts.bytes) {
-            facts.extend(f);
-        }
+        && let Ok(Value::Object(f)) = serde_json::from_slice::<Value>(&env_facts.bytes)
+    {
+        facts.extend(f);
+    }
     Ok((doc, facts))
 }
 

@@ -27,7 +27,12 @@ pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, String> {
     }
     for dir in ["/boot", KERNEL_CACHE] {
         let mut ks: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))).collect())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-")))
+                    .collect()
+            })
             .unwrap_or_default();
         ks.sort();
         if let Some(k) = ks.pop() {
@@ -55,7 +60,10 @@ pub fn is_static(p: &Path) -> std::io::Result<bool> {
 /// Writes the initramfs: /init (this binary), the spec, and the mount points.
 pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), String> {
     if !is_static(exe).map_err(|e| format!("reading {}: {e}", exe.display()))? {
-        return Err(format!("{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)", exe.display()));
+        return Err(format!(
+            "{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)",
+            exe.display()
+        ));
     }
     let bin = std::fs::read(exe).map_err(|e| e.to_string())?;
     let f = std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
@@ -116,7 +124,8 @@ pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, St
     let _ = std::fs::remove_file(&console);
     let log_tail = tail(&format!("{console_text}\n{qemu_err}"));
     if let Some(w) = why {
-        let hint = if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
+        let hint =
+            if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
         return Err(format!("{name} {w}{hint}; last output: {log_tail}"));
     }
     let clean = status.and_then(|s| s.code()) == Some(CLEAN_EXIT);

@@ -24,7 +24,13 @@ fn value(r: &CaseResult) -> Option<(f64, String, Better)> {
 }
 
 fn fmt(v: f64) -> String {
-    if v >= 100.0 { format!("{v:.0}") } else if v >= 1.0 { format!("{v:.2}") } else { format!("{v:.3}") }
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// Rel. perf of `v` against the native value `n`.
@@ -86,7 +92,10 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         t.row(row);
     }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
-    format!("environments side by side: medians; rel. = performance relative to native (above 1 = faster than native)\n{}{notes}", t.render())
+    format!(
+        "environments side by side: medians; rel. = performance relative to native (above 1 = faster than native)\n{}{notes}",
+        t.render()
+    )
 }
 
 pub fn render_boot(doc: &RunDoc) -> String {
@@ -95,6 +104,7 @@ pub fn render_boot(doc: &RunDoc) -> String {
         return String::new();
     }
     let mut t = Table::new(&["environment", "to /init (s)", "to first result (s)", "starts", "min..max to /init"], 1);
+    let mut notes = String::new();
     for r in rs {
         let e = r.env(doc).to_string();
         match (r.metric("to_init"), r.metric("to_first_result")) {
@@ -105,8 +115,17 @@ pub fn render_boot(doc: &RunDoc) -> String {
                 a.summary.n.to_string(),
                 format!("{:.3}..{:.3}", a.summary.min, a.summary.max),
             ]),
-            _ => t.row(vec![e, r.reason.clone().unwrap_or_else(|| "failed".into())]),
+            _ => {
+                notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or("failed"));
+                t.row(vec![e, if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
+            }
         }
     }
-    format!("boot: from starting the environment to the first act of its init, and to its first result (seed 003), medians\n{}", t.render())
+    if !notes.is_empty() {
+        notes = format!("not measured:\n{notes}");
+    }
+    format!(
+        "boot: from starting the environment to the first act of its init, and to its first result (seed 003), medians\n{}{notes}",
+        t.render()
+    )
 }

@@ -1,0 +1,111 @@
+//! Environments: a container proves its isolation; a QEMU/TCG guest boots
+//! the initramfs oscycles writes and returns parseable results; a guest
+//! that panics or hangs ends in a clear reason within its timeout.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A tiny getpid run in `env` with extra arguments; the saved document.
+fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
+    let d = tempdir(name);
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args([
+            "run",
+            "--suite",
+            "syscall",
+            "--bench",
+            "syscall.getpid",
+            "--batches",
+            "3",
+            "--iterations",
+            "1000",
+            "--quiet",
+            "--env",
+            env,
+            "--results",
+        ])
+        .arg(&d)
+        .args(extra)
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took)
+}
+
+fn only_doc(d: &Path) -> serde_json::Value {
+    let f = std::fs::read_dir(d).unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json")).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap()
+}
+
+fn host_interfaces() -> Vec<String> {
+    std::fs::read_dir("/sys/class/net").unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect()
+}
+
+#[test]
+fn the_container_is_pid_1_without_host_interfaces() {
+    let (doc, _) = run("container", "container", &[]);
+    let r = &doc["results"][0];
+    assert_eq!(r["environment"], "container");
+    assert_eq!(r["status"], "ok", "{r}");
+    let facts = &doc["environment"]["settings"]["container"];
+    assert_eq!(facts["pid_inside"], 1, "{facts}");
+    assert_eq!(facts["network_interfaces"], serde_json::json!(["lo"]), "{facts}");
+    assert_eq!(facts["hostname"], "oscycles-container");
+    assert!(host_interfaces().iter().any(|i| i != "lo"), "the host has interfaces the container does not see");
+}
+
+#[test]
+fn a_tcg_guest_boots_the_initramfs_and_returns_results() {
+    let (doc, _) = run("qemu-tcg", "tcg", &[]);
+    let r = &doc["results"][0];
+    assert_eq!(r["environment"], "qemu-tcg");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+    let facts = &doc["environment"]["settings"]["qemu-tcg"];
+    assert_eq!(facts["clean_exit"], true, "{facts}");
+    assert_eq!(facts["accel"], "tcg");
+    assert!(facts["kernel_inside"].as_str().is_some_and(|k| !k.is_empty()));
+}
+
+#[test]
+fn a_guest_that_panics_ends_with_a_reason() {
+    let (doc, took) = run("qemu-tcg", "panic", &["--guest-mode", "panic", "--init-timeout", "60", "--env-timeout", "90"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("without sending results"), "{why}");
+    assert!(why.contains("Kernel panic") || why.contains("kill init"), "the console's last lines name the panic: {why}");
+    assert!(took < Duration::from_secs(90), "{took:?}");
+}
+
+#[test]
+fn a_guest_that_hangs_is_given_up_at_its_timeout() {
+    let (doc, took) = run("qemu-tcg", "hang", &["--guest-mode", "hang", "--init-timeout", "60", "--env-timeout", "25"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("did not finish within 25 s"), "{r}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+}
+
+#[test]
+fn an_environment_that_cannot_start_says_why_and_the_others_go_on() {
+    let (doc, _) = run("native,qemu-tcg", "nokernel", &["--kernel", "/nonexistent/vmlinuz"]);
+    let rs = doc["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[0]["environment"], "native");
+    assert_eq!(rs[0]["status"], "ok");
+    assert_eq!(rs[1]["status"], "not_applicable");
+    assert!(rs[1]["reason"].as_str().unwrap().contains("--kernel /nonexistent/vmlinuz: no such file"), "{}", rs[1]);
+}
