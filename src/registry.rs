@@ -324,6 +324,7 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Control),
             Member::Family(Family::Net),
             Member::Family(Family::Blk),
+            Member::Family(Family::Boot),
         ],
         scale: Scale::Quick,
     },

@@ -208,13 +208,18 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
     }
 }
 
-/// The last lines of a log, for an error message.
+/// The last lines of a log for an error message, led by the kernel's panic
+/// line if there is one (the lines after it are a register dump).
 pub fn tail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty() && !l.contains("@@OSCYCLES")).collect();
     if lines.is_empty() {
         return "(none)".into();
     }
-    lines[lines.len().saturating_sub(6)..].join(" | ")
+    let last = lines[lines.len().saturating_sub(4)..].join(" | ");
+    match lines.iter().rev().find(|l| l.contains("Kernel panic")) {
+        Some(p) => format!("{} | ... | {last}", p.trim()),
+        None => last,
+    }
 }
 
 /// Runs `oscycles run ARGS` in `env` and returns its run document.
