@@ -11,4 +11,22 @@ fn main() {
     println!("cargo:rustc-env=OSCYCLES_GIT={rev}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
+    assemble_guest("guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");
+}
+
+/// Assembles a microvm guest with GNU as and links it as a flat binary at
+/// guest address 0x1000 (binutils come with gcc).
+fn assemble_guest(src: &str, out: &str, as_mode: &str, ld_mode: &str) {
+    let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let obj = dir.join(format!("{out}.o"));
+    let run = |cmd: &mut std::process::Command| {
+        let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (binutils, which come with gcc)"));
+        assert!(st.success(), "{cmd:?} failed");
+    };
+    run(std::process::Command::new("as").arg(as_mode).arg("-o").arg(&obj).arg(src));
+    run(std::process::Command::new("ld")
+        .args(["-m", ld_mode, "-Ttext=0x1000", "-e", "_start", "--oformat", "binary", "-o"])
+        .arg(dir.join(out))
+        .arg(&obj));
+    println!("cargo:rerun-if-changed={src}");
 }

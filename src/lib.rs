@@ -14,6 +14,7 @@ pub mod harness;
 pub mod host;
 pub mod isolation;
 pub mod load;
+pub mod microvm;
 pub mod packet_stream;
 pub mod placement;
 pub mod registry;

@@ -1,0 +1,208 @@
+//! oscycles' own minimal KVM guest (no QEMU): the price of each kind of VM
+//! exit, measured the way kvm-unit-tests' vmexit table does, through
+//! /dev/kvm with the rust-vmm crates (kvm-ioctls, kvm-bindings, vm-memory).
+//!
+//! The guest is a few hundred bytes of real-mode code (guest/microvm16.S,
+//! assembled by build.rs) loaded at 0x1000. For each run the VMM writes the
+//! case and the iteration count into guest memory; the guest loops, timing
+//! itself with rdtsc, keeps a checksum the VMM verifies, and says done on a
+//! port. The VMM counts every exit that reaches it and times its own round
+//! trips. Every run gets a fresh VM and fresh guest memory, so the page-touch
+//! case meets untouched host pages.
+
+pub mod layer;
+
+use kvm_bindings::{kvm_regs, kvm_userspace_memory_region};
+use kvm_ioctls::{Kvm, VcpuExit};
+use std::time::Duration;
+use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
+
+/// The real-mode guest, a flat binary linked at 0x1000.
+pub const GUEST16: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/microvm16.bin"));
+
+const CODE: u64 = 0x1000;
+const PARAMS: u64 = 0x500;
+const RESULTS: u64 = 0x600;
+/// Guest RAM: 640 KiB from 0; 0xd0000 is left without a slot for the MMIO case.
+const RAM: usize = 0xa0000;
+/// The page-touch case stores once into each page from here to the end of RAM.
+pub const TOUCH_BASE: u64 = 0x20000;
+pub const TOUCH_PAGES: u32 = ((RAM as u64 - TOUCH_BASE) / 4096) as u32;
+/// Bytes the read case reads per iteration.
+pub const READ_BYTES: u64 = 64 << 10;
+
+const PORT_MARKER: u16 = 0xf2;
+const PORT_CASE: u16 = 0xe0;
+const PORT_DONE: u16 = 0xf1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestCase {
+    Empty = 0,
+    Rdtsc = 1,
+    Cpuid = 2,
+    Hlt = 3,
+    Pio = 4,
+    Mmio = 5,
+    Vmcall = 6,
+    Vmmcall = 7,
+    Touch = 8,
+    Read = 9,
+    /// Tests: a guest that never finishes.
+    Forever = 98,
+    /// Tests: a guest that triple-faults.
+    Triple = 99,
+}
+
+/// Exits that reached the VMM, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Exits {
+    pub pio: u64,
+    pub mmio: u64,
+    pub hlt: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Guest-side cycles over all iterations (its own rdtsc).
+    pub guest_cycles: u64,
+    /// VMM-side cycles from the first KVM_RUN after the marker to the done exit.
+    pub vmm_cycles: u64,
+    pub exits: Exits,
+    /// Cycles from KVM_CREATE_VM to the guest's marker exit (its first instruction).
+    pub create_to_marker: u64,
+}
+
+/// The checksum a run of `n` iterations must leave: n(n+1)/2 mod 2^32.
+pub fn expected_checksum(n: u32) -> u32 {
+    (u64::from(n) * (u64::from(n) + 1) / 2) as u32
+}
+
+fn err(what: &str) -> impl Fn(kvm_ioctls::Error) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+/// Runs `case` for `n` iterations in a fresh VM; the reason as a sentence
+/// if the VM cannot be made, the guest faults, or it does not finish within
+/// `timeout`.
+pub fn run(case: GuestCase, n: u32, timeout: Duration) -> Result<Outcome, String> {
+    let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
+    let t_create = crate::arch::rdtscp();
+    let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
+    let mem: GuestMemoryMmap<()> = GuestMemoryMmap::from_ranges(&[(GuestAddress(0), RAM)]).map_err(|e| format!("guest memory: {e}"))?;
+    let host = mem.get_host_address(GuestAddress(0)).map_err(|e| format!("guest memory: {e}"))?;
+    let region =
+        kvm_userspace_memory_region { slot: 0, guest_phys_addr: 0, memory_size: RAM as u64, userspace_addr: host as u64, flags: 0 };
+    // SAFETY: the region maps `mem`, which outlives the VM (both are dropped
+    // at the end of this function, the VM first).
+    unsafe { vm.set_user_memory_region(region) }.map_err(err("KVM_SET_USER_MEMORY_REGION"))?;
+    let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(|e| format!("writing guest memory: {e}"));
+    w(mem.write_slice(GUEST16, GuestAddress(CODE)))?;
+    w(mem.write_obj(case as u32, GuestAddress(PARAMS)))?;
+    w(mem.write_obj(n, GuestAddress(PARAMS + 4)))?;
+    let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
+    let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
+    for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
+        s.base = 0;
+        s.selector = 0;
+    }
+    vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
+    vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
+
+    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(|e| e.to_string())?;
+    let mut exits = Exits::default();
+    let (mut marker, mut vmm_start) = (None, 0u64);
+    loop {
+        match vcpu.run() {
+            Ok(VcpuExit::IoOut(PORT_MARKER, _)) => {
+                let now = crate::arch::rdtscp();
+                marker = Some(now - t_create);
+                vmm_start = now;
+            }
+            Ok(VcpuExit::IoOut(PORT_CASE, _)) => exits.pio += 1,
+            Ok(VcpuExit::IoOut(PORT_DONE, _)) => break,
+            Ok(VcpuExit::MmioWrite(..)) => exits.mmio += 1,
+            Ok(VcpuExit::Hlt) => exits.hlt += 1,
+            Ok(VcpuExit::Shutdown) => return Err("the guest shut down (a triple fault)".into()),
+            Ok(VcpuExit::FailEntry(reason, _)) => return Err(format!("VM entry failed (hardware reason {reason:#x})")),
+            Ok(VcpuExit::InternalError) => return Err("KVM reported an internal error running the guest".into()),
+            Ok(other) => return Err(format!("unexpected exit: {other:?}")),
+            Err(e) if e.errno() == libc::EINTR => {
+                if crate::watchdog::check().is_err() {
+                    return Err(if crate::watchdog::interrupted().is_some() {
+                        "interrupted".into()
+                    } else {
+                        format!("the guest did not finish within {} s", timeout.as_secs_f64())
+                    });
+                }
+            }
+            Err(e) => return Err(format!("KVM_RUN: {e}")),
+        }
+    }
+    let vmm_cycles = crate::arch::rdtscp() - vmm_start;
+    let r = |a: u64| mem.read_obj::<u64>(GuestAddress(a)).map_err(|e| format!("reading guest memory: {e}"));
+    let (t0, t1) = (r(RESULTS)?, r(RESULTS + 8)?);
+    let checksum = mem.read_obj::<u32>(GuestAddress(RESULTS + 16)).map_err(|e| e.to_string())?;
+    if checksum != expected_checksum(n) {
+        return Err(format!(
+            "the guest's checksum is {checksum:#x}, expected {:#x}: it did not run its loop as written",
+            expected_checksum(n)
+        ));
+    }
+    Ok(Outcome { guest_cycles: t1.wrapping_sub(t0), vmm_cycles, exits, create_to_marker: marker.unwrap_or(0) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kvm_here() -> bool {
+        if std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok() {
+            return true;
+        }
+        eprintln!("skipped: no usable /dev/kvm on this machine");
+        false
+    }
+
+    const T: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn the_guest_runs_to_completion_with_the_right_checksum() {
+        if !kvm_here() {
+            return;
+        }
+        for n in [1, 7, 1000] {
+            let o = run(GuestCase::Empty, n, T).unwrap();
+            assert_eq!(o.exits, Exits::default());
+            assert!(o.guest_cycles > 0 && o.create_to_marker > 0);
+        }
+        assert_eq!(expected_checksum(3), 6);
+        assert_eq!(expected_checksum(100_000), 705_082_704, "wraps modulo 2^32");
+    }
+
+    #[test]
+    fn each_exit_kind_reaches_the_vmm_the_expected_number_of_times() {
+        if !kvm_here() {
+            return;
+        }
+        assert_eq!(run(GuestCase::Pio, 37, T).unwrap().exits, Exits { pio: 37, ..Default::default() });
+        assert_eq!(run(GuestCase::Mmio, 11, T).unwrap().exits, Exits { mmio: 11, ..Default::default() });
+        assert_eq!(run(GuestCase::Hlt, 5, T).unwrap().exits, Exits { hlt: 5, ..Default::default() });
+        // Handled in the kernel: nothing but the end reaches the VMM.
+        assert_eq!(run(GuestCase::Cpuid, 50, T).unwrap().exits, Exits::default());
+        let touched = run(GuestCase::Touch, TOUCH_PAGES, T).unwrap();
+        assert_eq!(touched.exits, Exits::default());
+    }
+
+    #[test]
+    fn a_triple_fault_and_an_endless_guest_are_reported_within_the_timeout() {
+        if !kvm_here() {
+            return;
+        }
+        let e = run(GuestCase::Triple, 1, T).unwrap_err();
+        assert!(e.contains("triple fault") || e.contains("internal error") || e.contains("unexpected exit"), "{e}");
+        let t = std::time::Instant::now();
+        let e = run(GuestCase::Forever, 1, Duration::from_millis(500)).unwrap_err();
+        assert!(e.contains("did not finish within 0.5 s"), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+}
