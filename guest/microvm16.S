@@ -10,12 +10,23 @@
  * (edi += ebp every iteration, so it ends as n(n+1)/2 mod 2^32 for every
  * case): neither is touched by rdtsc, cpuid, out, hlt or vmcall.
  * Ports: 0xf2 marker (first instruction), 0xe0 the port-I/O case,
- * 0xf1 done.
+ * 0xf1 done, 0xf3 an exception: the VMM points the first 32 vectors of
+ * the real-mode IVT at `exception` (0x1004).
  */
     .code16
     .text
     .globl _start
 _start:
+    jmp     begin
+    .org    4
+exception:                          /* at 0x1004 */
+    mov     $0xf3, %dx
+    out     %al, %dx
+    cli
+1:  hlt
+    jmp     1b
+
+begin:
     mov     $0xf2, %dx
     out     %al, %dx                /* marker: the guest runs */
     xor     %ax, %ax

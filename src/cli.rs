@@ -167,6 +167,9 @@ pub struct EnvChildArgs {
     pub spec: String,
     #[arg(long)]
     pub container: bool,
+    /// Boot oscycles' own KVM guest once: hello at its first instruction.
+    #[arg(long)]
+    pub microvm: bool,
     /// Container limits (where cgroup v2 allows): CPUs' worth of time, memory.
     #[arg(long, default_value_t = 2)]
     pub cpus_limit: u32,

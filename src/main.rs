@@ -286,6 +286,15 @@ fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
     let spec: envs::guest::GuestSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
     let mut out = std::io::stdout();
     let results = std::env::temp_dir().join(oscycles::bench::scratch::unique_name("env-results"));
+    if a.microvm {
+        let mut hello = || envs::guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");
+        let r = oscycles::microvm::run_with(oscycles::microvm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
+        match r {
+            Ok(o) => envs::guest::send(&mut out, "run", 1, format!("{{\"create_to_marker_cycles\": {}}}", o.create_to_marker).as_bytes()),
+            Err(e) => envs::guest::send(&mut out, "error", 1, format!("microvm: {e}").as_bytes()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if !a.container {
         envs::guest::send(&mut out, "hello", 0, b"start");
         envs::guest::serve(&mut out, &spec, envs::guest::facts_inside(), &results, &run_argv);

@@ -7,6 +7,7 @@ use crate::bench::bw::BwKind;
 use crate::bench::cases;
 use crate::bench::cases::blk::BlkTest;
 use crate::bench::cases::hermit::HermitOp;
+use crate::bench::cases::microvm::MicroOp;
 use crate::bench::cases::net::NetTest;
 use crate::bench::control::Wait;
 use crate::bench::ipc::Mechanism;
@@ -40,10 +41,11 @@ pub enum Family {
     Net,
     Blk,
     Boot,
+    Microvm,
 }
 
 impl Family {
-    pub const ALL: [Family; 18] = [
+    pub const ALL: [Family; 19] = [
         Family::Syscall,
         Family::Ipc,
         Family::Ctx,
@@ -62,6 +64,7 @@ impl Family {
         Family::Net,
         Family::Blk,
         Family::Boot,
+        Family::Microvm,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +87,7 @@ impl Family {
             Family::Net => "net",
             Family::Blk => "blk",
             Family::Boot => "boot",
+            Family::Microvm => "microvm",
         }
     }
 }
@@ -109,6 +113,7 @@ pub enum Kind {
     Net(NetTest),
     Blk(BlkTest),
     Boot,
+    Microvm(MicroOp),
 }
 
 /// How thorough a suite is.
@@ -152,12 +157,14 @@ impl Benchmark {
             | Kind::Net(_)
             | Kind::Blk(_)
             | Kind::Boot => Ok(()),
+            Kind::Microvm(_) => cases::microvm::supported(),
         }
     }
 
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         match self.kind {
             Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) | Kind::Hermit(_) | Kind::Boot => vec![Params::new()],
+            Kind::Microvm(_) => cases::microvm::cases(),
             Kind::Stream => cases::stream::cases(scale),
             Kind::Memcpy(_) => cases::memcpy::cases(scale),
             Kind::Alloc(k) => cases::alloc::cases(k, scale),
@@ -194,6 +201,7 @@ impl Benchmark {
             Kind::Net(t) => cases::net::run(t, ctx),
             Kind::Blk(t) => cases::blk::run(t, ctx),
             // The host measures boots itself, per environment (main's env loop).
+            Kind::Microvm(op) => cases::microvm::run(op, ctx),
             Kind::Boot => Err(CaseError::NotApplicable("boot time is measured by the host for each environment of --env".into())),
         }
     }
@@ -269,6 +277,7 @@ pub fn benchmarks() -> &'static [Benchmark] {
         v.extend(BlkTest::ALL.map(|t| {
             entry(format!("blk.{}", t.name()), Family::Blk, Kind::Blk(t), t.description(), cases::blk::PARAMETERS, "--scratch on a disk filesystem (not tmpfs)")
         }));
+        v.extend(MicroOp::ALL.map(|op| entry(format!("microvm.{}", op.name()), Family::Microvm, Kind::Microvm(op), op.description(), "iterations calibrated; a fresh VM per run", "/dev/kvm")));
         v.push(entry(
             "boot.start".into(),
             Family::Boot,
@@ -325,6 +334,7 @@ pub const SUITES: &[Suite] = &[
             Member::Family(Family::Net),
             Member::Family(Family::Blk),
             Member::Family(Family::Boot),
+            Member::Family(Family::Microvm),
         ],
         scale: Scale::Quick,
     },
@@ -410,6 +420,12 @@ pub const SUITES: &[Suite] = &[
         name: "boot",
         description: "seed 003's boot-time table: start to /init and to the first result, per environment of --env",
         members: &[Member::Family(Family::Boot)],
+        scale: Scale::Full,
+    },
+    Suite {
+        name: "microvm",
+        description: "the price of each kind of VM exit in oscycles' own KVM guest (no QEMU), and a VM start; kvm-unit-tests' vmexit table",
+        members: &[Member::Family(Family::Microvm)],
         scale: Scale::Full,
     },
     Suite {

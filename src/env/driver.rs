@@ -32,14 +32,38 @@ pub fn run_envs(
     boots: usize,
 ) -> Result<(), StoreError> {
     let (boot, rest): (Vec<Planned>, Vec<Planned>) = plan.iter().cloned().partition(|p| p.benchmark.family == Family::Boot);
+    // The microvm cases are the VMM's own: they belong to the microvm environment when it is chosen.
+    let micro_env = envs.contains(&Env::Microvm);
     for &env in envs {
+        let (rest, elsewhere): (Vec<Planned>, Vec<Planned>) = rest.iter().cloned().partition(|p| {
+            let micro = p.benchmark.family == Family::Microvm;
+            match env {
+                Env::Microvm => micro,
+                _ => !(micro && micro_env),
+            }
+        });
+        if env == Env::Microvm {
+            for p in &elsewhere {
+                let why = "the microvm guest runs only the microvm suite (its exit table); use native, container or qemu-* for the others";
+                let mut r = not_measured(p, CaseStatus::NotApplicable, why, native_condition(ex));
+                r.environment = Some(env.name().into());
+                writer.push(r)?;
+            }
+        }
         if watchdog::interrupted().is_some() {
             break;
         }
         let name = env.name();
         let mut unusable: Option<String> = None;
         if !rest.is_empty() {
-            if env == Env::Native {
+            if env == Env::Native || env == Env::Microvm {
+                if env == Env::Microvm {
+                    writer
+                        .doc
+                        .environment
+                        .settings
+                        .insert(name.into(), json!({"layer": crate::microvm::layer::detect().describe(), "vmm": "oscycles (kvm-ioctls)"}));
+                }
                 runner::run_plan(&rest, ex, writer, Some(name))?;
             } else {
                 if ex.progress {

@@ -30,16 +30,19 @@ pub enum Env {
     Container,
     QemuTcg,
     QemuKvm,
+    /// oscycles' own minimal KVM guest: it runs the microvm suite only.
+    Microvm,
 }
 
 impl Env {
-    pub const ALL: [Env; 4] = [Env::Native, Env::Container, Env::QemuTcg, Env::QemuKvm];
+    pub const ALL: [Env; 5] = [Env::Native, Env::Container, Env::QemuTcg, Env::QemuKvm, Env::Microvm];
     pub fn name(self) -> &'static str {
         match self {
             Env::Native => "native",
             Env::Container => "container",
             Env::QemuTcg => "qemu-tcg",
             Env::QemuKvm => "qemu-kvm",
+            Env::Microvm => "microvm",
         }
     }
     pub fn parse(s: &str) -> Option<Env> {
@@ -172,9 +175,12 @@ pub fn supervise(
 /// Starts `env` with `spec` once and collects what it sends.
 pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     match env {
-        Env::Native | Env::Container => {
+        Env::Native | Env::Container | Env::Microvm => {
             let mut cmd = Command::new(&o.exe);
             cmd.arg("__env-child").arg("--spec").arg(serde_json::to_string(spec).map_err(|e| e.to_string())?);
+            if env == Env::Microvm {
+                cmd.arg("--microvm");
+            }
             if env == Env::Container {
                 cmd.arg("--container").arg("--cpus-limit").arg(o.vm_cpus.to_string()).arg("--mem-mib").arg(o.vm_mem_mib.to_string());
             }
@@ -198,10 +204,7 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
                 return Err(format!("{} {w}", env.name()));
             }
             let mut facts = Map::new();
-            facts.insert(
-                "start".into(),
-                Value::from(if env == Env::Container { "oscycles __env-child --container" } else { "oscycles __env-child" }),
-            );
+            facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
             Ok(Outcome { messages, status, facts, log_tail: tail(&log) })
         }
         Env::QemuTcg | Env::QemuKvm => qemu::launch(env == Env::QemuKvm, spec, o),

@@ -8,6 +8,7 @@ pub mod io;
 pub mod ipc;
 pub mod lmbench;
 pub mod memory;
+pub mod microvm;
 pub mod noise;
 pub mod packet_stream;
 pub mod syscall;
@@ -141,6 +142,7 @@ fn render_family_tables(doc: &RunDoc) -> String {
     parts.push(packet_stream::render_parallel(doc));
     parts.push(io::render_net(doc));
     parts.push(io::render_blk(doc));
+    parts.push(microvm::render(doc));
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }
 

@@ -9,6 +9,7 @@ pub mod ctx;
 pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
+pub mod microvm;
 pub mod net;
 pub mod noise;
 pub mod packet_stream;

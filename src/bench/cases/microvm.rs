@@ -1,0 +1,212 @@
+//! The microvm family: one case per exit kind, each run in fresh VMs, with
+//! iterations calibrated until the guest's own timing is long enough; and
+//! the VM start (KVM_CREATE_VM to the guest's first instruction).
+
+use super::pinned;
+use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::microvm::{self, GuestCase, layer};
+use crate::results::{Metric, Params};
+use crate::stats::Summary;
+use serde_json::json;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MicroOp {
+    Empty,
+    Rdtsc,
+    Cpuid,
+    Hlt,
+    Pio,
+    Mmio,
+    Vmcall,
+    Vmmcall,
+    Touch,
+    Read,
+    Start,
+}
+
+impl MicroOp {
+    pub const ALL: [MicroOp; 11] = [
+        MicroOp::Empty,
+        MicroOp::Rdtsc,
+        MicroOp::Cpuid,
+        MicroOp::Hlt,
+        MicroOp::Pio,
+        MicroOp::Mmio,
+        MicroOp::Vmcall,
+        MicroOp::Vmmcall,
+        MicroOp::Touch,
+        MicroOp::Read,
+        MicroOp::Start,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            MicroOp::Empty => "empty",
+            MicroOp::Rdtsc => "rdtsc",
+            MicroOp::Cpuid => "cpuid",
+            MicroOp::Hlt => "hlt",
+            MicroOp::Pio => "pio",
+            MicroOp::Mmio => "mmio",
+            MicroOp::Vmcall => "vmcall",
+            MicroOp::Vmmcall => "vmmcall",
+            MicroOp::Touch => "touch",
+            MicroOp::Read => "read",
+            MicroOp::Start => "start",
+        }
+    }
+    pub fn description(self) -> &'static str {
+        match self {
+            MicroOp::Empty => "the guest's empty loop iteration (its baseline)",
+            MicroOp::Rdtsc => "rdtsc in the guest (no exit where the TSC is not trapped)",
+            MicroOp::Cpuid => "cpuid: an exit handled in the kernel",
+            MicroOp::Hlt => "hlt with interrupts off: an exit to the VMM (no in-kernel irqchip)",
+            MicroOp::Pio => "a port-I/O write the VMM handles: exit to user space and back",
+            MicroOp::Mmio => "a write to an address with no memory slot: exit to user space through the MMIO path",
+            MicroOp::Vmcall => "vmcall (Intel): an in-kernel hypercall (an unknown number, answered -ENOSYS)",
+            MicroOp::Vmmcall => "vmmcall (AMD): an in-kernel hypercall",
+            MicroOp::Touch => "first store to a fresh guest page: guest-physical fault plus host page fault",
+            MicroOp::Read => "guest memory read bandwidth (64 KiB per iteration)",
+            MicroOp::Start => "a VM start: KVM_CREATE_VM, memory, vCPU, registers, to the guest's first instruction",
+        }
+    }
+    fn guest(self) -> Option<GuestCase> {
+        Some(match self {
+            MicroOp::Empty => GuestCase::Empty,
+            MicroOp::Rdtsc => GuestCase::Rdtsc,
+            MicroOp::Cpuid => GuestCase::Cpuid,
+            MicroOp::Hlt => GuestCase::Hlt,
+            MicroOp::Pio => GuestCase::Pio,
+            MicroOp::Mmio => GuestCase::Mmio,
+            MicroOp::Vmcall => GuestCase::Vmcall,
+            MicroOp::Vmmcall => GuestCase::Vmmcall,
+            MicroOp::Touch => GuestCase::Touch,
+            MicroOp::Read => GuestCase::Read,
+            MicroOp::Start => return None,
+        })
+    }
+    /// Exits that reach the VMM once per iteration.
+    fn exits_to_vmm(self) -> bool {
+        matches!(self, MicroOp::Hlt | MicroOp::Pio | MicroOp::Mmio)
+    }
+}
+
+pub fn supported() -> Result<(), String> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+}
+
+pub fn cases() -> Vec<Params> {
+    vec![Params::new()]
+}
+
+/// The fastest of 7 timed runs of `n` calls of `f`, in cycles per call: a
+/// native reference for the table's ratio column.
+fn native(n: u32, mut f: impl FnMut()) -> f64 {
+    (0..7)
+        .map(|_| {
+            let t0 = crate::arch::rdtscp();
+            for _ in 0..n {
+                f();
+            }
+            (crate::arch::rdtscp() - t0) as f64 / f64::from(n)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+pub fn native_cpuid() -> f64 {
+    native(2000, || {
+        std::hint::black_box(crate::arch::cpuid(std::hint::black_box(0), 0));
+    })
+}
+
+pub fn native_null_syscall() -> f64 {
+    native(2000, || {
+        // SAFETY: getppid takes no arguments.
+        std::hint::black_box(unsafe { crate::arch::syscall3(libc::SYS_getppid, 0, 0, 0) });
+    })
+}
+
+pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let layer = layer::detect();
+    let timeout = ctx.timeout.min(Duration::from_secs(10));
+    let vendor = layer::cpu_vendor();
+    match op {
+        MicroOp::Vmcall if vendor != "GenuineIntel" => {
+            return Err(CaseError::NotApplicable(format!("vmcall is Intel's; this CPU is {vendor}")));
+        }
+        MicroOp::Vmmcall if vendor != "AuthenticAMD" => {
+            return Err(CaseError::NotApplicable(format!("vmmcall is AMD's; this CPU is {vendor}")));
+        }
+        _ => {}
+    }
+    let batches = ctx.harness.batches.max(3);
+    let tiny = ctx.harness.batches < 5;
+    let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
+    let fail = |e: String| {
+        if crate::watchdog::interrupted().is_some() {
+            CaseError::Interrupted
+        } else if matches!(op, MicroOp::Vmcall | MicroOp::Vmmcall) && e.contains("stuck at rip") {
+            CaseError::NotApplicable(format!("this layer never completes a {} in the guest: {e}", op.name()))
+        } else {
+            CaseError::Failed(e)
+        }
+    };
+    let ((samples, vmm, iterations, exits), placement) = pinned(ctx, || {
+        let Some(guest) = op.guest() else {
+            // VM starts: one per sample.
+            let mut s = Vec::new();
+            for _ in 0..batches {
+                s.push(microvm::run(GuestCase::Empty, 1, timeout).map_err(fail)?.create_to_marker as f64);
+            }
+            return Ok((s, vec![], 1, microvm::Exits::default()));
+        };
+        // Calibrate: double n until the guest's own time reaches the target
+        // (a fresh VM each run; touching stops at the pages there are).
+        let mut n: u32 = 1;
+        let cap = if op == MicroOp::Touch { microvm::TOUCH_PAGES } else { 1 << 24 };
+        loop {
+            let o = microvm::run(guest, n, timeout).map_err(fail)?;
+            if o.guest_cycles >= target || n >= cap {
+                break;
+            }
+            n = (n * 2).min(cap);
+        }
+        let (mut s, mut v) = (Vec::new(), Vec::new());
+        let mut exits = microvm::Exits::default();
+        for _ in 0..batches {
+            let o = microvm::run(guest, n, timeout).map_err(fail)?;
+            s.push(o.guest_cycles as f64 / f64::from(n));
+            v.push(o.vmm_cycles as f64 / f64::from(n));
+            exits = o.exits;
+        }
+        Ok((s, v, n, exits))
+    })?;
+    let summary = Summary::of(&samples).ok_or_else(|| CaseError::Failed("no samples".into()))?;
+    let mut metrics = vec![Metric::cycles(if op == MicroOp::Start { "start" } else { "guest" }, summary, ctx.clock)];
+    if op.exits_to_vmm() {
+        if let Some(s) = Summary::of(&vmm) {
+            metrics.push(Metric::cycles("vmm_round_trip", s, ctx.clock));
+        }
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("layer".into(), json!(layer.describe()));
+    details.insert("layer_module".into(), json!(layer.module));
+    details.insert("nested".into(), json!(layer.nested()));
+    details.insert("guest_mode".into(), json!("real mode (16-bit code, 32-bit registers)"));
+    details.insert("iterations".into(), json!(iterations));
+    details.insert("exits_to_vmm_per_run".into(), json!({"pio": exits.pio, "mmio": exits.mmio, "hlt": exits.hlt}));
+    let native = match op {
+        MicroOp::Cpuid => Some(("cpuid natively", native_cpuid())),
+        MicroOp::Hlt | MicroOp::Pio | MicroOp::Mmio | MicroOp::Vmcall | MicroOp::Vmmcall => {
+            Some(("a null system call (getppid)", native_null_syscall()))
+        }
+        _ => None,
+    };
+    if let Some((what, c)) = native {
+        details.insert("native_equivalent".into(), json!(what));
+        details.insert("native_cycles".into(), json!(c));
+    }
+    if op == MicroOp::Read {
+        details.insert("mb_per_s".into(), json!(microvm::READ_BYTES as f64 * ctx.clock.tsc_hz / summary.median / 1e6));
+    }
+    Ok(CaseData { placement, metrics, details })
+}

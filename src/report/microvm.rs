@@ -1,0 +1,54 @@
+//! The microvm table in the manner of kvm-unit-tests' vmexit results: rows
+//! are exit kinds; columns the guest's own cycles per operation (median,
+//! min), the VMM's round trip where the exit reaches it, and the ratio to a
+//! native equivalent where there is one.
+
+use super::table::Table;
+use crate::results::{CaseStatus, RunDoc};
+
+pub fn render(doc: &RunDoc) -> String {
+    let rs: Vec<_> = doc.results.iter().filter(|r| r.family == "microvm").collect();
+    if rs.is_empty() {
+        return String::new();
+    }
+    let mut t = Table::new(
+        &["exit kind", "guest median", "guest min", "VMM round trip", "native equivalent", "native", "x native", "iterations"],
+        1,
+    );
+    t.also_left = vec![4];
+    let mut notes = Vec::new();
+    let mut layer = None;
+    for r in &rs {
+        let name = r.benchmark.trim_start_matches("microvm.").to_string();
+        if r.status != CaseStatus::Ok {
+            t.row(vec![name.clone(), if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
+            notes.push(format!("  {name}: {}", r.reason.as_deref().unwrap_or("")));
+            continue;
+        }
+        layer = layer.or_else(|| r.details.get("layer").and_then(|v| v.as_str()).map(String::from));
+        let Some(g) = r.metrics.first() else { continue };
+        let vmm = r.metric("vmm_round_trip").map_or("-".into(), |m| format!("{:.0}", m.summary.median));
+        let native = r.details.get("native_cycles").and_then(|v| v.as_f64());
+        let what = r.details.get("native_equivalent").and_then(|v| v.as_str()).unwrap_or("-");
+        t.row(vec![
+            name,
+            format!("{:.0}", g.summary.median),
+            format!("{:.0}", g.summary.min),
+            vmm,
+            what.into(),
+            native.map_or("-".into(), |n| format!("{n:.0}")),
+            native.map_or("-".into(), |n| format!("{:.2}", g.summary.median / n)),
+            r.details.get("iterations").map_or("-".into(), |v| v.to_string()),
+        ]);
+    }
+    let mode = rs.iter().find_map(|r| r.details.get("guest_mode").and_then(|v| v.as_str())).unwrap_or("");
+    let mut out = format!(
+        "microvm: VM exits in oscycles' own KVM guest, TSC cycles per operation (kvm-unit-tests' vmexit table)\n  layer under /dev/kvm: {}; guest: {mode}\n  start = KVM_CREATE_VM to the guest's first instruction; read = cycles per 64 KiB\n{}",
+        layer.unwrap_or_else(|| "unknown".into()),
+        t.render()
+    );
+    if !notes.is_empty() {
+        out += &format!("not measured:\n{}\n", notes.join("\n"));
+    }
+    out
+}
