@@ -12,6 +12,7 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
     assemble_guest("guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");
+    assemble_guest("guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
 }
 
 /// Assembles a microvm guest with GNU as and links it as a flat binary at

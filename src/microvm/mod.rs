@@ -2,8 +2,10 @@
 //! exit, measured the way kvm-unit-tests' vmexit table does, through
 //! /dev/kvm with the rust-vmm crates (kvm-ioctls, kvm-bindings, vm-memory).
 //!
-//! The guest is a few hundred bytes of real-mode code (guest/microvm16.S,
-//! assembled by build.rs) loaded at 0x1000. For each run the VMM writes the
+//! The guest is a few hundred bytes of code (guest/microvm64.S for long mode,
+//! entered directly with identity-mapped 2 MiB pages; guest/microvm16.S for
+//! real mode, the fallback where long mode cannot be entered), assembled by
+//! build.rs and loaded at 0x1000. For each run the VMM writes the
 //! case and the iteration count into guest memory; the guest loops, timing
 //! itself with rdtsc, keeps a checksum the VMM verifies, and says done on a
 //! port. The VMM counts every exit that reaches it and times its own round
@@ -19,6 +21,38 @@ use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
 
 /// The real-mode guest, a flat binary linked at 0x1000.
 pub const GUEST16: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/microvm16.bin"));
+/// The long-mode guest, likewise.
+pub const GUEST64: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/microvm64.bin"));
+
+/// How the guest runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Long,
+    Real,
+}
+
+impl Mode {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mode::Long => "64-bit long mode, identity-mapped 2 MiB pages",
+            Mode::Real => "real mode (16-bit code, 32-bit registers)",
+        }
+    }
+}
+
+/// Page tables for long mode: PML4, PDPT, PD (one 2 MiB page at 0).
+const PML4: u64 = 0x9000;
+
+/// The mode this host's KVM runs the guest in: long mode if an empty run
+/// there completes, else real mode, with the reason long mode failed.
+pub fn mode() -> (Mode, Option<String>) {
+    static MODE: std::sync::OnceLock<(Mode, Option<String>)> = std::sync::OnceLock::new();
+    MODE.get_or_init(|| match run_in(Mode::Long, GuestCase::Empty, 10, Duration::from_secs(3), &mut || {}) {
+        Ok(_) => (Mode::Long, None),
+        Err(e) => (Mode::Real, Some(format!("long mode could not be entered: {e}"))),
+    })
+    .clone()
+}
 
 const CODE: u64 = 0x1000;
 const PARAMS: u64 = 0x500;
@@ -101,6 +135,44 @@ pub fn run(case: GuestCase, n: u32, timeout: Duration) -> Result<Outcome, String
 
 /// As `run`, calling `on_marker` when the guest's first instruction reports.
 pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
+    run_in(mode().0, case, n, timeout, on_marker)
+}
+
+/// Sets the vCPU up for long mode: paging on with identity-mapped 2 MiB
+/// pages over the first GiB, 64-bit code segment, flat data segments.
+fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs) -> Result<(), String> {
+    let w = |v: u64, a: u64| mem.write_obj(v, GuestAddress(a)).map_err(|e| format!("writing page tables: {e}"));
+    w((PML4 + 0x1000) | 3, PML4)?; // PML4[0] -> PDPT
+    w((PML4 + 0x2000) | 3, PML4 + 0x1000)?; // PDPT[0] -> PD
+    for i in 0..512u64 {
+        w((i << 21) | 0x83, PML4 + 0x2000 + i * 8)?; // present, writable, 2 MiB page
+    }
+    sregs.cr3 = PML4;
+    sregs.cr4 |= 1 << 5; // PAE
+    sregs.cr0 |= 1 | (1 << 31); // PE, PG
+    sregs.efer |= (1 << 8) | (1 << 10); // LME, LMA
+    let code = kvm_bindings::kvm_segment {
+        base: 0,
+        limit: 0xffff_ffff,
+        selector: 8,
+        type_: 11,
+        present: 1,
+        dpl: 0,
+        db: 0,
+        s: 1,
+        l: 1,
+        g: 1,
+        ..Default::default()
+    };
+    let data = kvm_bindings::kvm_segment { selector: 16, type_: 3, db: 1, l: 0, ..code };
+    sregs.cs = code;
+    for s in [&mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
+        *s = data;
+    }
+    Ok(())
+}
+
+fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
     let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let t_create = crate::arch::rdtscp();
     let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
@@ -112,7 +184,7 @@ pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn 
     // at the end of this function, the VM first).
     unsafe { vm.set_user_memory_region(region) }.map_err(err("KVM_SET_USER_MEMORY_REGION"))?;
     let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(|e| format!("writing guest memory: {e}"));
-    w(mem.write_slice(GUEST16, GuestAddress(CODE)))?;
+    w(mem.write_slice(if mode == Mode::Long { GUEST64 } else { GUEST16 }, GuestAddress(CODE)))?;
     w(mem.write_obj(case as u32, GuestAddress(PARAMS)))?;
     w(mem.write_obj(n, GuestAddress(PARAMS + 4)))?;
     // Real-mode IVT: vectors 0-31 (faults and exceptions) go to the handler, segment 0.
@@ -121,9 +193,14 @@ pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn 
     }
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
     let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
-    for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
-        s.base = 0;
-        s.selector = 0;
+    match mode {
+        Mode::Long => long_mode(&mem, &mut sregs)?,
+        Mode::Real => {
+            for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
+                s.base = 0;
+                s.selector = 0;
+            }
+        }
     }
     vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
     vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
@@ -211,17 +288,24 @@ mod tests {
     }
 
     #[test]
-    fn each_exit_kind_reaches_the_vmm_the_expected_number_of_times() {
+    fn each_exit_kind_reaches_the_vmm_the_expected_number_of_times_in_both_modes() {
         if !kvm_here() {
             return;
         }
-        assert_eq!(run(GuestCase::Pio, 37, T).unwrap().exits, Exits { pio: 37, ..Default::default() });
-        assert_eq!(run(GuestCase::Mmio, 11, T).unwrap().exits, Exits { mmio: 11, ..Default::default() });
-        assert_eq!(run(GuestCase::Hlt, 5, T).unwrap().exits, Exits { hlt: 5, ..Default::default() });
-        // Handled in the kernel: nothing but the end reaches the VMM.
-        assert_eq!(run(GuestCase::Cpuid, 50, T).unwrap().exits, Exits::default());
-        let touched = run(GuestCase::Touch, TOUCH_PAGES, T).unwrap();
-        assert_eq!(touched.exits, Exits::default());
+        let mut modes = vec![Mode::Real];
+        if mode().0 == Mode::Long {
+            modes.push(Mode::Long);
+        }
+        let go = |m: Mode, c: GuestCase, n: u32| run_in(m, c, n, T, &mut || {}).unwrap_or_else(|e| panic!("{m:?} {c:?}: {e}")).exits;
+        for m in modes {
+            assert_eq!(go(m, GuestCase::Pio, 37), Exits { pio: 37, ..Default::default() }, "{m:?}");
+            assert_eq!(go(m, GuestCase::Mmio, 11), Exits { mmio: 11, ..Default::default() }, "{m:?}");
+            assert_eq!(go(m, GuestCase::Hlt, 5), Exits { hlt: 5, ..Default::default() }, "{m:?}");
+            // Handled in the kernel: nothing but the end reaches the VMM.
+            assert_eq!(go(m, GuestCase::Cpuid, 50), Exits::default(), "{m:?}");
+            assert_eq!(go(m, GuestCase::Touch, TOUCH_PAGES), Exits::default(), "{m:?}");
+            assert_eq!(go(m, GuestCase::Read, 2), Exits::default(), "{m:?}");
+        }
     }
 
     #[test]

@@ -182,16 +182,20 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     })?;
     let summary = Summary::of(&samples).ok_or_else(|| CaseError::Failed("no samples".into()))?;
     let mut metrics = vec![Metric::cycles(if op == MicroOp::Start { "start" } else { "guest" }, summary, ctx.clock)];
-    if op.exits_to_vmm() {
-        if let Some(s) = Summary::of(&vmm) {
-            metrics.push(Metric::cycles("vmm_round_trip", s, ctx.clock));
-        }
+    if op.exits_to_vmm()
+        && let Some(s) = Summary::of(&vmm)
+    {
+        metrics.push(Metric::cycles("vmm_round_trip", s, ctx.clock));
     }
     let mut details = serde_json::Map::new();
     details.insert("layer".into(), json!(layer.describe()));
     details.insert("layer_module".into(), json!(layer.module));
     details.insert("nested".into(), json!(layer.nested()));
-    details.insert("guest_mode".into(), json!("real mode (16-bit code, 32-bit registers)"));
+    let (mode, why) = microvm::mode();
+    details.insert("guest_mode".into(), json!(mode.describe()));
+    if let Some(w) = why {
+        details.insert("long_mode".into(), json!(w));
+    }
     details.insert("iterations".into(), json!(iterations));
     details.insert("exits_to_vmm_per_run".into(), json!({"pio": exits.pio, "mmio": exits.mmio, "hlt": exits.hlt}));
     let native = match op {
