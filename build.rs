@@ -24,10 +24,11 @@ fn assemble_guest(src: &str, out: &str, as_mode: &str, ld_mode: &str) {
         let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (binutils, which come with gcc)"));
         assert!(st.success(), "{cmd:?} failed");
     };
-    run(std::process::Command::new("as").arg(as_mode).arg("-o").arg(&obj).arg(src));
+    run(std::process::Command::new("as").arg(as_mode).arg("-I").arg("guest").arg("-o").arg(&obj).arg(src));
     run(std::process::Command::new("ld")
         .args(["-m", ld_mode, "-Ttext=0x1000", "-e", "_start", "--oformat", "binary", "-o"])
         .arg(dir.join(out))
         .arg(&obj));
     println!("cargo:rerun-if-changed={src}");
+    println!("cargo:rerun-if-changed=guest/common.S");
 }

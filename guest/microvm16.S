@@ -1,7 +1,7 @@
 /*
  * oscycles' microvm guest, real mode (16-bit code, 32-bit registers).
- * Assembled by build.rs with GNU as and turned into a flat binary loaded
- * at guest address 0x1000, entered with CS = DS = ES = SS = 0, IP = 0x1000.
+ * Assembled by build.rs with GNU as and linked as a flat binary at guest
+ * address 0x1000, entered with CS = DS = ES = SS = 0, IP = 0x1000.
  *
  * Protocol (guest memory):
  *   0x500 u32 case        0x504 u32 iterations
@@ -33,95 +33,14 @@ begin:
     mov     %ax, %ds
     mov     %ax, %ss
     mov     $0x8000, %sp
-    movl    (0x500), %ebx           /* case */
-    movl    (0x504), %ebp           /* iterations */
-    xor     %edi, %edi
-    rdtsc
-    movl    %eax, (0x600)
-    movl    %edx, (0x604)
-    cmp     $0, %ebx
-    je      c_empty
-    cmp     $1, %ebx
-    je      c_rdtsc
-    cmp     $2, %ebx
-    je      c_cpuid
-    cmp     $3, %ebx
-    je      c_hlt
-    cmp     $4, %ebx
-    je      c_pio
-    cmp     $5, %ebx
-    je      c_mmio
-    cmp     $6, %ebx
-    je      c_vmcall
-    cmp     $7, %ebx
-    je      c_vmmcall
-    cmp     $8, %ebx
-    je      c_touch
-    cmp     $9, %ebx
-    je      c_read
-    cmp     $98, %ebx
-    je      c_forever
-    cmp     $99, %ebx
-    je      c_triple
-    jmp     done
-
-c_empty:
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     c_empty
-    jmp     done
-
-c_rdtsc:
-    rdtsc
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     c_rdtsc
-    jmp     done
-
-c_cpuid:
-    xor     %eax, %eax
-    cpuid
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     c_cpuid
-    jmp     done
-
-c_hlt:
-    cli
-    hlt
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     c_hlt
-    jmp     done
-
-c_pio:
-    mov     $0xe0, %dx
-1:  out     %al, %dx
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     1b
-    jmp     done
+    movl    0x500, %ebx             /* case */
+    movl    0x504, %ebp             /* iterations */
+    .include "common.S"
 
 c_mmio:
     mov     $0xd000, %ax            /* 0xd0000: no memory slot there */
     mov     %ax, %es
-1:  movb    $1, %es:(0)
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     1b
-    jmp     done
-
-c_vmcall:
-1:  mov     $0xffff, %eax           /* no such hypercall: KVM answers -ENOSYS */
-    vmcall
-    add     %ebp, %edi
-    dec     %ebp
-    jnz     1b
-    jmp     done
-
-c_vmmcall:
-1:  mov     $0xffff, %eax
-    vmmcall
+1:  movb    $1, %es:0
     add     %ebp, %edi
     dec     %ebp
     jnz     1b
@@ -130,7 +49,7 @@ c_vmmcall:
 c_touch:                            /* one store per fresh 4 KiB page from 0x20000 */
     mov     $0x2000, %ax
 1:  mov     %ax, %es
-    movb    $1, %es:(0)
+    movb    $1, %es:0
     add     $0x100, %ax
     add     %ebp, %edi
     dec     %ebp
@@ -152,24 +71,10 @@ c_read:                             /* each iteration reads 64 KiB at 0x10000 */
     jnz     1b
     jmp     done
 
-c_forever:
-    jmp     c_forever
-
 c_triple:                           /* an interrupt with an empty IVT limit: shutdown */
     lidt    empty_idt
     int     $3
     jmp     done
-
-done:
-    rdtsc
-    movl    %eax, (0x608)
-    movl    %edx, (0x60c)
-    movl    %edi, (0x610)
-    mov     $0xf1, %dx
-    out     %al, %dx
-    cli
-1:  hlt
-    jmp     1b
 
     .p2align 2
 empty_idt:

@@ -5,15 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{only_json, tempdir};
+
 fn oscycles(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// A tiny run of the syscall suite into `d`, with extra arguments (the
@@ -80,13 +76,6 @@ fn list_names_every_benchmark_and_suite() {
     for su in oscycles::registry::SUITES {
         assert!(s.contains(su.name), "list lacks suite {}", su.name);
     }
-}
-
-fn only_json(dir: &Path) -> PathBuf {
-    let files: Vec<PathBuf> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    files[0].clone()
 }
 
 #[test]

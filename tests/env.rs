@@ -2,16 +2,11 @@
 //! the initramfs oscycles writes and returns parseable results; a guest
 //! that panics or hangs ends in a clear reason within its timeout.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{only_doc, tempdir};
 
 /// A tiny getpid run in `env` with extra arguments; the saved document.
 fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
@@ -42,11 +37,6 @@ fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
     let doc = only_doc(&d);
     let _ = std::fs::remove_dir_all(&d);
     (doc, took)
-}
-
-fn only_doc(d: &Path) -> serde_json::Value {
-    let f = std::fs::read_dir(d).unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json")).unwrap();
-    serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap()
 }
 
 fn host_interfaces() -> Vec<String> {

@@ -3,16 +3,12 @@
 //! removed, after a run and after a SIGTERM in the middle of one.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::tempdir;
 
 /// The network namespaces process `pid` holds open as descriptors.
 fn held_netns(pid: u32) -> BTreeSet<String> {

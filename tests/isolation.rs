@@ -13,6 +13,9 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::tempdir;
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Everything isolation may touch, as text.
@@ -72,13 +75,6 @@ fn run(results: &Path, batches: &str) -> Command {
     c.args(["run", "--suite", "control-loop", "--isolation", "pinned,isolated", "--batches", batches, "--quiet", "--results"]).arg(results);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c
-}
-
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

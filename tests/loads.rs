@@ -3,16 +3,12 @@
 //! process tree: by command line, working directory and cgroup), and the
 //! load's cgroup and files are gone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::tempdir;
 
 fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_oscycles"))
