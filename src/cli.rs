@@ -44,6 +44,19 @@ pub enum Command {
     /// (internal) The process that carries a load for `run --load` and `load`.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
+    /// List the runs in the store (the SQLite database beside the results), newest first.
+    Runs(RunsArgs),
+    /// Add run documents (from other machines) to the store; duplicates are refused.
+    Import {
+        /// Run documents written by `oscycles run`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The store. Default: oscycles-results/oscycles.sqlite.
+        #[arg(long, value_name = "FILE")]
+        db: Option<PathBuf>,
+    },
+    /// Reports over runs: a self-contained HTML page with plots, Markdown tables, CSV, or the JSON documents.
+    Report(ReportArgs),
     /// Compare two saved runs case by case, with B's performance relative to A's.
     Compare {
         /// The baseline run.
@@ -69,6 +82,9 @@ pub struct RunArgs {
     /// Directory for the run documents.
     #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
     pub results: PathBuf,
+    /// The store the run is also recorded in. Default: oscycles.sqlite in --results.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
     /// Timed batches per case (samples for the statistics).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub batches: Option<u32>,
@@ -159,6 +175,47 @@ pub struct LoadArgs {
     /// Directory for the loads' files. Default: the system's temporary directory.
     #[arg(long, value_name = "DIR")]
     pub scratch: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunsArgs {
+    /// The store. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Only runs whose suites contain this text.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs from hosts whose name contains this text.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs in environments containing this text (native, qemu-tcg...).
+    #[arg(long = "env")]
+    pub environment: Option<String>,
+    /// Only runs started on or after this date (e.g. 2026-11-21).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs: JSON documents, or run ids in the store.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<String>,
+    /// The store, for run ids. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+    /// Write a self-contained HTML report (index.html) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// Write Markdown tables to this file ('-': standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write CSV, one row per case and statistic, to this file ('-': standard output).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Copy the run documents (JSON) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod db;
 pub mod env;
 pub mod harness;
 pub mod host;

@@ -10,6 +10,7 @@ use oscycles::results::{Condition, Environment, RunDoc, RunStatus, SCHEMA, SCHEM
 use oscycles::runner::{self, Execution};
 use oscycles::store::{self, RunWriter};
 use oscycles::{host, report, watchdog};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -59,6 +60,9 @@ fn main() -> ExitCode {
         Command::Run(args) => run(*args),
         Command::Compare { a, b } => compare(&a, &b),
         Command::Load(args) => run_loads(args),
+        Command::Runs(args) => list_runs(args),
+        Command::Import { files, db } => import(&files, db),
+        Command::Report(args) => report_cmd(args),
         Command::LoadWorker(args) => load_worker(args),
         Command::EnvChild(args) => env_child(args),
     };
@@ -129,7 +133,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         quick: harness_config(&args, hz, 2.0, 11),
         full: harness_config(&args, hz, 5.0, 15),
         timeout: Duration::from_secs(args.timeout),
-        progress: !args.quiet,
+        progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         scratch,
         mem_bytes: args.mem_bytes,
         point_ms: args.point_ms,
@@ -189,6 +193,12 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         status
     };
     let doc = &writer.doc;
+    // The store is a second home: the JSON stays the record, so a store that
+    // cannot be written costs a warning, not the run.
+    let db_path = args.db.clone().unwrap_or_else(|| args.results.join(oscycles::db::DEFAULT_NAME));
+    if let Err(e) = oscycles::db::Db::open(&db_path).and_then(|mut db| db.upsert(doc, &writer.path().display().to_string())) {
+        eprintln!("oscycles: warning: {e}");
+    }
     print!("{}", report::render_tables(doc));
     println!("\nsaved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
     Ok(match status {
@@ -333,4 +343,108 @@ fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
     // SAFETY: waiting for the child just forked; status is a valid out-pointer.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     Ok(ExitCode::from(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) as u8 } else { 1 }))
+}
+
+fn default_db(db: Option<PathBuf>) -> PathBuf {
+    db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME))
+}
+
+/// `oscycles runs`: the stored runs, newest first.
+fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
+    let path = default_db(a.db);
+    if !path.exists() {
+        return Err(UsageError(format!("no run store at '{}' (oscycles run creates it; or give --db)", path.display())).into());
+    }
+    let db = oscycles::db::Db::open(&path)?;
+    let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
+    let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
+    for r in &rows {
+        t.row(vec![
+            r.id.clone(),
+            r.started_at.clone(),
+            r.status.clone(),
+            r.hostname.clone(),
+            r.kernel.clone(),
+            r.environment.clone(),
+            r.suites.clone(),
+            r.cases.to_string(),
+            r.source.clone(),
+        ]);
+    }
+    print!("{}", t.render());
+    println!("{} runs in {}", rows.len(), path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles import FILES...`: run documents into the store; a duplicate or
+/// an unreadable document is refused with exit code 2.
+fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
+    let path = default_db(db);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+    }
+    let mut db = oscycles::db::Db::open(&path)?;
+    for f in files {
+        let doc = store::load(f).map_err(|e| UsageError(e.to_string()))?;
+        db.insert(&doc, &format!("imported from {}", f.display())).map_err(|e| match e {
+            oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{}: {e}", f.display()))),
+            e => anyhow::Error::new(e),
+        })?;
+        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs.
+fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
+        return Err(UsageError("report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR".into()).into());
+    }
+    let mut db: Option<oscycles::db::Db> = None;
+    let mut docs = Vec::new();
+    for r in &a.runs {
+        let p = std::path::Path::new(r);
+        if p.exists() {
+            docs.push(store::load(p).map_err(|e| UsageError(e.to_string()))?);
+            continue;
+        }
+        if db.is_none() {
+            let path = default_db(a.db.clone());
+            if !path.exists() {
+                return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{}')", path.display())).into());
+            }
+            db = Some(oscycles::db::Db::open(&path)?);
+        }
+        match db.as_ref().expect("opened above").load(r)? {
+            Some(d) => docs.push(d),
+            None => return Err(UsageError(format!("'{r}' is neither a file nor a run id in the store")).into()),
+        }
+    }
+    let write = |dest: &PathBuf, text: &str| -> Result<()> {
+        if dest.as_os_str() == "-" {
+            print!("{text}");
+            return Ok(());
+        }
+        std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
+    };
+    if let Some(f) = &a.markdown {
+        write(f, &report::export::markdown(&docs))?;
+    }
+    if let Some(f) = &a.csv {
+        write(f, &report::export::csv(&docs))?;
+    }
+    let mkdir = |d: &PathBuf| std::fs::create_dir_all(d).map_err(|e| UsageError(format!("cannot create '{}': {e}", d.display())));
+    if let Some(dir) = &a.json {
+        mkdir(dir)?;
+        for d in &docs {
+            write(&dir.join(format!("{}.json", d.id)), &serde_json::to_string_pretty(d)?)?;
+        }
+    }
+    if let Some(dir) = &a.html {
+        mkdir(dir)?;
+        let index = dir.join("index.html");
+        write(&index, &report::html::page(&docs))?;
+        eprintln!("report: {}", index.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

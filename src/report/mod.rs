@@ -3,7 +3,9 @@
 
 pub mod compare;
 pub mod env;
+pub mod export;
 pub mod header;
+pub mod html;
 pub mod io;
 pub mod ipc;
 pub mod lmbench;
@@ -11,6 +13,7 @@ pub mod memory;
 pub mod microvm;
 pub mod noise;
 pub mod packet_stream;
+pub mod plot;
 pub mod syscall;
 pub mod table;
 

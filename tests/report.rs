@@ -1,0 +1,140 @@
+//! Reports: exports of a fixed fixture match their snapshots; import refuses
+//! duplicates and future schema versions with exit code 2; the database and
+//! the JSON agree; and an HTML report over a native run and a
+//! multi-environment run opens in headless Chromium with every plot present
+//! and no console message.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::{only_json, tempdir};
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+
+fn oscycles(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn csv_and_markdown_exports_of_the_fixture_match_their_snapshots() {
+    for (flag, snapshot) in [("--csv", "run.csv"), ("--markdown", "run.md")] {
+        let got = ok(&oscycles(&["report", FIXTURE, flag, "-"]));
+        let want = std::fs::read_to_string(Path::new(FIXTURE).with_file_name(snapshot)).unwrap();
+        assert_eq!(got, want, "{flag} differs from tests/fixtures/{snapshot}");
+    }
+}
+
+#[test]
+fn import_refuses_a_duplicate_and_a_future_schema_with_exit_code_2() {
+    let d = tempdir("import");
+    let db = d.join("store.sqlite");
+    let db = db.to_str().unwrap();
+    let first = oscycles(&["import", "--db", db, FIXTURE]);
+    assert!(ok(&first).contains("imported"));
+    let again = oscycles(&["import", "--db", db, FIXTURE]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("is already in the store"));
+    let future = d.join("future.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    doc["schema_version"] = 999.into();
+    doc["id"] = "from-the-future".into();
+    std::fs::write(&future, doc.to_string()).unwrap();
+    let refused = oscycles(&["import", "--db", db, future.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("schema version 999"));
+    let listed = ok(&oscycles(&["runs", "--db", db]));
+    assert!(listed.contains("1 runs in"), "{listed}");
+    // A run id from the store serves a report like the file does.
+    let id =
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap()["id"].as_str().unwrap().to_string();
+    let csv = ok(&oscycles(&["report", "--db", db, &id, "--csv", "-"]));
+    assert_eq!(csv, std::fs::read_to_string(Path::new(FIXTURE).with_file_name("run.csv")).unwrap());
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// Loads a page in headless Chromium: the DOM and the page's console messages.
+fn chromium(page: &Path, screenshot: &Path) -> (String, Vec<String>) {
+    let url = format!("file://{}", page.display());
+    let base = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0"];
+    let run =
+        |extra: &[&str]| Command::new("chromium").args(base).args(extra).arg(&url).output().expect("chromium is installed (scripts/setup)");
+    let dom = run(&["--dump-dom"]);
+    let shot = run(&["--window-size=1400,2400", &format!("--screenshot={}", screenshot.display())]);
+    let console: Vec<String> = [&dom, &shot]
+        .iter()
+        .flat_map(|o| String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect::<Vec<_>>())
+        .collect();
+    (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
+}
+
+#[test]
+fn the_html_report_opens_in_headless_chromium_with_every_plot() {
+    let d = tempdir("html");
+    let res = d.join("results");
+    let r = res.to_str().unwrap();
+    // One native run with plots of several kinds, one multi-environment run.
+    ok(&oscycles(&[
+        "run",
+        "--suite",
+        "l4-ipc,fwq,net",
+        "--bench",
+        "ipc.pipe,ipc.futex,noise.fwq,net.udp",
+        "--batches",
+        "3",
+        "--batch-ms",
+        "0.05",
+        "--point-ms",
+        "20",
+        "--quiet",
+        "--results",
+        r,
+    ]));
+    let native = only_json(&res);
+    let multi_dir = d.join("multi");
+    ok(&oscycles(&[
+        "run",
+        "--suite",
+        "syscall",
+        "--bench",
+        "syscall.getpid",
+        "--batches",
+        "3",
+        "--env",
+        "native,container",
+        "--quiet",
+        "--results",
+        multi_dir.to_str().unwrap(),
+    ]));
+    let multi = only_json(&multi_dir);
+    let html = d.join("html");
+    ok(&oscycles(&["report", native.to_str().unwrap(), multi.to_str().unwrap(), "--html", html.to_str().unwrap()]));
+    let index = html.join("index.html");
+    let text = std::fs::read_to_string(&index).unwrap();
+    for fetch in [" src=", "<link", "<script", "href=\"http", "url("] {
+        assert!(!text.contains(fetch), "the page must work from disk alone: found {fetch}");
+    }
+    let shot = d.join("report.png");
+    let (dom, console) = chromium(&index, &shot);
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let figures = dom.matches("<figure").count();
+    let svgs: Vec<&str> = dom.split("<svg").skip(1).collect();
+    assert!(figures >= 4, "IPC, network and FWQ plots: {figures} figures");
+    assert_eq!(svgs.len(), figures, "every figure holds its SVG");
+    for s in &svgs {
+        let body = &s[..s.find("</svg>").expect("closed")];
+        assert!(body.contains("<path") || body.contains("<polyline") || body.contains("<rect"), "an empty plot");
+    }
+    assert!(dom.contains("environments side by side"), "the multi-environment table is there");
+    assert!(std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false), "a screenshot was taken");
+    // The console check can fail: a page that logs is caught.
+    let bad = d.join("bad.html");
+    std::fs::write(&bad, "<html><body><script>console.error('boom')</script></body></html>").unwrap();
+    assert!(!chromium(&bad, &d.join("bad.png")).1.is_empty());
+    let _ = std::fs::remove_dir_all(d);
+}
