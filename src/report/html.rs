@@ -84,8 +84,25 @@ fn env_prefix(doc: &RunDoc, r: &CaseResult) -> String {
     p
 }
 
-/// Every plot the run's results allow.
+/// Every plot the run's results allow: one set per environment, so that a
+/// plot's series stay few enough to tell apart.
 pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
+    let envs = super::env::environments(doc);
+    if envs.len() < 2 {
+        return figures_of(doc, &format!("run{run_no}"), "");
+    }
+    let mut out = Vec::new();
+    for (k, e) in envs.iter().enumerate() {
+        let mut d = doc.clone();
+        d.results.retain(|r| r.env(doc) == e);
+        d.environment.name = e.clone();
+        out.extend(figures_of(&d, &format!("run{run_no}-env{k}"), &format!(" [{e}]")));
+    }
+    out
+}
+
+/// The plots of one environment's results; `tag` makes ids unique, `suffix` ends titles.
+fn figures_of(doc: &RunDoc, tag: &str, suffix: &str) -> Vec<Figure> {
     let mut lines: Vec<Lines> = Vec::new();
     let p = |r: &CaseResult, k: &str| r.params.get(k).and_then(|v| v.as_f64());
     let s = |r: &CaseResult, k: &str| r.param_str(k).unwrap_or("").to_string();
@@ -167,9 +184,10 @@ pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
         |r| Some((p(r, "instances")?, metric(r, "per_op")?)),
     ));
     let mut figs: Vec<Figure> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
+    for (i, l) in lines.iter_mut().enumerate() {
+        l.title += suffix;
         if let Ok(svg) = plot::lines(l) {
-            figs.push(Figure { id: format!("run{run_no}-plot{i}"), svg, caption: l.caption.clone() });
+            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: l.caption.clone() });
         }
     }
     for r in doc.results.iter().filter(|r| r.status == CaseStatus::Ok) {
@@ -179,9 +197,10 @@ pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
             _ => continue,
         };
         let Some(b) = r.details.get(key).and_then(|v| serde_json::from_value::<Vec<u64>>(v.clone()).ok()) else { continue };
-        let title = format!("{} {}", r.benchmark, params_label(&r.params));
+        let (l, i) = r.load_isolation(doc);
+        let title = format!("{} {} ({}, load {l}, isolation {i})", r.benchmark, params_label(&r.params), r.env(doc));
         if let Ok(svg) = plot::log2_histogram(&title, what, &b) {
-            figs.push(Figure { id: format!("run{run_no}-hist{}", figs.len()), svg, caption: context(doc, r) });
+            figs.push(Figure { id: format!("{tag}-hist{}", figs.len()), svg, caption: context(doc, r) });
         }
     }
     figs

@@ -50,6 +50,28 @@ fn range(v: impl Iterator<Item = f64> + Clone, log: bool) -> (f64, f64) {
     }
 }
 
+/// Tick labels people read: 1.5k, 64k, 2M rather than 1500.0, 65536.0.
+pub fn human(v: f64) -> String {
+    let a = v.abs();
+    let (x, unit) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x.fract().abs() < 1e-9 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    };
+    format!("{s}{unit}")
+}
+
 /// Draws `p` into an SVG string.
 pub fn lines(p: &Lines) -> Result<String, String> {
     let mut svg = String::new();
@@ -73,7 +95,13 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut c = $chart.map_err(|e| e.to_string())?;
-                c.configure_mesh().x_desc(p.x_desc.as_str()).y_desc(p.y_desc.as_str()).draw().map_err(|e| e.to_string())?;
+                c.configure_mesh()
+                    .x_desc(p.x_desc.as_str())
+                    .y_desc(p.y_desc.as_str())
+                    .x_label_formatter(&|v| human(*v))
+                    .y_label_formatter(&|v| human(*v))
+                    .draw()
+                    .map_err(|e| e.to_string())?;
                 for (i, (name, pts)) in p.series.iter().enumerate() {
                     let color = palette(i);
                     let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|q| q.0.is_finite() && q.1.is_finite()).collect();
@@ -117,6 +145,7 @@ pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<Stri
             .x_desc(x_desc)
             .y_desc("samples (log)")
             .x_label_formatter(&|k| format!("2^{k}"))
+            .y_label_formatter(&|v| human(*v))
             .draw()
             .map_err(|e| e.to_string())?;
         c.draw_series(
@@ -149,6 +178,7 @@ mod tests {
         };
         let s = lines(&p).unwrap();
         assert!(s.starts_with("<svg") && s.contains("payload (bytes)") && s.contains("MiB/s") && s.contains("udp"));
+        assert_eq!([human(1500.0), human(65536.0), human(2e6), human(0.5), human(100.0)], ["1.5k", "66k", "2M", "0.5", "100"]);
         let h = log2_histogram("h", "delta (cycles)", &[5, 0, 3, 1]).unwrap();
         assert!(h.contains("<rect") && h.contains("samples (log)"));
     }
