@@ -62,13 +62,7 @@ pub fn human(v: f64) -> String {
     } else {
         (v, "")
     };
-    let s = if x.fract().abs() < 1e-9 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    };
+    let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
     format!("{s}{unit}")
 }
 
