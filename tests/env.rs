@@ -30,6 +30,8 @@ fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
         ])
         .arg(&d)
         .args(extra)
+        // Guests boot slower while the other tests' guests share the CPUs: a generous default.
+        .args(if extra.contains(&"--init-timeout") { &[][..] } else { &["--init-timeout", "120"][..] })
         .output()
         .unwrap();
     let took = t.elapsed();
