@@ -67,6 +67,16 @@ fn uname() -> (String, String, String) {
     (field(&u.release), field(&u.version), field(&u.nodename))
 }
 
+/// The CPU-isolation settings on a kernel command line (isolcpus, nohz_full,
+/// rcu_nocbs, irqaffinity), as "name=value" words; "none" where there are none.
+pub fn isolation_params(cmdline: &str) -> String {
+    let found: Vec<&str> = cmdline
+        .split_whitespace()
+        .filter(|w| ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"].iter().any(|k| w.split('=').next() == Some(*k)))
+        .collect();
+    if found.is_empty() { "none".into() } else { found.join(" ") }
+}
+
 pub fn preemption_model(version: &str) -> String {
     for m in ["PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT"] {
         if version.split_whitespace().any(|w| w == m) {
@@ -167,6 +177,12 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_isolation_words_of_a_command_line() {
+        assert_eq!(isolation_params("quiet isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3 panic=1"), "isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3");
+        assert_eq!(isolation_params("console=ttyS0 quiet"), "none");
+    }
 
     #[test]
     fn reads_preemption_model_from_version_string() {

@@ -31,7 +31,13 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         h.cpus_allowed,
         h.memory_total_kib as f64 / 1048576.0
     );
-    s += &format!("kernel {} ({}), preemption {}\n", h.kernel_release, h.kernel_version, h.preemption);
+    s += &format!(
+        "kernel {} ({}), preemption {}, isolation on the command line: {}\n",
+        h.kernel_release,
+        h.kernel_version,
+        h.preemption,
+        crate::host::isolation_params(&h.kernel_cmdline)
+    );
     let hv = match &h.hypervisor {
         Some(v) => format!("hypervisor '{v}'"),
         None => "no hypervisor (bare metal)".into(),
