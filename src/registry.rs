@@ -164,7 +164,7 @@ impl Benchmark {
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         match self.kind {
             Kind::Syscall(_) | Kind::Proc(_) | Kind::Pagefault(_) | Kind::Hermit(_) | Kind::Boot => vec![Params::new()],
-            Kind::Microvm(_) => cases::microvm::cases(),
+            Kind::Microvm(op) => cases::microvm::cases(op),
             Kind::Stream => cases::stream::cases(scale),
             Kind::Memcpy(_) => cases::memcpy::cases(scale),
             Kind::Alloc(k) => cases::alloc::cases(k, scale),
@@ -277,7 +277,7 @@ pub fn benchmarks() -> &'static [Benchmark] {
         v.extend(BlkTest::ALL.map(|t| {
             entry(format!("blk.{}", t.name()), Family::Blk, Kind::Blk(t), t.description(), cases::blk::PARAMETERS, "--scratch on a disk filesystem (not tmpfs)")
         }));
-        v.extend(MicroOp::ALL.map(|op| entry(format!("microvm.{}", op.name()), Family::Microvm, Kind::Microvm(op), op.description(), "iterations calibrated; a fresh VM per run", "/dev/kvm")));
+        v.extend(MicroOp::ALL.map(|op| entry(format!("microvm.{}", op.name()), Family::Microvm, Kind::Microvm(op), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm")));
         v.push(entry(
             "boot.start".into(),
             Family::Boot,

@@ -28,6 +28,8 @@ pub const GUEST64: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/microvm64.b
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Long,
+    /// Long mode at privilege level 3 (guest user mode), IOPL 3 so port I/O still works.
+    LongUser,
     Real,
 }
 
@@ -35,6 +37,7 @@ impl Mode {
     pub fn describe(self) -> &'static str {
         match self {
             Mode::Long => "64-bit long mode, identity-mapped 2 MiB pages",
+            Mode::LongUser => "64-bit long mode at CPL 3 (guest user mode, IOPL 3)",
             Mode::Real => "real mode (16-bit code, 32-bit registers)",
         }
     }
@@ -140,12 +143,13 @@ pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn 
 
 /// Sets the vCPU up for long mode: paging on with identity-mapped 2 MiB
 /// pages over the first GiB, 64-bit code segment, flat data segments.
-fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs) -> Result<(), String> {
+fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs, user: bool) -> Result<(), String> {
     let w = |v: u64, a: u64| mem.write_obj(v, GuestAddress(a)).map_err(|e| format!("writing page tables: {e}"));
-    w((PML4 + 0x1000) | 3, PML4)?; // PML4[0] -> PDPT
-    w((PML4 + 0x2000) | 3, PML4 + 0x1000)?; // PDPT[0] -> PD
+    let u = if user { 4 } else { 0 }; // the user bit, for a guest at CPL 3
+    w((PML4 + 0x1000) | 3 | u, PML4)?; // PML4[0] -> PDPT
+    w((PML4 + 0x2000) | 3 | u, PML4 + 0x1000)?; // PDPT[0] -> PD
     for i in 0..512u64 {
-        w((i << 21) | 0x83, PML4 + 0x2000 + i * 8)?; // present, writable, 2 MiB page
+        w((i << 21) | 0x83 | u, PML4 + 0x2000 + i * 8)?; // present, writable, 2 MiB page
     }
     sregs.cr3 = PML4;
     sregs.cr4 |= 1 << 5; // PAE
@@ -164,7 +168,11 @@ fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs) -> 
         g: 1,
         ..Default::default()
     };
-    let data = kvm_bindings::kvm_segment { selector: 16, type_: 3, db: 1, l: 0, ..code };
+    let mut data = kvm_bindings::kvm_segment { selector: 16, type_: 3, db: 1, l: 0, ..code };
+    let mut code = code;
+    if user {
+        (code.dpl, code.selector, data.dpl, data.selector) = (3, 0x1b, 3, 0x23);
+    }
     sregs.cs = code;
     for s in [&mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
         *s = data;
@@ -172,7 +180,7 @@ fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs) -> 
     Ok(())
 }
 
-fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
+pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
     let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let t_create = crate::arch::rdtscp();
     let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
@@ -184,7 +192,7 @@ fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mu
     // at the end of this function, the VM first).
     unsafe { vm.set_user_memory_region(region) }.map_err(err("KVM_SET_USER_MEMORY_REGION"))?;
     let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(|e| format!("writing guest memory: {e}"));
-    w(mem.write_slice(if mode == Mode::Long { GUEST64 } else { GUEST16 }, GuestAddress(CODE)))?;
+    w(mem.write_slice(if mode == Mode::Real { GUEST16 } else { GUEST64 }, GuestAddress(CODE)))?;
     w(mem.write_obj(case as u32, GuestAddress(PARAMS)))?;
     w(mem.write_obj(n, GuestAddress(PARAMS + 4)))?;
     // Real-mode IVT: vectors 0-31 (faults and exceptions) go to the handler, segment 0.
@@ -194,7 +202,7 @@ fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mu
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
     let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
     match mode {
-        Mode::Long => long_mode(&mem, &mut sregs)?,
+        Mode::Long | Mode::LongUser => long_mode(&mem, &mut sregs, mode == Mode::LongUser)?,
         Mode::Real => {
             for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
                 s.base = 0;
@@ -203,7 +211,8 @@ fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mu
         }
     }
     vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
-    vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
+    let iopl3 = if mode == Mode::LongUser { 3 << 12 } else { 0 };
+    vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2 | iopl3, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
 
     let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(|e| e.to_string())?;
     let mut exits = Exits::default();
@@ -294,13 +303,16 @@ mod tests {
         }
         let mut modes = vec![Mode::Real];
         if mode().0 == Mode::Long {
-            modes.push(Mode::Long);
+            modes.extend([Mode::Long, Mode::LongUser]);
         }
         let go = |m: Mode, c: GuestCase, n: u32| run_in(m, c, n, T, &mut || {}).unwrap_or_else(|e| panic!("{m:?} {c:?}: {e}")).exits;
         for m in modes {
             assert_eq!(go(m, GuestCase::Pio, 37), Exits { pio: 37, ..Default::default() }, "{m:?}");
             assert_eq!(go(m, GuestCase::Mmio, 11), Exits { mmio: 11, ..Default::default() }, "{m:?}");
-            assert_eq!(go(m, GuestCase::Hlt, 5), Exits { hlt: 5, ..Default::default() }, "{m:?}");
+            if m != Mode::LongUser {
+                // hlt is privileged: at CPL 3 it faults.
+                assert_eq!(go(m, GuestCase::Hlt, 5), Exits { hlt: 5, ..Default::default() }, "{m:?}");
+            }
             // Handled in the kernel: nothing but the end reaches the VMM.
             assert_eq!(go(m, GuestCase::Cpuid, 50), Exits::default(), "{m:?}");
             assert_eq!(go(m, GuestCase::Touch, TOUCH_PAGES), Exits::default(), "{m:?}");

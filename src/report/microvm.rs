@@ -12,17 +12,18 @@ pub fn render(doc: &RunDoc) -> String {
         return String::new();
     }
     let mut t = Table::new(
-        &["exit kind", "guest median", "guest min", "VMM round trip", "native equivalent", "native", "x native", "iterations"],
-        1,
+        &["exit kind", "CPL", "guest median", "guest min", "VMM round trip", "native equivalent", "native", "x native", "iterations"],
+        2,
     );
-    t.also_left = vec![4];
+    t.also_left = vec![5];
     let mut notes = Vec::new();
     let mut layer = None;
     for r in &rs {
         let name = r.benchmark.trim_start_matches("microvm.").to_string();
+        let cpl = r.param_u64("cpl").map_or("-".into(), |c| c.to_string());
         if r.status != CaseStatus::Ok {
-            t.row(vec![name.clone(), if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
-            notes.push(format!("  {name}: {}", r.reason.as_deref().unwrap_or("")));
+            t.row(vec![name.clone(), cpl.clone(), if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
+            notes.push(format!("  {name} (CPL {cpl}): {}", r.reason.as_deref().unwrap_or("")));
             continue;
         }
         layer = layer.or_else(|| r.details.get("layer").and_then(|v| v.as_str()).map(String::from));
@@ -32,6 +33,7 @@ pub fn render(doc: &RunDoc) -> String {
         let what = r.details.get("native_equivalent").and_then(|v| v.as_str()).unwrap_or("-");
         t.row(vec![
             name,
+            cpl,
             format!("{:.0}", g.summary.median),
             format!("{:.0}", g.summary.min),
             vmm,
@@ -42,8 +44,9 @@ pub fn render(doc: &RunDoc) -> String {
         ]);
     }
     let mode = rs.iter().find_map(|r| r.details.get("guest_mode").and_then(|v| v.as_str())).unwrap_or("");
+    let mode = mode.split(" at CPL").next().unwrap_or(mode);
     let mut out = format!(
-        "microvm: VM exits in oscycles' own KVM guest, TSC cycles per operation (kvm-unit-tests' vmexit table)\n  layer under /dev/kvm: {}; guest: {mode}\n  start = KVM_CREATE_VM to the guest's first instruction; read = cycles per 64 KiB\n{}",
+        "microvm: VM exits in oscycles' own KVM guest, TSC cycles per operation (kvm-unit-tests' vmexit table)\n  layer under /dev/kvm: {}; guest: {mode}; CPL 0 = guest kernel mode, CPL 3 = guest user mode\n  start = KVM_CREATE_VM to the guest's first instruction; read = cycles per 64 KiB\n{}",
         layer.unwrap_or_else(|| "unknown".into()),
         t.render()
     );

@@ -94,8 +94,19 @@ pub fn supported() -> Result<(), String> {
     std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
 }
 
-pub fn cases() -> Vec<Params> {
-    vec![Params::new()]
+/// Each operation at guest privilege level 0 (guest kernel mode) and 3
+/// (guest user mode: a software layer such as PVM may run only that
+/// natively); a VM start has no level.
+pub fn cases(op: MicroOp) -> Vec<Params> {
+    let levels: &[u64] = if op == MicroOp::Start { &[0] } else { &[0, 3] };
+    levels
+        .iter()
+        .map(|&cpl| {
+            let mut p = Params::new();
+            p.insert("cpl".into(), json!(cpl));
+            p
+        })
+        .collect()
 }
 
 /// The fastest of 7 timed runs of `n` calls of `f`, in cycles per call: a
@@ -138,6 +149,16 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         }
         _ => {}
     }
+    let cpl = ctx.u64_param("cpl")?;
+    let (base_mode, why_not_long) = microvm::mode();
+    let mode = match (cpl, base_mode) {
+        (0, m) => m,
+        (_, microvm::Mode::Long) if op == MicroOp::Hlt => {
+            return Err(CaseError::NotApplicable("hlt is privileged: it faults at CPL 3".into()));
+        }
+        (_, microvm::Mode::Long) => microvm::Mode::LongUser,
+        _ => return Err(CaseError::NotApplicable(format!("CPL 3 needs long mode; {}", why_not_long.unwrap_or_default()))),
+    };
     let batches = ctx.harness.batches.max(3);
     let tiny = ctx.harness.batches < 5;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
@@ -155,7 +176,7 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             // VM starts: one per sample.
             let mut s = Vec::new();
             for _ in 0..batches {
-                s.push(microvm::run(GuestCase::Empty, 1, timeout).map_err(fail)?.create_to_marker as f64);
+                s.push(microvm::run_in(mode, GuestCase::Empty, 1, timeout, &mut || {}).map_err(fail)?.create_to_marker as f64);
             }
             return Ok((s, vec![], 1, microvm::Exits::default()));
         };
@@ -164,7 +185,7 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         let mut n: u32 = 1;
         let cap = if op == MicroOp::Touch { microvm::TOUCH_PAGES } else { 1 << 24 };
         loop {
-            let o = microvm::run(guest, n, timeout).map_err(fail)?;
+            let o = microvm::run_in(mode, guest, n, timeout, &mut || {}).map_err(fail)?;
             if o.guest_cycles >= target || n >= cap {
                 break;
             }
@@ -173,7 +194,7 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         let (mut s, mut v) = (Vec::new(), Vec::new());
         let mut exits = microvm::Exits::default();
         for _ in 0..batches {
-            let o = microvm::run(guest, n, timeout).map_err(fail)?;
+            let o = microvm::run_in(mode, guest, n, timeout, &mut || {}).map_err(fail)?;
             s.push(o.guest_cycles as f64 / f64::from(n));
             v.push(o.vmm_cycles as f64 / f64::from(n));
             exits = o.exits;
@@ -191,9 +212,8 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert("layer".into(), json!(layer.describe()));
     details.insert("layer_module".into(), json!(layer.module));
     details.insert("nested".into(), json!(layer.nested()));
-    let (mode, why) = microvm::mode();
     details.insert("guest_mode".into(), json!(mode.describe()));
-    if let Some(w) = why {
+    if let Some(w) = why_not_long {
         details.insert("long_mode".into(), json!(w));
     }
     details.insert("iterations".into(), json!(iterations));
