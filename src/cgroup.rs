@@ -48,6 +48,12 @@ pub fn read(path: &Path) -> io::Result<String> {
     fs::read_to_string(path).map(|s| s.trim().to_string())
 }
 
+/// Whether a space-separated control file (cgroup.controllers,
+/// cgroup.subtree_control) lists `name`; false if it cannot be read.
+pub fn lists(path: &Path, name: &str) -> bool {
+    read(path).is_ok_and(|t| t.split(' ').any(|x| x == name))
+}
+
 /// This process's cgroup v2 path (the "0::" line of /proc/self/cgroup).
 pub fn own_v2_path() -> Option<String> {
     fs::read_to_string("/proc/self/cgroup").ok()?.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string))

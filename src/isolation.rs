@@ -94,20 +94,17 @@ pub struct Journal {
 
 /// Where the journal lives while changes are in force.
 pub fn journal_path() -> PathBuf {
-    PathBuf::from("/run/oscycles").join(format!("isolation-{}.json", std::process::id()))
+    journal_path_of(std::process::id())
 }
 
 impl Journal {
     fn save(&self) {
-        let p = journal_path();
+        let p = journal_path_of(self.pid);
         if let Some(d) = p.parent() {
             let _ = fs::create_dir_all(d);
         }
         if let Ok(t) = serde_json::to_string(self) {
-            let tmp = p.with_extension("tmp");
-            if fs::write(&tmp, t).is_ok() {
-                let _ = fs::rename(tmp, &p);
-            }
+            let _ = crate::store::write_atomically(&p, t);
         }
     }
 
@@ -296,13 +293,12 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
         return Err("isolated needs a second online CPU for everything else".into());
     }
     let m = cgroup::mounts();
-    let v2_has_cpuset =
-        m.v2.as_ref().is_some_and(|r| cgroup::read(&r.join("cgroup.controllers")).is_ok_and(|c| c.split(' ').any(|x| x == "cpuset")));
+    let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::lists(&r.join("cgroup.controllers"), "cpuset"));
     let pid = std::process::id();
     if let (true, Some(root)) = (v2_has_cpuset, m.v2.clone()) {
         // cgroup v2: an isolated partition; the root loses the CPU by itself.
         let sub = root.join("cgroup.subtree_control");
-        if !cgroup::read(&sub).unwrap_or_default().split(' ').any(|x| x == "cpuset") {
+        if !cgroup::lists(&sub, "cpuset") {
             cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
             a.journal.record(Change::File { path: sub, before: "-cpuset".into() });
         }

@@ -29,6 +29,15 @@ pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> R
     Ok(())
 }
 
+/// Replaces `path` with `bytes` so that a reader sees the old content or
+/// the new, never a part: written beside it, then renamed over it.
+pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
 pub struct RunWriter {
     path: PathBuf,
     pub doc: RunDoc,
@@ -48,10 +57,8 @@ impl RunWriter {
 
     fn save(&self) -> Result<(), StoreError> {
         let unwritable = |err| StoreError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
-        let tmp = self.path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(&self.doc).expect("a run document always serialises");
-        std::fs::write(&tmp, text).map_err(unwritable)?;
-        std::fs::rename(&tmp, &self.path).map_err(unwritable)
+        write_atomically(&self.path, text).map_err(unwritable)
     }
 
     pub fn push(&mut self, r: CaseResult) -> Result<(), StoreError> {

@@ -98,8 +98,7 @@ pub fn cgroup_path(root: &std::path::Path, pid: u32) -> std::path::PathBuf {
 /// group when the child has ended. Err says why no limit could be set.
 pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, String> {
     let root = crate::cgroup::mounts().v2.ok_or("no cgroup v2 hierarchy")?;
-    let ctl = crate::cgroup::read(&root.join("cgroup.controllers")).unwrap_or_default();
-    let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !ctl.split(' ').any(|x| x == *c)).collect();
+    let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !crate::cgroup::lists(&root.join("cgroup.controllers"), c)).collect();
     if !missing.is_empty() {
         return Err(format!(
             "cgroup v2 at {} lacks the {} controller(s) (bound to cgroup v1 here); no limits set",
@@ -108,9 +107,8 @@ pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, String> {
         ));
     }
     let sub = root.join("cgroup.subtree_control");
-    let enabled = crate::cgroup::read(&sub).unwrap_or_default();
     for c in ["cpu", "memory"] {
-        if !enabled.split(' ').any(|x| x == c) {
+        if !crate::cgroup::lists(&sub, c) {
             crate::cgroup::write(&sub, &format!("+{c}")).map_err(|e| e.to_string())?;
         }
     }

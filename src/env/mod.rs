@@ -98,7 +98,7 @@ impl Outcome {
 }
 
 /// Reads framed messages from `r` on a thread, timestamped from `start`.
-pub fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiver<Message> {
+fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiver<Message> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut d = frame::Decoder::default();
@@ -118,16 +118,28 @@ pub fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiv
     rx
 }
 
-/// Waits for `child`, collecting messages, within the timeouts: no hello
-/// within `init_timeout`, or no end within `run_timeout`, kills it. The
-/// child is also killed on SIGINT/SIGTERM of oscycles.
-pub fn supervise(
-    mut child: Child,
-    rx: mpsc::Receiver<Message>,
-    start: Instant,
-    init_timeout: Duration,
-    run_timeout: Duration,
-) -> (Vec<Message>, Option<std::process::ExitStatus>, Option<String>) {
+/// How a supervised child ended.
+pub struct Ended {
+    pub messages: Vec<Message>,
+    pub status: Option<std::process::ExitStatus>,
+    /// Why it was killed (a timeout, an interrupt), if it was.
+    pub why: Option<String>,
+    pub stderr: String,
+}
+
+/// Waits for `child` (started at `start`, stdout and stderr piped),
+/// collecting the messages on its stdout and its stderr, within the
+/// timeouts: no hello within `init_timeout`, or no end within
+/// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
+/// oscycles.
+pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+    let rx = reader(child.stdout.take().expect("stdout piped"), start);
+    let mut stderr = child.stderr.take().expect("stderr piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
     let mut messages = Vec::new();
     let mut why = None;
     let status = loop {
@@ -169,7 +181,7 @@ pub fn supervise(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
-    (messages, status, why)
+    Ended { messages, status, why, stderr: err_thread.join().unwrap_or_default() }
 }
 
 /// Starts `env` with `spec` once and collects what it sends.
@@ -186,26 +198,18 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
             }
             cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
             let start = Instant::now();
-            let mut child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
-            let rx = reader(child.stdout.take().expect("piped"), start);
-            let mut stderr = child.stderr.take().expect("piped");
-            let err_thread = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = stderr.read_to_string(&mut s);
-                s
-            });
+            let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
             let pid = child.id();
-            let (messages, status, why) = supervise(child, rx, start, o.init_timeout, o.run_timeout);
-            let log = err_thread.join().unwrap_or_default();
+            let end = supervise(child, start, o.init_timeout, o.run_timeout);
             if env == Env::Container {
                 container::remove_limits(pid);
             }
-            if let Some(w) = why {
+            if let Some(w) = end.why {
                 return Err(format!("{} {w}", env.name()));
             }
             let mut facts = Map::new();
             facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
-            Ok(Outcome { messages, status, facts, log_tail: tail(&log) })
+            Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr) })
         }
         Env::QemuTcg | Env::QemuKvm => qemu::launch(env == Env::QemuKvm, spec, o),
     }

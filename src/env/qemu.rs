@@ -6,7 +6,7 @@
 
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, SPEC_PATH};
-use super::{EnvOptions, Outcome, reader, supervise, tail};
+use super::{EnvOptions, Outcome, supervise, tail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -79,15 +79,10 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), 
     w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
-/// Whether this host offers KVM to us at all (the guest may still hang).
-pub fn kvm_available() -> Result<(), String> {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
-}
-
 pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
     if kvm {
-        kvm_available().map_err(|e| format!("{name}: {e}"))?;
+        crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
     std::fs::create_dir_all(&o.work).map_err(|e| e.to_string())?;
@@ -109,16 +104,8 @@ pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, St
     cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
-    let rx = reader(child.stdout.take().expect("piped"), start);
-    let mut stderr = child.stderr.take().expect("piped");
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let (messages, status, why) = supervise(child, rx, start, o.init_timeout, o.run_timeout);
-    let qemu_err = err_thread.join().unwrap_or_default();
+    let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+    let super::Ended { messages, status, why, stderr: qemu_err } = supervise(child, start, o.init_timeout, o.run_timeout);
     let console_text = std::fs::read_to_string(&console).unwrap_or_default();
     let _ = std::fs::remove_file(&initrd);
     let _ = std::fs::remove_file(&console);

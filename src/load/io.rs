@@ -10,35 +10,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub const FILE_BYTES: usize = 64 << 20;
 pub const BLOCK: usize = 1 << 20;
-const ALIGN: usize = 4096;
-
-/// A block of memory aligned for O_DIRECT.
-struct Aligned {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl Aligned {
-    fn new(len: usize) -> Aligned {
-        let layout = std::alloc::Layout::from_size_align(len, ALIGN).expect("valid layout");
-        // SAFETY: layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory for the I/O buffer");
-        Aligned { ptr, layout }
-    }
-    fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is a live allocation of layout.size() bytes owned by self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for Aligned {
-    fn drop(&mut self) {
-        // SAFETY: ptr was allocated with this layout and is freed once.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
-
 /// Byte counters of the io load.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -66,7 +37,7 @@ pub fn disk(path: &Path, c: &Counters) -> io::Result<()> {
         Err(e) => return Err(e),
     };
     c.direct.store(direct, Ordering::Relaxed);
-    let mut buf = Aligned::new(BLOCK);
+    let mut buf = crate::bench::blk::AlignedBuf::new(BLOCK); // O_DIRECT needs aligned memory
     for (i, b) in buf.bytes().iter_mut().enumerate() {
         *b = i as u8;
     }

@@ -246,10 +246,7 @@ fn write_progress(dir: &Path, counters: &[(&str, u64)], error: Option<&str>) {
     if let Some(e) = error {
         text += &format!("error {}\n", e.replace('\n', " "));
     }
-    let tmp = dir.join(format!("{PROGRESS}.tmp"));
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, dir.join(PROGRESS));
-    }
+    let _ = crate::store::write_atomically(&dir.join(PROGRESS), text);
 }
 
 fn kill_own_group() -> ! {

@@ -120,6 +120,11 @@ fn done(vcpu: &kvm_ioctls::VcpuFd, n: u32) -> (u32, u64) {
     }
 }
 
+/// Whether this process may use /dev/kvm; the reason if not.
+pub fn kvm_usable() -> Result<(), String> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+}
+
 /// The checksum a run of `n` iterations must leave: n(n+1)/2 mod 2^32.
 pub fn expected_checksum(n: u32) -> u32 {
     (u64::from(n) * (u64::from(n) + 1) / 2) as u32
@@ -273,11 +278,13 @@ mod tests {
     use super::*;
 
     fn kvm_here() -> bool {
-        if std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").is_ok() {
-            return true;
+        match kvm_usable() {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("skipped: no usable KVM on this machine ({e})");
+                false
+            }
         }
-        eprintln!("skipped: no usable /dev/kvm on this machine");
-        false
     }
 
     const T: Duration = Duration::from_secs(10);

@@ -91,7 +91,7 @@ impl MicroOp {
 }
 
 pub fn supported() -> Result<(), String> {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+    microvm::kvm_usable()
 }
 
 /// Each operation at guest privilege level 0 (guest kernel mode) and 3
