@@ -191,8 +191,8 @@ pub struct RunsArgs {
     /// Only runs in environments containing this text (native, qemu-tcg...).
     #[arg(long = "env")]
     pub environment: Option<String>,
-    /// Only runs started on or after this date (e.g. 2026-11-21).
-    #[arg(long, value_name = "DATE")]
+    /// Only runs started on or after this date (e.g. 2026-11-21, or 2026-11-21T10:00:00Z).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
     pub since: Option<String>,
 }
 
@@ -260,6 +260,29 @@ fn parse_size_arg(s: &str) -> Result<u64, String> {
     if v < 1 << 20 { Err(bad()) } else { Ok(v) }
 }
 
+/// A date, or a date and a UTC time, as runs record them (RFC 3339): the
+/// prefix `started_at` is compared with.
+fn parse_date(s: &str) -> Result<String, String> {
+    let bad = || format!("'{s}' is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-11-21)");
+    let b = s.trim().as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|x| x.iter().all(u8::is_ascii_digit));
+    let date_ok = b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10);
+    if !date_ok {
+        return Err(bad());
+    }
+    let num = |r: std::ops::Range<usize>| std::str::from_utf8(&b[r]).ok().and_then(|t| t.parse::<u32>().ok()).unwrap_or(0);
+    if !(1..=12).contains(&num(5..7)) || !(1..=31).contains(&num(8..10)) {
+        return Err(bad());
+    }
+    match b.len() {
+        10 => Ok(s.trim().to_string()),
+        20 if b[10] == b'T' && digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19) && b[19] == b'Z' => {
+            Ok(s.trim().to_string())
+        }
+        _ => Err(bad()),
+    }
+}
+
 fn split_list(s: &str) -> Vec<String> {
     s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect()
 }
@@ -315,6 +338,11 @@ pub fn resolve_cpus(list: Option<&str>) -> Result<Vec<usize>, UsageError> {
     match list {
         Some(l) => {
             let cpus = placement::validate_cpus(l).map_err(|e| UsageError(format!("--cpus: {e}")))?;
+            // Each CPU once: "0,0" would quietly measure cross-core cases on one core.
+            let named: usize = l.split(',').filter_map(|part| placement::parse_cpu_list(part).ok()).map(|v| v.len()).sum();
+            if named != cpus.len() {
+                return Err(UsageError(format!("--cpus {l}: a CPU is named twice; name each CPU once (e.g. 0,1)")));
+            }
             Ok(cpus)
         }
         None => {

@@ -85,11 +85,23 @@ pub fn read_overhead<C: Clock>(clock: &C, rounds: usize) -> u64 {
         .unwrap_or(0)
 }
 
+static LAST_TSC_HZ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The TSC rate of the last calibration in this process, or CPUID's, or
+/// 2 GHz: good enough to predict whether a batch would outlast a deadline.
+pub fn tsc_hz_hint() -> f64 {
+    match LAST_TSC_HZ.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => arch::cpuid_tsc_hz().unwrap_or(2e9),
+        hz => hz as f64,
+    }
+}
+
 /// Calibrates the TSC: median of `rounds` rounds of `interval` each.
 pub fn calibrate_tsc(rounds: usize, interval: Duration) -> ClockInfo {
     let mut hz: Vec<f64> = (0..rounds.max(1)).map(|_| calibration_round(interval)).collect();
     hz.sort_by(f64::total_cmp);
     let median = hz[hz.len() / 2];
+    LAST_TSC_HZ.store(median as u64, std::sync::atomic::Ordering::Relaxed);
     let spread = (hz[hz.len() - 1] - hz[0]) / median;
     ClockInfo {
         source: "tsc (rdtscp; lfence)".into(),

@@ -51,8 +51,34 @@ pub struct Filter {
 }
 
 impl Db {
+    /// Opens (creating) the store, then records as `killed` every run of this
+    /// machine still marked `running` whose process is gone.
     pub fn open(path: &Path) -> Result<Db, DbError> {
+        let db = Db::open_only(path)?;
+        db.mark_killed()?;
+        Ok(db)
+    }
+
+    /// Checks that `path` can serve as a store: an SQLite database, or a file
+    /// that does not exist yet in a directory that does. A sentence if not.
+    pub fn check_path(path: &Path) -> Result<(), String> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return Err(format!("--db '{}' is a directory; give the path of an SQLite file", path.display())),
+            Ok(_) => {}
+            Err(_) => return Ok(()),
+        }
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| format!("--db '{}' cannot be opened as an SQLite store: {e}", path.display()))?;
+        conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| format!("--db '{}' is not an oscycles run store (an SQLite database): {e}", path.display()))?;
+        Ok(())
+    }
+
+    fn open_only(path: &Path) -> Result<Db, DbError> {
         let conn = Connection::open(path).map_err(|err| DbError::Open { path: path.to_path_buf(), err })?;
+        // Several oscycles may write one store at once: wait for a writer
+        // instead of failing with "database is locked".
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS runs (
                  id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT, hostname TEXT,
@@ -65,6 +91,32 @@ impl Db {
              CREATE INDEX IF NOT EXISTS results_bench ON results(benchmark);",
         )?;
         Ok(Db { conn })
+    }
+
+    /// Runs of this host marked `running` whose process no longer lives are
+    /// re-read from their JSON (which holds every result saved before the
+    /// end) and stored as `killed`.
+    fn mark_killed(&self) -> Result<(), DbError> {
+        let mut st = self.conn.prepare("SELECT document, source FROM runs WHERE status = 'running'")?;
+        let rows: Vec<(String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+        drop(st);
+        let host = crate::host::hostname();
+        for (text, source) in rows {
+            let Ok(stored) = serde_json::from_str::<RunDoc>(&text) else { continue };
+            let Some(owner) = &stored.owner else { continue };
+            if stored.host.hostname != host || owner.alive() {
+                continue;
+            }
+            let mut doc = crate::store::load(Path::new(&source)).ok().filter(|d| d.id == stored.id).unwrap_or(stored);
+            doc.status = crate::results::RunStatus::Killed;
+            doc.owner = None;
+            // The JSON is the record: say it there too, when it is ours to say.
+            if Path::new(&source).is_file() {
+                let _ = crate::store::write_atomically(Path::new(&source), serde_json::to_string_pretty(&doc).unwrap_or_default());
+            }
+            self.write(&doc, &source)?;
+        }
+        Ok(())
     }
 
     /// Whether a run with this id is stored.
@@ -85,70 +137,22 @@ impl Db {
         self.write(doc, source)
     }
 
-    fn write(&mut self, doc: &RunDoc, source: &str) -> Result<(), DbError> {
+    /// Stores several runs, all or none: a duplicate among them stores nothing.
+    pub fn insert_all(&mut self, docs: &[(RunDoc, String)]) -> Result<(), DbError> {
         let tx = self.conn.transaction()?;
-        tx.execute("DELETE FROM results WHERE run_id = ?1", [&doc.id])?;
-        tx.execute("DELETE FROM runs WHERE id = ?1", [&doc.id])?;
-        let json = serde_json::to_string(doc).map_err(|e| DbError::Document(e.to_string()))?;
-        tx.execute(
-            "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
-                doc.id,
-                doc.started_at,
-                doc.finished_at,
-                format!("{:?}", doc.status).to_lowercase(),
-                doc.host.hostname,
-                doc.host.cpu_model,
-                doc.host.kernel_release,
-                doc.environment.name,
-                doc.condition.load,
-                doc.condition.isolation,
-                doc.settings.suites.join(","),
-                doc.tool.version,
-                source,
-                json
-            ],
-        )?;
-        {
-            let mut st = tx.prepare(
-                "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-            )?;
-            for (i, r) in doc.results.iter().enumerate() {
-                let (load, iso) = r.load_isolation(doc);
-                let status = match r.status {
-                    CaseStatus::Ok => "ok",
-                    CaseStatus::NotApplicable => "not_applicable",
-                    CaseStatus::Failed => "failed",
-                };
-                let metrics: Vec<Option<&crate::results::Metric>> =
-                    if r.metrics.is_empty() { vec![None] } else { r.metrics.iter().map(Some).collect() };
-                for m in metrics {
-                    let s = m.map(|m| &m.summary);
-                    st.execute(params![
-                        doc.id,
-                        i as i64,
-                        r.suite,
-                        r.benchmark,
-                        r.family,
-                        params_label(&r.params),
-                        status,
-                        r.reason,
-                        r.env(doc),
-                        load,
-                        iso,
-                        m.map(|m| m.name.clone()),
-                        m.map(|m| m.unit.clone()),
-                        s.map(|s| s.n as i64),
-                        s.map(|s| s.min),
-                        s.map(|s| s.median),
-                        s.map(|s| s.mean),
-                        s.map(|s| s.p99),
-                        s.map(|s| s.max),
-                        s.map(|s| s.cv),
-                    ])?;
-                }
+        for (doc, source) in docs {
+            if tx.query_row("SELECT COUNT(*) FROM runs WHERE id = ?1", [&doc.id], |r| r.get::<_, i64>(0))? > 0 {
+                return Err(DbError::Duplicate(doc.id.clone()));
             }
+            write_in(&tx, doc, source)?;
         }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn write(&self, doc: &RunDoc, source: &str) -> Result<(), DbError> {
+        let tx = self.conn.unchecked_transaction()?;
+        write_in(&tx, doc, source)?;
         tx.commit()?;
         Ok(())
     }
@@ -197,6 +201,74 @@ impl Db {
     pub fn result_rows(&self, id: &str) -> Result<i64, DbError> {
         Ok(self.conn.query_row("SELECT COUNT(*) FROM results WHERE run_id = ?1", [id], |r| r.get(0))?)
     }
+}
+
+/// One run's rows, inside the caller's transaction (replacing an earlier
+/// state of the same run).
+fn write_in(tx: &rusqlite::Transaction, doc: &RunDoc, source: &str) -> Result<(), DbError> {
+    tx.execute("DELETE FROM results WHERE run_id = ?1", [&doc.id])?;
+    tx.execute("DELETE FROM runs WHERE id = ?1", [&doc.id])?;
+    let json = serde_json::to_string(doc).map_err(|e| DbError::Document(e.to_string()))?;
+    tx.execute(
+        "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            doc.id,
+            doc.started_at,
+            doc.finished_at,
+            format!("{:?}", doc.status).to_lowercase(),
+            doc.host.hostname,
+            doc.host.cpu_model,
+            doc.host.kernel_release,
+            doc.environment.name,
+            doc.condition.load,
+            doc.condition.isolation,
+            doc.settings.suites.join(","),
+            doc.tool.version,
+            source,
+            json
+        ],
+    )?;
+    {
+        let mut st = tx.prepare(
+            "INSERT INTO results VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+        )?;
+        for (i, r) in doc.results.iter().enumerate() {
+            let (load, iso) = r.load_isolation(doc);
+            let status = match r.status {
+                CaseStatus::Ok => "ok",
+                CaseStatus::NotApplicable => "not_applicable",
+                CaseStatus::Failed => "failed",
+            };
+            let metrics: Vec<Option<&crate::results::Metric>> =
+                if r.metrics.is_empty() { vec![None] } else { r.metrics.iter().map(Some).collect() };
+            for m in metrics {
+                let s = m.map(|m| &m.summary);
+                st.execute(params![
+                    doc.id,
+                    i as i64,
+                    r.suite,
+                    r.benchmark,
+                    r.family,
+                    params_label(&r.params),
+                    status,
+                    r.reason,
+                    r.env(doc),
+                    load,
+                    iso,
+                    m.map(|m| m.name.clone()),
+                    m.map(|m| m.unit.clone()),
+                    s.map(|s| s.n as i64),
+                    s.map(|s| s.min),
+                    s.map(|s| s.median),
+                    s.map(|s| s.mean),
+                    s.map(|s| s.p99),
+                    s.map(|s| s.max),
+                    s.map(|s| s.cv),
+                ])?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! cost of one operation: (batch cycles - clock overhead) / inner count.
 
 use crate::clock::Clock;
+use crate::watchdog::{self, Stop};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -37,7 +38,12 @@ pub struct Measurement {
 
 /// Runs `f(n)` (which performs n operations) as the configuration says.
 /// `overhead` is the cost of the two clock reads around a batch.
-pub fn measure<C: Clock, E>(
+///
+/// The calling thread's deadline (`watchdog::Deadline`, armed by the runner
+/// for every case) is honoured between batches, and before a batch that the
+/// cost measured so far says would end after it: `--iterations 10^12` stops
+/// at once instead of running for a day.
+pub fn measure<C: Clock, E: From<Stop>>(
     clock: &C,
     overhead: u64,
     cfg: &HarnessConfig,
@@ -49,20 +55,32 @@ pub fn measure<C: Clock, E>(
 /// Like `measure`, for operations that need untimed set-up: before each
 /// batch `prepare(n)` builds the state for n operations (a fresh mapping of
 /// n pages, say), then only `run` is timed, and the state is dropped untimed.
-pub fn measure_prepared<C: Clock, S, E>(
+pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
     clock: &C,
     overhead: u64,
     cfg: &HarnessConfig,
     mut prepare: impl FnMut(u64) -> Result<S, E>,
     mut run: impl FnMut(&mut S) -> Result<(), E>,
 ) -> Result<Measurement, E> {
+    // Cycles per operation seen so far (for the prediction), and the TSC
+    // rate to turn a prediction into time (learnt from the clock itself).
+    let mut per_op: Option<f64> = None;
     let mut timed = |n: u64| -> Result<u64, E> {
+        watchdog::check()?;
+        if let (Some(left), Some(c)) = (watchdog::remaining(), per_op) {
+            let predicted_s = c * n as f64 / crate::clock::tsc_hz_hint();
+            if predicted_s > left.as_secs_f64() {
+                return Err(Stop::TimedOut.into());
+            }
+        }
         let mut state = prepare(n)?;
         let t0 = clock.now();
         run(&mut state)?;
         let t1 = clock.now();
         drop(state);
-        Ok(t1.saturating_sub(t0))
+        let c = t1.saturating_sub(t0);
+        per_op = Some(c as f64 / n.max(1) as f64);
+        Ok(c)
     };
     let mut calibration = Vec::new();
     // Warm-up: one operation alone, then the doubling itself (or one
@@ -98,7 +116,6 @@ pub fn measure_prepared<C: Clock, S, E>(
 mod tests {
     use super::*;
     use std::cell::Cell;
-    use std::convert::Infallible;
 
     /// A clock that advances by `read_cost` on every read, and by whatever the
     /// workload adds.
@@ -124,7 +141,7 @@ mod tests {
         let m = measure(&clock, overhead, &cfg, |n| {
             ops += n;
             clock.t.set(clock.t.get() + n * 250);
-            Ok::<(), Infallible>(())
+            Ok::<(), Stop>(())
         })
         .unwrap();
         // 250 cycles an op: 2^9 = 512 ops is the first power of two whose
@@ -143,7 +160,7 @@ mod tests {
         let cfg = HarnessConfig { target_batch_cycles: 1 << 40, batches: 3, fixed_inner: Some(10), max_inner: 1 << 30 };
         let m = measure(&clock, 0, &cfg, |n| {
             clock.t.set(clock.t.get() + n * 3);
-            Ok::<(), Infallible>(())
+            Ok::<(), Stop>(())
         })
         .unwrap();
         assert_eq!(m.inner, 10);
@@ -157,11 +174,54 @@ mod tests {
         let cfg = HarnessConfig { target_batch_cycles: u64::MAX, batches: 1, fixed_inner: None, max_inner: 100 };
         let m = measure(&clock, 0, &cfg, |n| {
             clock.t.set(clock.t.get() + n);
-            Ok::<(), Infallible>(())
+            Ok::<(), Stop>(())
         })
         .unwrap();
         assert_eq!(m.inner, 100);
         assert_eq!(m.calibration.last().unwrap().0, 100);
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum PeerDied {
+        Yes,
+        Stopped(Stop),
+    }
+    impl From<Stop> for PeerDied {
+        fn from(s: Stop) -> Self {
+            PeerDied::Stopped(s)
+        }
+    }
+
+    #[test]
+    fn a_batch_that_would_outlast_the_deadline_is_not_started() {
+        // Real time: one operation costs 2 ms of the TSC's time, a batch of
+        // 10^6 would take half an hour; the deadline is 300 ms away.
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let per_op = (0.002 * crate::clock::tsc_hz_hint()) as u64;
+        let cfg = HarnessConfig { target_batch_cycles: 1, batches: 3, fixed_inner: Some(1_000_000), max_inner: 1 << 40 };
+        let _d = watchdog::Deadline::arm(std::time::Duration::from_millis(300)).unwrap();
+        let mut ran = 0u64;
+        let t = std::time::Instant::now();
+        let r = measure(&clock, 0, &cfg, |n| {
+            ran += n;
+            clock.t.set(clock.t.get() + n * per_op);
+            Ok::<(), PeerDied>(())
+        });
+        assert_eq!(r.unwrap_err(), PeerDied::Stopped(Stop::TimedOut));
+        assert_eq!(ran, 1, "only the warm-up operation ran");
+        assert!(t.elapsed() < std::time::Duration::from_millis(300));
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_between_batches() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let cfg = HarnessConfig { target_batch_cycles: 1, batches: 1000, fixed_inner: Some(1), max_inner: 1 << 40 };
+        let _d = watchdog::Deadline::arm(std::time::Duration::from_millis(50)).unwrap();
+        let r = measure(&clock, 0, &cfg, |_| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            Ok::<(), PeerDied>(())
+        });
+        assert_eq!(r.unwrap_err(), PeerDied::Stopped(Stop::TimedOut));
     }
 
     #[test]
@@ -170,9 +230,9 @@ mod tests {
         let mut calls = 0;
         let r = measure(&clock, 0, &HarnessConfig::tiny(), |_| {
             calls += 1;
-            if calls == 3 { Err("peer died") } else { Ok(()) }
+            if calls == 3 { Err(PeerDied::Yes) } else { Ok(()) }
         });
-        assert_eq!(r.unwrap_err(), "peer died");
+        assert_eq!(r.unwrap_err(), PeerDied::Yes);
     }
 
     #[test]
@@ -188,7 +248,7 @@ mod tests {
                 // Expensive set-up that must not be counted.
                 clock.t.set(clock.t.get() + 1_000_000);
                 sizes.push(n);
-                Ok::<_, Infallible>(n)
+                Ok::<_, Stop>(n)
             },
             |n| {
                 clock.t.set(clock.t.get() + *n * 10);

@@ -67,6 +67,11 @@ fn uname() -> (String, String, String) {
     (field(&u.release), field(&u.version), field(&u.nodename))
 }
 
+/// This machine's name (uname's nodename), as HostFacts records it.
+pub fn hostname() -> String {
+    uname().2
+}
+
 /// The CPU-isolation settings on a kernel command line (isolcpus, nohz_full,
 /// rcu_nocbs, irqaffinity), as "name=value" words; "none" where there are none.
 pub fn isolation_params(cmdline: &str) -> String {

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         }
         Command::Show { file } => match store::load(&file) {
             Ok(doc) => {
-                print!("{}", report::render_run(&doc));
+                print!("{}", report::for_terminal(&report::render_run(&doc)));
                 Ok(ExitCode::SUCCESS)
             }
             Err(e) => Err(anyhow::Error::new(UsageError(e.to_string()))),
@@ -70,10 +70,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             if let Some(u) = e.downcast_ref::<UsageError>() {
-                eprintln!("oscycles: {u}");
+                eprintln!("oscycles: {}", report::for_terminal(&u.to_string()));
                 ExitCode::from(2)
             } else {
-                eprintln!("oscycles: error: {e:#}");
+                eprintln!("oscycles: error: {}", report::for_terminal(&format!("{e:#}")));
                 ExitCode::from(1)
             }
         }
@@ -91,13 +91,33 @@ fn harness_config(args: &RunArgs, tsc_hz: f64, default_ms: f64, default_batches:
 }
 
 fn run(args: RunArgs) -> Result<ExitCode> {
+    // A journal left by a SIGKILLed isolated run is undone first: until then
+    // this process' allowed CPUs are that run's leftovers.
+    watchdog::install();
+    let restored = isolation::recover_stale();
+    for line in &restored {
+        eprintln!("oscycles: {line}");
+    }
+    if !restored.is_empty() {
+        // This process was born while the dead run had everything else moved
+        // away from its CPU, and Linux keeps the narrowed mask: take the
+        // parent's again (restored from the journal with the rest).
+        // SAFETY: getppid has no preconditions.
+        let parent = placement::affinity_of(unsafe { libc::getppid() } as u32);
+        if !parent.is_empty() && placement::set_affinity(&parent).is_ok() {
+            eprintln!("oscycles: CPUs allowed again: {}", placement::format_cpus(&parent));
+        }
+    }
+    oscycles::cgroup::remove_stale_load_groups();
     // Validate everything before measuring anything.
     let suites = cli::resolve_suites(&args.suite)?;
     let only = args.bench.as_deref().map(|b| cli::resolve_benches(b, &suites)).transpose()?;
     let cpus = cli::resolve_cpus(args.cpus.as_deref())?;
     store::check_writable(&args.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
-    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    store::check_writable(&scratch, "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    store::check_writable(&scratch_base, "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    let db_path = args.db.clone().unwrap_or_else(|| args.results.join(oscycles::db::DEFAULT_NAME));
+    oscycles::db::Db::check_path(&db_path).map_err(UsageError)?;
     let plan = runner::plan(&suites, only.as_deref());
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
@@ -109,17 +129,20 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         (None, true) => vec![Isolation::Rt],
         (None, false) => vec![Isolation::Pinned],
     };
-    watchdog::install();
-    for line in isolation::recover_stale() {
-        eprintln!("oscycles: {line}");
-    }
-    oscycles::cgroup::remove_stale_load_groups();
+    check_fits(&args, &plan, &environments)?;
 
     if args.rt {
         // --rt is a promise: refuse up front where SCHED_FIFO or locking is not permitted.
         placement::lock_memory().context("--rt asks for locked memory")?;
         placement::set_policy(Policy::Fifo { priority: RT_PRIORITY }).context("--rt asks for SCHED_FIFO")?;
         placement::set_policy(Policy::Other)?;
+    }
+    // Every file of this run lives in a private directory; what dead runs
+    // left under the same base is removed first.
+    let (run_dir, reaped) = oscycles::bench::scratch::RunDir::create(&scratch_base)
+        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", scratch_base.display())))?;
+    for line in reaped {
+        eprintln!("oscycles: {line}");
     }
     let names = |v: Vec<&str>| v.join(",");
 
@@ -134,7 +157,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         full: harness_config(&args, hz, 5.0, 15),
         timeout: Duration::from_secs(args.timeout),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
-        scratch,
+        scratch: run_dir.path().to_path_buf(),
         mem_bytes: args.mem_bytes,
         point_ms: args.point_ms,
     };
@@ -166,11 +189,22 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         },
         planned_cases: plan.len() * loads.len() * isolations.len() * environments.len(),
         results: vec![],
+        owner: oscycles::results::Owner::this(),
     };
     let mut writer = RunWriter::create(&args.results, doc)?;
-    print!("{}", report::header::render(&writer.doc, true));
+    // In the store from its start, so that a run killed with SIGKILL is
+    // found there (and marked killed) by the next command that opens it.
+    let record = |doc: &RunDoc, path: &std::path::Path| {
+        if let Err(e) = oscycles::db::Db::open(&db_path).and_then(|mut db| db.upsert(doc, &path.display().to_string())) {
+            eprintln!("oscycles: warning: {e}");
+        }
+    };
+    record(&writer.doc, writer.path());
+    print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
     if !args.quiet {
-        eprintln!("measuring {} cases; results go to {}", plan.len(), writer.path().display());
+        let per =
+            if writer.doc.planned_cases == plan.len() { String::new() } else { format!(" ({} per condition and environment)", plan.len()) };
+        eprintln!("measuring {} cases{per}; results go to {}", writer.doc.planned_cases, writer.path().display());
     }
     let status = if environments == [Env::Native] && !plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Boot) {
         runner::execute(&plan, &ex, &mut writer)?
@@ -192,14 +226,12 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         writer.finish(status)?;
         status
     };
+    drop(run_dir);
     let doc = &writer.doc;
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
-    let db_path = args.db.clone().unwrap_or_else(|| args.results.join(oscycles::db::DEFAULT_NAME));
-    if let Err(e) = oscycles::db::Db::open(&db_path).and_then(|mut db| db.upsert(doc, &writer.path().display().to_string())) {
-        eprintln!("oscycles: warning: {e}");
-    }
-    print!("{}", report::render_tables(doc));
+    record(doc, writer.path());
+    print!("{}", report::for_terminal(&report::render_tables(doc)));
     println!("\nsaved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
     Ok(match status {
         RunStatus::Interrupted => {
@@ -210,6 +242,41 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     })
 }
 
+/// Refuses, before measuring, what cannot work: memory buffers larger than
+/// this machine has free, a guest kernel or QEMU machine type that does not
+/// exist, blk cases on a scratch directory without a disk behind it.
+fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) -> Result<(), UsageError> {
+    if let Some(bytes) = args.mem_bytes {
+        // STREAM holds three arrays of this size at once (bw_mem cp two).
+        let need = bytes.saturating_mul(3);
+        let avail = oscycles::host::meminfo("MemAvailable").map(|k| k * 1024);
+        if let Some(avail) = avail.filter(|&a| need > a) {
+            return Err(UsageError(format!(
+                "--mem-bytes {}: STREAM needs three arrays of that size ({:.1} GiB) and this machine has {:.1} GiB available; choose at most {}M",
+                bytes,
+                need as f64 / (1u64 << 30) as f64,
+                avail as f64 / (1u64 << 30) as f64,
+                avail / 3 >> 20
+            )));
+        }
+    }
+    if let Some(k) = &args.kernel {
+        envs::qemu::find_kernel(Some(k)).map_err(UsageError)?;
+    }
+    if environments.iter().any(|e| e.is_qemu()) {
+        envs::qemu::check_machine(&args.machine).map_err(UsageError)?;
+    }
+    if let Some(dir) = &args.scratch {
+        if plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Blk) && oscycles::bench::blk::on_tmpfs(dir) {
+            return Err(UsageError(format!(
+                "--scratch {} is tmpfs, which has no disk behind it and no direct I/O: blk cannot measure there; point --scratch at a directory on a disk filesystem, or leave blk out",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn compare(a: &std::path::Path, b: &std::path::Path) -> Result<ExitCode> {
     let load = |p: &std::path::Path| store::load(p).map_err(|e| UsageError(e.to_string()));
     let (da, db) = (load(a)?, load(b)?);
@@ -217,7 +284,7 @@ fn compare(a: &std::path::Path, b: &std::path::Path) -> Result<ExitCode> {
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", a.display(), b.display())).into());
     }
-    print!("{}", report::compare::render(&da, &db, &rows));
+    print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows)));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -228,8 +295,14 @@ fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         Some(l) => cli::resolve_cpus(Some(l))?,
         None => runner::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
     };
-    let scratch = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    store::check_writable(&scratch, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
+    store::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    let (run_dir, reaped) = oscycles::bench::scratch::RunDir::create(&scratch_base)
+        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", scratch_base.display())))?;
+    for line in reaped {
+        eprintln!("oscycles: {line}");
+    }
+    let scratch = run_dir.path().to_path_buf();
     watchdog::install();
     let exe = std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?;
     let mut running = Vec::new();
@@ -295,7 +368,8 @@ fn child_args(a: &RunArgs) -> Vec<String> {
 fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
     let spec: envs::guest::GuestSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
     let mut out = std::io::stdout();
-    let results = std::env::temp_dir().join(oscycles::bench::scratch::unique_name("env-results"));
+    let results_dir = tempfile::Builder::new().prefix("oscycles-env-").tempdir().context("a private directory for the results")?;
+    let results = results_dir.path().join("results");
     if a.microvm {
         let mut hello = || envs::guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");
         let r = oscycles::microvm::run_with(oscycles::microvm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
@@ -345,6 +419,12 @@ fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) as u8 } else { 1 }))
 }
 
+/// Opens the store at `path`; a file that is not one is a usage error.
+fn open_db(path: &std::path::Path) -> Result<oscycles::db::Db> {
+    oscycles::db::Db::check_path(path).map_err(UsageError)?;
+    Ok(oscycles::db::Db::open(path)?)
+}
+
 fn default_db(db: Option<PathBuf>) -> PathBuf {
     db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME))
 }
@@ -355,7 +435,7 @@ fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     if !path.exists() {
         return Err(UsageError(format!("no run store at '{}' (oscycles run creates it; or give --db)", path.display())).into());
     }
-    let db = oscycles::db::Db::open(&path)?;
+    let db = open_db(&path)?;
     let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
     let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
@@ -371,7 +451,7 @@ fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
             r.source.clone(),
         ]);
     }
-    print!("{}", t.render());
+    print!("{}", report::for_terminal(&t.render()));
     println!("{} runs in {}", rows.len(), path.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -383,14 +463,24 @@ fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
     }
-    let mut db = oscycles::db::Db::open(&path)?;
+    // Every document is read and checked before any is stored, and they are
+    // stored in one transaction: all or none.
+    let mut docs = Vec::new();
     for f in files {
-        let doc = store::load(f).map_err(|e| UsageError(e.to_string()))?;
-        db.insert(&doc, &format!("imported from {}", f.display())).map_err(|e| match e {
-            oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{}: {e}", f.display()))),
-            e => anyhow::Error::new(e),
-        })?;
-        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), f.display());
+        let doc = store::load(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
+        if let Some((_, other)) = docs.iter().find(|(d, _): &&(RunDoc, String)| d.id == doc.id) {
+            return Err(UsageError(format!("{} and {other} hold the same run '{}'; nothing was imported", f.display(), doc.id)).into());
+        }
+        docs.push((doc, f.display().to_string()));
+    }
+    let mut db = open_db(&path)?;
+    let stored: Vec<(RunDoc, String)> = docs.iter().map(|(d, f)| (d.clone(), format!("imported from {f}"))).collect();
+    db.insert_all(&stored).map_err(|e| match e {
+        oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{e}; nothing was imported"))),
+        e => anyhow::Error::new(e),
+    })?;
+    for (doc, f) in &docs {
+        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), report::for_terminal(f));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -413,7 +503,7 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
             if !path.exists() {
                 return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{}')", path.display())).into());
             }
-            db = Some(oscycles::db::Db::open(&path)?);
+            db = Some(open_db(&path)?);
         }
         match db.as_ref().expect("opened above").load(r)? {
             Some(d) => docs.push(d),
@@ -422,7 +512,7 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     }
     let write = |dest: &PathBuf, text: &str| -> Result<()> {
         if dest.as_os_str() == "-" {
-            print!("{text}");
+            print!("{}", report::for_terminal(text));
             return Ok(());
         }
         std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
@@ -437,6 +527,9 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     if let Some(dir) = &a.json {
         mkdir(dir)?;
         for d in &docs {
+            // A stored document from an older oscycles was never checked:
+            // its id names a file, so it must name one inside DIR.
+            store::check_id(&d.id).map_err(UsageError)?;
             write(&dir.join(format!("{}.json", d.id)), &serde_json::to_string_pretty(d)?)?;
         }
     }

@@ -22,6 +22,45 @@ pub enum RunStatus {
     Complete,
     /// Stopped by SIGINT / SIGTERM; the results so far are kept.
     Interrupted,
+    /// The process died without finishing (SIGKILL, a crash, power loss):
+    /// found by a later command that opened the store.
+    Killed,
+}
+
+/// Which process writes a run: enough to tell later whether it still lives
+/// (a pid alone may be reused; its start time since this boot may not).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: u32,
+    pub boot_id: String,
+    /// Field 22 of /proc/PID/stat: clock ticks from boot to the process' start.
+    pub start_ticks: u64,
+}
+
+impl Owner {
+    pub fn this() -> Option<Owner> {
+        Owner::of(std::process::id())
+    }
+
+    /// The process `pid` as it is now, if it exists.
+    pub fn of(pid: u32) -> Option<Owner> {
+        let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?.trim().to_string();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        Some(Owner { pid, boot_id, start_ticks: start_ticks(&stat)? })
+    }
+
+    /// Whether this process is still running (on this boot).
+    pub fn alive(&self) -> bool {
+        Owner::of(self.pid).is_some_and(|now| now == *self)
+    }
+}
+
+/// The start time field of a /proc/PID/stat line (the command name, in
+/// parentheses, may hold spaces and parentheses: fields count from the last ')').
+pub fn start_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // After ')': field 3 (state) is the first; field 22 is the 20th.
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -180,6 +219,9 @@ pub struct RunDoc {
     pub settings: Settings,
     pub planned_cases: usize,
     pub results: Vec<CaseResult>,
+    /// The process that writes the run, while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
 }
 
 /// Parameters as people read them: "words=8 space=inter cores=cross".
@@ -223,6 +265,15 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_ticks_of_a_hostile_command_name() {
+        let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 123456 1000 50";
+        assert_eq!(start_ticks(stat), Some(123456));
+        let me = Owner::this().unwrap();
+        assert!(me.alive());
+        assert!(!Owner { start_ticks: me.start_ticks + 1, ..me.clone() }.alive());
+    }
 
     #[test]
     fn formats_known_dates() {

@@ -158,7 +158,18 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         scratch: &ex.scratch,
         mem_bytes: ex.mem_bytes,
     };
-    let r = p.benchmark.run(&ctx);
+    // Every case has a deadline on this thread: blocking calls return EINTR
+    // after it, polling loops and the harness stop at it.
+    let deadline = watchdog::Deadline::arm(ex.timeout);
+    let mut r = p.benchmark.run(&ctx);
+    if deadline.as_ref().is_ok_and(|d| d.passed()) && r.is_err() && watchdog::interrupted().is_none() {
+        r = Err(CaseError::Failed(format!(
+            "timed out: stopped after {:.1} s (--timeout {} s)",
+            t.elapsed().as_secs_f64(),
+            ex.timeout.as_secs()
+        )));
+    }
+    drop(deadline);
     let mut out = CaseResult {
         suite: p.suite.into(),
         benchmark: p.benchmark.id.clone(),

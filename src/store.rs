@@ -16,6 +16,27 @@ pub enum StoreError {
     Parse { path: PathBuf, err: String },
     #[error("'{path}' has schema version {found}; this oscycles reads version {SCHEMA_VERSION}")]
     Version { path: PathBuf, found: u64 },
+    #[error("'{path}' is larger than {} MiB, the most a run document may be; is it one?", MAX_DOC_BYTES >> 20)]
+    TooLarge { path: PathBuf },
+    #[error("'{path}': {err}")]
+    BadId { path: PathBuf, err: String },
+}
+
+/// The largest run document any command reads (a run of every suite with
+/// its raw samples is a few MiB).
+pub const MAX_DOC_BYTES: u64 = 64 << 20;
+
+/// Checks a run id: it names files (`report --json`, the results
+/// directory), so it is 1 to 200 of `[A-Za-z0-9._-]`, and neither `.` nor `..`.
+pub fn check_id(id: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if id.is_empty() || id.len() > 200 || id == "." || id == ".." || !id.chars().all(ok_char) {
+        return Err(format!(
+            "the run id {:?} is not a valid run id (1 to 200 characters of A-Z, a-z, 0-9, '.', '_', '-')",
+            id.chars().take(80).collect::<String>()
+        ));
+    }
+    Ok(())
 }
 
 /// Checks that `dir` exists (creating it) and accepts files, before any
@@ -23,19 +44,24 @@ pub enum StoreError {
 pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), StoreError> {
     let unwritable = |err| StoreError::Unwritable { path: dir.to_path_buf(), err, what, option };
     std::fs::create_dir_all(dir).map_err(unwritable)?;
-    let probe = dir.join(format!(".oscycles-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(unwritable)?;
-    let _ = std::fs::remove_file(probe);
+    // A randomly named file created exclusively (never a predictable path
+    // another user could have planted), removed when dropped.
+    tempfile::Builder::new().prefix(".oscycles-probe-").tempfile_in(dir).map_err(unwritable)?;
     Ok(())
 }
 
 /// Replaces `path` with `bytes` so that a reader sees the old content or
 /// the new, never a part: written beside it, then renamed over it.
+/// The new content goes to a randomly named file created exclusively in the
+/// same directory; rename replaces a symlink at `path`, never follows it.
 pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".oscycles-").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(bytes.as_ref())?;
+    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 pub struct RunWriter {
@@ -75,7 +101,7 @@ impl RunWriter {
 
 /// Reads a run document, refusing other documents and other schema versions.
 pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
-    let text = std::fs::read_to_string(path).map_err(|err| StoreError::Read { path: path.into(), err })?;
+    let text = read_bounded(path)?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
         return Err(StoreError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });
@@ -84,5 +110,24 @@ pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
     if found != SCHEMA_VERSION as u64 {
         return Err(StoreError::Version { path: path.into(), found });
     }
-    serde_json::from_value(v).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })
+    let doc: RunDoc = serde_json::from_value(v).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
+    check_id(&doc.id).map_err(|err| StoreError::BadId { path: path.into(), err })?;
+    Ok(doc)
+}
+
+/// The file's text, refusing more than MAX_DOC_BYTES (read with a limit, so
+/// `/dev/zero` or a pipe that never ends costs nothing).
+fn read_bounded(path: &Path) -> Result<String, StoreError> {
+    use std::io::Read;
+    let read = |err| StoreError::Read { path: path.into(), err };
+    let f = std::fs::File::open(path).map_err(read)?;
+    if f.metadata().map_err(read)?.is_dir() {
+        return Err(read(std::io::Error::other("it is a directory")));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_DOC_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;
+    if bytes.len() as u64 > MAX_DOC_BYTES {
+        return Err(StoreError::TooLarge { path: path.into() });
+    }
+    String::from_utf8(bytes).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })
 }

@@ -18,6 +18,13 @@ pub const POLL_EVERY: u64 = 1024;
 
 thread_local! {
     static EXPIRED: Cell<bool> = const { Cell::new(false) };
+    /// When the innermost armed deadline of this thread falls due.
+    static DUE: Cell<Option<std::time::Instant>> = const { Cell::new(None) };
+}
+
+/// Time left before the calling thread's deadline, if one is armed.
+pub fn remaining() -> Option<Duration> {
+    DUE.with(|d| d.get()).map(|due| due.saturating_duration_since(std::time::Instant::now()))
 }
 
 /// Why a wait was abandoned.
@@ -25,6 +32,31 @@ thread_local! {
 pub enum Stop {
     TimedOut,
     Interrupted,
+}
+
+impl Stop {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stop::TimedOut => "timed out: the case would not finish within --timeout",
+            Stop::Interrupted => "interrupted by a signal",
+        }
+    }
+}
+
+impl From<Stop> for std::io::Error {
+    fn from(s: Stop) -> Self {
+        let kind = match s {
+            Stop::TimedOut => std::io::ErrorKind::TimedOut,
+            Stop::Interrupted => std::io::ErrorKind::Interrupted,
+        };
+        std::io::Error::new(kind, s.describe())
+    }
+}
+
+impl From<Stop> for String {
+    fn from(s: Stop) -> Self {
+        s.describe().to_string()
+    }
 }
 
 extern "C" fn on_alarm(_: libc::c_int) {
@@ -92,15 +124,43 @@ pub fn block_interrupts_in_this_thread() {
     }
 }
 
-/// A deadline for the calling thread; disarmed on drop.
+/// Makes the child `cmd` starts die (SIGKILL) when this process dies, however
+/// it dies, SIGKILL included: PR_SET_PDEATHSIG, and an exit at once if the
+/// parent is already gone by the time the child sets it. The death signal
+/// follows the thread that spawned the child: spawn from a thread that lives
+/// as long as the child should (the main thread).
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and calls only prctl,
+    // getppid and _exit, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A deadline for the calling thread; disarmed on drop. Deadlines nest: an
+/// inner one (a case's own) replaces the outer (the runner's) until dropped.
 pub struct Deadline {
     timer: libc::timer_t,
+    outer_due: Option<std::time::Instant>,
+    outer_expired: bool,
 }
 
 impl Deadline {
     pub fn arm(after: Duration) -> std::io::Result<Deadline> {
         install();
-        EXPIRED.with(|e| e.set(false));
+        let outer_expired = EXPIRED.with(|e| e.replace(false));
+        let due = std::time::Instant::now() + after;
+        let outer_due = DUE.with(|d| d.replace(Some(d.get().map_or(due, |o| o.min(due)))));
         // SAFETY: sigevent is zeroed then filled for SIGEV_THREAD_ID, which
         // targets the calling thread (gettid); timer_create writes the id.
         unsafe {
@@ -122,10 +182,19 @@ impl Deadline {
             if libc::timer_settime(timer, 0, &its, std::ptr::null_mut()) != 0 {
                 let e = std::io::Error::last_os_error();
                 libc::timer_delete(timer);
+                DUE.with(|d| d.set(outer_due));
+                EXPIRED.with(|e| e.set(outer_expired));
                 return Err(e);
             }
-            Ok(Deadline { timer })
+            Ok(Deadline { timer, outer_due, outer_expired })
         }
+    }
+}
+
+impl Deadline {
+    /// Whether this deadline (or an outer one) has passed.
+    pub fn passed(&self) -> bool {
+        EXPIRED.with(|e| e.get()) || remaining() == Some(Duration::ZERO)
     }
 }
 
@@ -133,7 +202,10 @@ impl Drop for Deadline {
     fn drop(&mut self) {
         // SAFETY: the timer was created by timer_create and is deleted once.
         unsafe { libc::timer_delete(self.timer) };
-        EXPIRED.with(|e| e.set(false));
+        DUE.with(|d| d.set(self.outer_due));
+        // An outer deadline that passed meanwhile is still passed.
+        let outer_passed = self.outer_expired || self.outer_due.is_some_and(|due| due <= std::time::Instant::now());
+        EXPIRED.with(|e| e.set(outer_passed));
     }
 }
 

@@ -122,3 +122,63 @@ fn isolation_settings_are_as_before_after_an_interrupted_run() {
     assert_same(&before, &settings());
     let _ = std::fs::remove_dir_all(d);
 }
+
+#[test]
+fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempdir("isolation-kill");
+    let before = settings();
+    // What a run chooses on an undisturbed machine.
+    let cpus_of = |out: &std::process::Output| {
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(common::only_json(&d)).unwrap()).unwrap();
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "json") {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (doc["settings"]["cpus"].clone(), doc["host"]["cpus_allowed"].clone())
+    };
+    let quick = || {
+        Command::new(env!("CARGO_BIN_EXE_oscycles"))
+            .args([
+                "run",
+                "--suite",
+                "syscall",
+                "--bench",
+                "syscall.getpid",
+                "--batches",
+                "2",
+                "--batch-ms",
+                "0.05",
+                "--quiet",
+                "--results",
+            ])
+            .arg(&d)
+            .output()
+            .unwrap()
+    };
+    let expected = cpus_of(&quick());
+    let mut child = run(&d, "5").spawn().unwrap();
+    let pid = child.id();
+    let journal = format!("/run/oscycles/isolation-{pid}.json");
+    let t = Instant::now();
+    let mut seen = false;
+    while t.elapsed() < Duration::from_secs(60) && !seen {
+        seen = Path::new(&journal).exists() && std::fs::read_to_string(&journal).is_ok_and(|j| j.contains("cpuset"));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for e in std::fs::read_dir(&d).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "json") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let after_kill = quick();
+    assert!(String::from_utf8_lossy(&after_kill.stderr).contains("restor") || !seen, "{}", String::from_utf8_lossy(&after_kill.stderr));
+    assert_eq!(cpus_of(&after_kill), expected, "the first run after the killed one measured elsewhere");
+    assert_same(&before, &settings());
+    let _ = std::fs::remove_dir_all(d);
+}

@@ -95,6 +95,7 @@ fn a_run_document_survives_a_json_round_trip() {
         },
         planned_cases: 0,
         results: vec![],
+        owner: None,
     };
     let mut w = RunWriter::create(&dir, doc).unwrap();
     let quick = registry::find_suite("quick").unwrap();

@@ -80,6 +80,15 @@ impl CaseCtx<'_> {
     }
 }
 
+impl From<crate::watchdog::Stop> for CaseError {
+    fn from(s: crate::watchdog::Stop) -> Self {
+        match s {
+            crate::watchdog::Stop::Interrupted => CaseError::Interrupted,
+            crate::watchdog::Stop::TimedOut => CaseError::Failed(s.describe().into()),
+        }
+    }
+}
+
 impl CaseError {
     /// An I/O error of `what`, or Interrupted when a signal stopped the run.
     pub fn from_io(what: &str, e: std::io::Error) -> Self {

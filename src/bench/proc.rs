@@ -6,8 +6,8 @@
 
 use super::child;
 use std::ffi::CString;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::io::{self, Write};
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcOp {
@@ -79,26 +79,24 @@ pub fn helper_elf() -> Vec<u8> {
     e
 }
 
-/// The helper written to a file, removed on drop.
+/// The helper written to a file in a private directory (0700, made with
+/// mkdtemp) of its own, created exclusively and never reopened for
+/// writing: no other user can replace what root executes. Removed on drop.
 pub struct Helper {
-    path: PathBuf,
+    _dir: tempfile::TempDir,
     c_path: CString,
 }
 
 impl Helper {
     pub fn create(dir: &Path) -> io::Result<Helper> {
-        use std::os::unix::fs::PermissionsExt;
-        let path = dir.join(super::scratch::unique_name("exit7"));
-        std::fs::write(&path, helper_elf())?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+        let private = tempfile::Builder::new().prefix("oscycles-exec-").tempdir_in(dir)?;
+        let path = private.path().join("exit7");
+        {
+            let mut f = super::scratch::create_new(&path, 0o700)?;
+            f.write_all(&helper_elf())?;
+        }
         let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
-        Ok(Helper { path, c_path })
-    }
-}
-
-impl Drop for Helper {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        Ok(Helper { _dir: private, c_path })
     }
 }
 
@@ -255,7 +253,10 @@ mod tests {
     fn the_helper_is_a_valid_static_elf() {
         let dir = std::env::temp_dir();
         let h = Helper::create(&dir).unwrap();
-        let st = std::process::Command::new(&h.path).status().unwrap();
+        let path = std::path::PathBuf::from(h.c_path.to_str().unwrap());
+        let dir_mode = std::os::unix::fs::MetadataExt::mode(&std::fs::metadata(path.parent().unwrap()).unwrap());
+        assert_eq!(dir_mode & 0o777, 0o700, "the helper's directory is private");
+        let st = std::process::Command::new(&path).status().unwrap();
         assert_eq!(st.code(), Some(HELPER_STATUS));
         assert_eq!(helper_elf().len(), 64 + 56 + 12);
     }

@@ -1,15 +1,119 @@
-//! Files that benchmarks lay out in the scratch directory (`--scratch`),
-//! removed when dropped, also when a case fails.
+//! Files oscycles lays out, and where: every run gets a private directory
+//! (`mkdtemp`, mode 0700, owned by whoever runs oscycles) under the scratch
+//! base (`--scratch`, default the system's temporary directory), and every
+//! file inside it is created exclusively (`O_CREAT|O_EXCL|O_NOFOLLOW`). No
+//! other user can see, plant, replace or redirect a file oscycles uses, even
+//! where `fs.protected_symlinks` and `fs.protected_regular` are off.
+//!
+//! A run holds an exclusive `flock` on `lock` inside its directory for as
+//! long as it lives; the lock goes with the process however it ends, so the
+//! next run removes the directories whose lock nobody holds (a SIGKILLed
+//! run's blk file, load tree, QEMU initramfs...).
 
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
+/// Names of run directories: `oscycles-run-` and random characters.
+pub const RUN_DIR_PREFIX: &str = "oscycles-run-";
+const LOCK: &str = "lock";
+/// A directory without a lock file is taken for one being set up (the lock
+/// is created a moment after the directory) until it is this old.
+const SETUP_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A name no other file of this process uses (threads of one process may
-/// lay out files at the same time).
+/// lay out files at the same time). Only for use inside a private directory.
 pub fn unique_name(prefix: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     format!("oscycles-{prefix}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Creates `path` exclusively for writing, never following a symlink:
+/// fails with `AlreadyExists` if anything is there.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    OpenOptions::new().write(true).read(true).create_new(true).mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
+/// A private directory (0700) for one run, removed with everything in it on
+/// drop; while it lives its lock is held.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: tempfile::TempDir,
+    _lock: File,
+}
+
+impl RunDir {
+    /// A new private directory under `base`, after removing the directories
+    /// dead runs left there. Returns the lines saying what was removed.
+    pub fn create(base: &Path) -> io::Result<(RunDir, Vec<String>)> {
+        let reaped = reap_dead(base);
+        let dir = tempfile::Builder::new().prefix(RUN_DIR_PREFIX).tempdir_in(base)?;
+        let lock = create_new(&dir.path().join(LOCK), 0o600)?;
+        // SAFETY: flock on a descriptor this function owns.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((RunDir { dir, _lock: lock }, reaped))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Removes the run directories under `base` that belong to this user and
+/// whose lock no live process holds. Never follows a symlink (an entry is
+/// examined with lstat and must be a directory this user owns).
+pub fn reap_dead(base: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(base) else { return vec![] };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with(RUN_DIR_PREFIX) {
+            continue;
+        }
+        let path = e.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if !meta.is_dir() || meta.uid() != me {
+            continue;
+        }
+        if is_dead(&path, &meta) {
+            let bytes = du(&path);
+            if std::fs::remove_dir_all(&path).is_ok() {
+                out.push(format!("removed {} ({} MiB) left by a run that ended without cleaning up", path.display(), bytes >> 20));
+            }
+        }
+    }
+    out
+}
+
+fn is_dead(dir: &Path, meta: &std::fs::Metadata) -> bool {
+    match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(dir.join(LOCK)) {
+        Ok(f) => {
+            // SAFETY: flock on a descriptor owned by f; released when f closes.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > SETUP_GRACE)
+        }
+        Err(_) => false,
+    }
+}
+
+fn du(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => du(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
 }
 
 pub struct ScratchFile {
@@ -18,12 +122,12 @@ pub struct ScratchFile {
 }
 
 impl ScratchFile {
-    /// A file of `bytes` bytes of a known pattern, written and left in the
-    /// page cache.
+    /// A file of `bytes` bytes of a known pattern, created exclusively in
+    /// `dir` (a private directory), written and left in the page cache.
     pub fn create(dir: &Path, name: &str, bytes: u64) -> io::Result<ScratchFile> {
         let path = dir.join(unique_name(name));
+        let mut file = create_new(&path, 0o600)?;
         let f = ScratchFile { path, bytes };
-        let mut file = std::fs::File::create(&f.path)?;
         let chunk: Vec<u8> = (0..1 << 16).map(|i| (i % 251) as u8).collect();
         let mut left = bytes;
         while left > 0 {
@@ -39,5 +143,47 @@ impl ScratchFile {
 impl Drop for ScratchFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_dir_is_private_and_locked_and_reaped_only_when_dead() {
+        let base = tempfile::tempdir().unwrap();
+        let (live, _) = RunDir::create(base.path()).unwrap();
+        let meta = std::fs::metadata(live.path()).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o700);
+        // A live run's directory survives another run's reaping.
+        assert!(reap_dead(base.path()).is_empty());
+        assert!(live.path().exists());
+        // A dead run's: its lock file is there, nobody holds it.
+        let dead = base.path().join(format!("{RUN_DIR_PREFIX}dead"));
+        std::fs::create_dir(&dead).unwrap();
+        std::fs::write(dead.join(LOCK), b"").unwrap();
+        std::fs::write(dead.join("big"), vec![0u8; 4096]).unwrap();
+        // A symlink with the prefix is never followed.
+        let target = tempfile::tempdir().unwrap();
+        std::fs::write(target.path().join(LOCK), b"").unwrap();
+        std::os::unix::fs::symlink(target.path(), base.path().join(format!("{RUN_DIR_PREFIX}link"))).unwrap();
+        let removed = reap_dead(base.path());
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert!(!dead.exists());
+        assert!(target.path().join(LOCK).exists());
+        let p = live.path().to_path_buf();
+        drop(live);
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn scratch_files_refuse_what_is_already_there() {
+        let base = tempfile::tempdir().unwrap();
+        let f = ScratchFile::create(base.path(), "t", 100_000).unwrap();
+        assert_eq!(std::fs::metadata(&f.path).unwrap().len(), 100_000);
+        let p = base.path().join("planted");
+        std::os::unix::fs::symlink("/etc/passwd", &p).unwrap();
+        assert_eq!(create_new(&p, 0o600).unwrap_err().kind(), io::ErrorKind::AlreadyExists);
     }
 }

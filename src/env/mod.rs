@@ -51,6 +51,9 @@ impl Env {
     pub fn names() -> String {
         Env::ALL.map(|e| e.name()).join(", ")
     }
+    pub fn is_qemu(self) -> bool {
+        matches!(self, Env::QemuTcg | Env::QemuKvm)
+    }
 }
 
 /// How guests are built and how long to wait for them.
@@ -197,6 +200,7 @@ pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, Str
                 cmd.arg("--container").arg("--cpus-limit").arg(o.vm_cpus.to_string()).arg("--mem-mib").arg(o.vm_mem_mib.to_string());
             }
             cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            crate::watchdog::die_with_parent(&mut cmd);
             let start = Instant::now();
             let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
             let pid = child.id();

@@ -66,7 +66,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), 
         ));
     }
     let bin = std::fs::read(exe).map_err(|e| e.to_string())?;
-    let f = std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let f = crate::bench::scratch::create_new(path, 0o600).map_err(|e| format!("creating {}: {e}", path.display()))?;
     let mut c = Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run"] {
@@ -79,16 +79,36 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), 
     w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
+/// Checks a QEMU machine type (`--machine`) against the list this QEMU
+/// prints (`-machine help`).
+pub fn check_machine(machine: &str) -> Result<(), String> {
+    let out = Command::new(QEMU)
+        .args(["-machine", "help"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("the qemu environments need {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let known: Vec<&str> = text.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    if known.contains(&machine) {
+        Ok(())
+    } else {
+        let common: Vec<&str> = known.iter().copied().filter(|m| ["q35", "pc", "microvm", "isapc"].contains(m)).collect();
+        Err(format!("--machine {machine:?}: {QEMU} has no such machine type; try {} (`{QEMU} -machine help` lists all)", common.join(", ")))
+    }
+}
+
 pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
     if kvm {
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
-    std::fs::create_dir_all(&o.work).map_err(|e| e.to_string())?;
+    // o.work is the run's private directory; the names are unique in it and
+    // created exclusively.
     let tag = crate::bench::scratch::unique_name(name);
     let initrd = o.work.join(format!("{tag}.cpio"));
     let console = o.work.join(format!("{tag}.console.log"));
+    crate::bench::scratch::create_new(&console, 0o600).map_err(|e| format!("creating {}: {e}", console.display()))?;
     write_initramfs(&initrd, &o.exe, spec)?;
     let mut cmd = Command::new(QEMU);
     cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
@@ -103,6 +123,7 @@ pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, St
     cmd.arg("-serial").arg(format!("file:{}", console.display()));
     cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
     let super::Ended { messages, status, why, stderr: qemu_err } = supervise(child, start, o.init_timeout, o.run_timeout);
@@ -135,10 +156,10 @@ mod tests {
     fn tells_static_from_dynamic_executables() {
         // /bin/sh is dynamically linked on every Debian.
         assert!(!is_static(Path::new("/bin/sh")).unwrap());
-        let helper = std::env::temp_dir().join(crate::bench::scratch::unique_name("static-elf"));
+        let dir = tempfile::tempdir().unwrap();
+        let helper = dir.path().join("static-elf");
         std::fs::write(&helper, crate::bench::proc::helper_elf()).unwrap();
         let s = is_static(&helper).unwrap();
-        std::fs::remove_file(&helper).unwrap();
         assert!(s, "the 132-byte helper has no interpreter");
     }
 }

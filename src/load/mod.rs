@@ -100,7 +100,8 @@ impl Load {
             return Err(why);
         }
         let dir = scratch.join(crate::bench::scratch::unique_name(&format!("load-{}", kind.name())));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        // Inside the run's private directory; a name already there is refused.
+        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
         let mut load = Load { kind, cpus: cpus.to_vec(), dir, child: None, group: None, containment: String::new() };
         if kind == LoadKind::Build {
             build::generate(&load.dir).map_err(|e| format!("writing the build tree in {}: {e}", load.dir.display()))?;
@@ -116,7 +117,7 @@ impl Load {
             }
             Err(e) => load.containment = format!("process group only ({e})"),
         }
-        let log = std::fs::File::create(load.dir.join("worker.log")).map_err(|e| e.to_string())?;
+        let log = crate::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600).map_err(|e| e.to_string())?;
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
         load.group = group.ok();

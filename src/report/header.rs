@@ -12,6 +12,9 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         RunStatus::Complete => String::new(),
         RunStatus::Running => format!(" [INCOMPLETE: {} of {} cases saved; the run did not finish]", doc.results.len(), doc.planned_cases),
         RunStatus::Interrupted => format!(" [INTERRUPTED: {} of {} cases saved]", doc.results.len(), doc.planned_cases),
+        RunStatus::Killed => {
+            format!(" [KILLED: {} of {} cases saved; the process died without finishing]", doc.results.len(), doc.planned_cases)
+        }
     };
     s += &format!("oscycles {} (git {}), run {} at {}{status}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at);
     s += &format!(

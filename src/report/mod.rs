@@ -2,6 +2,7 @@
 //! code never prints; this module never measures.
 
 pub mod compare;
+pub mod doctor;
 pub mod env;
 pub mod export;
 pub mod header;
@@ -20,6 +21,17 @@ pub mod table;
 use crate::registry::{self, Family};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use table::{Table, percent};
+
+/// Text safe to print on a terminal: control characters (escape sequences
+/// included) that a document may carry in its strings are shown as `\u{..}`
+/// escapes instead of being obeyed; newlines and tabs stay.
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
 
 /// One line on how noisy a table's cells were.
 pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
@@ -172,4 +184,15 @@ pub fn render_list() -> String {
     }
     s += &st.render();
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_for_the_terminal() {
+        assert_eq!(for_terminal("a\tb\nc"), "a\tb\nc");
+        assert_eq!(for_terminal("x\x1b[2Jy\u{9b}z\r"), "x\\u{1b}[2Jy\\u{9b}z\\u{d}");
+    }
 }

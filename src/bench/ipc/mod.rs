@@ -269,12 +269,15 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
     Ok((owned(fds[0]), owned(fds[1])))
 }
 
-/// A named FIFO opened for reading and for writing, then unlinked, so that
-/// nothing is left behind. O_RDWR keeps either open from blocking.
+/// A named FIFO in a private directory of its own (0700), opened for
+/// reading and for writing, then removed with its directory, so that nothing
+/// is left behind. O_RDWR keeps either open from blocking.
 fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let path = std::env::temp_dir().join(format!("oscycles-fifo-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let dir = tempfile::Builder::new()
+        .prefix("oscycles-fifo-")
+        .tempdir()
+        .map_err(|e| IpcError::Sys { op: "mkdtemp", errno: e.raw_os_error().unwrap_or(libc::EIO) })?;
+    let path = dir.path().join("fifo");
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| IpcError::Sys { op: "mkfifo", errno: libc::EINVAL })?;
     // SAFETY: c is a NUL-terminated path.
     if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
@@ -287,8 +290,7 @@ fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
     };
     let r = open();
     let w = open();
-    // SAFETY: c is a NUL-terminated path.
-    unsafe { libc::unlink(c.as_ptr()) };
+    drop(dir);
     Ok((r?, w?))
 }
 

@@ -1,0 +1,414 @@
+//! Safety against other local users and careless input: planted files and
+//! symlinks are never followed, truncated, written or executed; documents are
+//! bounded and their ids cannot name files outside a directory; deadlines
+//! hold for CPU-bound cases; nothing a SIGKILLed run started outlives it.
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{only_json, tempdir};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_oscycles")
+}
+
+fn oscycles(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("the binary runs")
+}
+
+fn refused(args: &[&str], needle: &str) -> Output {
+    let out = oscycles(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should exit 2; stderr: {err}");
+    assert!(err.contains(needle), "{args:?}: stderr should mention '{needle}': {err}");
+    out
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// An unprivileged user for the duration of a test, removed on drop.
+struct OtherUser {
+    name: String,
+    uid: u32,
+}
+
+impl OtherUser {
+    fn create() -> OtherUser {
+        let name = format!("oscprobe{}", std::process::id() % 100_000);
+        let st = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", &name]).status().expect("useradd runs");
+        assert!(st.success(), "useradd {name}");
+        let out = Command::new("id").args(["-u", &name]).output().unwrap();
+        let uid = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        OtherUser { name, uid }
+    }
+}
+
+impl Drop for OtherUser {
+    fn drop(&mut self) {
+        let _ = Command::new("userdel").arg(&self.name).status();
+    }
+}
+
+/// fs.protected_symlinks and fs.protected_regular at 0 for the test (as on
+/// many hosts and containers), restored on drop.
+struct Unprotected(Vec<(PathBuf, String)>);
+
+impl Unprotected {
+    fn set() -> Unprotected {
+        let mut saved = Vec::new();
+        for k in ["protected_symlinks", "protected_regular", "protected_fifos"] {
+            let p = PathBuf::from("/proc/sys/fs").join(k);
+            if let Ok(v) = std::fs::read_to_string(&p) {
+                let _ = std::fs::write(&p, "0");
+                saved.push((p, v.trim().to_string()));
+            }
+        }
+        Unprotected(saved)
+    }
+}
+
+impl Drop for Unprotected {
+    fn drop(&mut self) {
+        for (p, v) in &self.0 {
+            let _ = std::fs::write(p, v);
+        }
+    }
+}
+
+/// Runs the shell script as `uid` (fed on standard input: it is long).
+fn as_user(uid: u32, script: &str) {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let mut ch = Command::new("sh").arg("-e").stdin(Stdio::piped()).uid(uid).gid(uid).spawn().unwrap();
+    ch.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    assert!(ch.wait().unwrap().success(), "as uid {uid}: the planting script failed");
+}
+
+/// What a directory holds, by name: (file type, mode, uid, content or link target).
+fn snapshot(dir: &Path) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            let what = if m.file_type().is_symlink() {
+                format!("link -> {}", std::fs::read_link(e.path()).unwrap().display())
+            } else if m.is_file() {
+                format!("file {:o} uid {} {:?}", m.mode(), m.uid(), std::fs::read(e.path()).unwrap())
+            } else {
+                format!("other {:o} uid {}", m.mode(), m.uid())
+            };
+            (e.file_name().to_string_lossy().into_owned(), what)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it creates a user and runs oscycles as root against it)");
+        return;
+    }
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let shared = tempdir("planted");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // A root file the attacker wants truncated, and a marker the attacker's
+    // script would write if root ran it.
+    let private = tempdir("planted-root");
+    let precious = private.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    let marker = shared.join("ran-as-root");
+    let s = shared.display();
+    // Every name the old scheme used, for the next pids: exec helpers that
+    // are world-writable scripts, and symlinks to the root file for probes,
+    // scratch files, fifos, initramfs and console logs.
+    let next: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid").ok().and_then(|t| t.trim().parse().ok()).unwrap_or(1000);
+    let mut script = String::new();
+    for pid in next..next + 60 {
+        for n in 0..4 {
+            script += &format!(
+                "printf '#!/bin/sh\\nid > {marker}\\n' > {s}/oscycles-exit7-{pid}-{n}; chmod 0777 {s}/oscycles-exit7-{pid}-{n}\n",
+                marker = marker.display()
+            );
+            for name in ["blk", "file_rd", "mmap_rd", "pagefault", "qemu-tcg", "load-io", "load-build", "env-results"] {
+                script += &format!("ln -s {} {s}/oscycles-{name}-{pid}-{n}\n", precious.display());
+            }
+            script += &format!("ln -s {} {s}/oscycles-qemu-tcg-{pid}-{n}.cpio\n", precious.display());
+            script += &format!("ln -s {} {s}/oscycles-qemu-tcg-{pid}-{n}.console.log\n", precious.display());
+            script += &format!("ln -s {} {s}/oscycles-fifo-{pid}-{n}\n", precious.display());
+        }
+        script += &format!("ln -s {} {s}/.oscycles-probe-{pid}\n", precious.display());
+    }
+    // The attacker cannot read the root directory, but may link to the file.
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    as_user(user.uid, &script);
+    let planted = snapshot(&shared);
+    assert!(planted.len() > 1000, "planted {} names", planted.len());
+
+    // Meanwhile the attacker watches the shared directory and tries to plant
+    // inside anything new oscycles makes there.
+    let watcher = {
+        use std::os::unix::process::CommandExt;
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "while :; do for d in {s}/oscycles-run-*; do [ -d \"$d\" ] && ln -s {} \"$d/lock\" 2>/dev/null && echo \"$d\" >> {s}/entered; done; sleep 0.01; done",
+                precious.display()
+            ))
+            .uid(user.uid)
+            .gid(user.uid)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let results = shared.join("results");
+    let out = oscycles(&[
+        "run",
+        "--suite",
+        "syscall,lmbench,l4-ipc,blk",
+        "--bench",
+        "syscall.getpid,proc.exec,proc.fork,bw.file-rd,bw.mmap-rd,pagefault.file,ipc.fifo,blk.read",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.2",
+        "--point-ms",
+        "20",
+        "--quiet",
+        "--scratch",
+        shared.to_str().unwrap(),
+        "--results",
+        shared.to_str().unwrap(),
+        "--db",
+        results.with_extension("sqlite").to_str().unwrap(),
+    ]);
+    let mut watcher = watcher;
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&precious).unwrap(), b"root's data", "the root file is untouched");
+    assert!(!marker.exists(), "root ran the attacker's script");
+    assert!(!shared.join("entered").exists(), "the attacker planted inside oscycles' private directory");
+    // Every planted name is as it was; what oscycles added is its run
+    // document and store, nothing else (its private directory is gone).
+    let after = snapshot(&shared);
+    let added: Vec<&(String, String)> = after.iter().filter(|e| !planted.contains(e)).collect();
+    assert_eq!(planted.iter().filter(|e| !after.contains(e)).count(), 0, "a planted name changed");
+    for (name, what) in &added {
+        assert!(name.ends_with(".json") || name.starts_with("results.sqlite"), "unexpected {name}: {what}");
+        assert!(what.contains("uid 0"), "{name} belongs to root: {what}");
+    }
+    // The lmbench exec row timed oscycles' own helper.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&shared)).unwrap()).unwrap();
+    let exec = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "proc.exec").unwrap();
+    assert_eq!(exec["status"], "ok", "{exec}");
+    let _ = std::fs::remove_dir_all(&shared);
+    let _ = std::fs::remove_dir_all(&private);
+}
+
+/// A minimal valid run document with this id.
+fn doc_with_id(dir: &Path, id: &str) -> PathBuf {
+    let fixture = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&fixture).unwrap();
+    v["id"] = serde_json::json!(id);
+    let p = dir.join(format!("doc-{}.json", id.len()));
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn hostile_ids_name_no_file_and_reach_no_terminal() {
+    let d = tempdir("hostile-ids");
+    let out_dir = d.join("out");
+    let db = d.join("store.sqlite");
+    for id in ["../../../escaped", "/tmp/absolute-escape", "a/b", "..", ""] {
+        let doc = doc_with_id(&d, id);
+        refused(&["report", doc.to_str().unwrap(), "--json", out_dir.to_str().unwrap()], "is not a valid run id");
+        refused(&["import", doc.to_str().unwrap(), "--db", db.to_str().unwrap()], "is not a valid run id");
+    }
+    assert!(!d.join("escaped.json").exists() && !Path::new("/tmp/absolute-escape.json").exists());
+    // A control-character id is refused, and its text never reaches the
+    // terminal raw.
+    let doc = doc_with_id(&d, "x\u{1b}]0;pwned\u{7}\u{1b}[2J");
+    let out = refused(&["show", doc.to_str().unwrap()], "is not a valid run id");
+    assert!(!out.stderr.contains(&0x1b) && !out.stdout.contains(&0x1b), "an escape sequence reached the terminal");
+    // A store written by an older oscycles may hold any id: report refuses it too.
+    {
+        let mut bad: oscycles::results::RunDoc =
+            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap())
+                .unwrap();
+        bad.id = "../../stored-escape".into();
+        oscycles::db::Db::open(&db).unwrap().insert(&bad, "test").unwrap();
+    }
+    refused(&["report", "../../stored-escape", "--db", db.to_str().unwrap(), "--json", out_dir.to_str().unwrap()], "is not a valid run id");
+    assert!(!d.join("stored-escape.json").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn documents_are_read_with_a_bound() {
+    let d = tempdir("bounded");
+    for args in [vec!["show", "/dev/zero"], vec!["compare", "/dev/zero", "/dev/zero"], vec!["import", "/dev/zero"]] {
+        let t = Instant::now();
+        let mut args = args;
+        let db = d.join("s.sqlite");
+        if args[0] == "import" {
+            args.extend(["--db", db.to_str().unwrap()]);
+        }
+        refused(&args, "larger than 64 MiB");
+        assert!(t.elapsed() < Duration::from_secs(2), "{args:?} took {:?}", t.elapsed());
+    }
+    let big = d.join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(65 << 20).unwrap();
+    refused(&["show", big.to_str().unwrap()], "larger than 64 MiB");
+    refused(&["report", big.to_str().unwrap(), "--csv", "-"], "larger than 64 MiB");
+    refused(&["show", d.to_str().unwrap()], "is a directory");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn inputs_that_cannot_work_are_refused_with_exit_code_2() {
+    let d = tempdir("refused-inputs");
+    let r = d.to_str().unwrap();
+    let mem_kib: u64 = std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap();
+    let twice = format!("{}M", mem_kib * 2 / 1024);
+    refused(&["run", "--results", r, "--suite", "stream", "--mem-bytes", &twice], "--mem-bytes");
+    refused(&["runs", "--since", "notadate"], "'notadate' is not a date");
+    refused(&["runs", "--since", "2026-13-01"], "is not a date");
+    refused(&["run", "--results", r, "--kernel", "/nonexistent"], "--kernel /nonexistent: no such file");
+    if Command::new("qemu-system-x86_64").arg("--version").output().is_ok() {
+        refused(&["run", "--results", r, "--env", "qemu-tcg", "--machine", "nosuch"], "--machine \"nosuch\"");
+    }
+    refused(&["run", "--results", r, "--cpus", "0,0"], "a CPU is named twice");
+    let garbage = d.join("garbage.sqlite");
+    std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
+    refused(&["run", "--results", r, "--db", garbage.to_str().unwrap()], "--db");
+    refused(&["run", "--results", r, "--db", r], "is a directory");
+    refused(&["runs", "--db", garbage.to_str().unwrap()], "--db");
+    if Path::new("/dev/shm").is_dir() {
+        refused(&["run", "--results", r, "--suite", "blk", "--scratch", "/dev/shm"], "is tmpfs");
+    }
+    // import is all or nothing.
+    let good = doc_with_id(&d, "a-good-run");
+    let bad = d.join("bad.json");
+    std::fs::write(&bad, "{\"schema\": \"oscycles.run\"").unwrap();
+    let db = d.join("store.sqlite");
+    refused(&["import", good.to_str().unwrap(), bad.to_str().unwrap(), "--db", db.to_str().unwrap()], "nothing was imported");
+    let listed = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains("a-good-run"), "the good document was stored");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn timeout_stops_cpu_bound_cases() {
+    let d = tempdir("timeouts");
+    let r = d.to_str().unwrap();
+    for extra in [vec!["--iterations", "1000000000000"], vec!["--batches", "100000", "--batch-ms", "59999"]] {
+        let t = Instant::now();
+        let mut args = vec!["run", "--suite", "syscall", "--bench", "syscall.getpid", "--timeout", "2", "--quiet", "--results", r];
+        args.extend(extra.iter());
+        let out = oscycles(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(t.elapsed() < Duration::from_secs(5), "{extra:?}: {:?}", t.elapsed());
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+        let res = &doc["results"][0];
+        assert_eq!(res["status"], "failed", "{res}");
+        assert!(res["reason"].as_str().unwrap().contains("timed out"), "{res}");
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_sigkilled_run_leaves_no_process_and_its_files_go_with_the_next_run() {
+    let qemu = Command::new("qemu-system-x86_64").arg("--version").output().is_ok_and(|o| o.status.success());
+    let d = tempdir("sigkill");
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let results = d.join("results");
+    let env = if qemu { "qemu-tcg" } else { "container" };
+    let mut child = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--env", env, "--quiet", "--init-timeout", "120"])
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the environment is up: its process mentions the scratch directory.
+    let t = Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while processes_mentioning(&needle).iter().filter(|p| !p.starts_with(&format!("{}:", child.id()))).count() == 0 {
+        assert!(t.elapsed() < Duration::from_secs(60), "no {env} child appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    assert!(std::fs::read_dir(&scratch).unwrap().count() > 0, "the killed run's private directory is still there");
+    // The next command that opens the store marks the run killed.
+    let db = results.join("oscycles.sqlite");
+    let runs = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("killed"), "{}", String::from_utf8_lossy(&runs.stdout));
+    // The next run removes what the dead one left.
+    let out = oscycles(
+        &["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet"]
+            .iter()
+            .copied()
+            .chain(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("left by a run that ended without cleaning up"));
+    let leftovers: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_header_counts_every_case_it_will_save() {
+    let d = tempdir("header-count");
+    let out = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid,syscall.getppid", "--batches", "2", "--batch-ms", "0.05"])
+        .args(["--isolation", "none,pinned", "--results", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("measuring 4 cases"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(4 of 4 cases"));
+    let _ = std::fs::remove_dir_all(&d);
+}
