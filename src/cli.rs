@@ -57,13 +57,71 @@ pub enum Command {
     },
     /// Reports over runs: a self-contained HTML page with plots, Markdown tables, CSV, or the JSON documents.
     Report(ReportArgs),
-    /// Compare two saved runs case by case, with B's performance relative to A's.
-    Compare {
-        /// The baseline run.
-        a: PathBuf,
-        /// The run compared with it.
-        b: PathBuf,
+    /// Compare two saved runs case by case: B's performance relative to A's
+    /// with its 95% interval and a verdict (faster, slower, same, unsure).
+    Compare(CompareArgs),
+    /// Saved baselines: runs to compare later runs with (`compare --baseline`).
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
     },
+    /// Check this machine for what makes measurements noisy (governor,
+    /// turbo, SMT, busy CPUs, irqbalance, swap, THP...), with the command
+    /// that fixes each; changes nothing.
+    Doctor {
+        /// The CPUs a run would measure on (default: the first two allowed).
+        #[arg(long, value_name = "LIST")]
+        cpus: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BaselineAction {
+    /// Save runs as baseline NAME (several runs of one build pool their rounds).
+    Save {
+        name: String,
+        /// Run documents written by `oscycles run`.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// Where baselines live: DIR/baselines/NAME.json.
+        #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
+        results: PathBuf,
+    },
+    /// List the saved baselines.
+    List {
+        #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
+        results: PathBuf,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A B (B against A), or with --baseline just the run to check.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Compare the run with this saved baseline (`oscycles baseline save`).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// Where baselines live (DIR/baselines).
+    #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
+    pub results: PathBuf,
+    /// Regression gate: exit 1 when a cell is significantly worse than A
+    /// (or the baseline) by more than this, e.g. 5%; the cells are listed.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_above: Option<f64>,
+    /// Equivalence margin: `same` when the interval of the ratio lies within
+    /// 1 +- this; `faster`/`slower` only when it lies wholly beyond. Default 5%.
+    #[arg(long, default_value = "5%", value_name = "PCT", value_parser = parse_percent)]
+    pub margin: f64,
+}
+
+/// "5%" or "5" (percent) or "0.05"?: percent always, 0 < p < 1000.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%');
+    match t.parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1000.0 => Ok(v / 100.0),
+        _ => Err(format!("'{s}' is not a percentage: use a number above 0, e.g. 5% or 2.5")),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -159,6 +217,25 @@ pub struct RunArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Rounds: the plan runs this many times, each round in a fresh process
+    /// (new address space, new placement) with the cases in a new random
+    /// order; a cell's median and its 95% interval rest on every round's
+    /// batches. Cases measured over a fixed time (net, blk, noise, control
+    /// loop, boot, microvm, STREAM, AIM, packet stream) run in the first round
+    /// only. Comparisons need at least 5 rounds a side to give a verdict.
+    /// Default: 5.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: Option<u32>,
+    /// Seed of the case order (default: from the clock; the document records it).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// (internal) This process is round K of a run: it measures, saves its
+    /// document and prints nothing.
+    #[arg(long, hide = true, value_name = "K")]
+    pub round: Option<u32>,
+    /// (internal) The TSC rate the parent calibrated, so rounds skip it.
+    #[arg(long, hide = true, value_name = "HZ")]
+    pub tsc_hz: Option<f64>,
 }
 
 #[derive(Args, Debug)]

@@ -96,6 +96,19 @@ pub fn tsc_hz_hint() -> f64 {
     }
 }
 
+/// The clock with a TSC rate calibrated elsewhere (a run's parent process);
+/// the read overhead is measured here.
+pub fn known_tsc(hz: f64) -> ClockInfo {
+    LAST_TSC_HZ.store(hz as u64, std::sync::atomic::Ordering::Relaxed);
+    ClockInfo {
+        source: "tsc (rdtscp; lfence); rate from the run's parent".into(),
+        tsc_hz: hz,
+        tsc_hz_spread: 0.0,
+        cpuid_tsc_hz: arch::cpuid_tsc_hz(),
+        overhead_cycles: read_overhead(&Tsc, 10_000),
+    }
+}
+
 /// Calibrates the TSC: median of `rounds` rounds of `interval` each.
 pub fn calibrate_tsc(rounds: usize, interval: Duration) -> ClockInfo {
     let mut hz: Vec<f64> = (0..rounds.max(1)).map(|_| calibration_round(interval)).collect();

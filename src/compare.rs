@@ -1,8 +1,13 @@
 //! Comparing two runs: every case present in both, the relative performance
 //! of B against A (above 1 means B is better, whichever way the metric
-//! improves), and whether the difference is within the runs' own noise.
+//! improves) with its 95% interval, and a verdict (`faster`, `slower`,
+//! `same`, `unsure`) that respects rounds: the interval is a bootstrap over
+//! rounds then batches, the test a Mann-Whitney U over round medians (see
+//! `uncertainty`). Where a document has no raw samples (schema version 1)
+//! the ratio stands alone and the verdict is `unsure`.
 
 use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
+use crate::uncertainty::{self, Interval, Policy, Verdict};
 
 /// B's performance relative to A's: A/B for costs, B/A for rates.
 pub fn relative(a: &Metric, b: &Metric) -> f64 {
@@ -12,11 +17,55 @@ pub fn relative(a: &Metric, b: &Metric) -> f64 {
     }
 }
 
-/// Within noise: the medians differ by at most twice the larger of the two
-/// runs' spreads (CV x median, i.e. one standard deviation across batches).
-pub fn within_noise(a: &Metric, b: &Metric) -> bool {
-    let spread = |m: &Metric| m.summary.cv * m.summary.median.abs();
-    (a.summary.median - b.summary.median).abs() <= 2.0 * spread(a).max(spread(b))
+/// A comparison of one metric of one cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    /// B's performance relative to A's (medians).
+    pub ratio: f64,
+    pub interval: Option<Interval>,
+    /// Mann-Whitney U over round medians, two-sided.
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+    /// Rounds a side that would likely settle an `unsure`.
+    pub rounds_needed: Option<usize>,
+    pub rounds: (usize, usize),
+}
+
+/// A seed from a cell's name, so that the same two documents always give
+/// the same intervals.
+pub fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Compares metric B with metric A under `policy`.
+pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+    let rounds = (a.samples.len(), b.samples.len());
+    let c = (!a.samples.is_empty() && !b.samples.is_empty())
+        .then(|| uncertainty::compare(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .flatten();
+    match c {
+        Some(c) => {
+            Judged { ratio: c.ratio, interval: Some(c.interval), p: Some(c.p), verdict: c.verdict, rounds_needed: c.rounds_needed, rounds }
+        }
+        None => Judged {
+            ratio: relative(a, b),
+            interval: None,
+            p: None,
+            verdict: Verdict::Unsure,
+            rounds_needed: Some(policy.min_rounds),
+            rounds,
+        },
+    }
+}
+
+/// The verdict as a table shows it.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::Same => "same",
+        Verdict::Unsure => "unsure",
+    }
 }
 
 /// One compared case.
@@ -24,12 +73,12 @@ pub fn within_noise(a: &Metric, b: &Metric) -> bool {
 pub struct Row {
     pub benchmark: String,
     pub params: String,
+    pub family: String,
     pub metric: String,
     pub unit: String,
     pub a: f64,
     pub b: f64,
-    pub relative: f64,
-    pub within_noise: bool,
+    pub judged: Judged,
 }
 
 /// Where a result was measured, as compared: environment, load, isolation.
@@ -40,7 +89,7 @@ fn context(r: &CaseResult, doc: &RunDoc) -> (String, String, String) {
 
 /// The first metric of every case measured in both runs (same benchmark,
 /// parameters, environment, load and isolation), in A's order.
-pub fn rows(a: &RunDoc, b: &RunDoc) -> Vec<Row> {
+pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
     a.results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok)
@@ -58,18 +107,52 @@ pub fn rows(a: &RunDoc, b: &RunDoc) -> Vec<Row> {
             if (ctx.1.as_str(), ctx.2.as_str()) != ("idle", "pinned") {
                 label = format!("{label} [{}/{}]", ctx.1, ctx.2).trim().to_string();
             }
+            let seed = seed_of(&format!("{} {label} {}", ra.benchmark, ma.name));
             Some(Row {
                 benchmark: ra.benchmark.clone(),
                 params: label,
+                family: ra.family.clone(),
                 metric: ma.name.clone(),
                 unit: ma.unit.clone(),
                 a: ma.summary.median,
                 b: mb.summary.median,
-                relative: relative(ma, mb),
-                within_noise: within_noise(ma, mb),
+                judged: judge(ma, mb, policy, seed),
             })
         })
         .collect()
+}
+
+/// The rows that fail a regression gate: B significantly worse than A by
+/// more than `fail_above` (0.05 = 5%).
+pub fn regressions(rows: &[Row], fail_above: f64) -> Vec<&Row> {
+    rows.iter()
+        .filter(|r| {
+            r.judged.interval.is_some_and(|i| {
+                let c = uncertainty::Comparison {
+                    ratio: r.judged.ratio,
+                    interval: i,
+                    p: r.judged.p.unwrap_or(1.0),
+                    verdict: r.judged.verdict,
+                    rounds_needed: r.judged.rounds_needed,
+                };
+                uncertainty::gate(&c, fail_above)
+            })
+        })
+        .collect()
+}
+
+/// How many rows got each verdict: faster, slower, same, unsure.
+pub fn tally(rows: &[Row]) -> [usize; 4] {
+    let mut t = [0; 4];
+    for r in rows {
+        t[match r.judged.verdict {
+            Verdict::Faster => 0,
+            Verdict::Slower => 1,
+            Verdict::Same => 2,
+            Verdict::Unsure => 3,
+        }] += 1;
+    }
+    t
 }
 
 #[cfg(test)]
@@ -77,20 +160,37 @@ mod tests {
     use super::*;
     use crate::stats::Summary;
 
-    fn metric(median: f64, cv: f64, better: Better) -> Metric {
-        let s = Summary { n: 10, min: median, median, mean: median, p99: median, p999: median, max: median, stddev: cv * median, cv };
-        Metric { name: "m".into(), unit: "u".into(), summary: s, ns: None, better }
+    fn metric(rounds: &[Vec<f64>], better: Better) -> Metric {
+        let pooled: Vec<f64> = rounds.iter().flatten().copied().collect();
+        let s = Summary::of(&pooled).unwrap();
+        Metric { name: "m".into(), unit: "u".into(), summary: s, ns: None, better, samples: rounds.to_vec(), estimate: None }
+    }
+
+    fn rounds(center: f64, n: usize) -> Vec<Vec<f64>> {
+        (0..n).map(|k| (0..5).map(|b| center * (1.0 + 0.002 * ((k * 5 + b) % 7) as f64)).collect()).collect()
     }
 
     #[test]
     fn relative_is_above_one_when_b_is_better() {
-        assert_eq!(relative(&metric(200.0, 0.0, Better::Lower), &metric(100.0, 0.0, Better::Lower)), 2.0);
-        assert_eq!(relative(&metric(100.0, 0.0, Better::Higher), &metric(300.0, 0.0, Better::Higher)), 3.0);
+        assert_eq!(relative(&metric(&[vec![200.0]], Better::Lower), &metric(&[vec![100.0]], Better::Lower)), 2.0);
+        assert_eq!(relative(&metric(&[vec![100.0]], Better::Higher), &metric(&[vec![300.0]], Better::Higher)), 3.0);
     }
 
     #[test]
-    fn noise_is_twice_the_larger_spread() {
-        assert!(within_noise(&metric(100.0, 0.05, Better::Lower), &metric(109.0, 0.01, Better::Lower)));
-        assert!(!within_noise(&metric(100.0, 0.01, Better::Lower), &metric(109.0, 0.01, Better::Lower)));
+    fn verdicts_from_rounds() {
+        let p = Policy::default();
+        let a = metric(&rounds(100.0, 6), Better::Lower);
+        assert_eq!(judge(&a, &metric(&rounds(100.0, 6), Better::Lower), &p, 1).verdict, Verdict::Same);
+        assert_eq!(judge(&a, &metric(&rounds(150.0, 6), Better::Lower), &p, 1).verdict, Verdict::Slower);
+        assert_eq!(judge(&a, &metric(&rounds(50.0, 6), Better::Lower), &p, 1).verdict, Verdict::Faster);
+        // Too few rounds: unsure, and it says how many would do.
+        let j = judge(&metric(&rounds(100.0, 2), Better::Lower), &metric(&rounds(150.0, 2), Better::Lower), &p, 1);
+        assert_eq!((j.verdict, j.rounds_needed), (Verdict::Unsure, Some(p.min_rounds)));
+        // No raw samples (a version 1 document): the ratio, unsure.
+        let mut old = a.clone();
+        old.samples.clear();
+        let j = judge(&old, &metric(&rounds(150.0, 6), Better::Lower), &p, 1);
+        assert_eq!(j.verdict, Verdict::Unsure);
+        assert!(j.interval.is_none());
     }
 }

@@ -22,6 +22,7 @@ pub mod placement;
 pub mod registry;
 pub mod report;
 pub mod results;
+pub mod rounds;
 pub mod runner;
 pub mod stats;
 pub mod store;

@@ -58,7 +58,9 @@ fn main() -> ExitCode {
             Err(e) => Err(anyhow::Error::new(UsageError(e.to_string()))),
         },
         Command::Run(args) => run(*args),
-        Command::Compare { a, b } => compare(&a, &b),
+        Command::Compare(args) => compare(args),
+        Command::Baseline { action } => baseline(action),
+        Command::Doctor { cpus } => doctor(cpus.as_deref()),
         Command::Load(args) => run_loads(args),
         Command::Runs(args) => list_runs(args),
         Command::Import { files, db } => import(&files, db),
@@ -118,7 +120,12 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     store::check_writable(&scratch_base, "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     let db_path = args.db.clone().unwrap_or_else(|| args.results.join(oscycles::db::DEFAULT_NAME));
     oscycles::db::Db::check_path(&db_path).map_err(UsageError)?;
-    let plan = runner::plan(&suites, only.as_deref());
+    let mut plan = runner::plan(&suites, only.as_deref());
+    let child_round = args.round.map(|k| k as usize);
+    if child_round.is_some() {
+        // A round measures; boot is the parent's, per environment.
+        plan.retain(|p| p.benchmark.family != oscycles::registry::Family::Boot);
+    }
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
     }
@@ -146,20 +153,40 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let names = |v: Vec<&str>| v.join(",");
 
-    let clock = clock::calibrate_tsc(5, Duration::from_millis(60));
+    let clock = match args.tsc_hz {
+        Some(hz) if hz > 1e6 => clock::known_tsc(hz),
+        _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
+    };
     let hz = clock.tsc_hz;
+    let rounds = if child_round.is_some() { 1 } else { args.rounds.map_or(oscycles::rounds::DEFAULT_ROUNDS, |r| r as usize) };
+    let round_count = args.rounds.map_or(oscycles::rounds::DEFAULT_ROUNDS, |r| r as usize);
+    let seed = args.seed.unwrap_or_else(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
+    });
+    // Several rounds share the batches: fewer per round, the same total.
+    let (quick_batches, full_batches) = if round_count > 1 { (5, 7) } else { (11, 15) };
     let ex = Execution {
         cpus: cpus.clone(),
         loads: loads.clone(),
         isolations: isolations.clone(),
         exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
-        quick: harness_config(&args, hz, 2.0, 11),
-        full: harness_config(&args, hz, 5.0, 15),
+        quick: harness_config(&args, hz, 2.0, quick_batches),
+        full: harness_config(&args, hz, 5.0, full_batches),
         timeout: Duration::from_secs(args.timeout),
         progress: !args.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         scratch: run_dir.path().to_path_buf(),
         mem_bytes: args.mem_bytes,
         point_ms: args.point_ms,
+        rounds: Some(oscycles::rounds::Rounds {
+            count: rounds,
+            seed,
+            this_round: child_round,
+            args: child_args(&args, false),
+            bench: args.bench.clone(),
+            work: run_dir.path().to_path_buf(),
+            tsc_hz: hz,
+        }),
     };
     let started = now_rfc3339();
     let suite_names: Vec<String> = suites.iter().map(|s| s.name.to_string()).collect();
@@ -186,11 +213,21 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             memory_locked: isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated)),
             harness: ex.harness_for(suites[0].scale),
             case_timeout_s: args.timeout as f64,
+            rounds,
+            round_log: vec![],
         },
         planned_cases: plan.len() * loads.len() * isolations.len() * environments.len(),
         results: vec![],
         owner: oscycles::results::Owner::this(),
     };
+    let mut doc = doc;
+    if child_round.is_none() {
+        // What would make this run noisy, said before it starts (doctor's warnings).
+        let findings = oscycles::doctor::check(&doc.settings.cpus);
+        doc.host
+            .warnings
+            .extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
+    }
     let mut writer = RunWriter::create(&args.results, doc)?;
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it.
@@ -199,9 +236,11 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             eprintln!("oscycles: warning: {e}");
         }
     };
-    record(&writer.doc, writer.path());
-    print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
-    if !args.quiet {
+    if child_round.is_none() {
+        record(&writer.doc, writer.path());
+        print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
+    }
+    if !args.quiet && child_round.is_none() {
         let per =
             if writer.doc.planned_cases == plan.len() { String::new() } else { format!(" ({} per condition and environment)", plan.len()) };
         eprintln!("measuring {} cases{per}; results go to {}", writer.doc.planned_cases, writer.path().display());
@@ -221,12 +260,15 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             guest_mode: args.guest_mode.clone(),
         };
         let boots = if args.batches.is_some_and(|b| b < 5) { 1 } else { 3 };
-        envs::driver::run_envs(&environments, &plan, &ex, &mut writer, &child_args(&args), &opts, boots)?;
+        envs::driver::run_envs(&environments, &plan, &ex, &mut writer, &child_args(&args, true), &opts, boots)?;
         let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
         writer.finish(status)?;
         status
     };
     drop(run_dir);
+    if child_round.is_some() {
+        return Ok(if status == RunStatus::Interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS });
+    }
     let doc = &writer.doc;
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
@@ -277,14 +319,87 @@ fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) ->
     Ok(())
 }
 
-fn compare(a: &std::path::Path, b: &std::path::Path) -> Result<ExitCode> {
+fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
+    store::check_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
+    Ok(results.join("baselines").join(format!("{name}.json")))
+}
+
+/// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate.
+fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
     let load = |p: &std::path::Path| store::load(p).map_err(|e| UsageError(e.to_string()));
-    let (da, db) = (load(a)?, load(b)?);
-    let rows = oscycles::compare::rows(&da, &db);
+    let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
+        (Some(name), [run]) => {
+            let path = baseline_path(&a.results, name)?;
+            if !path.exists() {
+                return Err(
+                    UsageError(format!("no baseline '{name}' in {} (oscycles baseline save {name} RUN...)", a.results.display())).into()
+                );
+            }
+            (load(&path)?, load(run)?, (format!("baseline {name}"), run.display().to_string()))
+        }
+        (Some(_), _) => return Err(UsageError("with --baseline, give just the run to check".into()).into()),
+        (None, [x, y]) => (load(x)?, load(y)?, (x.display().to_string(), y.display().to_string())),
+        (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
+    };
+    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let rows = oscycles::compare::rows(&da, &db, &policy);
     if rows.is_empty() {
-        return Err(UsageError(format!("'{}' and '{}' have no measured case in common", a.display(), b.display())).into());
+        return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
-    print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows)));
+    print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows, &policy)));
+    let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
+    let bad = oscycles::compare::regressions(&rows, limit);
+    if bad.is_empty() {
+        println!("gate: no cell is significantly worse than {} by more than {:.1}%: pass", names.0, limit * 100.0);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("gate: {} cells significantly worse than {} by more than {:.1}%: FAIL", bad.len(), names.0, limit * 100.0);
+    for r in bad {
+        println!("  {} {} {}: rel. {}", r.benchmark, report::for_terminal(&r.params), r.metric, report::compare::ratio_cell(&r.judged));
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// `oscycles baseline save NAME RUN...` and `baseline list`.
+fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
+    match action {
+        cli::BaselineAction::Save { name, runs, results } => {
+            let path = baseline_path(&results, &name)?;
+            let docs = runs.iter().map(|r| store::load(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+            let n = docs.len();
+            let mut pooled = oscycles::rounds::pool(docs, oscycles::compare::seed_of(&name)).expect("at least one run");
+            pooled.id = format!("baseline-{name}");
+            std::fs::create_dir_all(path.parent().expect("a directory"))
+                .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
+            store::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
+                .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
+            println!(
+                "baseline {name}: {n} runs, {} cells, {} rounds, saved as {}",
+                pooled.results.len(),
+                pooled.settings.rounds,
+                path.display()
+            );
+        }
+        cli::BaselineAction::List { results } => {
+            let dir = results.join("baselines");
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(String::from)).collect())
+                .unwrap_or_default();
+            names.sort();
+            for n in &names {
+                println!("{}", report::for_terminal(n));
+            }
+            println!("{} baselines in {}", names.len(), dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles doctor`: what would make measurements noisy here, with fixes.
+fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
+    let cpus = cli::resolve_cpus(cpus)?;
+    let findings = oscycles::doctor::check(&cpus);
+    print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -338,9 +453,10 @@ fn load_worker(a: LoadWorkerArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(code as u8))
 }
 
-/// The arguments an environment's child runs with: the user's, without
-/// what only the host uses (environments, results, guest settings).
-fn child_args(a: &RunArgs) -> Vec<String> {
+/// The arguments an environment's child (`with_bench_and_rounds`) or a
+/// round's process runs with: the user's, without what only the host uses
+/// (environments, results, guest settings).
+fn child_args(a: &RunArgs, with_bench_and_rounds: bool) -> Vec<String> {
     let mut v: Vec<String> = vec!["--suite".into(), a.suite.clone()];
     let mut opt = |k: &str, val: Option<String>| {
         if let Some(x) = val {
@@ -348,7 +464,11 @@ fn child_args(a: &RunArgs) -> Vec<String> {
             v.push(x);
         }
     };
-    opt("--bench", a.bench.clone());
+    if with_bench_and_rounds {
+        opt("--bench", a.bench.clone());
+        opt("--rounds", a.rounds.map(|r| r.to_string()));
+        opt("--seed", a.seed.map(|r| r.to_string()));
+    }
     opt("--cpus", a.cpus.clone());
     opt("--batches", a.batches.map(|b| b.to_string()));
     opt("--batch-ms", a.batch_ms.map(|b| b.to_string()));

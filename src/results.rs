@@ -10,7 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub const SCHEMA: &str = "oscycles.run";
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 added raw samples by round, intervals, rounds and the case
+/// order; version 1 documents still load (they have none of those).
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest version this oscycles reads.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
 pub type Params = Map<String, Value>;
 
@@ -104,6 +108,30 @@ pub struct Settings {
     pub memory_locked: bool,
     pub harness: HarnessConfig,
     pub case_timeout_s: f64,
+    /// Rounds of the plan, each in a fresh process (1 in version 1 documents).
+    #[serde(default = "one")]
+    pub rounds: usize,
+    /// Each round's process, placement and case order (seeded shuffle).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_log: Vec<RoundRecord>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One round as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    pub round: usize,
+    /// The seed of this round's case order.
+    pub seed: u64,
+    pub pid: u32,
+    /// Case labels in the order they ran.
+    pub order: Vec<String>,
+    pub elapsed_s: f64,
+    /// Where it ended: "complete", "failed: ...".
+    pub status: String,
 }
 
 /// Which way a metric improves.
@@ -128,6 +156,13 @@ pub struct Metric {
     pub ns: Option<Summary>,
     #[serde(default)]
     pub better: Better,
+    /// The raw samples (one per batch, in the metric's unit), one list per
+    /// round; empty where the summary is over something else (a histogram).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<Vec<f64>>,
+    /// The median with its 95% interval over rounds and batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::uncertainty::Estimate>,
 }
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
@@ -135,17 +170,89 @@ pub const UNIT_CYCLES: &str = "tsc_cycles";
 impl Metric {
     /// A cost in TSC cycles, with its ns twin.
     pub fn cycles(name: &str, summary: Summary, clock: &ClockInfo) -> Self {
-        Metric { name: name.into(), unit: UNIT_CYCLES.into(), summary, ns: Some(summary.scaled(1e9 / clock.tsc_hz)), better: Better::Lower }
+        Metric {
+            name: name.into(),
+            unit: UNIT_CYCLES.into(),
+            summary,
+            ns: Some(summary.scaled(1e9 / clock.tsc_hz)),
+            better: Better::Lower,
+            samples: vec![],
+            estimate: None,
+        }
     }
 
     /// A rate in `unit` (MB/s, jobs/min...): higher is better.
     pub fn rate(name: &str, unit: &str, summary: Summary) -> Self {
-        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Higher }
+        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Higher, samples: vec![], estimate: None }
     }
 
     /// A cost in a unit other than cycles (seconds, ns, notifications): lower is better.
     pub fn cost(name: &str, unit: &str, summary: Summary) -> Self {
-        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Lower }
+        Metric { name: name.into(), unit: unit.into(), summary, ns: None, better: Better::Lower, samples: vec![], estimate: None }
+    }
+
+    /// The same metric keeping its raw samples (one round's batches), the
+    /// ones its summary was made of. Distributions of thousands of samples
+    /// (noise, jitter) keep their histogram instead.
+    pub fn with_samples(mut self, samples: &[f64]) -> Self {
+        if samples.len() <= MAX_KEPT_SAMPLES {
+            self.samples = vec![samples.to_vec()];
+        }
+        self
+    }
+
+    /// Adds another round's samples: summary and interval are then over
+    /// every round's batches.
+    pub fn absorb(&mut self, other: &Metric) {
+        if self.samples.is_empty() || other.samples.is_empty() {
+            return;
+        }
+        self.samples.extend(other.samples.iter().cloned());
+        let pooled: Vec<f64> = self.samples.iter().flatten().copied().collect();
+        if let Some(s) = crate::stats::Summary::of(&pooled) {
+            if let Some(ns) = &mut self.ns {
+                let factor = if self.summary.median != 0.0 { ns.median / self.summary.median } else { 0.0 };
+                *ns = s.scaled(factor);
+            }
+            self.summary = s;
+        }
+    }
+
+    /// Computes the interval from the samples (seeded: the same samples give
+    /// the same interval).
+    pub fn estimate_now(&mut self, seed: u64) {
+        self.estimate = crate::uncertainty::estimate(&self.samples, seed);
+    }
+}
+
+/// At most this many samples a round are kept in the document.
+pub const MAX_KEPT_SAMPLES: usize = 4096;
+
+impl CaseResult {
+    /// Adds another round of the same case (same benchmark, parameters and
+    /// condition): metric by metric, where both have raw samples.
+    pub fn absorb(&mut self, other: &CaseResult) {
+        for m in &mut self.metrics {
+            if let Some(o) = other.metrics.iter().find(|o| o.name == m.name) {
+                m.absorb(o);
+            }
+        }
+    }
+
+    /// Intervals for every metric with raw samples.
+    pub fn estimate_now(&mut self, seed: u64) {
+        for (i, m) in self.metrics.iter_mut().enumerate() {
+            m.estimate_now(seed.wrapping_add(i as u64));
+        }
+    }
+
+    /// Whether `other` is the same cell: benchmark, parameters, environment, load, isolation.
+    pub fn same_cell(&self, other: &CaseResult) -> bool {
+        let cond = |r: &CaseResult| r.condition.as_ref().map(|c| (c.load.clone(), c.isolation.clone()));
+        self.benchmark == other.benchmark
+            && self.params == other.params
+            && self.environment == other.environment
+            && cond(self) == cond(other)
     }
 }
 

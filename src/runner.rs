@@ -64,6 +64,8 @@ pub struct Execution {
     pub mem_bytes: Option<u64>,
     /// Measured milliseconds per point of net and blk cases.
     pub point_ms: Option<u64>,
+    /// How the plan is repeated; None: once, here, in plan order.
+    pub rounds: Option<crate::rounds::Rounds>,
 }
 
 impl Execution {
@@ -221,10 +223,19 @@ pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 /// Runs the plan under every condition and finishes the document. Returns
 /// how the run ended.
 pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
-    run_plan(plan, ex, writer, None)?;
+    run_rounds(plan, ex, writer, None)?;
     let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
     writer.finish(status)?;
     Ok(status)
+}
+
+/// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
+/// or once here.
+pub fn run_rounds(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>) -> Result<(), StoreError> {
+    match &ex.rounds {
+        Some(r) => crate::rounds::run(plan, ex, writer, env, r),
+        None => run_plan(plan, ex, writer, env),
+    }
 }
 
 /// Runs the plan under every condition, saving each result as it comes,

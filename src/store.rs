@@ -2,7 +2,7 @@
 //! temporary file, then renamed over the old one), so the file on disk is
 //! always a complete, parseable document and a crash loses nothing measured.
 
-use crate::results::{CaseResult, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, now_rfc3339};
+use crate::results::{CaseResult, OLDEST_SCHEMA_VERSION, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, now_rfc3339};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -14,7 +14,7 @@ pub enum StoreError {
     Read { path: PathBuf, err: std::io::Error },
     #[error("'{path}' is not an oscycles run document: {err}")]
     Parse { path: PathBuf, err: String },
-    #[error("'{path}' has schema version {found}; this oscycles reads version {SCHEMA_VERSION}")]
+    #[error("'{path}' has schema version {found}; this oscycles reads versions {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION}")]
     Version { path: PathBuf, found: u64 },
     #[error("'{path}' is larger than {} MiB, the most a run document may be; is it one?", MAX_DOC_BYTES >> 20)]
     TooLarge { path: PathBuf },
@@ -92,6 +92,12 @@ impl RunWriter {
         self.save()
     }
 
+    /// Changes the document (a round merged, intervals computed) and saves it.
+    pub fn update(&mut self, change: impl FnOnce(&mut RunDoc)) -> Result<(), StoreError> {
+        change(&mut self.doc);
+        self.save()
+    }
+
     pub fn finish(&mut self, status: RunStatus) -> Result<(), StoreError> {
         self.doc.status = status;
         self.doc.finished_at = Some(now_rfc3339());
@@ -107,7 +113,7 @@ pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
         return Err(StoreError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });
     }
     let found = v.get("schema_version").and_then(|s| s.as_u64()).unwrap_or(0);
-    if found != SCHEMA_VERSION as u64 {
+    if !(OLDEST_SCHEMA_VERSION as u64..=SCHEMA_VERSION as u64).contains(&found) {
         return Err(StoreError::Version { path: path.into(), found });
     }
     let doc: RunDoc = serde_json::from_value(v).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;

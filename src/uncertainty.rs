@@ -282,14 +282,14 @@ fn t975(df: usize) -> f64 {
 
 /// splitmix64 (Steele, Lea and Flood 2014): a tiny generator that passes
 /// BigCrush; all the bootstrap needs is uniform indices from a seed.
-struct SplitMix64(u64);
+pub struct SplitMix64(u64);
 
 impl SplitMix64 {
-    fn new(seed: u64) -> SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
         SplitMix64(seed)
     }
 
-    fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -299,7 +299,7 @@ impl SplitMix64 {
 
     /// Uniform in 0..n (n >= 1), by Lemire's multiply-shift; its bias is
     /// below n / 2^64, far beneath anything a bootstrap could notice.
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 

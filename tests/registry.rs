@@ -26,6 +26,7 @@ fn execution() -> Execution {
         // Small buffers: the tests check mechanics, and CI is a small machine.
         mem_bytes: Some(64 << 20),
         point_ms: None,
+        rounds: None,
     }
 }
 
@@ -92,6 +93,8 @@ fn a_run_document_survives_a_json_round_trip() {
             memory_locked: false,
             harness: ex.quick,
             case_timeout_s: 30.0,
+            rounds: 1,
+            round_log: vec![],
         },
         planned_cases: 0,
         results: vec![],

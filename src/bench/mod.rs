@@ -80,6 +80,20 @@ impl CaseCtx<'_> {
     }
 }
 
+/// n/a, with the sentence, when `bytes` (what a case is about to allocate)
+/// exceeds the memory this machine has available: an allocation that
+/// cannot be served aborts the process instead of failing the case.
+pub fn fits_in_memory(bytes: u64, what: &str) -> Result<(), CaseError> {
+    match crate::host::meminfo("MemAvailable").map(|k| k * 1024) {
+        Some(avail) if bytes > avail => Err(CaseError::NotApplicable(format!(
+            "{what} needs {:.1} GiB and this machine has {:.1} GiB available (--mem-bytes sets the buffer size)",
+            bytes as f64 / (1u64 << 30) as f64,
+            avail as f64 / (1u64 << 30) as f64
+        ))),
+        _ => Ok(()),
+    }
+}
+
 impl From<crate::watchdog::Stop> for CaseError {
     fn from(s: crate::watchdog::Stop) -> Self {
         match s {

@@ -64,7 +64,7 @@ pub fn run_envs(
                         .settings
                         .insert(name.into(), json!({"layer": crate::microvm::layer::detect().describe(), "vmm": "oscycles (kvm-ioctls)"}));
                 }
-                runner::run_plan(&rest, ex, writer, Some(name))?;
+                runner::run_rounds(&rest, ex, writer, Some(name))?;
             } else {
                 if ex.progress {
                     eprintln!("[{name}] starting the environment and running {} cases in it", rest.len());

@@ -2,8 +2,9 @@
 //! tables side by side where the runs have their rows.
 
 use super::table::{Table, cycles};
-use crate::compare::Row;
+use crate::compare::{Judged, Row, tally, verdict_word};
 use crate::results::RunDoc;
+use crate::uncertainty::{Policy, Verdict};
 
 fn who(tag: &str, d: &RunDoc) -> String {
     format!(
@@ -23,11 +24,59 @@ fn value(v: f64, unit: &str) -> String {
     if unit == crate::results::UNIT_CYCLES { cycles(v) } else { format!("{v:.1}") }
 }
 
-pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row]) -> String {
+/// The ratio with its interval: "1.02 [0.98, 1.06]".
+pub fn ratio_cell(j: &Judged) -> String {
+    match j.interval {
+        Some(i) => format!("{:.2} [{:.2}, {:.2}]", j.ratio, i.lo, i.hi),
+        None => format!("{:.2}", j.ratio),
+    }
+}
+
+/// The verdict, with the rounds that would settle an unsure one.
+pub fn verdict_cell(j: &Judged) -> String {
+    match (j.verdict, j.rounds_needed) {
+        (Verdict::Unsure, Some(n)) if n >= crate::uncertainty::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
+        (Verdict::Unsure, Some(n)) => format!("unsure (~{n} rounds)"),
+        (v, _) => verdict_word(v).into(),
+    }
+}
+
+/// The closing lines: counts of each verdict, and what settles the unsure.
+pub fn tally_lines(rows: &[Row], policy: &Policy) -> String {
+    let [f, sl, same, unsure] = tally(rows);
+    let mut s = format!(
+        "{} cells: {f} faster, {sl} slower, {same} same (interval inside +-{:.0}%), {unsure} unsure\n",
+        rows.len(),
+        policy.margin * 100.0
+    );
+    let needs: Vec<usize> = rows.iter().filter(|r| r.judged.verdict == Verdict::Unsure).filter_map(|r| r.judged.rounds_needed).collect();
+    if !needs.is_empty() {
+        let few = rows.iter().filter(|r| r.judged.rounds.0.min(r.judged.rounds.1) < policy.min_rounds).count();
+        let mut sorted = needs.clone();
+        sorted.sort_unstable();
+        let median = sorted[sorted.len() / 2];
+        let settle = |n: usize| sorted.iter().filter(|&&x| x <= n).count();
+        s += &format!(
+            "unsure: {few} with fewer than {} rounds a side; median rounds needed {median}; {} would settle with 10 rounds, {} with 20\n",
+            policy.min_rounds,
+            settle(10),
+            settle(20)
+        );
+    }
+    s
+}
+
+pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
     let mut s = who("A", a) + &who("B", b);
-    s += "rel. = B's performance relative to A's: above 1 means B is better (A/B for costs, B/A for rates);\n";
-    s += "~ = within noise: the medians differ by less than twice the larger standard deviation across batches.\n\n";
-    let mut t = Table::new(&["benchmark", "case", "metric", "unit", "A median", "B median", "rel.", ""], 4);
+    s += "rel. = B's performance relative to A's: above 1 means B is better (A/B for costs, B/A for rates), with its 95% interval\n";
+    s += &format!(
+        "(bootstrap over rounds, then batches); verdict: faster/slower when the whole interval is beyond +-{:.0}% and a Mann-Whitney\n\
+         test over round medians gives p < {}; same when the interval is inside +-{:.0}%; unsure otherwise, with the rounds likely to settle it.\n\n",
+        policy.margin * 100.0,
+        policy.alpha,
+        policy.margin * 100.0
+    );
+    let mut t = Table::new(&["benchmark", "case", "metric", "unit", "A median", "B median", "rel. [95% interval]", "p", "verdict"], 4);
     for r in rows {
         t.row(vec![
             r.benchmark.clone(),
@@ -36,13 +85,13 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row]) -> String {
             r.unit.clone(),
             value(r.a, &r.unit),
             value(r.b, &r.unit),
-            format!("{:.2}", r.relative),
-            if r.within_noise { "~".into() } else { String::new() },
+            ratio_cell(&r.judged),
+            r.judged.p.map_or("-".into(), |p| format!("{p:.3}")),
+            verdict_cell(&r.judged),
         ]);
     }
     s += &t.render();
-    let noisy = rows.iter().filter(|r| r.within_noise).count();
-    s += &format!("{} cases in common; {noisy} within noise\n", rows.len());
+    s += &tally_lines(rows, policy);
     let seed = super::lmbench::render(&[a, b]);
     if !seed.is_empty() {
         s += "\n";

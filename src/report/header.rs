@@ -84,5 +84,16 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
             None => format!("at least {:.1} ms (inner count doubled to reach it)", hc.target_batch_cycles as f64 * 1e3 / c.tsc_hz),
         }
     );
+    let rounds = doc.settings.rounds;
+    s += &if rounds > 1 {
+        format!(
+            "rounds: {rounds}, each in a fresh process with its cases in a seeded random order; a cell rests on {rounds} rounds x {} batches \
+             (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n",
+            hc.batches
+        )
+    } else {
+        "rounds: 1 (one process): a cell's interval covers only its batches, not the spread between invocations; --rounds 5 or more for that\n"
+            .into()
+    };
     s
 }

@@ -215,11 +215,12 @@ pub fn page(docs: &[RunDoc]) -> String {
     }
     body += "</ul></nav>\n";
     if docs.len() == 2 {
-        let rows = crate::compare::rows(&docs[0], &docs[1]);
+        let policy = crate::uncertainty::Policy::default();
+        let rows = crate::compare::rows(&docs[0], &docs[1], &policy);
         if !rows.is_empty() {
             body += &format!(
                 "<section id=\"compare\"><h2>B against A</h2><pre>{}</pre></section>\n",
-                esc(&super::compare::render(&docs[0], &docs[1], &rows))
+                esc(&super::compare::render(&docs[0], &docs[1], &rows, &policy))
             );
         }
     }

@@ -3,7 +3,7 @@
 //! with a relative-performance column (above 1: the second run is better).
 
 use super::table::{Table, cycles};
-use crate::compare::{relative, within_noise};
+use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};
 use serde_json::json;
 
@@ -151,7 +151,10 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
                 cells.push(a.map_or_else(|| no_value(0), value));
                 cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
-                    (Some(a), Some(b)) => format!("{:.2}{}", relative(a, b), if within_noise(a, b) { " ~" } else { "" }),
+                    (Some(a), Some(b)) => {
+                        let j = judge(a, b, &crate::uncertainty::Policy::default(), seed_of(&r.label));
+                        format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
+                    }
                     _ => "-".into(),
                 });
             }
@@ -170,8 +173,11 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
 pub fn render(runs: &[&RunDoc]) -> String {
     let mut s = String::new();
     let two = runs.len() == 2;
-    let rel =
-        if two { " Rel. Perf above 1: B is better; ~ = within the runs' noise (medians closer than 2 standard deviations)." } else { "" };
+    let rel = if two {
+        " Rel. Perf above 1: B is better; then the verdict (faster, slower, same, unsure: the interval over rounds and a Mann-Whitney test, as in compare)."
+    } else {
+        ""
+    };
     let lat = table("us", "Latencies", &latency_rows(), runs, us, true);
     if !lat.is_empty() {
         s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n");

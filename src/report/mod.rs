@@ -33,6 +33,20 @@ pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
 }
 
+/// Columns of the terminal on standard output: COLUMNS, else the terminal's
+/// own width, else 100.
+pub fn terminal_width() -> usize {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|&c: &usize| c >= 20) {
+        return c;
+    }
+    // SAFETY: a zeroed winsize is valid; TIOCGWINSZ fills it; the result is checked.
+    let cols = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 { ws.ws_col as usize } else { 0 }
+    };
+    if cols >= 20 { cols } else { 100 }
+}
+
 /// One line on how noisy a table's cells were.
 pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     let mut cvs: Vec<(f64, String)> = results

@@ -1,13 +1,13 @@
 //! Allocators: live set x block size per allocator, the bitmap also nearly
 //! full; and HermitCore's malloc(1 MiB) + free.
 
-use super::{pinned, summary};
+use super::pinned;
 use crate::bench::alloc::{Kind, Workload};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::registry::Scale;
-use crate::results::{Metric, Params};
+use crate::results::Params;
 use serde_json::json;
 
 pub const LIVE: [u64; 4] = [25, 100, 400, 1600];
@@ -51,5 +51,5 @@ pub fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mut details = serde_json::Map::new();
     details.insert("capacity_blocks".into(), json!(capacity));
     details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_pair", summary(&m)?, ctx.clock)], details })
+    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_pair", &m, ctx.clock)?], details })
 }

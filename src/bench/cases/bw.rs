@@ -1,6 +1,6 @@
 //! Bandwidths: streams take a placement, the rest run on one pinned CPU.
 
-use super::{pinned, rate_summary};
+use super::pinned;
 use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
 use crate::bench::child;
 use crate::bench::scratch::ScratchFile;
@@ -9,7 +9,7 @@ use crate::clock::Tsc;
 use crate::harness::{self, Measurement};
 use crate::placement::Placement;
 use crate::registry::Scale;
-use crate::results::{Metric, Params};
+use crate::results::Params;
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
@@ -74,6 +74,7 @@ pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let bytes = ctx.mem_bytes.unwrap_or_else(|| bw::mem_buffer_bytes(llc, ram_bytes()));
             details.insert("llc_bytes".into(), json!(llc));
             details.insert("buffer_bytes".into(), json!(bytes));
+            crate::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
             let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
             let mut round = 0;
             let (m, p) = pinned(ctx, || {
@@ -109,8 +110,8 @@ pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     Ok(CaseData {
         placement,
         metrics: vec![
-            Metric::rate("bandwidth", "MB/s", rate_summary(&m, ctx.clock.tsc_hz, bytes_per_op as f64, 1e6)?),
-            Metric::cycles("per_op", super::summary(&m)?, ctx.clock),
+            super::rate_metric("bandwidth", "MB/s", &m, ctx.clock.tsc_hz, bytes_per_op as f64, 1e6)?,
+            super::per_op_metric("per_op", &m, ctx.clock)?,
         ],
         details,
     })

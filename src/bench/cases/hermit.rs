@@ -1,12 +1,11 @@
 //! HermitCore's basic benchmark extras: sched_yield with a second runnable
 //! thread on the CPU, and malloc(1 MiB) + free.
 
-use super::{pinned, summary};
+use super::pinned;
 use crate::bench::hermit::{self, Yielder};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness;
-use crate::results::Metric;
 use serde_json::json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,5 +44,5 @@ pub fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     })?;
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_op", summary(&m)?, ctx.clock)], details })
+    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_op", &m, ctx.clock)?], details })
 }

@@ -103,7 +103,11 @@ pub fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             policy: ctx.policy.to_string(),
             memory_locked: ctx.memory_locked,
         },
-        metrics: vec![Metric::cycles("one_way", rt.scaled(0.5), ctx.clock), Metric::cycles("round_trip", rt, ctx.clock)],
+        metrics: vec![
+            Metric::cycles("one_way", rt.scaled(0.5), ctx.clock)
+                .with_samples(&r.measurement.per_op_cycles.iter().map(|c| c / 2.0).collect::<Vec<_>>()),
+            Metric::cycles("round_trip", rt, ctx.clock).with_samples(&r.measurement.per_op_cycles),
+        ],
         details,
     })
 }

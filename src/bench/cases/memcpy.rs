@@ -1,12 +1,12 @@
 //! memcpy: size x (source offset, destination offset), one benchmark per implementation.
 
-use super::{pinned, rate_summary, summary};
+use super::pinned;
 use crate::bench::memcpy::{Buffers, Impl, copy};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::registry::Scale;
-use crate::results::{Metric, Params};
+use crate::results::Params;
 use serde_json::json;
 
 pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
@@ -67,8 +67,8 @@ pub fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     Ok(CaseData {
         placement,
         metrics: vec![
-            Metric::rate("bandwidth", "MB/s", rate_summary(&m, ctx.clock.tsc_hz, size as f64, 1e6)?),
-            Metric::cycles("per_copy", summary(&m)?, ctx.clock),
+            super::rate_metric("bandwidth", "MB/s", &m, ctx.clock.tsc_hz, size as f64, 1e6)?,
+            super::per_op_metric("per_copy", &m, ctx.clock)?,
         ],
         details,
     })

@@ -56,9 +56,26 @@ pub fn summary(m: &Measurement) -> Result<Summary, CaseError> {
     Summary::of(&m.per_op_cycles).ok_or_else(|| CaseError::Failed("no samples".into()))
 }
 
+/// A cost in cycles per operation, keeping the batches' samples.
+pub fn per_op_metric(name: &str, m: &Measurement, clock: &crate::clock::ClockInfo) -> Result<crate::results::Metric, CaseError> {
+    Ok(crate::results::Metric::cycles(name, summary(m)?, clock).with_samples(&m.per_op_cycles))
+}
+
 /// Per-operation samples turned into a rate: `units_per_op` units each,
-/// reported per second / `per` (1e6 for MB/s).
-pub fn rate_summary(m: &Measurement, tsc_hz: f64, units_per_op: f64, per: f64) -> Result<Summary, CaseError> {
-    let rates: Vec<f64> = m.per_op_cycles.iter().map(|&c| units_per_op * tsc_hz / c.max(1e-9) / per).collect();
-    Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))
+/// reported per second / `per` (1e6 for MB/s), keeping the batches' samples.
+pub fn rate_metric(
+    name: &str,
+    unit: &str,
+    m: &Measurement,
+    tsc_hz: f64,
+    units_per_op: f64,
+    per: f64,
+) -> Result<crate::results::Metric, CaseError> {
+    let rates = rates(m, tsc_hz, units_per_op, per);
+    let s = Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))?;
+    Ok(crate::results::Metric::rate(name, unit, s).with_samples(&rates))
+}
+
+fn rates(m: &Measurement, tsc_hz: f64, units_per_op: f64, per: f64) -> Vec<f64> {
+    m.per_op_cycles.iter().map(|&c| units_per_op * tsc_hz / c.max(1e-9) / per).collect()
 }

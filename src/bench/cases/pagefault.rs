@@ -73,5 +73,12 @@ pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert("units_per_batch".into(), json!(m.inner));
     details.insert("pages_per_unit".into(), json!(kind.pages_per_unit()));
     details.insert("transparent_hugepage".into(), json!(thp_setting()));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_page", per_page, ctx.clock)], details })
+    Ok(CaseData {
+        placement,
+        metrics: vec![
+            Metric::cycles("per_page", per_page, ctx.clock)
+                .with_samples(&m.per_op_cycles.iter().map(|c| c / kind.pages_per_unit() as f64).collect::<Vec<_>>()),
+        ],
+        details,
+    })
 }

@@ -1,11 +1,10 @@
 //! lat_proc: one case per operation.
 
-use super::{pinned, summary};
+use super::pinned;
 use crate::bench::proc::{Prepared, ProcOp};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness;
-use crate::results::Metric;
 use serde_json::json;
 
 pub fn supported(op: ProcOp) -> Result<(), String> {
@@ -20,5 +19,5 @@ pub fn run(op: ProcOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     })?;
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_op", summary(&m)?, ctx.clock)], details })
+    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_op", &m, ctx.clock)?], details })
 }

@@ -31,6 +31,7 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let llc = crate::bench::bw::llc_bytes();
     let fixed = ctx.params.get("array_bytes").and_then(|v| v.as_u64());
     let elements = stream::array_len(llc, fixed.or(ctx.mem_bytes), crate::bench::cases::bw::ram_bytes());
+    crate::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
     // STREAM's default is 10 repetitions; short harness settings (quick, tests) use fewer.
     let reps = (ctx.harness.batches + 1).clamp(3, 11);
     let (r, _) = stream::run(elements, reps, ctx.cpus, threads, stream::kernels).map_err(|e| CaseError::Failed(e.to_string()))?;

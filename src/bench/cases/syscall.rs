@@ -1,12 +1,12 @@
 //! The syscall family on the harness: one pinned thread, one case per call.
 
-use super::{pinned, summary};
+use super::pinned;
 use crate::bench::syscall::{Prepared, Syscall};
 use crate::bench::{CaseCtx, CaseData, CaseError};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::registry::Scale;
-use crate::results::{Metric, Params};
+use crate::results::Params;
 use serde_json::json;
 
 pub fn supported(s: Syscall) -> Result<(), String> {
@@ -25,5 +25,5 @@ pub fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(m.inner));
     details.insert("calibration".into(), json!(m.calibration));
-    Ok(CaseData { placement, metrics: vec![Metric::cycles("per_call", summary(&m)?, ctx.clock)], details })
+    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_call", &m, ctx.clock)?], details })
 }

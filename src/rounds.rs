@@ -1,0 +1,256 @@
+//! Rounds: the plan again, each time in a fresh process (new address space,
+//! new placement draw, new heap and page-cache state) with its cases in a
+//! new seeded random order, so that a cell's interval samples the
+//! process-level effects that move a systems benchmark between invocations,
+//! not only the batch-to-batch noise inside one process.
+//!
+//! Round k runs as `oscycles run ... --round k`; this process merges each
+//! round's document into the run as it arrives (the run on disk is complete
+//! after every round), then computes every cell's interval.
+
+use crate::registry::Family;
+use crate::results::{CaseResult, RoundRecord, RunDoc};
+use crate::runner::{self, Execution, Planned};
+use crate::store::{RunWriter, StoreError};
+use crate::uncertainty::SplitMix64;
+use crate::watchdog;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Rounds when the user does not say: the fewest with which a comparison
+/// can come out significant (two-sided Mann-Whitney over 5 + 5 round
+/// medians reaches p = 0.008; over 3 + 3 never below 0.1).
+pub const DEFAULT_ROUNDS: usize = 5;
+
+/// How rounds are run.
+#[derive(Debug, Clone)]
+pub struct Rounds {
+    pub count: usize,
+    /// The seed of the case orders; round k uses `round_seed(seed, k)`.
+    pub seed: u64,
+    /// Which round this process is, when it is one (`--round K`).
+    pub this_round: Option<usize>,
+    /// The arguments of `oscycles run` a round's process gets (suites,
+    /// harness, condition), without --bench, --results and the round flags.
+    pub args: Vec<String>,
+    /// --bench as the user gave it.
+    pub bench: Option<String>,
+    /// Where rounds write their documents (the run's private directory).
+    pub work: PathBuf,
+    pub tsc_hz: f64,
+}
+
+/// Families whose cases repeat in every round: batch-sampled costs whose
+/// metrics keep raw samples. Cases measured over a fixed time, or whose
+/// summary is over a distribution (noise, net, blk...), run in the first
+/// round only.
+pub fn repeats(f: Family) -> bool {
+    matches!(
+        f,
+        Family::Syscall
+            | Family::Ipc
+            | Family::Ctx
+            | Family::Proc
+            | Family::Bandwidth
+            | Family::Pagefault
+            | Family::Hermit
+            | Family::Memcpy
+            | Family::Alloc
+    )
+}
+
+/// The seed of round k's case order.
+pub fn round_seed(seed: u64, k: usize) -> u64 {
+    SplitMix64::new(seed ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
+}
+
+/// The plan in a seeded random order (Fisher-Yates).
+pub fn shuffled(plan: &[Planned], seed: u64) -> Vec<Planned> {
+    let mut out = plan.to_vec();
+    let mut rng = SplitMix64::new(seed);
+    for i in (1..out.len()).rev() {
+        out.swap(i, rng.below(i + 1));
+    }
+    out
+}
+
+/// Puts results back in plan order (rounds ran them shuffled).
+fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
+    let pos = |r: &CaseResult| plan.iter().position(|p| p.benchmark.id == r.benchmark && p.params == r.params).unwrap_or(usize::MAX);
+    results.sort_by_key(pos);
+}
+
+/// Intervals for every result with raw samples.
+pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
+    for (i, r) in doc.results.iter_mut().enumerate() {
+        r.estimate_now(seed.wrapping_add((i as u64) << 8));
+    }
+}
+
+/// Runs the plan in this process as one round (`k`), in the seeded order;
+/// records the round.
+pub fn run_here(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, r: &Rounds) -> Result<(), StoreError> {
+    let k = r.this_round.unwrap_or(0);
+    let seed = round_seed(r.seed, k);
+    let order = shuffled(plan, seed);
+    let t = Instant::now();
+    let first = writer.doc.results.len();
+    runner::run_plan(&order, ex, writer, env)?;
+    let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
+    let rec = RoundRecord {
+        round: k,
+        seed,
+        pid: std::process::id(),
+        order: order.iter().map(Planned::label).collect(),
+        elapsed_s: t.elapsed().as_secs_f64(),
+        status,
+    };
+    writer.update(|doc| {
+        sort_like_plan(&mut doc.results[first..], plan);
+        doc.settings.round_log.push(rec);
+        estimate_all(doc, r.seed);
+    })
+}
+
+/// Runs the plan in `r.count` rounds, each in a fresh process, merging each
+/// round's results into the run as it ends.
+pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, r: &Rounds) -> Result<(), StoreError> {
+    if r.count <= 1 || r.this_round.is_some() || ex.exe.is_none() {
+        return run_here(plan, ex, writer, env, r);
+    }
+    let exe = ex.exe.clone().expect("checked above");
+    let repeating: Vec<&Planned> = plan.iter().filter(|p| repeats(p.benchmark.family)).collect();
+    for k in 0..r.count {
+        if watchdog::interrupted().is_some() {
+            break;
+        }
+        let mut ids: Vec<&str> = Vec::new();
+        if k > 0 {
+            if repeating.is_empty() {
+                break;
+            }
+            for p in &repeating {
+                if !ids.contains(&p.benchmark.id.as_str()) {
+                    ids.push(&p.benchmark.id);
+                }
+            }
+        }
+        if ex.progress {
+            let what = if k == 0 { format!("{} cases", plan.len()) } else { format!("{} repeating cases", repeating.len()) };
+            eprintln!("round {}/{}: {what} in a fresh process", k + 1, r.count);
+        }
+        let dir = r.work.join(format!("round-{k}"));
+        let outcome = run_round(&exe, r, k, &ids, &dir, ex.progress);
+        match outcome {
+            Ok(doc) => writer.update(|run| merge(run, doc, env, k))?,
+            Err(why) => writer.update(|run| {
+                run.settings.round_log.push(RoundRecord {
+                    round: k,
+                    seed: round_seed(r.seed, k),
+                    pid: 0,
+                    order: vec![],
+                    elapsed_s: 0.0,
+                    status: format!("failed: {why}"),
+                })
+            })?,
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    writer.update(|doc| {
+        sort_like_plan(&mut doc.results, plan);
+        estimate_all(doc, r.seed);
+    })
+}
+
+/// Starts round k and waits for it; its document.
+fn run_round(exe: &std::path::Path, r: &Rounds, k: usize, ids: &[&str], dir: &std::path::Path, progress: bool) -> Result<RunDoc, String> {
+    std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("run").args(&r.args);
+    match (k, &r.bench) {
+        (0, Some(b)) => {
+            cmd.arg("--bench").arg(b);
+        }
+        (0, None) => {}
+        _ => {
+            cmd.arg("--bench").arg(ids.join(","));
+        }
+    }
+    cmd.arg("--round").arg(k.to_string()).arg("--rounds").arg(r.count.to_string());
+    cmd.arg("--seed").arg(r.seed.to_string()).arg("--tsc-hz").arg(r.tsc_hz.to_string());
+    cmd.arg("--results").arg(dir).arg("--scratch").arg(&r.work);
+    if !progress {
+        cmd.arg("--quiet");
+    }
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+    watchdog::die_with_parent(&mut cmd);
+    let status = cmd.status().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
+    let doc = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
+    crate::store::load(&doc).map_err(|e| e.to_string())
+}
+
+/// Adds a round's results to the run: a cell already there absorbs the
+/// round's samples, a new one is added.
+fn merge(run: &mut RunDoc, round: RunDoc, env: Option<&str>, k: usize) {
+    for mut r in round.results {
+        r.environment = env.map(String::from);
+        match run.results.iter_mut().find(|e| e.same_cell(&r)) {
+            Some(existing) => existing.absorb(&r),
+            None => run.results.push(r),
+        }
+    }
+    for mut rec in round.settings.round_log {
+        rec.round = k;
+        run.settings.round_log.push(rec);
+    }
+}
+
+/// Pools runs of the same build into one (a baseline): every cell's
+/// rounds side by side; the first document's facts stay. Documents of
+/// other hosts or benchmark parameters simply add cells.
+pub fn pool(mut docs: Vec<RunDoc>, seed: u64) -> Option<RunDoc> {
+    if docs.is_empty() {
+        return None;
+    }
+    let mut first = docs.remove(0);
+    for d in docs {
+        for r in d.results {
+            match first.results.iter_mut().find(|e| e.same_cell(&r)) {
+                Some(existing) => existing.absorb(&r),
+                None => first.results.push(r),
+            }
+        }
+        first.settings.rounds += d.settings.rounds;
+        first.settings.round_log.extend(d.settings.round_log);
+    }
+    estimate_all(&mut first, seed);
+    Some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_are_permutations_seeded_and_differ_by_round() {
+        let suites = [crate::registry::find_suite("syscall").unwrap()];
+        let plan = runner::plan(&suites, None);
+        let a = shuffled(&plan, round_seed(7, 0));
+        let again = shuffled(&plan, round_seed(7, 0));
+        let b = shuffled(&plan, round_seed(7, 1));
+        let labels = |p: &[Planned]| p.iter().map(Planned::label).collect::<Vec<_>>();
+        assert_eq!(labels(&a), labels(&again), "the same seed gives the same order");
+        assert_ne!(labels(&a), labels(&b), "another round, another order");
+        let mut sorted = labels(&a);
+        sorted.sort();
+        let mut orig = labels(&plan);
+        orig.sort();
+        assert_eq!(sorted, orig, "a permutation of the plan");
+    }
+}
