@@ -27,6 +27,10 @@ fn refused(args: &[&str], needle: &str) -> Output {
     out
 }
 
+/// How many pids after the last one the planted names cover (oscycles is
+/// started right after planting).
+const PLANTED_PIDS: u32 = 200;
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
@@ -81,15 +85,6 @@ impl Drop for Unprotected {
     }
 }
 
-/// Runs the shell script as `uid` (fed on standard input: it is long).
-fn as_user(uid: u32, script: &str) {
-    use std::io::Write;
-    use std::os::unix::process::CommandExt;
-    let mut ch = Command::new("sh").arg("-e").stdin(Stdio::piped()).uid(uid).gid(uid).spawn().unwrap();
-    ch.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
-    assert!(ch.wait().unwrap().success(), "as uid {uid}: the planting script failed");
-}
-
 /// What a directory holds, by name: (file type, mode, uid, content or link target).
 fn snapshot(dir: &Path) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = std::fs::read_dir(dir)
@@ -132,28 +127,62 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
     // are world-writable scripts, and symlinks to the root file for probes,
     // scratch files, fifos, initramfs and console logs.
     let next: u32 = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid").ok().and_then(|t| t.trim().parse().ok()).unwrap_or(1000);
-    let mut script = String::new();
-    for pid in next..next + 60 {
-        for n in 0..4 {
-            script += &format!(
-                "printf '#!/bin/sh\\nid > {marker}\\n' > {s}/oscycles-exit7-{pid}-{n}; chmod 0777 {s}/oscycles-exit7-{pid}-{n}\n",
-                marker = marker.display()
-            );
-            for name in ["blk", "file_rd", "mmap_rd", "pagefault", "qemu-tcg", "load-io", "load-build", "env-results"] {
-                script += &format!("ln -s {} {s}/oscycles-{name}-{pid}-{n}\n", precious.display());
-            }
-            script += &format!("ln -s {} {s}/oscycles-qemu-tcg-{pid}-{n}.cpio\n", precious.display());
-            script += &format!("ln -s {} {s}/oscycles-qemu-tcg-{pid}-{n}.console.log\n", precious.display());
-            script += &format!("ln -s {} {s}/oscycles-fifo-{pid}-{n}\n", precious.display());
-        }
-        script += &format!("ln -s {} {s}/.oscycles-probe-{pid}\n", precious.display());
-    }
-    // The attacker cannot read the root directory, but may link to the file.
+    // Planted by this process (no child may take the pids) and given to the
+    // other user: the same as if that user had made them.
     std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
-    as_user(user.uid, &script);
+    let give = |p: &Path| std::os::unix::fs::lchown(p, Some(user.uid), Some(user.uid)).unwrap();
+    let link = |name: String| {
+        let p = shared.join(name);
+        std::os::unix::fs::symlink(&precious, &p).unwrap();
+        give(&p);
+    };
+    for pid in next..next + PLANTED_PIDS {
+        for n in 0..4 {
+            let helper = shared.join(format!("oscycles-exit7-{pid}-{n}"));
+            std::fs::write(&helper, format!("#!/bin/sh\nid > {}\n", marker.display())).unwrap();
+            std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o777)).unwrap();
+            give(&helper);
+            for name in ["blk", "file-rd", "mmap-rd", "pagefault", "qemu-tcg", "load-io", "load-build", "env-results"] {
+                link(format!("oscycles-{name}-{pid}-{n}"));
+            }
+            link(format!("oscycles-qemu-tcg-{pid}-{n}.cpio"));
+            link(format!("oscycles-qemu-tcg-{pid}-{n}.console.log"));
+            link(format!("oscycles-fifo-{pid}-{n}"));
+        }
+        link(format!(".oscycles-probe-{pid}"));
+    }
     let planted = snapshot(&shared);
     assert!(planted.len() > 1000, "planted {} names", planted.len());
 
+    let results = shared.join("results");
+    let run = Command::new(bin())
+        .args([
+            "run",
+            "--suite",
+            "syscall,lmbench,l4-ipc,blk",
+            "--bench",
+            "syscall.getpid,proc.exec,proc.fork,bw.file-rd,bw.mmap-rd,pagefault.file,ipc.fifo,blk.read",
+            "--rounds",
+            "1",
+            "--batches",
+            "2",
+            "--batch-ms",
+            "0.2",
+            "--point-ms",
+            "20",
+            "--quiet",
+        ])
+        .arg("--scratch")
+        .arg(&shared)
+        .arg("--results")
+        .arg(&shared)
+        .arg("--db")
+        .arg(results.with_extension("sqlite"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!((next..next + PLANTED_PIDS).contains(&run.id()), "oscycles got pid {}, beyond the planted names", run.id());
     // Meanwhile the attacker watches the shared directory and tries to plant
     // inside anything new oscycles makes there.
     let watcher = {
@@ -171,32 +200,13 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
             .spawn()
             .unwrap()
     };
-    let results = shared.join("results");
-    let out = oscycles(&[
-        "run",
-        "--suite",
-        "syscall,lmbench,l4-ipc,blk",
-        "--bench",
-        "syscall.getpid,proc.exec,proc.fork,bw.file-rd,bw.mmap-rd,pagefault.file,ipc.fifo,blk.read",
-        "--batches",
-        "2",
-        "--batch-ms",
-        "0.2",
-        "--point-ms",
-        "20",
-        "--quiet",
-        "--scratch",
-        shared.to_str().unwrap(),
-        "--results",
-        shared.to_str().unwrap(),
-        "--db",
-        results.with_extension("sqlite").to_str().unwrap(),
-    ]);
+    let out = run.wait_with_output().unwrap();
     let mut watcher = watcher;
     let _ = watcher.kill();
     let _ = watcher.wait();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read(&precious).unwrap(), b"root's data", "the root file is untouched");
+    let now = std::fs::read(&precious).unwrap();
+    assert!(now == b"root's data", "the root file was written through a planted symlink: now {} bytes", now.len());
     assert!(!marker.exists(), "root ran the attacker's script");
     assert!(!shared.join("entered").exists(), "the attacker planted inside oscycles' private directory");
     // Every planted name is as it was; what oscycles added is its run
