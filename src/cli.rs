@@ -29,12 +29,31 @@ pub enum Command {
     /// Measure suites and print their tables; the run is saved as JSON case by case.
     Run(Box<RunArgs>),
     /// List every benchmark (with whether it can run here) and every suite.
-    List,
-    /// Print the tables of a saved run again.
+    List {
+        /// Everything about this benchmark (parameters, needs, why not here).
+        bench: Option<String>,
+        /// Everything about every benchmark.
+        #[arg(long)]
+        long: bool,
+    },
+    /// A saved run again: its summary, or with --full every table.
     Show {
         /// A run document written by `oscycles run`.
         file: PathBuf,
+        /// Every table (as wide as it is), before the summary.
+        #[arg(long)]
+        full: bool,
+        /// The document as JSON on standard output, for scripts.
+        #[arg(long, conflicts_with = "full")]
+        json: bool,
     },
+    /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output.
+    Completions {
+        #[arg(value_parser = ["bash", "zsh", "fish", "elvish", "powershell"])]
+        shell: String,
+    },
+    /// The manual page (roff) on standard output: `oscycles man | man -l -`.
+    Man,
     /// Run background loads (as `run --load` does) until Ctrl-C or --seconds,
     /// printing their throughput: for measuring other tools under the same load.
     Load(LoadArgs),
@@ -113,6 +132,9 @@ pub struct CompareArgs {
     /// 1 +- this; `faster`/`slower` only when it lies wholly beyond. Default 5%.
     #[arg(long, default_value = "5%", value_name = "PCT", value_parser = parse_percent)]
     pub margin: f64,
+    /// Print the comparison as JSON (one object per cell) instead of tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// "5%" or "5" (percent) or "0.05"?: percent always, 0 < p < 1000.
@@ -217,6 +239,14 @@ pub struct RunArgs {
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
+    /// At the end, every table (as wide as it is) before the summary;
+    /// without it, the one-screen summary and the command for the tables.
+    #[arg(long)]
+    pub full: bool,
+    /// At the end, the run document as JSON on standard output (nothing
+    /// else there), for scripts.
+    #[arg(long, conflicts_with = "full")]
+    pub json: bool,
     /// Rounds: the plan runs this many times, each round in a fresh process
     /// (new address space, new placement) with the cases in a new random
     /// order; a cell's median and its 95% interval rest on every round's
@@ -449,8 +479,16 @@ pub fn run_after_help() -> String {
 
 /// Parses the command line with the registry's suites and benchmarks in
 /// `run --help`.
+impl Cli {
+    /// The command line's definition with the registry's help (suites and
+    /// benchmarks after `run --help`): what parsing, completions and the man
+    /// page are made from.
+    pub fn command_with_registry_help() -> clap::Command {
+        Cli::command().mut_subcommand("run", |c| c.after_help(run_after_help()))
+    }
+}
+
 pub fn parse_with_registry_help() -> Cli {
-    let cmd = Cli::command().mut_subcommand("run", |c| c.after_help(run_after_help()));
-    let matches = cmd.get_matches();
+    let matches = Cli::command_with_registry_help().get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }

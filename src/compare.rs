@@ -18,7 +18,7 @@ pub fn relative(a: &Metric, b: &Metric) -> f64 {
 }
 
 /// A comparison of one metric of one cell.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Judged {
     /// B's performance relative to A's (medians).
     pub ratio: f64,
@@ -69,7 +69,7 @@ pub fn verdict_word(v: Verdict) -> &'static str {
 }
 
 /// One compared case.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Row {
     pub benchmark: String,
     pub params: String,
@@ -87,8 +87,20 @@ fn context(r: &CaseResult, doc: &RunDoc) -> (String, String, String) {
     (r.env(doc).to_string(), l.to_string(), i.to_string())
 }
 
+/// Whether two contexts (environment, load, isolation) count as the same
+/// cell: each part equal, or different where each run has a single value
+/// for it (a run under `--load build` against one at idle, a qemu-tcg run
+/// against a native one: the difference being compared).
+fn comparable(ca: &(String, String, String), cb: &(String, String, String), a: &RunDoc, b: &RunDoc) -> bool {
+    let single = |v: &str| !v.contains(',');
+    (ca.0 == cb.0 || (single(&a.environment.name) && single(&b.environment.name)))
+        && (ca.1 == cb.1 || (single(&a.condition.load) && single(&b.condition.load)))
+        && (ca.2 == cb.2 || (single(&a.condition.isolation) && single(&b.condition.isolation)))
+}
+
 /// The first metric of every case measured in both runs (same benchmark,
-/// parameters, environment, load and isolation), in A's order.
+/// parameters, and environment, load and isolation unless that is what the
+/// runs differ in as a whole), in A's order.
 pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
     a.results
         .iter()
@@ -96,7 +108,7 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
         .filter_map(|ra| {
             let ctx = context(ra, a);
             let rb = b.results.iter().find(|rb| {
-                rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params && context(rb, b) == ctx
+                rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params && comparable(&ctx, &context(rb, b), a, b)
             })?;
             let ma = ra.metrics.first()?;
             let mb = rb.metric(&ma.name)?;

@@ -46,17 +46,17 @@ fn main() -> ExitCode {
     }
     let cli = cli::parse_with_registry_help();
     let r = match cli.command {
-        Command::List => {
-            print!("{}", report::render_list());
+        Command::List { bench, long } => list(bench.as_deref(), long),
+        Command::Show { file, full, json } => show(&file, full, json),
+        Command::Completions { shell } => {
+            let shell: clap_complete::Shell = shell.parse().expect("clap checked the name");
+            clap_complete::generate(shell, &mut cli::Cli::command_with_registry_help(), "oscycles", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Show { file } => match store::load(&file) {
-            Ok(doc) => {
-                print!("{}", report::for_terminal(&report::render_run(&doc)));
-                Ok(ExitCode::SUCCESS)
-            }
-            Err(e) => Err(anyhow::Error::new(UsageError(e.to_string()))),
-        },
+        Command::Man => clap_mangen::Man::new(cli::Cli::command_with_registry_help())
+            .render(&mut std::io::stdout())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(anyhow::Error::from),
         Command::Run(args) => run(*args),
         Command::Compare(args) => compare(args),
         Command::Baseline { action } => baseline(action),
@@ -80,6 +80,71 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// `oscycles list [BENCH] [--long]`, within the terminal's width.
+fn list(bench: Option<&str>, long: bool) -> Result<ExitCode> {
+    let width = report::terminal_width();
+    match bench {
+        Some(id) => match oscycles::registry::find_benchmark(id) {
+            Some(b) => print!("{}", report::render_benchmark(b, width)),
+            None => {
+                return Err(UsageError(format!("unknown benchmark '{id}'; `oscycles list` shows every benchmark id")).into());
+            }
+        },
+        None => print!("{}", report::render_list(width, long)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The end of a run or a `show`: the full tables when asked (as wide as
+/// they are), then the one-screen summary, then where the run is and how to
+/// see the rest.
+fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
+    let width = report::terminal_width();
+    match tables {
+        Tables::None => {}
+        Tables::Fitted => {
+            report::table::set_width(Some(width));
+            print!("{}", report::for_terminal(&report::fit_text(&report::render_tables(doc), width)));
+            report::table::set_width(None);
+            println!();
+        }
+        Tables::Full => {
+            print!("{}", report::for_terminal(&report::render_tables(doc)));
+            println!();
+        }
+    }
+    print!("{}", report::for_terminal(&report::fit_text(&report::summary::render(doc, width), width)));
+    match tables {
+        Tables::None => println!("tables: oscycles show {} (--full: every column, unsplit)", path.display()),
+        Tables::Fitted => println!("every column, unsplit: oscycles show {} --full", path.display()),
+        Tables::Full => {}
+    }
+}
+
+/// Which tables come before the summary.
+#[derive(Clone, Copy, PartialEq)]
+enum Tables {
+    /// Only the summary (the end of a run).
+    None,
+    /// Every table, split to the terminal's width (`show`).
+    Fitted,
+    /// Every table as wide as it is (`--full`).
+    Full,
+}
+
+/// `oscycles show RUN`: the header and summary; --full every table; --json the document.
+fn show(file: &std::path::Path, full: bool, json: bool) -> Result<ExitCode> {
+    let doc = store::load(file).map_err(|e| UsageError(e.to_string()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
+    println!();
+    print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });
+    Ok(ExitCode::SUCCESS)
 }
 
 fn harness_config(args: &RunArgs, tsc_hz: f64, default_ms: f64, default_batches: usize) -> HarnessConfig {
@@ -238,7 +303,9 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     };
     if child_round.is_none() {
         record(&writer.doc, writer.path());
-        print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
+        if !args.json {
+            print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
+        }
     }
     if !args.quiet && child_round.is_none() {
         let per =
@@ -273,8 +340,13 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
     record(doc, writer.path());
-    print!("{}", report::for_terminal(&report::render_tables(doc)));
-    println!("\nsaved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        println!();
+        print_results(doc, writer.path(), if args.full { Tables::Full } else { Tables::None });
+        println!("saved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
+    }
     Ok(match status {
         RunStatus::Interrupted => {
             eprintln!("oscycles: interrupted by signal {}; the results measured so far are saved", watchdog::interrupted().unwrap_or(0));
@@ -346,7 +418,11 @@ fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
-    print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows, &policy)));
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows, &policy)));
+    }
     let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
     let bad = oscycles::compare::regressions(&rows, limit);
     if bad.is_empty() {

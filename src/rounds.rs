@@ -120,6 +120,8 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
         return run_here(plan, ex, writer, env, r);
     }
     let exe = ex.exe.clone().expect("checked above");
+    // Results of other environments may precede these: only ours are sorted.
+    let first = writer.doc.results.len();
     let repeating: Vec<&Planned> = plan.iter().filter(|p| repeats(p.benchmark.family)).collect();
     for k in 0..r.count {
         if watchdog::interrupted().is_some() {
@@ -145,6 +147,7 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
         match outcome {
             Ok(doc) => writer.update(|run| merge(run, doc, env, k))?,
             Err(why) => writer.update(|run| {
+                eprintln!("oscycles: round {} failed: {why}", k + 1);
                 run.settings.round_log.push(RoundRecord {
                     round: k,
                     seed: round_seed(r.seed, k),
@@ -158,7 +161,7 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
         let _ = std::fs::remove_dir_all(&dir);
     }
     writer.update(|doc| {
-        sort_like_plan(&mut doc.results, plan);
+        sort_like_plan(&mut doc.results[first..], plan);
         estimate_all(doc, r.seed);
     })
 }
@@ -185,7 +188,23 @@ fn run_round(exe: &std::path::Path, r: &Rounds, k: usize, ids: &[&str], dir: &st
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
     watchdog::die_with_parent(&mut cmd);
-    let status = cmd.status().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
+    let mut child = cmd.spawn().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
+    // SIGINT/SIGTERM reach this process (the round's own process group may
+    // not be the terminal's): pass them on, so the round saves and stops.
+    let mut passed_on = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => {}
+            Err(e) => return Err(format!("waiting for round {k}: {e}")),
+        }
+        if !passed_on && let Some(sig) = watchdog::interrupted() {
+            // SAFETY: a signal to our own child, which has not been reaped yet.
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            passed_on = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     let doc = std::fs::read_dir(dir)
         .map_err(|e| e.to_string())?
         .flatten()

@@ -27,12 +27,13 @@ pub enum StoreError {
 pub const MAX_DOC_BYTES: u64 = 64 << 20;
 
 /// Checks a run id: it names files (`report --json`, the results
-/// directory), so it is 1 to 200 of `[A-Za-z0-9._-]`, and neither `.` nor `..`.
+/// directory), so it is 1 to 200 of `[A-Za-z0-9._+-]` (`+` joins suite
+/// names), and neither `.` nor `..`.
 pub fn check_id(id: &str) -> Result<(), String> {
-    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+');
     if id.is_empty() || id.len() > 200 || id == "." || id == ".." || !id.chars().all(ok_char) {
         return Err(format!(
-            "the run id {:?} is not a valid run id (1 to 200 characters of A-Z, a-z, 0-9, '.', '_', '-')",
+            "the run id {:?} is not a valid run id (1 to 200 characters of A-Z, a-z, 0-9, '.', '_', '+', '-')",
             id.chars().take(80).collect::<String>()
         ));
     }

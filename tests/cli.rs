@@ -81,7 +81,7 @@ fn list_names_every_benchmark_and_suite() {
 #[test]
 fn a_tiny_run_saves_a_document_that_show_prints_again() {
     let d = tempdir("tiny");
-    let out = tiny_syscall_run(&d, &["--batches", "3"]);
+    let out = tiny_syscall_run(&d, &["--batches", "3", "--rounds", "1", "--full"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("syscall: cost per call"), "{stdout}");
@@ -97,7 +97,7 @@ fn a_tiny_run_saves_a_document_that_show_prints_again() {
         assert!(m.ns.is_some());
         assert_eq!(r.placement.as_ref().unwrap().cpus.len(), 1);
     }
-    let shown = oscycles(&["show", path.to_str().unwrap()]);
+    let shown = oscycles(&["show", path.to_str().unwrap(), "--full"]);
     assert!(shown.status.success());
     let shown = String::from_utf8_lossy(&shown.stdout);
     // The same table, from the file.
@@ -170,23 +170,31 @@ fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
     let out = tiny_syscall_run(d, &["--batches", "2", "--bench", "syscall.getpid,syscall.getppid,syscall.read"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let template = oscycles::store::load(&only_json(d)).unwrap();
-    let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, cv: f64, better: oscycles::results::Better| {
+    // The measured samples, scaled to the median wanted; `spread` moves
+    // every other round up and down by that fraction.
+    let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, spread: f64, better: oscycles::results::Better| {
         let r = doc.results.iter_mut().find(|r| r.benchmark == bench).unwrap();
         let m = &mut r.metrics[0];
+        let old = m.summary.median;
+        for (k, round) in m.samples.iter_mut().enumerate() {
+            let f = if k % 2 == 0 { 1.0 - spread } else { 1.0 + spread };
+            for v in round.iter_mut() {
+                *v = *v / old * median * f;
+            }
+        }
         m.summary.median = median;
-        m.summary.cv = cv;
         m.better = better;
     };
     use oscycles::results::Better::{Higher, Lower};
     let (mut a, mut b) = (template.clone(), template);
-    // getpid: B twice as fast, far outside noise. getppid: B 10% slower, but
-    // A's spread (20%) makes that noise. read, as a rate: B 1.5x A.
-    set(&mut a, "syscall.getpid", 200.0, 0.01, Lower);
-    set(&mut b, "syscall.getpid", 100.0, 0.01, Lower);
+    // getpid: B twice as fast. getppid: B 10% slower, but A's rounds move
+    // by 20% either way. read, as a rate: B 1.5x A.
+    set(&mut a, "syscall.getpid", 200.0, 0.0, Lower);
+    set(&mut b, "syscall.getpid", 100.0, 0.0, Lower);
     set(&mut a, "syscall.getppid", 100.0, 0.2, Lower);
-    set(&mut b, "syscall.getppid", 110.0, 0.01, Lower);
-    set(&mut a, "syscall.read", 1000.0, 0.01, Higher);
-    set(&mut b, "syscall.read", 1500.0, 0.01, Higher);
+    set(&mut b, "syscall.getppid", 110.0, 0.0, Lower);
+    set(&mut a, "syscall.read", 1000.0, 0.0, Higher);
+    set(&mut b, "syscall.read", 1500.0, 0.0, Higher);
     b.id = "crafted-b".into();
     let (pa, pb) = (d.join("a.json.crafted"), d.join("b.json.crafted"));
     std::fs::write(&pa, serde_json::to_string(&a).unwrap()).unwrap();
@@ -195,7 +203,7 @@ fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
 }
 
 #[test]
-fn compare_gives_the_expected_ratios_and_noise_marks() {
+fn compare_gives_the_expected_ratios_and_verdicts() {
     let d = tempdir("compare");
     let (a, b) = crafted_pair(&d);
     let out = oscycles(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
@@ -203,12 +211,11 @@ fn compare_gives_the_expected_ratios_and_noise_marks() {
     let s = String::from_utf8_lossy(&out.stdout);
     let line =
         |bench: &str| s.lines().find(|l| l.starts_with(&format!("{bench} "))).unwrap_or_else(|| panic!("no {bench} row:\n{s}")).to_string();
-    let cells = |bench: &str| line(bench).split_whitespace().map(String::from).collect::<Vec<_>>();
-    assert_eq!(cells("syscall.getpid").last().unwrap(), "2.00", "{s}");
-    assert_eq!(cells("syscall.getppid").iter().rev().take(2).cloned().collect::<Vec<_>>(), ["~", "0.91"], "{s}");
-    assert_eq!(cells("syscall.read").last().unwrap(), "1.50", "{s}");
+    assert!(line("syscall.getpid").contains(" 2.00 [") && line("syscall.getpid").ends_with("faster"), "{s}");
+    assert!(line("syscall.getppid").contains("unsure"), "{s}");
+    assert!(line("syscall.read").contains(" 1.50 [") && line("syscall.read").ends_with("faster"), "{s}");
     assert!(s.contains("above 1 means B is better"), "the header says which way the column points");
-    assert!(s.contains("3 cases in common; 1 within noise"), "{s}");
+    assert!(s.contains("3 cells: 2 faster, 0 slower, 0 same"), "{s}");
 }
 
 #[test]
@@ -216,16 +223,16 @@ fn compare_refuses_incomparable_runs_with_exit_code_2() {
     let d = tempdir("compare-refuse");
     let (a, b) = crafted_pair(&d);
     let mut future: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
-    future["schema_version"] = serde_json::json!(2);
+    future["schema_version"] = serde_json::json!(3);
     let fb = d.join("future.json.crafted");
     std::fs::write(&fb, future.to_string()).unwrap();
-    refused(&["compare", a.to_str().unwrap(), fb.to_str().unwrap()], "schema version 2");
+    refused(&["compare", a.to_str().unwrap(), fb.to_str().unwrap()], "schema version 3");
     let mut empty: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
     empty["results"] = serde_json::json!([]);
     let eb = d.join("empty.json.crafted");
     std::fs::write(&eb, empty.to_string()).unwrap();
     refused(&["compare", a.to_str().unwrap(), eb.to_str().unwrap()], "no measured case in common");
-    refused(&["compare", a.to_str().unwrap()], "<B>");
+    refused(&["compare", a.to_str().unwrap()], "compare needs two runs A B, or --baseline NAME and one run");
 }
 
 #[test]

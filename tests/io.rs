@@ -42,6 +42,9 @@ fn run(results: &Path, scratch: &Path, point_ms: &str) -> std::process::Child {
             "net.udp,net.tcp,blk.read,blk.write",
             "--point-ms",
             point_ms,
+            "--rounds",
+            "1",
+            "--full",
             "--quiet",
             "--results",
         ])

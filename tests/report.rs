@@ -82,9 +82,11 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
     ok(&oscycles(&[
         "run",
         "--suite",
-        "l4-ipc,fwq,net",
+        "syscall,l4-ipc,fwq,net",
         "--bench",
-        "ipc.pipe,ipc.futex,noise.fwq,net.udp",
+        "syscall.getpid,ipc.pipe,ipc.futex,noise.fwq,net.udp",
+        "--rounds",
+        "2",
         "--batches",
         "3",
         "--batch-ms",
@@ -131,6 +133,12 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
         assert!(body.contains("<path") || body.contains("<polyline") || body.contains("<rect"), "an empty plot");
     }
     assert!(dom.contains("environments side by side"), "the multi-environment table is there");
+    // The answer first, the rest after: summary, contents, comparison, plots, full tables.
+    let at = |id: &str| dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no section {id}"));
+    let order = [at("summary"), at("contents"), at("compare"), at("plots0"), at("tables0"), at("tables1")];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "sections out of order: {order:?}");
+    assert!(dom.contains("<details>"), "the full tables are collapsed");
+    assert!(dom.contains("class=\"cmp\""), "the comparison is an HTML table");
     assert!(std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false), "a screenshot was taken");
     // The console check can fail: a page that logs is caught.
     let bad = d.join("bad.html");

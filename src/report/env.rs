@@ -33,14 +33,6 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// Rel. perf of `v` against the native value `n`.
-fn rel(n: f64, v: f64, better: Better) -> f64 {
-    match better {
-        Better::Lower => n / v,
-        Better::Higher => v / n,
-    }
-}
-
 pub fn render_side_by_side(doc: &RunDoc) -> String {
     let envs = environments(doc);
     if envs.len() < 2 {
@@ -84,16 +76,23 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
                 None => "-".into(),
             });
         }
-        if let Some(n) = of("native").and_then(value) {
+        fn first_ok(r: Option<&CaseResult>) -> Option<&crate::results::Metric> {
+            r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| r.metrics.first())
+        }
+        if let Some(n) = first_ok(of("native")) {
             for e in &others {
-                row.push(of(e).and_then(value).map_or("-".into(), |v| format!("{:.2}", rel(n.0, v.0, v.2))));
+                row.push(first_ok(of(e)).map_or("-".into(), |m| {
+                    let j = crate::compare::judge(n, m, &crate::uncertainty::Policy::default(), crate::compare::seed_of(&format!("{bench} {params} {e}")));
+                    format!("{:.2} {}", j.ratio, crate::compare::verdict_word(j.verdict))
+                }));
             }
         }
         t.row(row);
     }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
     format!(
-        "environments side by side: medians; rel. = performance relative to native (above 1 = faster than native)\n{}{notes}",
+        "environments side by side: medians; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
+         of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare\n{}{notes}",
         t.render()
     )
 }

@@ -187,7 +187,7 @@ fn figures_of(doc: &RunDoc, tag: &str, suffix: &str) -> Vec<Figure> {
     for (i, l) in lines.iter_mut().enumerate() {
         l.title += suffix;
         if let Ok(svg) = plot::lines(l) {
-            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: l.caption.clone() });
+            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: format!("{}: {}", l.title, l.caption) });
         }
     }
     for r in doc.results.iter().filter(|r| r.status == CaseStatus::Ok) {
@@ -209,31 +209,72 @@ fn figures_of(doc: &RunDoc, tag: &str, suffix: &str) -> Vec<Figure> {
 /// The whole page.
 pub fn page(docs: &[RunDoc]) -> String {
     let mut body = String::new();
-    body += "<h1>oscycles report</h1>\n<nav><ul>\n";
+    body += "<h1>oscycles report</h1>\n";
+    // 1. The answer first: each run's one-screen summary.
+    body += "<section id=\"summary\"><h2>Summary</h2>\n";
+    for d in docs {
+        body += &format!(
+            "<h3>{} ({}, {}, {})</h3>\n<pre>{}</pre>\n",
+            esc(&d.id),
+            esc(&d.host.hostname),
+            esc(&d.environment.name),
+            esc(&d.started_at),
+            esc(&super::summary::render(d, 110))
+        );
+    }
+    body += "</section>\n";
+    let policy = crate::uncertainty::Policy::default();
+    let rows = if docs.len() == 2 { crate::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
+    let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i)).collect();
+    // 2. Contents.
+    body += "<nav id=\"contents\"><h2>Contents</h2><ul>\n<li><a href=\"#summary\">Summary</a></li>\n";
+    if !rows.is_empty() {
+        body += "<li><a href=\"#compare\">B against A: verdicts and intervals</a></li>\n";
+    }
     for (i, d) in docs.iter().enumerate() {
-        body += &format!("<li><a href=\"#run{i}\">{}</a> ({}, {})</li>\n", esc(&d.id), esc(&d.host.hostname), esc(&d.environment.name));
+        if !figs[i].is_empty() {
+            body += &format!("<li><a href=\"#plots{i}\">Plots of {}</a> ({} plots)</li>\n", esc(&d.id), figs[i].len());
+        }
+    }
+    for (i, d) in docs.iter().enumerate() {
+        body += &format!("<li><a href=\"#tables{i}\">Full tables of {}</a></li>\n", esc(&d.id));
     }
     body += "</ul></nav>\n";
-    if docs.len() == 2 {
-        let policy = crate::uncertainty::Policy::default();
-        let rows = crate::compare::rows(&docs[0], &docs[1], &policy);
-        if !rows.is_empty() {
-            body += &format!(
-                "<section id=\"compare\"><h2>B against A</h2><pre>{}</pre></section>\n",
-                esc(&super::compare::render(&docs[0], &docs[1], &rows, &policy))
-            );
-        }
+    // 3. The comparison: what changed, with its doubt.
+    if !rows.is_empty() {
+        body += &format!(
+            "<section id=\"compare\"><h2>B against A</h2>\n<p>A = {}, B = {}. {}</p>\n<figure class=\"plot\">{}<figcaption>B relative to A, \
+             cell by cell: ratio of medians (above 1: B better) with its 95% interval (bootstrap over rounds, then batches), grouped by family; \
+             green faster, red slower, blue same (inside +-{:.0}%), grey unsure</figcaption></figure>\n{}\n\
+             <details><summary>the comparison as text</summary><pre>{}</pre></details></section>\n",
+            esc(&docs[0].id),
+            esc(&docs[1].id),
+            esc(&super::compare::tally_lines(&rows, &policy)),
+            super::forest::svg(&rows, &policy),
+            policy.margin * 100.0,
+            super::forest::table(&rows),
+            esc(&super::compare::render(&docs[0], &docs[1], &rows, &policy))
+        );
     }
+    // 4. Plots.
     for (i, d) in docs.iter().enumerate() {
-        body += &format!("<section id=\"run{i}\"><h2>Run {}</h2>\n<pre>{}</pre>\n", esc(&d.id), esc(&super::header::render(d, false)));
-        let figs = figures(d, i);
-        if !figs.is_empty() {
-            body += "<h3>Plots</h3>\n";
+        if figs[i].is_empty() {
+            continue;
         }
-        for f in figs {
+        body += &format!("<section id=\"plots{i}\"><h2>Plots of {}</h2>\n", esc(&d.id));
+        for f in &figs[i] {
             body += &format!("<figure id=\"{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n", f.id, f.svg, esc(&f.caption));
         }
-        body += &format!("<h3>Tables</h3>\n<pre>{}</pre>\n</section>\n", esc(&super::render_tables(d)));
+        body += "</section>\n";
+    }
+    // 5. Everything else, collapsed.
+    for (i, d) in docs.iter().enumerate() {
+        body += &format!(
+            "<section id=\"tables{i}\"><h2>Full tables of {}</h2>\n<details><summary>header and every table</summary><pre>{}\n{}</pre></details></section>\n",
+            esc(&d.id),
+            esc(&super::header::render(d, false)),
+            esc(&super::render_tables(d))
+        );
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>oscycles report</title>\n<style>\n\
@@ -241,6 +282,7 @@ pub fn page(docs: &[RunDoc]) -> String {
          pre {{ font-size: 12px; overflow-x: auto; background: #f6f6f6; padding: 1em; }}\n\
          figure.plot {{ display: inline-block; margin: 0.5em; border: 1px solid #ddd; }}\n\
          figcaption {{ font-size: 12px; color: #444; max-width: 760px; padding: 0.3em; }}\n\
+         table.cmp {{ border-collapse: collapse; font-size: 12px; }} table.cmp td, table.cmp th {{ border: 1px solid #ddd; padding: 2px 6px; }}\n\
          </style></head>\n<body>\n{body}</body></html>\n"
     )
 }

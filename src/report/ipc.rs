@@ -45,7 +45,7 @@ pub fn render(results: &[&CaseResult]) -> String {
                         None => "-".into(),
                         Some(r) => match (r.status, r.metric("one_way")) {
                             (CaseStatus::Ok, Some(m)) => {
-                                format!("{}{}", cycles(m.summary.median), if m.summary.cv > NOISY_CV { "~" } else { "" })
+                                format!("{}{}", cycles(m.summary.median), if super::table::uncertain(m) { "?" } else { "" })
                             }
                             (CaseStatus::NotApplicable, _) => {
                                 reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
@@ -71,7 +71,10 @@ pub fn render(results: &[&CaseResult]) -> String {
         "l4-ipc: one-way IPC cost, median TSC cycles (round trip / 2, as in the L4 tables), by payload in 64-bit words\n".to_string();
     s += "  intra = two threads of one process, inter = two processes; cpus = client/server CPU as observed\n";
     s += &t.render();
-    s += &format!("  ~ = CV above {:.0}% across batches (noisy cell); '-' = not measured\n", NOISY_CV * 100.0);
+    s += &format!(
+        "  ? = the 95% interval of the median is wider than {:.0}% of it (the batches' CV, where a document has no interval); '-' = not measured\n",
+        super::table::WIDE_INTERVAL * 100.0
+    );
     if moved {
         s += "  ! = a side was observed on another CPU than requested\n";
     }

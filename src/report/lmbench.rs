@@ -113,7 +113,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
             if show_cycles {
                 headers.push("cycles".into());
             }
-            headers.push("CV".into());
+            headers.push("95% CI".into());
         }
         _ => {
             headers.extend(["A".to_string(), "B".to_string(), "Rel. Perf".to_string()]);
@@ -142,7 +142,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
                 if show_cycles {
                     cells.push(cycles(m.summary.median));
                 }
-                cells.push(format!("{:.1}%", m.summary.cv * 100.0));
+                cells.push(if m.estimate.is_some() { super::table::interval(m) } else { format!("CV {:.1}%", m.summary.cv * 100.0) });
                 if let Some(aside) = r.aside.and_then(|a| find(runs[0], r).and_then(|(c, _)| c.metric(a))) {
                     comment = format!("{comment}; ring overhead {} us subtracted", us(aside));
                 }

@@ -5,6 +5,7 @@ pub mod compare;
 pub mod doctor;
 pub mod env;
 pub mod export;
+pub mod forest;
 pub mod header;
 pub mod html;
 pub mod io;
@@ -15,6 +16,7 @@ pub mod microvm;
 pub mod noise;
 pub mod packet_stream;
 pub mod plot;
+pub mod summary;
 pub mod syscall;
 pub mod table;
 
@@ -154,7 +156,7 @@ fn render_family_tables(doc: &RunDoc) -> String {
     let (sys, ipc) = (of(Family::Syscall), of(Family::Ipc));
     let mut parts: Vec<String> = Vec::new();
     if !sys.is_empty() {
-        parts.push(syscall::render(&sys));
+        parts.push(syscall::render(&sys, doc.settings.rounds));
     }
     if !ipc.is_empty() {
         parts.push(ipc::render(&ipc));
@@ -181,23 +183,83 @@ pub fn render_run(doc: &RunDoc) -> String {
 }
 
 /// `oscycles list`: every benchmark, and every suite.
-pub fn render_list() -> String {
-    let mut t = Table::new(&["benchmark", "family", "supported here", "needs", "parameters", "description"], 6);
-    for b in registry::benchmarks() {
-        let sup = match b.supported() {
-            Ok(()) => "yes".to_string(),
-            Err(why) => format!("no: {why}"),
-        };
-        t.row(vec![b.id.clone(), b.family.name().into(), sup, b.needs.into(), b.parameters.into(), b.description.into()]);
+/// `oscycles list`: a line per benchmark (id, whether it runs here, the
+/// start of its description) within `width`; `long`: every field, wrapped.
+pub fn render_list(width: usize, long: bool) -> String {
+    let mut s = String::new();
+    if long {
+        for b in registry::benchmarks() {
+            s += &render_benchmark(b, width);
+            s += "\n";
+        }
+    } else {
+        let mut t = Table::new(&["benchmark", "here", "description"], 3);
+        for b in registry::benchmarks() {
+            let here = if b.supported().is_ok() { "yes" } else { "no" };
+            t.row(vec![b.id.clone(), here.into(), b.description.into()]);
+        }
+        s += &table::fit(&t.render_natural(), width);
+        s += "(oscycles list BENCH or list --long: parameters, needs and why a benchmark does not run here)\n";
     }
-    let mut s = t.render();
     s += "\nsuites:\n";
     let mut st = Table::new(&["suite", "families", "description"], 3);
     for su in registry::SUITES {
         st.row(vec![su.name.into(), su.families().iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
     }
-    s += &st.render();
+    s += &table::fit(&st.render_natural(), width);
     s
+}
+
+/// Everything about one benchmark, wrapped to `width`.
+pub fn render_benchmark(b: &registry::Benchmark, width: usize) -> String {
+    let sup = match b.supported() {
+        Ok(()) => "yes".to_string(),
+        Err(why) => format!("no: {why}"),
+    };
+    let mut s = format!("{} (family {})\n", b.id, b.family.name());
+    for (k, v) in [("runs here", sup.as_str()), ("needs", b.needs), ("parameters", b.parameters), ("description", b.description)] {
+        s += &wrap(&format!("{k}: {v}"), width, "  ");
+    }
+    s
+}
+
+/// Every line of `text` within `width`: a longer line (a header line, a
+/// note) is wrapped at spaces, its continuation indented; tables rendered
+/// with `table::set_width` already fit.
+pub fn fit_text(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for l in text.lines() {
+        if l.chars().count() <= width {
+            out += l;
+            out.push('\n');
+        } else {
+            let indent: String = l.chars().take_while(|c| *c == ' ').collect();
+            out += &wrap(l.trim_start(), width, &indent);
+        }
+    }
+    out
+}
+
+/// Words wrapped to `width`, every line after `indent`.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = indent.to_string();
+    for w in text.split_whitespace() {
+        if !line.trim().is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            out += &table::cut(line.trim_end(), width);
+            out.push('\n');
+            line = format!("{indent}  ");
+        }
+        if !line.trim().is_empty() {
+            line.push(' ');
+        }
+        line += w;
+    }
+    if !line.trim().is_empty() {
+        out += &table::cut(line.trim_end(), width);
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -126,15 +126,18 @@ pub fn render_parallel(doc: &RunDoc) -> String {
     if rs.is_empty() {
         return String::new();
     }
+    // CPU counts as rows (a 64-CPU machine makes a long table, not a wide one).
     let ns: BTreeSet<u64> = rs.iter().filter_map(|r| r.param_u64("instances")).collect();
-    let mut headers = vec!["operation".to_string()];
-    headers.extend(ns.iter().map(|n| format!("{n} CPU{}", if *n > 1 { "s" } else { "" })));
+    let ops: Vec<&str> =
+        ["getppid", "pipe", "futex", "eventfd"].into_iter().filter(|op| rs.iter().any(|r| r.benchmark == format!("parallel.{op}"))).collect();
+    let mut headers = vec!["CPUs busy".to_string()];
+    headers.extend(ops.iter().map(|op| op.to_string()));
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-    for op in ["getppid", "pipe", "futex", "eventfd"] {
-        let bench = format!("parallel.{op}");
-        let alone = doc.measured(&bench, |r| r.param_u64("instances") == Some(1)).map(|r| median(r, "per_op"));
-        let mut row = vec![op.to_string()];
-        for &n in &ns {
+    for &n in &ns {
+        let mut row = vec![n.to_string()];
+        for op in &ops {
+            let bench = format!("parallel.{op}");
+            let alone = doc.measured(&bench, |r| r.param_u64("instances") == Some(1)).map(|r| median(r, "per_op"));
             row.push(match doc.measured(&bench, |r| r.param_u64("instances") == Some(n)) {
                 Some(r) => {
                     let m = median(r, "per_op");
@@ -146,9 +149,7 @@ pub fn render_parallel(doc: &RunDoc) -> String {
                 None => "-".into(),
             });
         }
-        if row.len() > 1 {
-            t.row(row);
-        }
+        t.row(row);
     }
     format!(
         "parallel: median per-instance cost in TSC cycles (IPC one-way, same core) with one instance pinned per CPU, all at once; (slowdown against one CPU alone)\n{}",

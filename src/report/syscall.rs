@@ -1,11 +1,11 @@
 //! The syscall table (seed 004's syscall column, one row per call).
 
 use super::noise_note;
-use super::table::{Table, cycles, percent};
+use super::table::{Table, cycles, interval, interval_note, percent};
 use crate::results::{CaseResult, CaseStatus};
 
-pub fn render(results: &[&CaseResult]) -> String {
-    let mut t = Table::new(&["call", "median cyc", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"], 1);
+pub fn render(results: &[&CaseResult], rounds: usize) -> String {
+    let mut t = Table::new(&["call", "median cyc", "95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"], 1);
     for r in results {
         let name = r.benchmark.trim_start_matches("syscall.").to_string();
         match (r.status, r.metric("per_call")) {
@@ -16,6 +16,7 @@ pub fn render(results: &[&CaseResult]) -> String {
                 t.row(vec![
                     name,
                     cycles(s.median),
+                    interval(m),
                     cycles(s.min),
                     cycles(s.p99),
                     cycles(s.max),
@@ -29,6 +30,7 @@ pub fn render(results: &[&CaseResult]) -> String {
     }
     let mut s = "syscall: cost per call in TSC cycles (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n".to_string();
     s += &t.render();
+    s += &interval_note(rounds);
     s += &noise_note(results, "per_call");
     s
 }

@@ -18,7 +18,71 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// The table, within the width set for this process (`set_width`; none:
+    /// as wide as it is).
     pub fn render(&self) -> String {
+        match WIDTH.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => self.render_natural(),
+            w => self.render_width(w),
+        }
+    }
+
+    /// The table within `width` columns: as it is when it fits; otherwise
+    /// its value columns go to several stacked tables, each repeating the
+    /// row labels (the first `left` columns); a cell still too wide (free
+    /// text) is cut with '…' (the whole text is in `--full` and the JSON).
+    pub fn render_width(&self, width: usize) -> String {
+        let full = self.render_natural();
+        if full.lines().all(|l| l.chars().count() <= width) {
+            return full;
+        }
+        let ncol = self.headers.len();
+        let widths = self.widths();
+        let left = self.left.min(ncol);
+        let label_w: usize = widths[..left].iter().map(|w| w + 2).sum();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        let mut cur: Vec<usize> = Vec::new();
+        let mut used = label_w;
+        for (i, w) in widths.iter().enumerate().skip(left) {
+            if !cur.is_empty() && used + w > width {
+                groups.push(std::mem::take(&mut cur));
+                used = label_w;
+            }
+            cur.push(i);
+            used += w + 2;
+        }
+        if !cur.is_empty() || groups.is_empty() {
+            groups.push(cur);
+        }
+        let mut out = String::new();
+        for (g, cols) in groups.iter().enumerate() {
+            let keep: Vec<usize> = (0..left).chain(cols.iter().copied()).collect();
+            let mut t = Table::new(&keep.iter().map(|&i| self.headers[i].as_str()).collect::<Vec<_>>(), left);
+            t.also_left = keep.iter().enumerate().filter(|(_, i)| self.also_left.contains(i)).map(|(n, _)| n).collect();
+            for r in &self.rows {
+                t.row(keep.iter().map(|&i| r.get(i).cloned().unwrap_or_default()).collect());
+            }
+            if g > 0 {
+                out.push_str(&format!("(continued: columns {} of {})\n", cols.first().map_or(0, |c| c + 1), ncol));
+            }
+            for l in t.render_natural().lines() {
+                out.push_str(&cut(l, width));
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        (0..self.headers.len())
+            .map(|i| {
+                self.rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).chain([self.headers[i].chars().count()]).max().unwrap_or(0)
+            })
+            .collect()
+    }
+
+    /// The table as wide as its cells make it.
+    pub fn render_natural(&self) -> String {
         let ncol = self.headers.len();
         let width = |i: usize| {
             self.rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).chain([self.headers[i].chars().count()]).max().unwrap_or(0)
@@ -49,9 +113,65 @@ impl Table {
     }
 }
 
+/// The width tables are rendered to in this process; 0: unlimited.
+static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Sets the width every table of this process fits (None: natural width,
+/// as `--full` shows them).
+pub fn set_width(width: Option<usize>) {
+    WIDTH.store(width.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A line cut to `width` characters, '…' marking the cut.
+pub fn cut(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_string();
+    }
+    let mut s: String = line.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// Every line of a text within `width` (cut where longer).
+pub fn fit(text: &str, width: usize) -> String {
+    text.lines().map(|l| cut(l, width) + "\n").collect()
+}
+
 /// Cycles as people read them: integers, one decimal below 100.
 pub fn cycles(v: f64) -> String {
     if v < 100.0 { format!("{v:.1}") } else { format!("{v:.0}") }
+}
+
+/// A cell whose 95% interval is wider than this fraction of its median is
+/// marked in the tables.
+pub const WIDE_INTERVAL: f64 = 0.10;
+
+/// Whether a metric's interval is wider than WIDE_INTERVAL of its median;
+/// without an interval (a version 1 document), whether its batches' CV is
+/// above it.
+pub fn uncertain(m: &crate::results::Metric) -> bool {
+    match &m.estimate {
+        Some(e) => (e.interval.hi - e.interval.lo) > WIDE_INTERVAL * e.median.abs(),
+        None => m.summary.cv > WIDE_INTERVAL,
+    }
+}
+
+/// The 95% interval of a metric's median as "+-x%" (half its width, relative
+/// to the median), "?" appended when it is wide; "-" where there is none.
+pub fn interval(m: &crate::results::Metric) -> String {
+    match &m.estimate {
+        Some(e) => format!("+-{:.1}%{}", e.interval.relative_half_width(e.median) * 100.0, if uncertain(m) { "?" } else { "" }),
+        None => "-".into(),
+    }
+}
+
+/// The legend of that column.
+pub fn interval_note(rounds: usize) -> String {
+    format!(
+        "  +-x% = half the 95% interval of the median ({}), relative to it; ? = interval wider than {:.0}% of the median\n",
+        if rounds > 1 { format!("over {rounds} rounds, then batches") } else { "one round: batches only".into() },
+        WIDE_INTERVAL * 100.0
+    )
 }
 
 pub fn percent(frac: f64) -> String {

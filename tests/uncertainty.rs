@@ -1,0 +1,164 @@
+//! Doubt as the binary reports it: rounds in fresh processes with recorded
+//! orders, raw samples and intervals in the document, verdicts and the
+//! regression gate of `compare`, baselines, version 1 documents, doctor.
+//! Mechanics only: the numbers compared here are synthetic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::{only_json, tempdir};
+
+fn oscycles(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
+}
+
+fn read(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interval() {
+    let d = tempdir("rounds");
+    let out = oscycles(&[
+        "run",
+        "--suite",
+        "syscall",
+        "--rounds",
+        "3",
+        "--seed",
+        "42",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.05",
+        "--quiet",
+        "--results",
+        d.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read(&only_json(&d));
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["settings"]["rounds"], 3);
+    let log = doc["settings"]["round_log"].as_array().unwrap();
+    assert_eq!(log.len(), 3);
+    let pids: std::collections::BTreeSet<u64> = log.iter().map(|r| r["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids.len(), 3, "each round in a process of its own: {log:?}");
+    assert!(!pids.contains(&(std::process::id() as u64)));
+    for r in log {
+        assert_eq!(r["status"], "complete");
+        let mut order: Vec<&str> = r["order"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
+        order.sort();
+        assert_eq!(order.len(), 6, "every syscall case ran in every round");
+    }
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6, "one cell per case, rounds merged");
+    for r in results {
+        let m = &r["metrics"][0];
+        let samples = m["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 3, "{}: one list per round", r["benchmark"]);
+        assert!(samples.iter().all(|s| s.as_array().unwrap().len() == 2));
+        let pooled: Vec<f64> = samples.iter().flat_map(|s| s.as_array().unwrap().iter().map(|v| v.as_f64().unwrap())).collect();
+        assert_eq!(m["summary"]["n"], 6, "the summary is over every round's batches");
+        let e = &m["estimate"];
+        assert_eq!(e["rounds"], 3);
+        let (lo, hi, med) = (e["interval"]["lo"].as_f64().unwrap(), e["interval"]["hi"].as_f64().unwrap(), e["median"].as_f64().unwrap());
+        assert!(lo <= med && med <= hi, "{e}");
+        let (min, max) = pooled.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(min <= med && med <= max);
+    }
+    // The same seed gives the same orders.
+    let d2 = tempdir("rounds-again");
+    let out = oscycles(&[
+        "run", "--suite", "syscall", "--rounds", "3", "--seed", "42", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results",
+        d2.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let again = read(&only_json(&d2));
+    let orders = |d: &serde_json::Value| d["settings"]["round_log"].as_array().unwrap().iter().map(|r| r["order"].clone()).collect::<Vec<_>>();
+    assert_eq!(orders(&doc), orders(&again));
+    let _ = std::fs::remove_dir_all(d);
+    let _ = std::fs::remove_dir_all(d2);
+}
+
+/// The fixture (a version 2 copy), its first case's cycles replaced by
+/// `rounds` rounds of 5 batches around `center`; written to `path`.
+fn synthetic(path: &Path, id: &str, center: f64, rounds: usize) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap();
+    v["id"] = serde_json::json!(id);
+    v["schema_version"] = serde_json::json!(2);
+    let samples: Vec<Vec<f64>> =
+        (0..rounds).map(|k| (0..5).map(|b| center * (1.0 + 0.003 * (((k * 5 + b) * 7) % 11) as f64)).collect()).collect();
+    let mut pooled: Vec<f64> = samples.iter().flatten().copied().collect();
+    pooled.sort_by(f64::total_cmp);
+    let m = &mut v["results"][0]["metrics"][0];
+    m["samples"] = serde_json::json!(samples);
+    m["summary"]["median"] = serde_json::json!(pooled[pooled.len() / 2]);
+    std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn compare_gives_verdicts_and_the_gate_fails_only_on_a_significant_regression() {
+    let d = tempdir("verdicts");
+    let a = synthetic(&d.join("a.json"), "run-a", 1000.0, 6);
+    let a2 = synthetic(&d.join("a2.json"), "run-a2", 1000.0, 6);
+    let b = synthetic(&d.join("b.json"), "run-b", 1300.0, 6);
+    let few = synthetic(&d.join("few.json"), "run-few", 1300.0, 2);
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let out = oscycles(&["compare", &s(&a), &s(&b)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    let getpid = text.lines().find(|l| l.starts_with("syscall.getpid")).unwrap();
+    assert!(getpid.contains("slower"), "{getpid}");
+    // The other cases have no raw samples (version 1 numbers): unsure, with a ratio.
+    assert!(text.contains("unsure"), "{text}");
+    let few_out = oscycles(&["compare", &s(&a), &s(&few)]);
+    let line = String::from_utf8_lossy(&few_out.stdout).lines().find(|l| l.starts_with("syscall.getpid")).unwrap().to_string();
+    assert!(line.contains("unsure (~5 rounds)"), "{line}");
+    // The gate: A/A passes, A/B fails and lists the cell.
+    let aa = oscycles(&["compare", &s(&a), &s(&a2), "--fail-above", "5%"]);
+    assert_eq!(aa.status.code(), Some(0), "{}", String::from_utf8_lossy(&aa.stdout));
+    let ab = oscycles(&["compare", &s(&a), &s(&b), "--fail-above", "5%"]);
+    assert_eq!(ab.status.code(), Some(1));
+    let ab_text = String::from_utf8_lossy(&ab.stdout);
+    assert!(ab_text.contains("FAIL") && ab_text.contains("  syscall.getpid"), "{ab_text}");
+    // A 30% regression does not fail a 50% gate.
+    assert_eq!(oscycles(&["compare", &s(&a), &s(&b), "--fail-above", "50%"]).status.code(), Some(0));
+    // Baselines: two runs pooled, then the gate against them.
+    let res = d.join("res");
+    let saved = oscycles(&["baseline", "save", "main", &s(&a), &s(&a2), "--results", &s(&res)]);
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    assert!(String::from_utf8_lossy(&saved.stdout).contains("2 runs"));
+    let base = read(&res.join("baselines/main.json"));
+    assert_eq!(base["results"][0]["metrics"][0]["samples"].as_array().unwrap().len(), 12, "both runs' rounds");
+    assert_eq!(oscycles(&["compare", "--baseline", "main", &s(&a2), "--results", &s(&res), "--fail-above", "5%"]).status.code(), Some(0));
+    assert_eq!(oscycles(&["compare", "--baseline", "main", &s(&b), "--results", &s(&res), "--fail-above", "5%"]).status.code(), Some(1));
+    assert_eq!(oscycles(&["compare", "--baseline", "nosuch", &s(&b), "--results", &s(&res)]).status.code(), Some(2));
+    assert_eq!(oscycles(&["baseline", "save", "../evil", &s(&a), "--results", &s(&res)]).status.code(), Some(2));
+    assert_eq!(oscycles(&["compare", &s(&a), &s(&b), "--fail-above", "zero"]).status.code(), Some(2));
+    let listed = oscycles(&["baseline", "list", "--results", &s(&res)]);
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("main"));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn version_1_documents_still_load() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    assert_eq!(read(Path::new(fixture))["schema_version"], 1);
+    let out = oscycles(&["show", fixture]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = oscycles(&["compare", fixture, fixture]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unsure"), "no samples, no verdict");
+}
+
+#[test]
+fn doctor_reports_and_changes_nothing() {
+    let out = oscycles(&["doctor"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("governor") && text.contains("irqbalance") || text.contains("warning") || text.contains("note"), "{text}");
+    assert_eq!(oscycles(&["doctor", "--cpus", "0,0"]).status.code(), Some(2));
+}
