@@ -108,7 +108,10 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
         .filter_map(|ra| {
             let ctx = context(ra, a);
             let rb = b.results.iter().find(|rb| {
-                rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params && comparable(&ctx, &context(rb, b), a, b)
+                rb.status == CaseStatus::Ok
+                    && rb.benchmark == ra.benchmark
+                    && rb.params == ra.params
+                    && comparable(&ctx, &context(rb, b), a, b)
             })?;
             let ma = ra.metrics.first()?;
             let mb = rb.metric(&ma.name)?;

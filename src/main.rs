@@ -564,7 +564,11 @@ fn child_args(a: &RunArgs, with_bench_and_rounds: bool) -> Vec<String> {
 fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
     let spec: envs::guest::GuestSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
     let mut out = std::io::stdout();
-    let results_dir = tempfile::Builder::new().prefix("oscycles-env-").tempdir().context("a private directory for the results")?;
+    let results_dir = tempfile::Builder::new()
+        .prefix("oscycles-env-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .context("a private directory for the results")?;
     let results = results_dir.path().join("results");
     if a.microvm {
         let mut hello = || envs::guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");

@@ -107,7 +107,11 @@ pub fn run_here(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: O
         status,
     };
     writer.update(|doc| {
-        sort_like_plan(&mut doc.results[first..], plan);
+        // A round's results stay in the order they ran: the parent merges
+        // them as they come, by count, and sorts at the end.
+        if r.this_round.is_none() {
+            sort_like_plan(&mut doc.results[first..], plan);
+        }
         doc.settings.round_log.push(rec);
         estimate_all(doc, r.seed);
     })
@@ -129,13 +133,18 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
         }
         let mut ids: Vec<&str> = Vec::new();
         if k > 0 {
-            if repeating.is_empty() {
-                break;
-            }
+            // Only what round 0 could measure repeats: a case that failed,
+            // timed out or cannot run here would only do so again.
+            let measured = |id: &str| {
+                writer.doc.results[first..].iter().any(|res| res.benchmark == id && res.status == crate::results::CaseStatus::Ok)
+            };
             for p in &repeating {
-                if !ids.contains(&p.benchmark.id.as_str()) {
+                if !ids.contains(&p.benchmark.id.as_str()) && measured(&p.benchmark.id) {
                     ids.push(&p.benchmark.id);
                 }
+            }
+            if ids.is_empty() {
+                break;
             }
         }
         if ex.progress {
@@ -143,10 +152,31 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
             eprintln!("round {}/{}: {what} in a fresh process", k + 1, r.count);
         }
         let dir = r.work.join(format!("round-{k}"));
-        let outcome = run_round(&exe, r, k, &ids, &dir, ex.progress);
+        // Results are merged as the round saves them: a run killed mid-round
+        // keeps every case measured so far.
+        let mut merged = 0;
+        let mut sink = |doc: RunDoc, last: bool| -> Result<(), StoreError> {
+            let fresh = doc.results.len().saturating_sub(merged);
+            if fresh == 0 && !last {
+                return Ok(());
+            }
+            let new: Vec<CaseResult> = doc.results[merged..].to_vec();
+            merged = doc.results.len();
+            writer.update(|run| {
+                merge(run, new, env);
+                if last {
+                    run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
+                        rec.round = k;
+                        rec
+                    }));
+                }
+            })
+        };
+        let outcome = run_round(&exe, r, k, &ids, &dir, ex.progress, &mut sink);
         match outcome {
-            Ok(doc) => writer.update(|run| merge(run, doc, env, k))?,
-            Err(why) => writer.update(|run| {
+            Ok(()) => {}
+            Err(RoundError::Store(e)) => return Err(e),
+            Err(RoundError::Failed(why)) => writer.update(|run| {
                 eprintln!("oscycles: round {} failed: {why}", k + 1);
                 run.settings.round_log.push(RoundRecord {
                     round: k,
@@ -166,8 +196,36 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
     })
 }
 
-/// Starts round k and waits for it; its document.
-fn run_round(exe: &std::path::Path, r: &Rounds, k: usize, ids: &[&str], dir: &std::path::Path, progress: bool) -> Result<RunDoc, String> {
+/// Why a round gave nothing (more).
+enum RoundError {
+    Failed(String),
+    Store(StoreError),
+}
+
+impl From<String> for RoundError {
+    fn from(s: String) -> Self {
+        RoundError::Failed(s)
+    }
+}
+
+/// The round's document as it is on disk now (it is replaced whole, never
+/// written in place), if there is one.
+fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
+    let p = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))?;
+    crate::store::load(&p).ok()
+}
+
+/// Starts round k and waits for it, handing `sink` its document whenever it
+/// grew (`last`: the final one).
+fn run_round(
+    exe: &std::path::Path,
+    r: &Rounds,
+    k: usize,
+    ids: &[&str],
+    dir: &std::path::Path,
+    progress: bool,
+    sink: &mut dyn FnMut(RunDoc, bool) -> Result<(), StoreError>,
+) -> Result<(), RoundError> {
     std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let mut cmd = Command::new(exe);
     cmd.arg("run").args(&r.args);
@@ -192,11 +250,18 @@ fn run_round(exe: &std::path::Path, r: &Rounds, k: usize, ids: &[&str], dir: &st
     // SIGINT/SIGTERM reach this process (the round's own process group may
     // not be the terminal's): pass them on, so the round saves and stops.
     let mut passed_on = false;
+    let mut polled = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) => {}
-            Err(e) => return Err(format!("waiting for round {k}: {e}")),
+            Err(e) => return Err(format!("waiting for round {k}: {e}").into()),
+        }
+        if polled.elapsed() > std::time::Duration::from_millis(250) {
+            polled = Instant::now();
+            if let Some(doc) = round_doc(dir) {
+                sink(doc, false).map_err(RoundError::Store)?;
+            }
         }
         if !passed_on && let Some(sig) = watchdog::interrupted() {
             // SAFETY: a signal to our own child, which has not been reaped yet.
@@ -205,28 +270,19 @@ fn run_round(exe: &std::path::Path, r: &Rounds, k: usize, ids: &[&str], dir: &st
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    let doc = std::fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
-    crate::store::load(&doc).map_err(|e| e.to_string())
+    let doc = round_doc(dir).ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
+    sink(doc, true).map_err(RoundError::Store)
 }
 
 /// Adds a round's results to the run: a cell already there absorbs the
 /// round's samples, a new one is added.
-fn merge(run: &mut RunDoc, round: RunDoc, env: Option<&str>, k: usize) {
-    for mut r in round.results {
+fn merge(run: &mut RunDoc, results: Vec<CaseResult>, env: Option<&str>) {
+    for mut r in results {
         r.environment = env.map(String::from);
         match run.results.iter_mut().find(|e| e.same_cell(&r)) {
             Some(existing) => existing.absorb(&r),
             None => run.results.push(r),
         }
-    }
-    for mut rec in round.settings.round_log {
-        rec.round = k;
-        run.settings.round_log.push(rec);
     }
 }
 

@@ -170,18 +170,17 @@ fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
     let out = tiny_syscall_run(d, &["--batches", "2", "--bench", "syscall.getpid,syscall.getppid,syscall.read"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let template = oscycles::store::load(&only_json(d)).unwrap();
-    // The measured samples, scaled to the median wanted; `spread` moves
+    // Six rounds of three batches at the median wanted; `spread` moves
     // every other round up and down by that fraction.
     let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, spread: f64, better: oscycles::results::Better| {
         let r = doc.results.iter_mut().find(|r| r.benchmark == bench).unwrap();
         let m = &mut r.metrics[0];
-        let old = m.summary.median;
-        for (k, round) in m.samples.iter_mut().enumerate() {
-            let f = if k % 2 == 0 { 1.0 - spread } else { 1.0 + spread };
-            for v in round.iter_mut() {
-                *v = *v / old * median * f;
-            }
-        }
+        m.samples = (0..6)
+            .map(|k| {
+                let f = if k % 2 == 0 { 1.0 - spread } else { 1.0 + spread };
+                (0..3).map(|b| median * f * (1.0 + 0.001 * b as f64)).collect()
+            })
+            .collect();
         m.summary.median = median;
         m.better = better;
     };

@@ -93,11 +93,20 @@ fn a_guest_that_hangs_is_given_up_at_its_timeout() {
 
 #[test]
 fn an_environment_that_cannot_start_says_why_and_the_others_go_on() {
-    let (doc, _) = run("native,qemu-tcg", "nokernel", &["--kernel", "/nonexistent/vmlinuz"]);
+    // A missing --kernel is refused before anything runs (exit 2); a file
+    // that is no kernel makes the guest unusable, and native goes on.
+    let bad = tempdir("notakernel").join("vmlinuz");
+    std::fs::write(&bad, b"this is not a kernel").unwrap();
+    let (doc, _) = run("native,qemu-tcg", "nokernel", &["--kernel", bad.to_str().unwrap()]);
     let rs = doc["results"].as_array().unwrap();
     assert_eq!(rs.len(), 2);
     assert_eq!(rs[0]["environment"], "native");
     assert_eq!(rs[0]["status"], "ok");
     assert_eq!(rs[1]["status"], "not_applicable");
-    assert!(rs[1]["reason"].as_str().unwrap().contains("--kernel /nonexistent/vmlinuz: no such file"), "{}", rs[1]);
+    assert!(rs[1]["reason"].as_str().unwrap().contains("qemu-tcg"), "{}", rs[1]);
+    let missing = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--env", "native,qemu-tcg", "--kernel", "/nonexistent/vmlinuz", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
 }

@@ -72,7 +72,21 @@ fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, Strin
 /// A control-loop run under pinned and isolated; `batches` below 5 shrinks it to a few periods.
 fn run(results: &Path, batches: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscycles"));
-    c.args(["run", "--suite", "control-loop", "--isolation", "pinned,isolated", "--batches", batches, "--rounds", "1", "--full", "--quiet", "--results"]).arg(results);
+    c.args([
+        "run",
+        "--suite",
+        "control-loop",
+        "--isolation",
+        "pinned,isolated",
+        "--batches",
+        batches,
+        "--rounds",
+        "1",
+        "--full",
+        "--quiet",
+        "--results",
+    ])
+    .arg(results);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c
 }

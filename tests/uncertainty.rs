@@ -70,12 +70,25 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
     // The same seed gives the same orders.
     let d2 = tempdir("rounds-again");
     let out = oscycles(&[
-        "run", "--suite", "syscall", "--rounds", "3", "--seed", "42", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results",
+        "run",
+        "--suite",
+        "syscall",
+        "--rounds",
+        "3",
+        "--seed",
+        "42",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.05",
+        "--quiet",
+        "--results",
         d2.to_str().unwrap(),
     ]);
     assert!(out.status.success());
     let again = read(&only_json(&d2));
-    let orders = |d: &serde_json::Value| d["settings"]["round_log"].as_array().unwrap().iter().map(|r| r["order"].clone()).collect::<Vec<_>>();
+    let orders =
+        |d: &serde_json::Value| d["settings"]["round_log"].as_array().unwrap().iter().map(|r| r["order"].clone()).collect::<Vec<_>>();
     assert_eq!(orders(&doc), orders(&again));
     let _ = std::fs::remove_dir_all(d);
     let _ = std::fs::remove_dir_all(d2);

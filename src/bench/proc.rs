@@ -89,7 +89,10 @@ pub struct Helper {
 
 impl Helper {
     pub fn create(dir: &Path) -> io::Result<Helper> {
-        let private = tempfile::Builder::new().prefix("oscycles-exec-").tempdir_in(dir)?;
+        let private = tempfile::Builder::new()
+            .prefix("oscycles-exec-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(dir)?;
         let path = private.path().join("exit7");
         {
             let mut f = super::scratch::create_new(&path, 0o700)?;

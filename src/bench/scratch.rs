@@ -50,7 +50,10 @@ impl RunDir {
     /// dead runs left there. Returns the lines saying what was removed.
     pub fn create(base: &Path) -> io::Result<(RunDir, Vec<String>)> {
         let reaped = reap_dead(base);
-        let dir = tempfile::Builder::new().prefix(RUN_DIR_PREFIX).tempdir_in(base)?;
+        let dir = tempfile::Builder::new()
+            .prefix(RUN_DIR_PREFIX)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(base)?;
         let lock = create_new(&dir.path().join(LOCK), 0o600)?;
         // SAFETY: flock on a descriptor this function owns.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {

@@ -82,7 +82,12 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         if let Some(n) = first_ok(of("native")) {
             for e in &others {
                 row.push(first_ok(of(e)).map_or("-".into(), |m| {
-                    let j = crate::compare::judge(n, m, &crate::uncertainty::Policy::default(), crate::compare::seed_of(&format!("{bench} {params} {e}")));
+                    let j = crate::compare::judge(
+                        n,
+                        m,
+                        &crate::uncertainty::Policy::default(),
+                        crate::compare::seed_of(&format!("{bench} {params} {e}")),
+                    );
                     format!("{:.2} {}", j.ratio, crate::compare::verdict_word(j.verdict))
                 }));
             }

@@ -128,8 +128,10 @@ pub fn render_parallel(doc: &RunDoc) -> String {
     }
     // CPU counts as rows (a 64-CPU machine makes a long table, not a wide one).
     let ns: BTreeSet<u64> = rs.iter().filter_map(|r| r.param_u64("instances")).collect();
-    let ops: Vec<&str> =
-        ["getppid", "pipe", "futex", "eventfd"].into_iter().filter(|op| rs.iter().any(|r| r.benchmark == format!("parallel.{op}"))).collect();
+    let ops: Vec<&str> = ["getppid", "pipe", "futex", "eventfd"]
+        .into_iter()
+        .filter(|op| rs.iter().any(|r| r.benchmark == format!("parallel.{op}")))
+        .collect();
     let mut headers = vec!["CPUs busy".to_string()];
     headers.extend(ops.iter().map(|op| op.to_string()));
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);

@@ -45,10 +45,15 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
     let one = |bench: &str, metric: &str| extreme(measured(doc, env).filter(|r| r.benchmark == bench), metric, false);
     push("null system call (getpid)".into(), one("syscall.getpid", "per_call"));
     for cores in ["same", "cross"] {
-        let ipc0 = || measured(doc, env).filter(move |r| r.family == "ipc" && p_u64(r, "words") == Some(0) && p_str(r, "cores") == Some(cores));
+        let ipc0 =
+            || measured(doc, env).filter(move |r| r.family == "ipc" && p_u64(r, "words") == Some(0) && p_str(r, "cores") == Some(cores));
         let best = extreme(ipc0(), "one_way", false);
         if let Some((r, _)) = best {
-            let label = format!("one-way IPC, {cores}-core, best ({}, {})", r.benchmark.trim_start_matches("ipc."), p_str(r, "space").unwrap_or("?"));
+            let label = format!(
+                "one-way IPC, {cores}-core, best ({}, {})",
+                r.benchmark.trim_start_matches("ipc."),
+                p_str(r, "space").unwrap_or("?")
+            );
             push(label, best);
         }
         let pipe = extreme(ipc0().filter(|r| r.benchmark == "ipc.pipe" && p_str(r, "space") == Some("inter")), "one_way", false)
@@ -60,7 +65,10 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
     push("first touch of a page (anonymous)".into(), one("pagefault.anon", "per_page"));
     push("STREAM triad (best)".into(), extreme(measured(doc, env).filter(|r| r.family == "stream"), "triad_rate", true));
     push("boot to /init".into(), one("boot.start", "to_init"));
-    push("FWQ: worst sample (noise)".into(), extreme(measured(doc, env).filter(|r| r.family == "noise"), "sample", true).map(|x| (x.0, x.1)));
+    push(
+        "FWQ: worst sample (noise)".into(),
+        extreme(measured(doc, env).filter(|r| r.family == "noise"), "sample", true).map(|x| (x.0, x.1)),
+    );
     push("control loop: deviation (nanosleep)".into(), one("control.nanosleep", "deviation"));
     push("VM exit round trip (microvm, pio)".into(), one("microvm.pio", "vmm_round_trip"));
     push("net peak (UDP/TCP stream)".into(), extreme(measured(doc, env).filter(|r| r.family == "net"), "throughput", true));
@@ -74,14 +82,24 @@ fn value(h: &Headline) -> (String, String) {
     let worst = matches!(h.result.family.as_str(), "noise" | "control");
     let v = if worst { h.metric.summary.max } else { h.metric.summary.median };
     let unit = if h.metric.unit == UNIT_CYCLES { "cycles".to_string() } else { h.metric.unit.clone() };
-    let shown = if h.metric.unit == UNIT_CYCLES || v >= 100.0 { cycles(v) } else { format!("{v:.2}") };
+    let shown = if h.metric.unit == UNIT_CYCLES || v >= 100.0 {
+        cycles(v)
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    };
     (shown, unit)
 }
 
 fn interval(h: &Headline) -> String {
     match (&h.metric.estimate, h.result.family.as_str()) {
         (_, "noise" | "control") => "max".into(),
-        (Some(e), _) => format!("+-{:.1}%{}", e.interval.relative_half_width(e.median) * 100.0, if super::table::uncertain(h.metric) { "?" } else { "" }),
+        (Some(e), _) => format!(
+            "+-{:.1}%{}",
+            e.interval.relative_half_width(e.median) * 100.0,
+            if super::table::uncertain(h.metric) { "?" } else { "" }
+        ),
         (None, _) => format!("CV {:.0}%", h.metric.summary.cv * 100.0),
     }
 }

@@ -76,7 +76,13 @@ impl Table {
     fn widths(&self) -> Vec<usize> {
         (0..self.headers.len())
             .map(|i| {
-                self.rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).chain([self.headers[i].chars().count()]).max().unwrap_or(0)
+                self.rows
+                    .iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.chars().count())
+                    .chain([self.headers[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
             })
             .collect()
     }

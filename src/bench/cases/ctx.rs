@@ -55,8 +55,8 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             memory_locked: ctx.memory_locked,
         },
         metrics: vec![
-            Metric::cycles("switch", Summary::of(&switch).ok_or_else(no_samples)?, ctx.clock),
-            Metric::cycles("hop", Summary::of(&hops).ok_or_else(no_samples)?, ctx.clock),
+            Metric::cycles("switch", Summary::of(&switch).ok_or_else(no_samples)?, ctx.clock).with_samples(&switch),
+            Metric::cycles("hop", Summary::of(&hops).ok_or_else(no_samples)?, ctx.clock).with_samples(&hops),
             Metric::cycles("overhead", overhead, ctx.clock),
         ],
         details,

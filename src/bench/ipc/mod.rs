@@ -274,6 +274,7 @@ pub fn pipe() -> Result<(OwnedFd, OwnedFd), IpcError> {
 /// is left behind. O_RDWR keeps either open from blocking.
 fn fifo() -> Result<(OwnedFd, OwnedFd), IpcError> {
     let dir = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .prefix("oscycles-fifo-")
         .tempdir()
         .map_err(|e| IpcError::Sys { op: "mkdtemp", errno: e.raw_os_error().unwrap_or(libc::EIO) })?;
