@@ -253,7 +253,8 @@ pub struct RunArgs {
     /// batches. Cases measured over a fixed time (net, blk, noise, control
     /// loop, boot, microvm, STREAM, AIM, packet stream) run in the first round
     /// only. Comparisons need at least 5 rounds a side to give a verdict.
-    /// Default: 5.
+    /// Default: 10 (of 2 batches in quick suites, 3 in full ones; 1 round
+    /// has 11 or 15).
     #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rounds: Option<u32>,
     /// Seed of the case order (default: from the clock; the document records it).

@@ -230,7 +230,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
     });
     // Several rounds share the batches: fewer per round, the same total.
-    let (quick_batches, full_batches) = if round_count > 1 { (5, 7) } else { (11, 15) };
+    let (quick_batches, full_batches) = if round_count > 1 { (2, 3) } else { (11, 15) };
     let ex = Execution {
         cpus: cpus.clone(),
         loads: loads.clone(),

@@ -18,10 +18,14 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Rounds when the user does not say: the fewest with which a comparison
-/// can come out significant (two-sided Mann-Whitney over 5 + 5 round
-/// medians reaches p = 0.008; over 3 + 3 never below 0.1).
-pub const DEFAULT_ROUNDS: usize = 5;
+/// Rounds when the user does not say. Five is the fewest with which a
+/// comparison can come out significant at all (two-sided Mann-Whitney over
+/// 5 + 5 round medians reaches p = 0.008; over 3 + 3 never below 0.1); on a
+/// shared VM a process often lands in a slow mode for a whole round (a cell
+/// reads 275 or 345 cycles depending on the process), and with 5 rounds one
+/// such round on each side keeps a 25% difference `unsure`. Ten rounds of
+/// fewer batches cost about the same time and settle those.
+pub const DEFAULT_ROUNDS: usize = 10;
 
 /// How rounds are run.
 #[derive(Debug, Clone)]
