@@ -135,5 +135,10 @@ pub fn main(run: &dyn Fn(Vec<String>) -> u8) -> ! {
         Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results"), run),
         Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),
     }
+    // The UART sends at its own pace: wait until its last byte is out, or
+    // the end of the document is lost when the guest powers off.
+    // SAFETY: tcdrain on the descriptor `out` owns (a failure on a
+    // non-terminal is harmless).
+    unsafe { libc::tcdrain(std::os::unix::io::AsRawFd::as_raw_fd(&out)) };
     power_off();
 }

@@ -249,7 +249,7 @@ pub fn page(docs: &[RunDoc]) -> String {
              <details><summary>the comparison as text</summary><pre>{}</pre></details></section>\n",
             esc(&docs[0].id),
             esc(&docs[1].id),
-            esc(&super::compare::tally_lines(&rows, &policy)),
+            esc(&super::compare::tally_lines(&rows, &policy)).replace('\n', "<br>\n"),
             super::forest::svg(&rows, &policy),
             policy.margin * 100.0,
             super::forest::table(&rows),
