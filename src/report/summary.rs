@@ -124,7 +124,7 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
     let base = if envs.contains(&"native") { "native" } else { envs.first().copied().unwrap_or("native") };
     let lines = headlines(doc, base);
     let mut s = format!(
-        "summary ({base}, load {}, isolation {}{}): headline figures; TSC cycles at {:.2} GHz\n",
+        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz\n",
         doc.condition.load,
         doc.condition.isolation,
         if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
