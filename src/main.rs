@@ -134,9 +134,19 @@ enum Tables {
     Full,
 }
 
+/// A run document to show or compare. A run that ended mid-round (killed)
+/// has raw samples but no intervals yet: they are computed here.
+fn read_doc(path: &std::path::Path) -> Result<RunDoc, UsageError> {
+    let mut doc = store::load(path).map_err(|e| UsageError(e.to_string()))?;
+    if doc.results.iter().flat_map(|r| &r.metrics).any(|m| !m.samples.is_empty() && m.estimate.is_none()) {
+        oscycles::rounds::estimate_all(&mut doc, oscycles::compare::seed_of(&doc.id));
+    }
+    Ok(doc)
+}
+
 /// `oscycles show RUN`: the header and summary; --full every table; --json the document.
 fn show(file: &std::path::Path, full: bool, json: bool) -> Result<ExitCode> {
-    let doc = store::load(file).map_err(|e| UsageError(e.to_string()))?;
+    let doc = read_doc(file)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -398,7 +408,7 @@ fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, Usage
 
 /// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate.
 fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
-    let load = |p: &std::path::Path| store::load(p).map_err(|e| UsageError(e.to_string()));
+    let load = |p: &std::path::Path| read_doc(p);
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
         (Some(name), [run]) => {
             let path = baseline_path(&a.results, name)?;
@@ -695,7 +705,7 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
     for r in &a.runs {
         let p = std::path::Path::new(r);
         if p.exists() {
-            docs.push(store::load(p).map_err(|e| UsageError(e.to_string()))?);
+            docs.push(read_doc(p)?);
             continue;
         }
         if db.is_none() {

@@ -103,26 +103,7 @@ fn completions_man_page_and_json_for_scripts() {
     assert!(m.contains(".TH") && m.contains("oscycles"), "a roff man page");
     // --json: the document, and nothing else, on standard output.
     let d = tempdir("screen-json");
-    let out = oscycles_at(
-        100,
-        &[
-            "run",
-            "--suite",
-            "syscall",
-            "--bench",
-            "syscall.getpid",
-            "--rounds",
-            "1",
-            "--batches",
-            "2",
-            "--batch-ms",
-            "0.05",
-            "--json",
-            "--quiet",
-            "--results",
-            d.to_str().unwrap(),
-        ],
-    );
+    let out = common::tiny_run(&d, 100, &["--bench", "syscall.getpid", "--rounds", "1", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     assert_eq!(doc["results"][0]["benchmark"], "syscall.getpid");
@@ -133,23 +114,7 @@ fn completions_man_page_and_json_for_scripts() {
     let rows: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
     assert!(rows.as_array().is_some_and(|r| !r.is_empty() && r[0]["judged"]["verdict"].is_string()));
     // A run ends with the summary, not 300 lines of tables.
-    let plain = oscycles_at(
-        100,
-        &[
-            "run",
-            "--suite",
-            "syscall",
-            "--rounds",
-            "1",
-            "--batches",
-            "2",
-            "--batch-ms",
-            "0.05",
-            "--quiet",
-            "--results",
-            d.to_str().unwrap(),
-        ],
-    );
+    let plain = common::tiny_run(&d, 100, &["--rounds", "1"]);
     let text = String::from_utf8_lossy(&plain.stdout);
     assert!(text.contains("summary (") && !text.contains("syscall: cost per call") && text.contains("oscycles show"), "{text}");
     let _ = std::fs::remove_dir_all(d);

@@ -20,22 +20,7 @@ fn read(p: &Path) -> serde_json::Value {
 #[test]
 fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interval() {
     let d = tempdir("rounds");
-    let out = oscycles(&[
-        "run",
-        "--suite",
-        "syscall",
-        "--rounds",
-        "3",
-        "--seed",
-        "42",
-        "--batches",
-        "2",
-        "--batch-ms",
-        "0.05",
-        "--quiet",
-        "--results",
-        d.to_str().unwrap(),
-    ]);
+    let out = common::tiny_run(&d, 100, &["--rounds", "3", "--seed", "42"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = read(&only_json(&d));
     assert_eq!(doc["schema_version"], 2);
@@ -69,22 +54,7 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
     }
     // The same seed gives the same orders.
     let d2 = tempdir("rounds-again");
-    let out = oscycles(&[
-        "run",
-        "--suite",
-        "syscall",
-        "--rounds",
-        "3",
-        "--seed",
-        "42",
-        "--batches",
-        "2",
-        "--batch-ms",
-        "0.05",
-        "--quiet",
-        "--results",
-        d2.to_str().unwrap(),
-    ]);
+    let out = common::tiny_run(&d2, 100, &["--rounds", "3", "--seed", "42"]);
     assert!(out.status.success());
     let again = read(&only_json(&d2));
     let orders =

@@ -23,3 +23,15 @@ pub fn only_json(dir: &Path) -> PathBuf {
 pub fn only_doc(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(only_json(dir)).unwrap()).unwrap()
 }
+
+/// `oscycles run` of the syscall suite, tiny (2 batches of 0.05 ms, quiet),
+/// into `dir`, with `extra` arguments and COLUMNS set to `columns`.
+pub fn tiny_run(dir: &Path, columns: usize, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .env("COLUMNS", columns.to_string())
+        .args(["run", "--suite", "syscall", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results"])
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("the binary runs")
+}
