@@ -139,7 +139,8 @@ enum Tables {
 fn read_doc(path: &std::path::Path) -> Result<RunDoc, UsageError> {
     let mut doc = store::load(path).map_err(|e| UsageError(e.to_string()))?;
     if doc.results.iter().flat_map(|r| &r.metrics).any(|m| !m.samples.is_empty() && m.estimate.is_none()) {
-        oscycles::rounds::estimate_all(&mut doc, oscycles::compare::seed_of(&doc.id));
+        let seed = oscycles::compare::seed_of(&doc.id);
+        oscycles::rounds::estimate_all(&mut doc, seed);
     }
     Ok(doc)
 }
