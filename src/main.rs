@@ -381,7 +381,7 @@ fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) ->
                 bytes,
                 need as f64 / (1u64 << 30) as f64,
                 avail as f64 / (1u64 << 30) as f64,
-                avail / 3 >> 20
+                (avail / 3) >> 20
             )));
         }
     }
@@ -391,13 +391,14 @@ fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) ->
     if environments.iter().any(|e| e.is_qemu()) {
         envs::qemu::check_machine(&args.machine).map_err(UsageError)?;
     }
-    if let Some(dir) = &args.scratch {
-        if plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Blk) && oscycles::bench::blk::on_tmpfs(dir) {
-            return Err(UsageError(format!(
-                "--scratch {} is tmpfs, which has no disk behind it and no direct I/O: blk cannot measure there; point --scratch at a directory on a disk filesystem, or leave blk out",
-                dir.display()
-            )));
-        }
+    if let Some(dir) = &args.scratch
+        && plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Blk)
+        && oscycles::bench::blk::on_tmpfs(dir)
+    {
+        return Err(UsageError(format!(
+            "--scratch {} is tmpfs, which has no disk behind it and no direct I/O: blk cannot measure there; point --scratch at a directory on a disk filesystem, or leave blk out",
+            dir.display()
+        )));
     }
     Ok(())
 }
