@@ -91,12 +91,30 @@ pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
     if envs.len() < 2 {
         return figures_of(doc, &format!("run{run_no}"), "");
     }
-    let mut out = Vec::new();
+    // Throughput and scaling plots have few series: every environment on
+    // shared axes, which is what a reader compares. IPC plots (a series per
+    // mechanism) and histograms stay one set per environment.
+    let shared_kinds = ["Network", "Block", "memcpy", "STREAM", "Cost against"];
+    let mut out: Vec<Figure> = figures_of(doc, &format!("run{run_no}-all"), " [every environment]")
+        .into_iter()
+        .filter(|f| shared_kinds.iter().any(|k| f.caption.starts_with(k)))
+        .map(|mut f| {
+            // The caption's context names the first result's environment; these span all of them.
+            for e in &envs {
+                f.caption = f.caption.replacen(&format!("environment {e},"), &format!("environments {},", envs.join(", ")), 1);
+            }
+            f
+        })
+        .collect();
     for (k, e) in envs.iter().enumerate() {
         let mut d = doc.clone();
         d.results.retain(|r| r.env(doc) == e);
         d.environment.name = e.clone();
-        out.extend(figures_of(&d, &format!("run{run_no}-env{k}"), &format!(" [{e}]")));
+        out.extend(
+            figures_of(&d, &format!("run{run_no}-env{k}"), &format!(" [{e}]"))
+                .into_iter()
+                .filter(|f| !shared_kinds.iter().any(|k| f.caption.starts_with(k))),
+        );
     }
     out
 }

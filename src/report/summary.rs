@@ -63,6 +63,18 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
     push("context switch (lat_ctx, 2 processes)".into(), extreme(measured(doc, env).filter(|r| r.family == "ctx"), "switch", false));
     push("fork + exit + wait".into(), one("proc.fork", "per_op"));
     push("first touch of a page (anonymous)".into(), one("pagefault.anon", "per_page"));
+    push(
+        "memcpy peak (C library, aligned)".into(),
+        extreme(
+            measured(doc, env).filter(|r| r.benchmark == "memcpy.libc" && p_u64(r, "src_off") == Some(0) && p_u64(r, "dst_off") == Some(0)),
+            "bandwidth",
+            true,
+        ),
+    );
+    push(
+        "malloc + free (C library, best case)".into(),
+        extreme(measured(doc, env).filter(|r| r.benchmark == "alloc.system"), "per_pair", false),
+    );
     push("STREAM triad (best)".into(), extreme(measured(doc, env).filter(|r| r.family == "stream"), "triad_rate", true));
     push("boot to /init".into(), one("boot.start", "to_init"));
     push(
