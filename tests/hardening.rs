@@ -45,6 +45,8 @@ struct OtherUser {
 impl OtherUser {
     fn create() -> OtherUser {
         let name = format!("oscprobe{}", std::process::id() % 100_000);
+        // One left by a test run that died is removed first.
+        let _ = Command::new("userdel").arg(&name).output();
         let st = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", &name]).status().expect("useradd runs");
         assert!(st.success(), "useradd {name}");
         let out = Command::new("id").args(["-u", &name]).output().unwrap();
