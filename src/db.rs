@@ -281,7 +281,8 @@ mod tests {
 
     #[test]
     fn the_database_and_the_json_agree() {
-        let path = std::env::temp_dir().join(crate::bench::scratch::unique_name("db-test.sqlite"));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("db-test.sqlite");
         let doc = fixture();
         let mut db = Db::open(&path).unwrap();
         db.insert(&doc, "test").unwrap();

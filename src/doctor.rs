@@ -460,19 +460,16 @@ fn rt_throttling(root: &Path) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
     /// A crafted root directory, removed when dropped.
-    struct Fake(PathBuf);
+    struct Fake(tempfile::TempDir);
 
     impl Fake {
         fn new() -> Self {
-            let dir = std::env::temp_dir().join(crate::bench::scratch::unique_name("doctor-root"));
-            fs::create_dir_all(&dir).unwrap();
-            Fake(dir)
+            Fake(tempfile::tempdir().unwrap())
         }
         fn file(&self, rel: &str, text: &str) -> &Self {
-            let p = self.0.join(rel);
+            let p = self.0.path().join(rel);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, text).unwrap();
             self
@@ -488,13 +485,7 @@ mod tests {
             self
         }
         fn find(&self, cpus: &[usize], check: &str) -> Option<Finding> {
-            check_at(&self.0, cpus, 1).into_iter().find(|f| f.check == check)
-        }
-    }
-
-    impl Drop for Fake {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
+            check_at(self.0.path(), cpus, 1).into_iter().find(|f| f.check == check)
         }
     }
 
@@ -503,7 +494,7 @@ mod tests {
     #[test]
     fn empty_root_never_panics() {
         let f = Fake::new();
-        let all = check_at(&f.0, &[0, 1], 1);
+        let all = check_at(f.0.path(), &[0, 1], 1);
         assert!(all.iter().all(|x| x.level != Level::Warn), "{all:?}");
         assert_eq!(f.find(&[0], "governor").unwrap().level, Level::Info);
         assert_eq!(f.find(&[0], "runnable").unwrap().level, Level::Info);
@@ -529,7 +520,7 @@ mod tests {
         ] {
             f.file(rel, "((( ]x[ -9-2,,\n\n\u{fffd}");
         }
-        let _ = check_at(&f.0, &[0], 1);
+        let _ = check_at(f.0.path(), &[0], 1);
     }
 
     #[test]

@@ -405,8 +405,8 @@ mod tests {
 
     #[test]
     fn a_journal_restores_files_and_removes_directories_newest_first() {
-        let base = std::env::temp_dir().join(crate::bench::scratch::unique_name("oscycles-journal"));
-        fs::create_dir_all(&base).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().to_path_buf();
         let file = base.join("setting");
         fs::write(&file, "0-1").unwrap();
         let mut j = Journal { pid: std::process::id(), changes: vec![] };
@@ -423,7 +423,6 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "0-1");
         assert!(!made.exists());
         assert!(!journal_path().exists(), "a restored journal is removed");
-        fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -50,14 +50,15 @@ impl Job {
         self.file() && self.process()
     }
 
-    /// File: create, write 16 KiB, read it back, unlink.
+    /// File: create (exclusively, never through a link), write 16 KiB, read
+    /// it back, unlink.
     fn file(&mut self) -> bool {
         let p = self.path.as_ptr();
         let len = self.file_buf.len();
         // SAFETY: p is NUL-terminated; the buffer is valid for len bytes; the
         // descriptor is closed before returning.
         unsafe {
-            let fd = libc::open(p, libc::O_CREAT | libc::O_TRUNC | libc::O_RDWR | libc::O_CLOEXEC, 0o600);
+            let fd = libc::open(p, libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_RDWR | libc::O_CLOEXEC, 0o600);
             if fd < 0 {
                 return false;
             }
@@ -148,10 +149,11 @@ mod tests {
 
     #[test]
     fn a_job_runs_and_every_task_reports() {
-        let dir = std::env::temp_dir();
-        let mut job = Job::new(&dir.join(format!("oscycles-aimtest-{}", std::process::id()))).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let mut job = Job::new(&dir.join("aimtest")).unwrap();
         assert!(job.run());
-        let r = round(3, &crate::placement::allowed_cpus(), Duration::from_millis(50), &dir).unwrap();
+        let r = round(3, &crate::placement::allowed_cpus(), Duration::from_millis(50), dir).unwrap();
         assert_eq!(r.per_task.len(), 3);
         assert!(r.per_task.iter().all(|&j| j > 0.0), "{:?}", r.per_task);
     }

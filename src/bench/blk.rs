@@ -198,7 +198,8 @@ mod tests {
 
     #[test]
     fn reads_and_writes_move_whole_blocks_and_the_file_goes() {
-        let dir = std::env::temp_dir();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let f = crate::bench::scratch::ScratchFile::create(&dir, "blk-test", 1 << 20).unwrap();
         let path = f.path.clone();
         let direct = !on_tmpfs(&dir) && dio_align(&path).is_ok();

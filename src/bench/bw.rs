@@ -267,7 +267,8 @@ mod tests {
         w.pass(BwKind::MemWr, 9);
         assert!(w.a.words().iter().all(|&x| x == 9));
         assert_eq!(read_sum(&[1, 2, 3, 4, 5, 6, 7]), 28);
-        let f = ScratchFile::create(&std::env::temp_dir(), "bwtest", 3 * CHUNK as u64 + 8).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let f = ScratchFile::create(tmp.path(), "bwtest", 3 * CHUNK as u64 + 8).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
         assert_eq!(file_read(&file, f.bytes, &mut vec![0; CHUNK]).unwrap(), f.bytes);
         assert_eq!(mmap_read(&f, &file).unwrap(), f.bytes);

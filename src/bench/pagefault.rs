@@ -204,7 +204,8 @@ mod tests {
         assert_eq!(r.resident_pages(), 0);
         r.write_each_page();
         assert_eq!(r.resident_pages(), 64);
-        let f = crate::bench::scratch::ScratchFile::create(&std::env::temp_dir(), "pftest", 16 * PAGE as u64).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let f = crate::bench::scratch::ScratchFile::create(tmp.path(), "pftest", 16 * PAGE as u64).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
         let m = Region::file(&file, 16).unwrap();
         // The pattern written is i % 251 per byte: byte 0 of page k is (4096k) % 251.

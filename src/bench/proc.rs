@@ -246,16 +246,16 @@ mod tests {
 
     #[test]
     fn every_operation_runs_and_the_helper_exits_with_its_status() {
-        let dir = std::env::temp_dir();
+        let dir = tempfile::tempdir().unwrap();
         for op in ProcOp::ALL {
-            Prepared::new(op, &dir).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+            Prepared::new(op, dir.path()).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
         }
     }
 
     #[test]
     fn the_helper_is_a_valid_static_elf() {
-        let dir = std::env::temp_dir();
-        let h = Helper::create(&dir).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let h = Helper::create(dir.path()).unwrap();
         let path = std::path::PathBuf::from(h.c_path.to_str().unwrap());
         let dir_mode = std::os::unix::fs::MetadataExt::mode(&std::fs::metadata(path.parent().unwrap()).unwrap());
         assert_eq!(dir_mode & 0o777, 0o700, "the helper's directory is private");

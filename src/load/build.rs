@@ -85,12 +85,12 @@ mod tests {
             eprintln!("skipped: no make or gcc");
             return;
         }
-        let dir = std::env::temp_dir().join(crate::bench::scratch::unique_name("oscycles-build-test"));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("tree");
         generate(&dir).unwrap();
         let st = Command::new("make").arg("-s").arg("-C").arg(&dir).arg("-j2").stdout(Stdio::null()).status().unwrap();
         let n = objects(&dir);
         let lib = dir.join("libload.a").exists();
-        fs::remove_dir_all(&dir).unwrap();
         assert!(st.success());
         assert_eq!(n, UNITS as u64);
         assert!(lib);

@@ -327,11 +327,10 @@ mod tests {
 
     #[test]
     fn progress_round_trip() {
-        let dir = std::env::temp_dir().join(crate::bench::scratch::unique_name("oscycles-progress"));
-        std::fs::create_dir_all(&dir).unwrap();
-        write_progress(&dir, &[("units", 48), ("tcp", 1 << 40)], Some("make failed\nbadly"));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        write_progress(dir, &[("units", 48), ("tcp", 1 << 40)], Some("make failed\nbadly"));
         let (c, e) = parse_progress(&std::fs::read_to_string(dir.join(PROGRESS)).unwrap());
-        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(c.get("units"), Some(&48));
         assert_eq!(c.get("tcp"), Some(&(1 << 40)));
         assert_eq!(e.as_deref(), Some("make failed badly"));

@@ -30,7 +30,7 @@ impl Table {
     /// The table within `width` columns: as it is when it fits; otherwise
     /// its value columns go to several stacked tables, each repeating the
     /// row labels (the first `left` columns); a cell still too wide (free
-    /// text) is cut with '…' (the whole text is in `--full` and the JSON).
+    /// text) is cut with "..." (the whole text is in `--full` and the JSON).
     pub fn render_width(&self, width: usize) -> String {
         let full = self.render_natural();
         if full.lines().all(|l| l.chars().count() <= width) {
@@ -128,13 +128,14 @@ pub fn set_width(width: Option<usize>) {
     WIDTH.store(width.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
 }
 
-/// A line cut to `width` characters, '…' marking the cut.
+/// A line cut to `width` columns, "..." marking the cut (ASCII, so that the
+/// width holds in bytes too, for tools that count them).
 pub fn cut(line: &str, width: usize) -> String {
     if line.chars().count() <= width {
         return line.to_string();
     }
-    let mut s: String = line.chars().take(width.saturating_sub(1)).collect();
-    s.push('…');
+    let mut s: String = line.chars().take(width.saturating_sub(3)).collect();
+    s.push_str("...");
     s
 }
 

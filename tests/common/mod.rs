@@ -3,12 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-/// A fresh, empty directory for one test, named after it and this process.
+/// A fresh, empty, private directory for one test, named after it.
 pub fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("oscycles-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    // mkdtemp: a fresh private directory, never a predictable path in /tmp.
+    // Kept (the tests remove it when they pass; a failed one leaves it to look at).
+    tempfile::Builder::new().prefix(&format!("oscycles-test-{name}-")).tempdir().unwrap().keep()
 }
 
 /// The one run document a run wrote into `dir`.
