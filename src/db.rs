@@ -138,7 +138,7 @@ impl Db {
     }
 
     /// Stores several runs, all or none: a duplicate among them stores nothing.
-    pub fn insert_all(&mut self, docs: &[(RunDoc, String)]) -> Result<(), DbError> {
+    pub fn insert_all(&mut self, docs: &[(&RunDoc, String)]) -> Result<(), DbError> {
         let tx = self.conn.transaction()?;
         for (doc, source) in docs {
             if tx.query_row("SELECT COUNT(*) FROM runs WHERE id = ?1", [&doc.id], |r| r.get::<_, i64>(0))? > 0 {

@@ -221,21 +221,13 @@ struct TaskStat {
     processor: Option<usize>,
 }
 
-/// Parses one stat line. The comm is in parentheses and may itself hold
-/// spaces and parentheses, so it ends at the last ')'.
+/// Parses one stat line (`host::proc_stat`).
 fn parse_stat(line: &str) -> Option<TaskStat> {
-    let open = line.find('(')?;
-    let close = line.rfind(')')?;
-    if close < open {
-        return None;
-    }
-    let pid = line[..open].trim().parse().ok()?;
-    let comm = line[open + 1..close].to_string();
+    let (pid, comm, rest) = crate::host::proc_stat(line)?;
     // Fields after the comm start at field 3 (state); field 39 is index 36.
-    let rest: Vec<&str> = line[close + 1..].split_whitespace().collect();
     let state = rest.first()?.chars().next()?;
     let processor = rest.get(36).and_then(|p| p.parse().ok());
-    Some(TaskStat { pid, comm, state, processor })
+    Some(TaskStat { pid, comm: comm.to_string(), state, processor })
 }
 
 /// The numeric entries of `root/proc`, sorted; None if /proc cannot be read.

@@ -67,6 +67,19 @@ fn uname() -> (String, String, String) {
     (field(&u.release), field(&u.version), field(&u.nodename))
 }
 
+/// A /proc/PID/stat (or task stat) line: pid, command name, and the fields
+/// after the name (field 3, the state, first). The name is in parentheses and
+/// may itself hold spaces and parentheses, so it ends at the last ')'.
+pub fn proc_stat(line: &str) -> Option<(u32, &str, Vec<&str>)> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    if close < open {
+        return None;
+    }
+    let pid = line[..open].trim().parse().ok()?;
+    Some((pid, &line[open + 1..close], line[close + 1..].split_whitespace().collect()))
+}
+
 /// This machine's name (uname's nodename), as HostFacts records it.
 pub fn hostname() -> String {
     uname().2

@@ -220,13 +220,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         placement::set_policy(Policy::Fifo { priority: RT_PRIORITY }).context("--rt asks for SCHED_FIFO")?;
         placement::set_policy(Policy::Other)?;
     }
-    // Every file of this run lives in a private directory; what dead runs
-    // left under the same base is removed first.
-    let (run_dir, reaped) = oscycles::bench::scratch::RunDir::create(&scratch_base)
-        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", scratch_base.display())))?;
-    for line in reaped {
-        eprintln!("oscycles: {line}");
-    }
+    let run_dir = private_dir(&scratch_base)?;
     let names = |v: Vec<&str>| v.join(",");
 
     let clock = match args.tsc_hz {
@@ -234,8 +228,9 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
     };
     let hz = clock.tsc_hz;
-    let rounds = if child_round.is_some() { 1 } else { args.rounds.map_or(oscycles::rounds::DEFAULT_ROUNDS, |r| r as usize) };
+    // A round's process is one round of a run of `round_count`.
     let round_count = args.rounds.map_or(oscycles::rounds::DEFAULT_ROUNDS, |r| r as usize);
+    let rounds = if child_round.is_some() { 1 } else { round_count };
     let seed = args.seed.unwrap_or_else(|| {
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
@@ -266,7 +261,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let started = now_rfc3339();
     let suite_names: Vec<String> = suites.iter().map(|s| s.name.to_string()).collect();
-    let doc = RunDoc {
+    let mut doc = RunDoc {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
         id: format!("{}-{}-{}", started.replace([':', '-'], ""), suite_names.join("+"), std::process::id()),
@@ -296,7 +291,6 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         results: vec![],
         owner: oscycles::results::Owner::this(),
     };
-    let mut doc = doc;
     if child_round.is_none() {
         // What would make this run noisy, said before it starts (doctor's warnings).
         let findings = oscycles::doctor::check(&doc.settings.cpus);
@@ -403,6 +397,17 @@ fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) ->
     Ok(())
 }
 
+/// The private directory every file of a run (or of `oscycles load`) lives
+/// in, under `base`; what dead runs left there is removed first, and said.
+fn private_dir(base: &std::path::Path) -> Result<oscycles::bench::scratch::RunDir, UsageError> {
+    let (dir, reaped) = oscycles::bench::scratch::RunDir::create(base)
+        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
+    for line in reaped {
+        eprintln!("oscycles: {line}");
+    }
+    Ok(dir)
+}
+
 fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
     store::check_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
     Ok(results.join("baselines").join(format!("{name}.json")))
@@ -410,7 +415,6 @@ fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, Usage
 
 /// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate.
 fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
-    let load = |p: &std::path::Path| read_doc(p);
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
         (Some(name), [run]) => {
             let path = baseline_path(&a.results, name)?;
@@ -419,10 +423,10 @@ fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
                     UsageError(format!("no baseline '{name}' in {} (oscycles baseline save {name} RUN...)", a.results.display())).into()
                 );
             }
-            (load(&path)?, load(run)?, (format!("baseline {name}"), run.display().to_string()))
+            (read_doc(&path)?, read_doc(run)?, (format!("baseline {name}"), run.display().to_string()))
         }
         (Some(_), _) => return Err(UsageError("with --baseline, give just the run to check".into()).into()),
-        (None, [x, y]) => (load(x)?, load(y)?, (x.display().to_string(), y.display().to_string())),
+        (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
     let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
@@ -500,11 +504,7 @@ fn run_loads(args: LoadArgs) -> Result<ExitCode> {
     };
     let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     store::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
-    let (run_dir, reaped) = oscycles::bench::scratch::RunDir::create(&scratch_base)
-        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", scratch_base.display())))?;
-    for line in reaped {
-        eprintln!("oscycles: {line}");
-    }
+    let run_dir = private_dir(&scratch_base)?;
     let scratch = run_dir.path().to_path_buf();
     watchdog::install();
     let exe = std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?;
@@ -686,7 +686,7 @@ fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
         docs.push((doc, f.display().to_string()));
     }
     let mut db = open_db(&path)?;
-    let stored: Vec<(RunDoc, String)> = docs.iter().map(|(d, f)| (d.clone(), format!("imported from {f}"))).collect();
+    let stored: Vec<(&RunDoc, String)> = docs.iter().map(|(d, f)| (d, format!("imported from {f}"))).collect();
     db.insert_all(&stored).map_err(|e| match e {
         oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{e}; nothing was imported"))),
         e => anyhow::Error::new(e),

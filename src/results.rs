@@ -59,12 +59,10 @@ impl Owner {
     }
 }
 
-/// The start time field of a /proc/PID/stat line (the command name, in
-/// parentheses, may hold spaces and parentheses: fields count from the last ')').
+/// The start time field (22) of a /proc/PID/stat line.
 pub fn start_ticks(stat: &str) -> Option<u64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // After ')': field 3 (state) is the first; field 22 is the 20th.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    // After the name, field 3 (state) is the first; field 22 is the 20th.
+    crate::host::proc_stat(stat)?.2.get(19)?.parse().ok()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -111,13 +111,14 @@ pub fn run_here(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: O
         status,
     };
     writer.update(|doc| {
-        // A round's results stay in the order they ran: the parent merges
-        // them as they come, by count, and sorts at the end.
+        doc.settings.round_log.push(rec);
+        // A round's results stay in the order they ran (the parent merges
+        // them as they come, by count), and the parent computes the
+        // intervals over every round: a round's own would be thrown away.
         if r.this_round.is_none() {
             sort_like_plan(&mut doc.results[first..], plan);
+            estimate_all(doc, r.seed);
         }
-        doc.settings.round_log.push(rec);
-        estimate_all(doc, r.seed);
     })
 }
 
@@ -164,10 +165,13 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
             if fresh == 0 && !last {
                 return Ok(());
             }
-            let new: Vec<CaseResult> = doc.results[merged..].to_vec();
+            let new = doc.results[merged..].iter().cloned().map(|mut res| {
+                res.environment = env.map(String::from);
+                res
+            });
             merged = doc.results.len();
             writer.update(|run| {
-                merge(run, new, env);
+                merge(run, new);
                 if last {
                     run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
                         rec.round = k;
@@ -280,9 +284,8 @@ fn run_round(
 
 /// Adds a round's results to the run: a cell already there absorbs the
 /// round's samples, a new one is added.
-fn merge(run: &mut RunDoc, results: Vec<CaseResult>, env: Option<&str>) {
-    for mut r in results {
-        r.environment = env.map(String::from);
+fn merge(run: &mut RunDoc, results: impl IntoIterator<Item = CaseResult>) {
+    for r in results {
         match run.results.iter_mut().find(|e| e.same_cell(&r)) {
             Some(existing) => existing.absorb(&r),
             None => run.results.push(r),
@@ -299,12 +302,7 @@ pub fn pool(mut docs: Vec<RunDoc>, seed: u64) -> Option<RunDoc> {
     }
     let mut first = docs.remove(0);
     for d in docs {
-        for r in d.results {
-            match first.results.iter_mut().find(|e| e.same_cell(&r)) {
-                Some(existing) => existing.absorb(&r),
-                None => first.results.push(r),
-            }
-        }
+        merge(&mut first, d.results);
         first.settings.rounds += d.settings.rounds;
         first.settings.round_log.extend(d.settings.round_log);
     }

@@ -177,12 +177,6 @@ fn render_family_tables(doc: &RunDoc) -> String {
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }
 
-/// The whole run: header, then its tables.
-pub fn render_run(doc: &RunDoc) -> String {
-    header::render(doc, false) + &render_tables(doc)
-}
-
-/// `oscycles list`: every benchmark, and every suite.
 /// `oscycles list`: a line per benchmark (id, whether it runs here, the
 /// start of its description) within `width`; `long`: every field, wrapped.
 pub fn render_list(width: usize, long: bool) -> String {
