@@ -22,6 +22,7 @@ fn execution() -> Execution {
         full: HarnessConfig::tiny(),
         timeout: Duration::from_secs(30),
         progress: false,
+        // Cases create their files there exclusively (O_EXCL|O_NOFOLLOW), under unique names.
         scratch: std::env::temp_dir(),
         // Small buffers: the tests check mechanics, and CI is a small machine.
         mem_bytes: Some(64 << 20),
@@ -73,7 +74,8 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
 fn a_run_document_survives_a_json_round_trip() {
     let ex = execution();
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
-    let dir = std::env::temp_dir().join(format!("oscycles-roundtrip-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("results");
     let doc = RunDoc {
         schema: SCHEMA.into(),
         schema_version: SCHEMA_VERSION,
@@ -109,7 +111,6 @@ fn a_run_document_survives_a_json_round_trip() {
     let back = store::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
     assert!(back.results.iter().any(|r| r.status == CaseStatus::NotApplicable), "spin same-core is n/a");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
