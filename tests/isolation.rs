@@ -153,25 +153,7 @@ fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         (doc["settings"]["cpus"].clone(), doc["host"]["cpus_allowed"].clone())
     };
-    let quick = || {
-        Command::new(env!("CARGO_BIN_EXE_oscycles"))
-            .args([
-                "run",
-                "--suite",
-                "syscall",
-                "--bench",
-                "syscall.getpid",
-                "--batches",
-                "2",
-                "--batch-ms",
-                "0.05",
-                "--quiet",
-                "--results",
-            ])
-            .arg(&d)
-            .output()
-            .unwrap()
-    };
+    let quick = || common::tiny_run(&d, 100, &["--bench", "syscall.getpid"]);
     let expected = cpus_of(&quick());
     let mut child = run(&d, "5").spawn().unwrap();
     let pid = child.id();
