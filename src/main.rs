@@ -200,7 +200,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let child_round = args.round.map(|k| k as usize);
     if child_round.is_some() {
         // A round measures; boot is the parent's, per environment.
-        plan.retain(|p| p.benchmark.family != oscycles::registry::Family::Boot);
+        plan.retain(|p| p.benchmark.runs() != oscycles::registry::Runs::FromHost);
     }
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()).into());
@@ -317,7 +317,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             if writer.doc.planned_cases == plan.len() { String::new() } else { format!(" ({} per condition and environment)", plan.len()) };
         eprintln!("measuring {} cases{per}; results go to {}", writer.doc.planned_cases, writer.path().display());
     }
-    let status = if environments == [Env::Native] && !plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Boot) {
+    let status = if environments == [Env::Native] && !plan.iter().any(|p| p.benchmark.runs() == oscycles::registry::Runs::FromHost) {
         runner::execute(&plan, &ex, &mut writer)?
     } else {
         let opts = EnvOptions {
@@ -386,7 +386,7 @@ fn check_fits(args: &RunArgs, plan: &[runner::Planned], environments: &[Env]) ->
         envs::qemu::check_machine(&args.machine).map_err(UsageError)?;
     }
     if let Some(dir) = &args.scratch
-        && plan.iter().any(|p| p.benchmark.family == oscycles::registry::Family::Blk)
+        && plan.iter().any(|p| p.benchmark.needs_disk())
         && oscycles::bench::blk::on_tmpfs(dir)
     {
         return Err(UsageError(format!(

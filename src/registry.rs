@@ -135,7 +135,52 @@ pub struct Benchmark {
     pub needs: &'static str,
 }
 
+/// Where a family's cases are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// In whichever environment the run is in (natively, or inside a guest).
+    Anywhere,
+    /// By the host, once per environment of the run (boot time): never
+    /// inside an environment, never in a round's process.
+    FromHost,
+    /// Only in the environment of this name, when the run has it (microvm's
+    /// exit table belongs to the microvm environment).
+    OnlyIn(&'static str),
+}
+
 impl Benchmark {
+    pub fn runs(&self) -> Runs {
+        match self.family {
+            Family::Boot => Runs::FromHost,
+            Family::Microvm => Runs::OnlyIn("microvm"),
+            _ => Runs::Anywhere,
+        }
+    }
+
+    /// Whether its cases repeat in every round: batch-sampled costs whose
+    /// metrics keep raw samples. Cases measured over a fixed time, or whose
+    /// summary is over a distribution (noise, net, blk...), run in the first
+    /// round only.
+    pub fn repeats_in_rounds(&self) -> bool {
+        matches!(
+            self.family,
+            Family::Syscall
+                | Family::Ipc
+                | Family::Ctx
+                | Family::Proc
+                | Family::Bandwidth
+                | Family::Pagefault
+                | Family::Hermit
+                | Family::Memcpy
+                | Family::Alloc
+        )
+    }
+
+    /// Whether it does file I/O that needs a disk (not tmpfs) under --scratch.
+    pub fn needs_disk(&self) -> bool {
+        self.family == Family::Blk
+    }
+
     /// Whether it can run on this host at all; the reason when not.
     pub fn supported(&self) -> Result<(), String> {
         match self.kind {

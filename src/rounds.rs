@@ -8,7 +8,6 @@
 //! round's document into the run as it arrives (the run on disk is complete
 //! after every round), then computes every cell's interval.
 
-use crate::registry::Family;
 use crate::results::{CaseResult, RoundRecord, RunDoc};
 use crate::runner::{self, Execution, Planned};
 use crate::store::{RunWriter, StoreError};
@@ -43,25 +42,6 @@ pub struct Rounds {
     /// Where rounds write their documents (the run's private directory).
     pub work: PathBuf,
     pub tsc_hz: f64,
-}
-
-/// Families whose cases repeat in every round: batch-sampled costs whose
-/// metrics keep raw samples. Cases measured over a fixed time, or whose
-/// summary is over a distribution (noise, net, blk...), run in the first
-/// round only.
-pub fn repeats(f: Family) -> bool {
-    matches!(
-        f,
-        Family::Syscall
-            | Family::Ipc
-            | Family::Ctx
-            | Family::Proc
-            | Family::Bandwidth
-            | Family::Pagefault
-            | Family::Hermit
-            | Family::Memcpy
-            | Family::Alloc
-    )
 }
 
 /// The seed of round k's case order.
@@ -131,7 +111,7 @@ pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option
     let exe = ex.exe.clone().expect("checked above");
     // Results of other environments may precede these: only ours are sorted.
     let first = writer.doc.results.len();
-    let repeating: Vec<&Planned> = plan.iter().filter(|p| repeats(p.benchmark.family)).collect();
+    let repeating: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.repeats_in_rounds()).collect();
     for k in 0..r.count {
         if watchdog::interrupted().is_some() {
             break;

@@ -5,7 +5,7 @@
 //! gives every case a reason instead of a number, and the run goes on.
 
 use super::{Env, EnvOptions, boot_once, run_suites};
-use crate::registry::Family;
+use crate::registry::Runs;
 use crate::results::{CaseResult, CaseStatus, Condition, Metric};
 use crate::runner::{self, Execution, Planned, not_measured};
 use crate::stats::Summary;
@@ -31,15 +31,13 @@ pub fn run_envs(
     o: &EnvOptions,
     boots: usize,
 ) -> Result<(), StoreError> {
-    let (boot, rest): (Vec<Planned>, Vec<Planned>) = plan.iter().cloned().partition(|p| p.benchmark.family == Family::Boot);
-    // The microvm cases are the VMM's own: they belong to the microvm environment when it is chosen.
-    let micro_env = envs.contains(&Env::Microvm);
+    let (boot, rest): (Vec<Planned>, Vec<Planned>) = plan.iter().cloned().partition(|p| p.benchmark.runs() == Runs::FromHost);
     for &env in envs {
         let (rest, elsewhere): (Vec<Planned>, Vec<Planned>) = rest.iter().cloned().partition(|p| {
-            let micro = p.benchmark.family == Family::Microvm;
-            match env {
-                Env::Microvm => micro,
-                _ => !(micro && micro_env),
+            match p.benchmark.runs() {
+                Runs::OnlyIn(own) if own == env.name() => true,
+                Runs::OnlyIn(own) => !envs.iter().any(|e| e.name() == own) && env != Env::Microvm,
+                _ => env != Env::Microvm,
             }
         });
         if env == Env::Microvm {
@@ -76,7 +74,7 @@ pub fn run_envs(
                             json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
                         );
                         writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
-                        for mut r in doc.results.into_iter().filter(|r| r.family != Family::Boot.name()) {
+                        for mut r in doc.results.into_iter().filter(|r| crate::registry::find_benchmark(&r.benchmark).is_none_or(|b| b.runs() != Runs::FromHost)) {
                             r.environment = Some(name.into());
                             writer.push(r)?;
                         }
