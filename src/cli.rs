@@ -471,8 +471,8 @@ pub fn run_after_help() -> String {
         s += &format!("  {:<14} {}\n", su.name, su.description);
     }
     s += "\nBenchmarks (for --bench), by family; `oscycles list` says which run here:\n";
-    for f in registry::Family::ALL {
-        let ids: Vec<&str> = registry::benchmarks().iter().filter(|b| b.family == f).map(|b| b.id.as_str()).collect();
+    for f in registry::FAMILIES {
+        let ids: Vec<&str> = registry::benchmarks().iter().filter(|b| b.is_of(*f)).map(|b| b.id.as_str()).collect();
         s += &format!("  {:<14} {}\n", f.name(), ids.join(", "));
     }
     s

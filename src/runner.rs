@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 pub struct Planned {
     pub suite: &'static str,
     pub scale: Scale,
-    pub benchmark: &'static Benchmark,
+    pub benchmark: Benchmark,
     pub params: Params,
 }
 

@@ -10,6 +10,7 @@ pub mod cases;
 pub mod child;
 pub mod control;
 pub mod ctx;
+pub mod family;
 pub mod hermit;
 pub mod ipc;
 pub mod memcpy;
@@ -21,6 +22,8 @@ pub mod proc;
 pub mod scratch;
 pub mod stream;
 pub mod syscall;
+
+pub use family::{Benchmark, Family, Runs, Scale};
 
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;
@@ -43,7 +46,7 @@ pub struct CaseCtx<'a> {
     pub memory_locked: bool,
     pub harness: HarnessConfig,
     /// The scale of the suite the case belongs to.
-    pub scale: crate::registry::Scale,
+    pub scale: Scale,
     /// Measured milliseconds per point of time-bound cases (net, blk), if the user chose.
     pub point_ms: Option<u64>,
     pub clock: &'a ClockInfo,

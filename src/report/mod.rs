@@ -20,7 +20,7 @@ pub mod summary;
 pub mod syscall;
 pub mod table;
 
-use crate::registry::{self, Family};
+use crate::registry;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use table::{Table, percent};
 
@@ -99,7 +99,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
     let mut out = String::new();
     for e in &envs {
         let mut d = doc.clone();
-        d.results.retain(|r| r.env(doc) == e && r.family != Family::Boot.name());
+        d.results.retain(|r| r.env(doc) == e && r.family != "boot");
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e} #####\n");
             out += &render_conditions(&d);
@@ -115,7 +115,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 
 /// The tables of one environment's results.
 fn render_conditions(doc: &RunDoc) -> String {
-    let grids = [Family::Noise.name(), Family::Control.name(), Family::Boot.name()];
+    let grids = ["noise", "control", "boot"];
     let mut conditions: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
         let (l, i) = r.load_isolation(doc);
@@ -150,10 +150,10 @@ fn render_conditions(doc: &RunDoc) -> String {
 
 /// The generic family tables, then the seed tables, of one condition.
 fn render_family_tables(doc: &RunDoc) -> String {
-    let of = |f: Family| {
-        doc.results.iter().filter(|r| r.family == f.name() && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
+    let of = |f: &str| {
+        doc.results.iter().filter(|r| r.family == f && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
     };
-    let (sys, ipc) = (of(Family::Syscall), of(Family::Ipc));
+    let (sys, ipc) = (of("syscall"), of("ipc"));
     let mut parts: Vec<String> = Vec::new();
     if !sys.is_empty() {
         parts.push(syscall::render(&sys, doc.settings.rounds));

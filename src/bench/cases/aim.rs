@@ -1,15 +1,14 @@
 //! AIM7-style jobs/min/task for 1 .. 2 x CPUs concurrent tasks.
 
 use crate::bench::aim;
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
 use std::time::Duration;
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let n = crate::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2);
     let tasks: Vec<usize> = match scale {
         Scale::Quick => vec![1, 2 * n],
@@ -25,7 +24,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
         .collect()
 }
 
-pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let tasks = ctx.u64_param("tasks")? as usize;
     // A round lasts 50 batch targets (100 ms in quick, 250 ms in full), within 50 ms .. 2 s;
     // rounds = batches, at most 5.
@@ -58,4 +57,28 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         metrics: vec![Metric::rate("jobs_per_min_per_task", "jobs/min/task", s)],
         details,
     })
+}
+
+/// aim.mix: AIM7-style jobs/min/task.
+pub struct Aim;
+
+impl Family for Aim {
+    fn name(&self) -> &'static str {
+        "aim"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            "mix",
+            "AIM7-style jobs/min/task: T processes repeat a fixed compute+memory+file+fork job",
+            "tasks 1..2 x CPUs",
+            "--scratch space",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
 }

@@ -3,8 +3,7 @@
 use super::pinned;
 use crate::bench::blk::{self, Op};
 use crate::bench::scratch::ScratchFile;
-use crate::bench::{CaseCtx, CaseData, CaseError};
-use crate::registry::Scale;
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
@@ -41,14 +40,14 @@ impl BlkTest {
     }
 }
 
-pub const PARAMETERS: &str = "mode direct|cached; block 512,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M";
+const PARAMETERS: &str = "mode direct|cached; block 512,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M";
 
 /// The file each case lays out (and removes), by scale.
 pub fn file_bytes(ctx: &CaseCtx) -> u64 {
     if ctx.harness.batches < 5 { 4 << 20 } else { 128 << 20 }
 }
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let blocks: Vec<u64> = match scale {
         Scale::Quick => vec![4 << 10, 1 << 20],
         Scale::Full => vec![512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
@@ -65,7 +64,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
     out
 }
 
-pub fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let block = ctx.u64_param("block")? as usize;
     let direct = ctx.params.get("mode").and_then(|v| v.as_str()) == Some("direct");
     if blk::on_tmpfs(ctx.scratch) {
@@ -98,4 +97,25 @@ pub fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     }
     let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
     Ok(CaseData { placement, metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+}
+
+/// blk.*: sequential block I/O by block size, direct and cached.
+pub struct Blk;
+
+impl Family for Blk {
+    fn name(&self) -> &'static str {
+        "blk"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(BlkTest::ALL[variant], ctx)
+    }
+    fn needs_disk(&self) -> bool {
+        true
+    }
 }

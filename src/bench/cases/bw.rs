@@ -4,18 +4,17 @@ use super::pinned;
 use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
 use crate::bench::child;
 use crate::bench::scratch::ScratchFile;
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::clock::Tsc;
 use crate::harness::{self, Measurement};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::Params;
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
 pub const FILE_BYTES: u64 = 64 << 20;
 
-pub fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
+fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
     let one = |k: &str, v: &str| {
         let mut p = Params::new();
         p.insert(k.into(), json!(v));
@@ -61,7 +60,7 @@ fn stream(kind: BwKind, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseE
     Ok((m, placement))
 }
 
-pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let io = |e| CaseError::from_io(kind.name(), e);
     let mut details = serde_json::Map::new();
     let (m, placement, bytes_per_op) = match kind {
@@ -115,4 +114,28 @@ pub fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         ],
         details,
     })
+}
+
+/// bw.*: lmbench bandwidths.
+pub struct Bandwidths;
+
+impl Family for Bandwidths {
+    fn name(&self) -> &'static str {
+        "bw"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &BwKind::ALL, |k| {
+            let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+            (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
+        })
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        cases(BwKind::ALL[variant], scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(BwKind::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

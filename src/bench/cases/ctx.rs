@@ -2,14 +2,13 @@
 
 use crate::bench::ctx::{self, RingSpec};
 use crate::bench::ipc::IpcError;
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let (procs, ws): (&[usize], &[usize]) = match scale {
         Scale::Quick => (&[2, 4], &[0, 16]),
         Scale::Full => (&[2, 3, 4, 10], &[0, 4, 16, 64]),
@@ -26,7 +25,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
     out
 }
 
-pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let spec = RingSpec {
         procs: ctx.u64_param("procs")? as usize,
         ws_kib: ctx.u64_param("ws_kib")? as usize,
@@ -61,4 +60,31 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         ],
         details,
     })
+}
+
+/// ctx.ring: lat_ctx.
+pub struct Ctx;
+
+impl Family for Ctx {
+    fn name(&self) -> &'static str {
+        "ctx"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            "ring",
+            "lat_ctx: N processes pass a token round a ring of pipes, each summing its S KiB working set; ring overhead measured in one process and subtracted",
+            "procs 2,3,4,10; ws_kib 0,4,16,64 (all on one CPU)",
+            "-",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

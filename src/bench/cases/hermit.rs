@@ -3,7 +3,7 @@
 
 use super::pinned;
 use crate::bench::hermit::{self, Yielder};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
 use crate::harness;
 use serde_json::json;
@@ -30,7 +30,7 @@ impl HermitOp {
     }
 }
 
-pub fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let (m, placement) = pinned(ctx, || {
         let _partner = match op {
             HermitOp::YieldBusy => Some(Yielder::start(ctx.cpus[0]).map_err(|e| CaseError::from_io("yield partner", e))?),
@@ -45,4 +45,22 @@ pub fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(m.inner));
     Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_op", &m, ctx.clock)?], details })
+}
+
+/// hermit.*: seed 003's basic benchmark beyond syscalls and page faults.
+pub struct Hermit;
+
+impl Family for Hermit {
+    fn name(&self) -> &'static str {
+        "hermit"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(HermitOp::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

@@ -3,9 +3,8 @@
 
 use crate::bench::ipc::pingpong::{self, PingPongSpec};
 use crate::bench::ipc::{IpcError, Mechanism};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::{Cores, Placement, Space};
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
@@ -13,7 +12,7 @@ use serde_json::json;
 pub const WORDS_FULL: [usize; 7] = [0, 1, 2, 4, 8, 16, 64];
 pub const WORDS_QUICK: [usize; 3] = [0, 8, 64];
 
-pub fn supported(m: Mechanism) -> Result<(), String> {
+fn supported(m: Mechanism) -> Result<(), String> {
     m.pair(Space::Intra).map(|_| ()).map_err(|e| format!("cannot create a {} channel: {e}", m.name()))
 }
 
@@ -31,7 +30,7 @@ pub fn cores_name(c: Cores) -> &'static str {
     }
 }
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let words: &[usize] = match scale {
         Scale::Quick => &WORDS_QUICK,
         Scale::Full => &WORDS_FULL,
@@ -67,7 +66,7 @@ fn parse(ctx: &CaseCtx) -> Result<(usize, Space, Cores), CaseError> {
     Ok((words, space, cores))
 }
 
-pub fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let (words, space, cores) = parse(ctx)?;
     if let Some(why) = m.unsupported(cores) {
         return Err(CaseError::NotApplicable(why.into()));
@@ -110,4 +109,31 @@ pub fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         ],
         details,
     })
+}
+
+/// ipc.*: one-way IPC cost by mechanism and payload.
+pub struct Ipc;
+
+impl Family for Ipc {
+    fn name(&self) -> &'static str {
+        "ipc"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &Mechanism::ALL, |m| {
+            let needs = if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" };
+            (m.name(), m.description(), "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross", needs)
+        })
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn supported(&self, variant: usize) -> Result<(), String> {
+        supported(Mechanism::ALL[variant])
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(Mechanism::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

@@ -2,10 +2,9 @@
 
 use super::pinned;
 use crate::bench::memcpy::{Buffers, Impl, copy};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::clock::Tsc;
 use crate::harness;
-use crate::registry::Scale;
 use crate::results::Params;
 use serde_json::json;
 
@@ -32,7 +31,7 @@ pub const OFFSETS_FULL: [(u64, u64); 16] = [
 ];
 pub const OFFSETS_QUICK: [(u64, u64); 4] = [(0, 0), (1, 0), (0, 1), (1, 1)];
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let (sizes, offsets): (&[u64], &[(u64, u64)]) = match scale {
         Scale::Quick => (&SIZES_QUICK, &OFFSETS_QUICK),
         Scale::Full => (&SIZES_FULL, &OFFSETS_FULL),
@@ -50,7 +49,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
     out
 }
 
-pub fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let (size, so, dof) = (ctx.u64_param("bytes")? as usize, ctx.u64_param("src_off")? as usize, ctx.u64_param("dst_off")? as usize);
     let mut b = Buffers::new(size).map_err(|e| CaseError::from_io("memcpy buffers", e))?;
     let (m, placement) = pinned(ctx, || {
@@ -72,4 +71,26 @@ pub fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         ],
         details,
     })
+}
+
+/// memcpy.*: one benchmark per implementation.
+pub struct Memcpys;
+
+impl Family for Memcpys {
+    fn name(&self) -> &'static str {
+        "memcpy"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &Impl::ALL, |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"))
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        let _ = variant;
+        cases(scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(Impl::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

@@ -3,7 +3,7 @@
 //! the VM start (KVM_CREATE_VM to the guest's first instruction).
 
 use super::pinned;
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale};
 use crate::microvm::{self, GuestCase, layer};
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
@@ -90,14 +90,14 @@ impl MicroOp {
     }
 }
 
-pub fn supported() -> Result<(), String> {
+fn supported() -> Result<(), String> {
     microvm::kvm_usable()
 }
 
 /// Each operation at guest privilege level 0 (guest kernel mode) and 3
 /// (guest user mode: a software layer such as PVM may run only that
 /// natively); a VM start has no level.
-pub fn cases(op: MicroOp) -> Vec<Params> {
+fn cases(op: MicroOp) -> Vec<Params> {
     let levels: &[u64] = if op == MicroOp::Start { &[0] } else { &[0, 3] };
     levels
         .iter()
@@ -136,7 +136,7 @@ pub fn native_null_syscall() -> f64 {
     })
 }
 
-pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let layer = layer::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
     let vendor = layer::cpu_vendor();
@@ -233,4 +233,31 @@ pub fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         details.insert("mb_per_s".into(), json!(microvm::READ_BYTES as f64 * ctx.clock.tsc_hz / summary.median / 1e6));
     }
     Ok(CaseData { placement, metrics, details })
+}
+
+/// microvm.*: VM exits in oscycles' own KVM guest; they run only in the
+/// microvm environment when the run has it.
+pub struct Microvm;
+
+impl Family for Microvm {
+    fn name(&self) -> &'static str {
+        "microvm"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &MicroOp::ALL, |op| {
+            (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm")
+        })
+    }
+    fn cases(&self, variant: usize, _: Scale) -> Vec<Params> {
+        cases(MicroOp::ALL[variant])
+    }
+    fn supported(&self, _: usize) -> Result<(), String> {
+        supported()
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(MicroOp::ALL[variant], ctx)
+    }
+    fn runs(&self) -> Runs {
+        Runs::OnlyIn("microvm")
+    }
 }

@@ -4,7 +4,9 @@
 pub mod aim;
 pub mod alloc;
 pub mod blk;
+pub mod boot;
 pub mod bw;
+pub mod control;
 pub mod ctx;
 pub mod hermit;
 pub mod ipc;

@@ -1,9 +1,8 @@
 //! The net family on the harness: one case per protocol, path and payload.
 
 use crate::bench::net::{self, Ends, Proto, Timing, netns};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
@@ -58,7 +57,7 @@ pub fn sizes(t: NetTest, scale: Scale) -> Vec<u64> {
     }
 }
 
-pub fn cases(t: NetTest, scale: Scale) -> Vec<Params> {
+fn cases(t: NetTest, scale: Scale) -> Vec<Params> {
     let mut out = Vec::new();
     for path in PATHS {
         for bytes in sizes(t, scale) {
@@ -87,7 +86,7 @@ fn mib(b: f64) -> f64 {
     b / (1 << 20) as f64
 }
 
-pub fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let size = ctx.u64_param("bytes")? as usize;
     let path = ctx.params.get("path").and_then(|v| v.as_str()).unwrap_or("loopback");
     let sender_cpu = ctx.cpus[0];
@@ -153,4 +152,22 @@ pub fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     }
     let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
     Ok(CaseData { placement: placement(r.observed_cpus), metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+}
+
+/// net.*: network throughput and request/response over loopback and veth.
+pub struct Net;
+
+impl Family for Net {
+    fn name(&self) -> &'static str {
+        "net"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        cases(NetTest::ALL[variant], scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(NetTest::ALL[variant], ctx)
+    }
 }

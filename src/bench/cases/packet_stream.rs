@@ -1,10 +1,9 @@
 //! The packet stream swept over batch size, queue depth and packet size,
 //! against synchronous RPC over the same shared memory and over a UNIX socket.
 
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::packet_stream::{self, StreamResult, StreamSpec, rpc};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
@@ -24,7 +23,7 @@ fn case(mode: &str, batch: u64, depth: u64, bytes: u64, notify: &str) -> Params 
     p
 }
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     let mut out = Vec::new();
     let (batches, depths, sizes): (&[u64], &[u64], &[u64]) = match scale {
         Scale::Quick => (&[1, 16], &[64], &[64, 1500]),
@@ -48,7 +47,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
     out
 }
 
-pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mode = ctx.params.get("mode").and_then(|v| v.as_str()).unwrap_or("stream").to_string();
     let (batch, depth, bytes) = (ctx.u64_param("batch")? as u32, ctx.u64_param("depth")? as u32, ctx.u64_param("bytes")? as u32);
     let eventfd = ctx.params.get("notify").and_then(|v| v.as_str()) == Some("eventfd");
@@ -120,4 +119,28 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         .collect(),
         details,
     })
+}
+
+/// packet-stream.sweep: a Genode-style packet stream against RPC.
+pub struct PacketStream;
+
+impl Family for PacketStream {
+    fn name(&self) -> &'static str {
+        "packet-stream"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            "sweep",
+            "a Genode-style packet stream between two processes (shared submit/ack rings, bitmap packet slots, notifications only when a side sleeps) against synchronous RPC over shared memory and a UNIX socket",
+            "mode stream|rpc-shm|rpc-unix; batch 1,4,16,64; depth 16,64,256,1024; bytes 64,1024,1500,4096; notify futex|eventfd",
+            "2 CPUs for cross-core",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
 }

@@ -4,7 +4,7 @@
 use super::{pinned, summary};
 use crate::bench::pagefault::{FaultKind, PAGE, Region, thp_setting};
 use crate::bench::scratch::ScratchFile;
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::results::Metric;
@@ -15,11 +15,11 @@ pub const FILE_PAGES: usize = 16384;
 /// The most 2 MiB units one batch maps (the huge kinds).
 pub const MAX_HUGE_UNITS: u64 = 64;
 
-pub fn supported(kind: FaultKind) -> Result<(), String> {
+fn supported(kind: FaultKind) -> Result<(), String> {
     kind.unavailable().map_or(Ok(()), Err)
 }
 
-pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     if ctx.memory_locked {
         return Err(CaseError::NotApplicable(
             "memory is locked (mlockall MCL_FUTURE, --rt): new mappings are populated when mapped, so a first touch does not fault".into(),
@@ -81,4 +81,25 @@ pub fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         ],
         details,
     })
+}
+
+/// pagefault.*: first touch of a page, by kind of memory.
+pub struct Pagefaults;
+
+impl Family for Pagefaults {
+    fn name(&self) -> &'static str {
+        "pagefault"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages per batch doubled)", "-"))
+    }
+    fn supported(&self, variant: usize) -> Result<(), String> {
+        supported(FaultKind::ALL[variant])
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(FaultKind::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
 }

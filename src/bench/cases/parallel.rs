@@ -1,14 +1,13 @@
 //! Every CPU at once: 1, 2, ... all allowed CPUs, one instance pinned per CPU.
 
 use crate::bench::parallel::{self, ParOp};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::{self, Placement};
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
 
-pub fn cases(_: Scale) -> Vec<Params> {
+fn cases(_: Scale) -> Vec<Params> {
     (1..=placement::allowed_cpus().len())
         .map(|n| {
             let mut p = Params::new();
@@ -18,7 +17,7 @@ pub fn cases(_: Scale) -> Vec<Params> {
         .collect()
 }
 
-pub fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let n = ctx.u64_param("instances")? as usize;
     let all = placement::allowed_cpus();
     let cpus =
@@ -45,4 +44,23 @@ pub fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         metrics: vec![Metric::cycles("per_op", per_op, ctx.clock)],
         details,
     })
+}
+
+/// parallel.*: one instance pinned on each of 1..all CPUs at once.
+pub struct Parallel;
+
+impl Family for Parallel {
+    fn name(&self) -> &'static str {
+        "parallel"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &ParOp::ALL, |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"))
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        let _ = variant;
+        cases(scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ParOp::ALL[variant], ctx)
+    }
 }

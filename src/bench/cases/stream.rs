@@ -1,9 +1,8 @@
 //! STREAM: one case single-threaded, one with a pinned thread per CPU given.
 
 use crate::bench::stream::{self, Kernel};
-use crate::bench::{CaseCtx, CaseData, CaseError};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
-use crate::registry::Scale;
 use crate::results::{Metric, Params};
 use crate::stats::Summary;
 use serde_json::json;
@@ -11,7 +10,7 @@ use serde_json::json;
 /// Quick runs use arrays this large (below the 4x LLC rule, and said so).
 pub const QUICK_ARRAY_BYTES: u64 = 64 << 20;
 
-pub fn cases(scale: Scale) -> Vec<Params> {
+fn cases(scale: Scale) -> Vec<Params> {
     ["single", "per-cpu"]
         .into_iter()
         .map(|t| {
@@ -25,7 +24,7 @@ pub fn cases(scale: Scale) -> Vec<Params> {
         .collect()
 }
 
-pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let per_cpu = ctx.params.get("threads").and_then(|v| v.as_str()) == Some("per-cpu");
     let threads = if per_cpu { ctx.cpus.len() } else { 1 };
     let llc = crate::bench::bw::llc_bytes();
@@ -69,4 +68,28 @@ pub fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         metrics,
         details,
     })
+}
+
+/// stream.kernels: a variant of STREAM.
+pub struct Stream;
+
+impl Family for Stream {
+    fn name(&self) -> &'static str {
+        "stream"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            "kernels",
+            "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated",
+            "threads single|per-cpu (one pinned per --cpus entry)",
+            "3 arrays of memory",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
 }
