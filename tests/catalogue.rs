@@ -1,0 +1,138 @@
+//! The catalogue is open: a family defined here, in the test crate, runs
+//! through the real runner, store and exporters without any change to the
+//! registry (it is in no list there; a suite made here holds it).
+
+use oscycles::bench::cases::{per_op_metric, pinned};
+use oscycles::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use oscycles::clock::{self, Tsc};
+use oscycles::harness::{self, HarnessConfig};
+use oscycles::isolation::Isolation;
+use oscycles::load::LoadKind;
+use oscycles::placement;
+use oscycles::registry::{self, Member, Suite};
+use oscycles::results::{CaseStatus, Condition, Environment, Params, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
+use oscycles::runner::{self, Execution};
+use oscycles::store::{self, RunWriter};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The family's typed parameters: how many bytes one operation copies.
+#[derive(Serialize, Deserialize)]
+struct CopyParams {
+    bytes: usize,
+}
+
+/// `echo.copy`: copies a buffer and checks that the copy is intact.
+struct Echo;
+
+impl Family for Echo {
+    fn name(&self) -> &'static str {
+        "echo"
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(self, "copy", "copies a buffer of N bytes (a test family)", "bytes 64,4096", "-")
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        let sizes: &[usize] = if scale == Scale::Quick { &[64] } else { &[64, 4096] };
+        sizes.iter().map(|&bytes| to_params(&CopyParams { bytes })).collect()
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        let p: CopyParams = serde_json::from_value(serde_json::Value::Object(ctx.params.clone()))
+            .map_err(|e| CaseError::Failed(format!("parameters: {e}")))?;
+        let src: Vec<u8> = (0..p.bytes).map(|i| (i * 7 + 1) as u8).collect();
+        let mut dst = vec![0u8; p.bytes];
+        let (m, placement) = pinned(ctx, || {
+            harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
+                for _ in 0..n {
+                    dst.copy_from_slice(std::hint::black_box(&src));
+                }
+                Ok::<(), CaseError>(())
+            })
+        })?;
+        if dst != src {
+            return Err(CaseError::Failed("the copy differs from its source".into()));
+        }
+        Ok(CaseData { placement, metrics: vec![per_op_metric("per_copy", &m, ctx.clock)?], details: Default::default() })
+    }
+}
+
+fn to_params<T: Serialize>(p: &T) -> Params {
+    match serde_json::to_value(p).expect("plain data") {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("a struct serializes to an object"),
+    }
+}
+
+static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], scale: Scale::Full };
+
+fn document(clock: oscycles::clock::ClockInfo, ex: &Execution) -> RunDoc {
+    RunDoc {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        id: "catalogue".into(),
+        started_at: "2026-11-23T00:00:00Z".into(),
+        finished_at: None,
+        status: RunStatus::Running,
+        tool: Tool::this(),
+        host: oscycles::host::collect(clock),
+        environment: Environment { name: "native".into(), settings: Default::default() },
+        condition: Condition { load: "idle".into(), isolation: "pinned".into(), facts: Default::default() },
+        settings: Settings {
+            suites: vec!["echo".into()],
+            benchmarks: None,
+            cpus: ex.cpus.clone(),
+            policy: "SCHED_OTHER".into(),
+            memory_locked: false,
+            harness: ex.full,
+            case_timeout_s: 30.0,
+            rounds: 1,
+            round_log: vec![],
+        },
+        planned_cases: 0,
+        results: vec![],
+        owner: None,
+    }
+}
+
+#[test]
+fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
+    assert!(registry::find_family("echo").is_none(), "the test family is in no registry list");
+    let ex = Execution {
+        cpus: placement::allowed_cpus().into_iter().take(2).collect(),
+        loads: vec![LoadKind::Idle],
+        isolations: vec![Isolation::Pinned],
+        exe: None,
+        quick: HarnessConfig::tiny(),
+        full: HarnessConfig::tiny(),
+        timeout: Duration::from_secs(30),
+        progress: false,
+        scratch: std::env::temp_dir(),
+        mem_bytes: None,
+        point_ms: None,
+        rounds: None,
+    };
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = runner::plan(&[&ECHO_SUITE], None);
+    assert_eq!(plan.iter().map(|p| p.label()).collect::<Vec<_>>(), ["echo.copy bytes=64", "echo.copy bytes=4096"]);
+    let mut w = RunWriter::create(tmp.path(), document(clock, &ex)).unwrap();
+    w.doc.planned_cases = plan.len();
+    assert_eq!(runner::execute(&plan, &ex, &mut w).unwrap(), RunStatus::Complete);
+
+    // Stored, and read back as it was written.
+    let back = store::load(w.path()).unwrap();
+    assert_eq!(back, w.doc);
+    assert_eq!(back.results.len(), 2);
+    for r in &back.results {
+        assert_eq!((r.family.as_str(), r.suite.as_str(), r.status), ("echo", "echo", CaseStatus::Ok), "{:?}", r.reason);
+        let m = r.metric("per_copy").expect("its metric");
+        assert!(m.summary.n >= 3 && m.summary.median > 0.0);
+    }
+
+    // The exporters know nothing of the family, and show it all the same.
+    let md = oscycles::report::export::markdown(std::slice::from_ref(&back));
+    let csv = oscycles::report::export::csv(std::slice::from_ref(&back));
+    for text in [&md, &csv] {
+        assert!(text.contains("echo.copy") && text.contains("bytes=4096") && text.contains("per_copy"), "{text}");
+    }
+}
