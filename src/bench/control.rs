@@ -52,6 +52,51 @@ fn timespec(ns: u64) -> libc::timespec {
     libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
 }
 
+/// Waits for one deadline the way `wait` says; returns how late it woke, in
+/// TSC cycles (negative: early).
+#[inline]
+fn wait_until(wait: Wait, tfd: Option<i32>, deadline_ns: u64, deadline_tsc: u64, cycles_per_ns: f64) -> io::Result<f64> {
+    Ok(match wait {
+        Wait::Nanosleep => {
+            let ts = timespec(deadline_ns);
+            loop {
+                // SAFETY: ts is a valid timespec; no remainder is needed with TIMER_ABSTIME.
+                let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+                if rc == 0 {
+                    break;
+                }
+                if rc != libc::EINTR || crate::watchdog::check().is_err() {
+                    return Err(io::Error::from_raw_os_error(rc));
+                }
+            }
+            (mono_ns() as i64 - deadline_ns as i64) as f64 * cycles_per_ns
+        }
+        Wait::Timerfd => {
+            let fd = tfd.expect("created above");
+            let its = libc::itimerspec { it_interval: timespec(0), it_value: timespec(deadline_ns) };
+            let mut expirations = 0u64;
+            // SAFETY: its is valid; the read fills an 8-byte counter.
+            unsafe {
+                if libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &its, std::ptr::null_mut()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::read(fd, (&mut expirations as *mut u64).cast(), 8) != 8 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            (mono_ns() as i64 - deadline_ns as i64) as f64 * cycles_per_ns
+        }
+        Wait::BusyTsc => {
+            let mut now = crate::arch::rdtscp();
+            while now < deadline_tsc {
+                crate::arch::spin_hint();
+                now = crate::arch::rdtscp();
+            }
+            (now - deadline_tsc) as f64
+        }
+    })
+}
+
 /// Runs `iterations` periods. `work(i)` runs after each wake-up (the
 /// control law; tests inject an overrun there).
 pub fn run(wait: Wait, period_ns: u64, iterations: usize, tsc_hz: f64, mut work: impl FnMut(usize)) -> io::Result<LoopResult> {
@@ -72,49 +117,11 @@ pub fn run(wait: Wait, period_ns: u64, iterations: usize, tsc_hz: f64, mut work:
     let start_ns = mono_ns() + period_ns;
     let start_tsc = crate::arch::rdtscp() + (period_ns as f64 * cycles_per_ns) as u64;
     let mut k = 0u64; // index of the next deadline on the grid
-    let result = (|| {
+    let result: io::Result<()> = (|| {
         for (i, (dev, missed)) in deviations.iter_mut().zip(overruns_after.iter_mut()).enumerate() {
             let deadline_ns = start_ns + k * period_ns;
             let deadline_tsc = start_tsc + (k as f64 * period_ns as f64 * cycles_per_ns) as u64;
-            let woke_tsc_dev = match wait {
-                Wait::Nanosleep => {
-                    let ts = timespec(deadline_ns);
-                    loop {
-                        // SAFETY: ts is a valid timespec; no remainder is needed with TIMER_ABSTIME.
-                        let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
-                        if rc == 0 {
-                            break;
-                        }
-                        if rc != libc::EINTR || crate::watchdog::check().is_err() {
-                            return Err(io::Error::from_raw_os_error(rc));
-                        }
-                    }
-                    (mono_ns() as i64 - deadline_ns as i64) as f64 * cycles_per_ns
-                }
-                Wait::Timerfd => {
-                    let fd = tfd.expect("created above");
-                    let its = libc::itimerspec { it_interval: timespec(0), it_value: timespec(deadline_ns) };
-                    let mut expirations = 0u64;
-                    // SAFETY: its is valid; the read fills an 8-byte counter.
-                    unsafe {
-                        if libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &its, std::ptr::null_mut()) != 0 {
-                            return Err(io::Error::last_os_error());
-                        }
-                        if libc::read(fd, (&mut expirations as *mut u64).cast(), 8) != 8 {
-                            return Err(io::Error::last_os_error());
-                        }
-                    }
-                    (mono_ns() as i64 - deadline_ns as i64) as f64 * cycles_per_ns
-                }
-                Wait::BusyTsc => {
-                    let mut now = crate::arch::rdtscp();
-                    while now < deadline_tsc {
-                        crate::arch::spin_hint();
-                        now = crate::arch::rdtscp();
-                    }
-                    (now - deadline_tsc) as f64
-                }
-            };
+            let woke_tsc_dev = wait_until(wait, tfd, deadline_ns, deadline_tsc, cycles_per_ns)?;
             *dev = woke_tsc_dev as i64;
             work(i);
             // The next deadline on the grid that is still ahead; each one

@@ -88,35 +88,17 @@ fn overhead(ws: &Private, overhead_cycles: u64, cfg: &HarnessConfig) -> Result<M
     })
 }
 
-pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result<RingResult, IpcError> {
-    assert!(spec.procs >= 2, "a ring needs two processes");
-    watchdog::install();
+/// Forks ring members 1..n (the caller is member 0), each keeping only the
+/// read end of its own pipe and the write end of the next member's. On a
+/// failed fork the members already started are killed.
+fn spawn_members(spec: &RingSpec, raw: &[(i32, i32)], ctl: &RingCtl) -> Result<Vec<i32>, IpcError> {
     let n = spec.procs;
-    let _affinity = placement::AffinityGuard::save();
-    let _policy = placement::PolicyGuard::save();
-    placement::set_affinity(&[spec.cpu]).map_err(IpcError::io("sched_setaffinity"))?;
-    if spec.policy != Policy::Other {
-        placement::apply_policy(spec.policy).map_err(IpcError::io("sched_setscheduler"))?;
-    }
-    let _deadline = Deadline::arm(spec.timeout).map_err(IpcError::io("timer_create"))?;
-    let ws = Private::new(spec.ws_kib * 1024).map_err(IpcError::io("mmap"))?;
-    let overhead = overhead(&ws, overhead_cycles, cfg)?;
-
-    let ctl_mem = Shared::new(RingCtl {
-        stop: AtomicBool::new(false),
-        out_of_order: AtomicU32::new(0),
-        log: [const { AtomicU8::new(u8::MAX) }; LOG_HOPS],
-    })?;
-    let ctl = ctl_mem.get();
-    // pipes[i] carries the token into member i.
-    let pipes: Vec<(OwnedFd, OwnedFd)> = (0..n).map(|_| pipe()).collect::<Result<_, _>>()?;
-    let raw: Vec<(i32, i32)> = pipes.iter().map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd())).collect();
     let mut pids = Vec::with_capacity(n - 1);
     for i in 1..n {
         let (rfd, wfd) = (raw[i].0, raw[(i + 1) % n].1);
         let spawned = child::fork_child(|| {
             // Keep only this member's two descriptors.
-            for &(r, w) in &raw {
+            for &(r, w) in raw {
                 // SAFETY: closing inherited copies this child does not use.
                 unsafe {
                     if r != rfd {
@@ -143,6 +125,33 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
             }
         }
     }
+    Ok(pids)
+}
+
+pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result<RingResult, IpcError> {
+    assert!(spec.procs >= 2, "a ring needs two processes");
+    watchdog::install();
+    let n = spec.procs;
+    let _affinity = placement::AffinityGuard::save();
+    let _policy = placement::PolicyGuard::save();
+    placement::set_affinity(&[spec.cpu]).map_err(IpcError::io("sched_setaffinity"))?;
+    if spec.policy != Policy::Other {
+        placement::apply_policy(spec.policy).map_err(IpcError::io("sched_setscheduler"))?;
+    }
+    let _deadline = Deadline::arm(spec.timeout).map_err(IpcError::io("timer_create"))?;
+    let ws = Private::new(spec.ws_kib * 1024).map_err(IpcError::io("mmap"))?;
+    let overhead = overhead(&ws, overhead_cycles, cfg)?;
+
+    let ctl_mem = Shared::new(RingCtl {
+        stop: AtomicBool::new(false),
+        out_of_order: AtomicU32::new(0),
+        log: [const { AtomicU8::new(u8::MAX) }; LOG_HOPS],
+    })?;
+    let ctl = ctl_mem.get();
+    // pipes[i] carries the token into member i.
+    let pipes: Vec<(OwnedFd, OwnedFd)> = (0..n).map(|_| pipe()).collect::<Result<_, _>>()?;
+    let raw: Vec<(i32, i32)> = pipes.iter().map(|(r, w)| (r.as_raw_fd(), w.as_raw_fd())).collect();
+    let pids = spawn_members(spec, &raw, ctl)?;
     // The parent is member 0: it reads pipes[0] and writes pipes[1].
     let mut pipes = pipes;
     let (r0, _) = pipes.remove(0);

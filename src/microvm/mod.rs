@@ -185,6 +185,25 @@ fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs, use
     Ok(())
 }
 
+/// The vCPU's segments and registers for `mode`: page tables and long-mode
+/// segments, or flat real mode; execution starts at CODE.
+fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: Mode) -> Result<(), String> {
+    let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
+    match mode {
+        Mode::Long | Mode::LongUser => long_mode(mem, &mut sregs, mode == Mode::LongUser)?,
+        Mode::Real => {
+            for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
+                s.base = 0;
+                s.selector = 0;
+            }
+        }
+    }
+    vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
+    let iopl3 = if mode == Mode::LongUser { 3 << 12 } else { 0 };
+    vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2 | iopl3, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
+    Ok(())
+}
+
 pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
     let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let t_create = crate::arch::rdtscp();
@@ -205,19 +224,7 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
         w(mem.write_obj(u32::from(EXCEPTION_HANDLER), GuestAddress(v * 4)))?;
     }
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
-    let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
-    match mode {
-        Mode::Long | Mode::LongUser => long_mode(&mem, &mut sregs, mode == Mode::LongUser)?,
-        Mode::Real => {
-            for s in [&mut sregs.cs, &mut sregs.ds, &mut sregs.es, &mut sregs.ss, &mut sregs.fs, &mut sregs.gs] {
-                s.base = 0;
-                s.selector = 0;
-            }
-        }
-    }
-    vcpu.set_sregs(&sregs).map_err(err("KVM_SET_SREGS"))?;
-    let iopl3 = if mode == Mode::LongUser { 3 << 12 } else { 0 };
-    vcpu.set_regs(&kvm_regs { rip: CODE, rflags: 2 | iopl3, ..Default::default() }).map_err(err("KVM_SET_REGS"))?;
+    set_up_vcpu(&mut vcpu, &mem, mode)?;
 
     let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(|e| e.to_string())?;
     let mut exits = Exits::default();

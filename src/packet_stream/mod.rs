@@ -168,57 +168,25 @@ fn sink(ctl: &Control, bulk: &Bulk, notify: (Notify, Notify)) {
     ctl.sink_cpu_ns.store(thread_cpu_ns() - start, Ordering::Relaxed);
 }
 
-/// Runs a stream from this process (the source) to a forked sink.
-pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
-    let sys = |e: std::io::Error| StreamError::Sys(e.to_string());
-    assert!(spec.packet as usize <= MAX_PACKET && spec.batch >= 1);
-    // A batch can be no larger than the ring holds.
-    let spec = &StreamSpec { batch: spec.batch.min(spec.depth - 1), ..*spec };
-    let ctl_mem = Shared::new(Control {
-        submit: Ring::new(spec.depth),
-        ack: Ring::new(spec.depth),
-        stop: AtomicBool::new(false),
-        corrupt: AtomicU64::new(0),
-        sink_cpu_ns: AtomicU64::new(0),
-        sink_packets: AtomicU64::new(0),
-    })
-    .map_err(|e| StreamError::Sys(e.to_string()))?;
-    let ctl = ctl_mem.get();
-    let bulk = Bulk::new().map_err(sys)?;
-    // Four eventfds (one per direction and ring), closed when `efds` drops.
-    let efds: Vec<OwnedFd> = if spec.eventfd {
-        (0..4).map(|_| crate::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
-    } else {
-        vec![]
-    };
-    let notify = match efds.iter().map(|f| f.as_raw_fd()).collect::<Vec<_>>()[..] {
-        [a, b, c, d] => (Notify::Eventfd(a, b), Notify::Eventfd(c, d)),
-        _ => (Notify::Futex, Notify::Futex),
-    };
-    let _affinity = crate::placement::AffinityGuard::save();
-    let sink_cpu = spec.cpus.1;
-    let timeout = spec.timeout;
-    crate::watchdog::install();
-    let pid = child::fork_child(|| {
-        let _ = crate::placement::set_affinity(&[sink_cpu]);
-        let Ok(_deadline) = crate::watchdog::Deadline::arm(timeout) else { return 2 };
-        sink(ctl, &bulk, notify);
-        0
-    })
-    .map_err(sys)?;
-    crate::placement::set_affinity(&[spec.cpus.0]).map_err(sys)?;
-    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(sys)?;
-    let stopped = || crate::watchdog::check().is_err();
-
+/// The source side of a stream: submits batches while there is room and
+/// time, takes acknowledgements (recording each packet's latency in `r`),
+/// until every packet sent is acknowledged. Returns how it ended and how
+/// many packets were acknowledged.
+fn source(
+    spec: &StreamSpec,
+    ctl: &Control,
+    bulk: &Bulk,
+    notify: (Notify, Notify),
+    r: &mut StreamResult,
+    stopped: impl Fn() -> bool + Copy,
+) -> (Result<(), StreamError>, u64) {
     // The source. Packet slots: depth - 1, the most the submit ring holds.
     let slot_bytes = (spec.packet as usize).div_ceil(64) * 64;
     let mut slots = Bitmap::over(0, slot_bytes, (spec.depth - 1) as usize);
-    let mut r = StreamResult { latencies: Vec::with_capacity(1 << 16), ..Default::default() };
     let (mut next_id, mut want_ack, mut pending) = (0u64, 0u64, 0u32);
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
-    let cpu0 = thread_cpu_ns();
-    let t0 = std::time::Instant::now();
     let mut submitting = true;
+    let t0 = std::time::Instant::now();
     let outcome = loop {
         if submitting && (t0.elapsed() >= spec.duration || next_id >= spec.max_packets) {
             submitting = false;
@@ -278,6 +246,55 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
             break Ok(());
         }
     };
+    (outcome, want_ack)
+}
+
+/// Runs a stream from this process (the source) to a forked sink.
+pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
+    let sys = |e: std::io::Error| StreamError::Sys(e.to_string());
+    assert!(spec.packet as usize <= MAX_PACKET && spec.batch >= 1);
+    // A batch can be no larger than the ring holds.
+    let spec = &StreamSpec { batch: spec.batch.min(spec.depth - 1), ..*spec };
+    let ctl_mem = Shared::new(Control {
+        submit: Ring::new(spec.depth),
+        ack: Ring::new(spec.depth),
+        stop: AtomicBool::new(false),
+        corrupt: AtomicU64::new(0),
+        sink_cpu_ns: AtomicU64::new(0),
+        sink_packets: AtomicU64::new(0),
+    })
+    .map_err(|e| StreamError::Sys(e.to_string()))?;
+    let ctl = ctl_mem.get();
+    let bulk = Bulk::new().map_err(sys)?;
+    // Four eventfds (one per direction and ring), closed when `efds` drops.
+    let efds: Vec<OwnedFd> = if spec.eventfd {
+        (0..4).map(|_| crate::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
+    } else {
+        vec![]
+    };
+    let notify = match efds.iter().map(|f| f.as_raw_fd()).collect::<Vec<_>>()[..] {
+        [a, b, c, d] => (Notify::Eventfd(a, b), Notify::Eventfd(c, d)),
+        _ => (Notify::Futex, Notify::Futex),
+    };
+    let _affinity = crate::placement::AffinityGuard::save();
+    let sink_cpu = spec.cpus.1;
+    let timeout = spec.timeout;
+    crate::watchdog::install();
+    let pid = child::fork_child(|| {
+        let _ = crate::placement::set_affinity(&[sink_cpu]);
+        let Ok(_deadline) = crate::watchdog::Deadline::arm(timeout) else { return 2 };
+        sink(ctl, &bulk, notify);
+        0
+    })
+    .map_err(sys)?;
+    crate::placement::set_affinity(&[spec.cpus.0]).map_err(sys)?;
+    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(sys)?;
+    let stopped = || crate::watchdog::check().is_err();
+
+    let mut r = StreamResult { latencies: Vec::with_capacity(1 << 16), ..Default::default() };
+    let cpu0 = thread_cpu_ns();
+    let t0 = std::time::Instant::now();
+    let (outcome, want_ack) = source(spec, ctl, &bulk, notify, &mut r, stopped);
     r.seconds = t0.elapsed().as_secs_f64();
     r.source_cpu_ns = thread_cpu_ns() - cpu0;
     r.packets = want_ack;

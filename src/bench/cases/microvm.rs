@@ -139,26 +139,7 @@ pub fn native_null_syscall() -> f64 {
 fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let layer = layer::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
-    let vendor = layer::cpu_vendor();
-    match op {
-        MicroOp::Vmcall if vendor != "GenuineIntel" => {
-            return Err(CaseError::NotApplicable(format!("vmcall is Intel's; this CPU is {vendor}")));
-        }
-        MicroOp::Vmmcall if vendor != "AuthenticAMD" => {
-            return Err(CaseError::NotApplicable(format!("vmmcall is AMD's; this CPU is {vendor}")));
-        }
-        _ => {}
-    }
-    let cpl = ctx.u64_param("cpl")?;
-    let (base_mode, why_not_long) = microvm::mode();
-    let mode = match (cpl, base_mode) {
-        (0, m) => m,
-        (_, microvm::Mode::Long) if op == MicroOp::Hlt => {
-            return Err(CaseError::NotApplicable("hlt is privileged: it faults at CPL 3".into()));
-        }
-        (_, microvm::Mode::Long) => microvm::Mode::LongUser,
-        _ => return Err(CaseError::NotApplicable(format!("CPL 3 needs long mode; {}", why_not_long.unwrap_or_default()))),
-    };
+    let (mode, why_not_long) = guest_mode(op, ctx.u64_param("cpl")?)?;
     let batches = ctx.harness.batches.max(3);
     let tiny = ctx.harness.batches < 5;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
@@ -208,6 +189,49 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     {
         metrics.push(Metric::cycles("vmm_round_trip", s, ctx.clock));
     }
+    let details = describe(op, &layer, mode, why_not_long, iterations, &exits, summary.median, ctx);
+    Ok(CaseData { placement, metrics, details })
+}
+
+/// The guest mode a case runs in: the privilege level asked for on this
+/// CPU, or why it cannot run (a hypercall of the other vendor, hlt at CPL 3,
+/// CPL 3 without long mode); with why long mode is unavailable, if it is.
+fn guest_mode(op: MicroOp, cpl: u64) -> Result<(microvm::Mode, Option<String>), CaseError> {
+    let vendor = layer::cpu_vendor();
+    match op {
+        MicroOp::Vmcall if vendor != "GenuineIntel" => {
+            return Err(CaseError::NotApplicable(format!("vmcall is Intel's; this CPU is {vendor}")));
+        }
+        MicroOp::Vmmcall if vendor != "AuthenticAMD" => {
+            return Err(CaseError::NotApplicable(format!("vmmcall is AMD's; this CPU is {vendor}")));
+        }
+        _ => {}
+    }
+    let (base_mode, why_not_long) = microvm::mode();
+    let mode = match (cpl, base_mode) {
+        (0, m) => m,
+        (_, microvm::Mode::Long) if op == MicroOp::Hlt => {
+            return Err(CaseError::NotApplicable("hlt is privileged: it faults at CPL 3".into()));
+        }
+        (_, microvm::Mode::Long) => microvm::Mode::LongUser,
+        _ => return Err(CaseError::NotApplicable(format!("CPL 3 needs long mode; {}", why_not_long.unwrap_or_default()))),
+    };
+    Ok((mode, why_not_long))
+}
+
+/// A case's details: the virtualisation layer, the guest mode, iterations,
+/// exits, and the native equivalent of the operation.
+#[allow(clippy::too_many_arguments)]
+fn describe(
+    op: MicroOp,
+    layer: &layer::Layer,
+    mode: microvm::Mode,
+    why_not_long: Option<String>,
+    iterations: u32,
+    exits: &microvm::Exits,
+    median: f64,
+    ctx: &CaseCtx,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut details = serde_json::Map::new();
     details.insert("layer".into(), json!(layer.describe()));
     details.insert("layer_module".into(), json!(layer.module));
@@ -230,9 +254,9 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         details.insert("native_cycles".into(), json!(c));
     }
     if op == MicroOp::Read {
-        details.insert("mb_per_s".into(), json!(microvm::READ_BYTES as f64 * ctx.clock.tsc_hz / summary.median / 1e6));
+        details.insert("mb_per_s".into(), json!(microvm::READ_BYTES as f64 * ctx.clock.tsc_hz / median / 1e6));
     }
-    Ok(CaseData { placement, metrics, details })
+    details
 }
 
 /// microvm.*: VM exits in oscycles' own KVM guest; they run only in the

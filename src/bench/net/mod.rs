@@ -15,6 +15,7 @@ use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,6 +197,10 @@ fn drive(phase: &AtomicU8, t: Timing) {
     phase.store(STOP, Ordering::SeqCst);
 }
 
+/// What the receiving side hands back: its window, every byte it got, the
+/// UDP sequence accounting, the CPU it was observed on.
+type ReceiverOut = (Window, u64, Option<SeqTracker>, Option<usize>);
+
 /// One stream of `size`-byte payloads from sender to receiver.
 pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<StreamResult> {
     if proto == Proto::Udp && size < UDP_HEADER {
@@ -207,77 +212,7 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
     let phase = AtomicU8::new(WARM);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<u16>>();
     std::thread::scope(|s| {
-        let receiver = s.spawn(|| -> io::Result<(Window, u64, Option<SeqTracker>, Option<usize>)> {
-            let setup = || -> io::Result<_> {
-                take_side(ends.receiver_ns, ends.receiver_cpu)?;
-                let bind = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, 0));
-                Ok(match proto {
-                    Proto::Udp => {
-                        let sock = UdpSocket::bind(bind)?;
-                        set_buffer(sock.as_raw_fd(), libc::SO_RCVBUF, 4 << 20);
-                        sock.set_read_timeout(Some(Duration::from_millis(50)))?;
-                        (Some(sock), None)
-                    }
-                    Proto::Tcp => {
-                        let l = TcpListener::bind(bind)?;
-                        set_timeout(l.as_raw_fd(), STUCK);
-                        (None, Some(l))
-                    }
-                })
-            };
-            let (udp, tcp) = match setup() {
-                Ok(v) => v,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(io::Error::new(e.kind(), e.to_string())));
-                    return Err(e);
-                }
-            };
-            let local = udp.as_ref().map(|u| u.local_addr()).or_else(|| tcp.as_ref().map(|l| l.local_addr())).expect("one socket")?;
-            let _ = ready_tx.send(Ok(local.port()));
-            let mut w = Window::new();
-            let mut buf = vec![0u8; size.max(64 << 10)];
-            let mut total = 0u64;
-            if let Some(sock) = udp {
-                let mut seqs = SeqTracker::default();
-                loop {
-                    match sock.recv(&mut buf) {
-                        Ok(n) => {
-                            total += n as u64;
-                            let p = buf.get(8).copied().unwrap_or(WARM);
-                            if p == STOP {
-                                w.close();
-                                break;
-                            }
-                            if p == MEASURE {
-                                seqs.record(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
-                            }
-                            w.add(p, n as u64, t.slice);
-                        }
-                        Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                            // The end markers may all be lost: stop once the driver has.
-                            if phase.load(Ordering::SeqCst) == STOP {
-                                w.close();
-                                break;
-                            }
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                return Ok((w, total, Some(seqs), crate::placement::current_cpu()));
-            }
-            let (mut conn, _) = tcp.expect("tcp").accept()?;
-            conn.set_read_timeout(Some(STUCK))?;
-            loop {
-                let n = conn.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-                w.add(phase.load(Ordering::Relaxed), n as u64, t.slice);
-            }
-            w.close();
-            Ok((w, total, None, crate::placement::current_cpu()))
-        });
+        let receiver = s.spawn(|| receive(proto, size, &ends, t, &phase, ready_tx));
         let port = match ready_rx.recv() {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => return Err(e),
@@ -289,73 +224,7 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
             }
         };
         let phase_ref = &phase;
-        let sender = s.spawn(move || -> io::Result<SenderOut> {
-            take_side(ends.sender_ns, ends.sender_cpu)?;
-            let to = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, port));
-            let mut bytes = [0u64; 3];
-            let mut msgs = [0u64; 3];
-            let mut buf: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
-            let (mut cpu0, mut cpu1, mut last) = (0.0, 0.0, WARM);
-            let mut note = |p: u8, last: &mut u8| {
-                if p != *last {
-                    if p == MEASURE {
-                        cpu0 = thread_cpu_s();
-                    } else if p == STOP {
-                        cpu1 = thread_cpu_s();
-                    }
-                    *last = p;
-                }
-            };
-            match proto {
-                Proto::Udp => {
-                    let sock = UdpSocket::bind(SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)))?;
-                    sock.connect(to)?;
-                    let mut seq = 0u64;
-                    loop {
-                        let p = phase_ref.load(Ordering::Relaxed);
-                        note(p, &mut last);
-                        if p == STOP {
-                            break;
-                        }
-                        buf[..8].copy_from_slice(&seq.to_le_bytes());
-                        buf[8] = p;
-                        match sock.send(&buf) {
-                            Ok(n) => {
-                                bytes[p as usize] += n as u64;
-                                msgs[p as usize] += 1;
-                                if p == MEASURE {
-                                    seq += 1;
-                                }
-                            }
-                            // A full socket buffer or an unreachable port for a moment: the datagram is lost, not sent.
-                            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::ECONNREFUSED) | Some(libc::EAGAIN)) => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    buf[8] = STOP;
-                    for _ in 0..20 {
-                        let _ = sock.send(&buf);
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                }
-                Proto::Tcp => {
-                    let mut conn = TcpStream::connect_timeout(&to, STUCK)?;
-                    conn.set_write_timeout(Some(STUCK))?;
-                    loop {
-                        let p = phase_ref.load(Ordering::Relaxed);
-                        note(p, &mut last);
-                        if p == STOP {
-                            break;
-                        }
-                        conn.write_all(&buf)?;
-                        bytes[p as usize] += size as u64;
-                        msgs[p as usize] += 1;
-                    }
-                    conn.shutdown(std::net::Shutdown::Write)?;
-                }
-            }
-            Ok((bytes, msgs, cpu1 - cpu0, crate::placement::current_cpu()))
-        });
+        let sender = s.spawn(move || send(proto, size, &ends, phase_ref, port));
         drive(&phase, t);
         let sent = sender.join().map_err(|_| io::Error::other("sender panicked"))?;
         let recv = receiver.join().map_err(|_| io::Error::other("receiver panicked"))?;
@@ -376,6 +245,174 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
             observed_cpus: (scpu, rcpu),
         })
     })
+}
+
+/// The receiving side: binds, says its port on `ready` (or why it could
+/// not), then counts what arrives until the stream ends.
+fn receive(proto: Proto, size: usize, ends: &Ends, t: Timing, phase: &AtomicU8, ready: Sender<io::Result<u16>>) -> io::Result<ReceiverOut> {
+    let setup = || -> io::Result<_> {
+        take_side(ends.receiver_ns, ends.receiver_cpu)?;
+        let bind = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, 0));
+        Ok(match proto {
+            Proto::Udp => {
+                let sock = UdpSocket::bind(bind)?;
+                set_buffer(sock.as_raw_fd(), libc::SO_RCVBUF, 4 << 20);
+                sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+                (Some(sock), None)
+            }
+            Proto::Tcp => {
+                let l = TcpListener::bind(bind)?;
+                set_timeout(l.as_raw_fd(), STUCK);
+                (None, Some(l))
+            }
+        })
+    };
+    let (udp, tcp) = match setup() {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
+            return Err(e);
+        }
+    };
+    let local = udp.as_ref().map(|u| u.local_addr()).or_else(|| tcp.as_ref().map(|l| l.local_addr())).expect("one socket")?;
+    let _ = ready.send(Ok(local.port()));
+    let mut buf = vec![0u8; size.max(64 << 10)];
+    match (udp, tcp) {
+        (Some(sock), _) => receive_udp(&sock, &mut buf, t, phase),
+        (None, Some(l)) => receive_tcp(&l, &mut buf, t, phase),
+        (None, None) => unreachable!("setup made one socket"),
+    }
+}
+
+fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, phase: &AtomicU8) -> io::Result<ReceiverOut> {
+    let (mut w, mut total, mut seqs) = (Window::new(), 0u64, SeqTracker::default());
+    loop {
+        match sock.recv(buf) {
+            Ok(n) => {
+                total += n as u64;
+                let p = buf.get(8).copied().unwrap_or(WARM);
+                if p == STOP {
+                    w.close();
+                    break;
+                }
+                if p == MEASURE {
+                    seqs.record(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+                }
+                w.add(p, n as u64, t.slice);
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                // The end markers may all be lost: stop once the driver has.
+                if phase.load(Ordering::SeqCst) == STOP {
+                    w.close();
+                    break;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((w, total, Some(seqs), crate::placement::current_cpu()))
+}
+
+fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, phase: &AtomicU8) -> io::Result<ReceiverOut> {
+    let (mut w, mut total) = (Window::new(), 0u64);
+    let (mut conn, _) = l.accept()?;
+    conn.set_read_timeout(Some(STUCK))?;
+    loop {
+        let n = conn.read(buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        w.add(phase.load(Ordering::Relaxed), n as u64, t.slice);
+    }
+    w.close();
+    Ok((w, total, None, crate::placement::current_cpu()))
+}
+
+/// The sending side's accounting: bytes and messages by phase, and its CPU
+/// time over the measured window.
+struct SendCount {
+    bytes: [u64; 3],
+    msgs: [u64; 3],
+    cpu0: f64,
+    cpu1: f64,
+    last: u8,
+}
+
+impl SendCount {
+    /// The phase now; CPU time is read as the phase changes.
+    fn phase(&mut self, phase: &AtomicU8) -> u8 {
+        let p = phase.load(Ordering::Relaxed);
+        if p != self.last {
+            if p == MEASURE {
+                self.cpu0 = thread_cpu_s();
+            } else if p == STOP {
+                self.cpu1 = thread_cpu_s();
+            }
+            self.last = p;
+        }
+        p
+    }
+    fn sent(&mut self, p: u8, n: usize) {
+        self.bytes[p as usize] += n as u64;
+        self.msgs[p as usize] += 1;
+    }
+}
+
+/// The sending side: sends `size`-byte payloads to `port` until the phase is STOP.
+fn send(proto: Proto, size: usize, ends: &Ends, phase: &AtomicU8, port: u16) -> io::Result<SenderOut> {
+    take_side(ends.sender_ns, ends.sender_cpu)?;
+    let to = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, port));
+    let mut buf: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+    let mut c = SendCount { bytes: [0; 3], msgs: [0; 3], cpu0: 0.0, cpu1: 0.0, last: WARM };
+    match proto {
+        Proto::Udp => send_udp(to, &mut buf, phase, &mut c)?,
+        Proto::Tcp => {
+            let mut conn = TcpStream::connect_timeout(&to, STUCK)?;
+            conn.set_write_timeout(Some(STUCK))?;
+            loop {
+                let p = c.phase(phase);
+                if p == STOP {
+                    break;
+                }
+                conn.write_all(&buf)?;
+                c.sent(p, size);
+            }
+            conn.shutdown(std::net::Shutdown::Write)?;
+        }
+    }
+    Ok((c.bytes, c.msgs, c.cpu1 - c.cpu0, crate::placement::current_cpu()))
+}
+
+fn send_udp(to: SocketAddr, buf: &mut [u8], phase: &AtomicU8, c: &mut SendCount) -> io::Result<()> {
+    let sock = UdpSocket::bind(SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)))?;
+    sock.connect(to)?;
+    let mut seq = 0u64;
+    loop {
+        let p = c.phase(phase);
+        if p == STOP {
+            break;
+        }
+        buf[..8].copy_from_slice(&seq.to_le_bytes());
+        buf[8] = p;
+        match sock.send(buf) {
+            Ok(n) => {
+                c.sent(p, n);
+                if p == MEASURE {
+                    seq += 1;
+                }
+            }
+            // A full socket buffer or an unreachable port for a moment: the datagram is lost, not sent.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOBUFS) | Some(libc::ECONNREFUSED) | Some(libc::EAGAIN)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf[8] = STOP;
+    for _ in 0..20 {
+        let _ = sock.send(buf);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
 }
 
 /// How long any side waits for the other before the case fails (no side
