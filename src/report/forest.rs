@@ -3,12 +3,9 @@
 //! log scale, grouped by family, coloured by verdict, the equivalence band
 //! shaded around 1 (a forest plot). Plain SVG, no script.
 
+use super::export::markup::{Align, Cell, Html, Markup, MarkupTable, escape_html as esc};
 use crate::compare::{Row, verdict_word};
 use crate::uncertainty::{Policy, Verdict};
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 /// The colour of a verdict (also used by the HTML comparison table).
 pub fn colour(v: Verdict) -> &'static str {
@@ -109,38 +106,49 @@ pub fn svg(rows: &[Row], policy: &Policy) -> String {
     s
 }
 
+/// The columns of the comparison table.
+const COLUMNS: [(&str, Align); 12] = [
+    ("family", Align::Left),
+    ("benchmark", Align::Left),
+    ("case", Align::Left),
+    ("metric", Align::Left),
+    ("unit", Align::Left),
+    ("A median", Align::Right),
+    ("B median", Align::Right),
+    ("rel. (B vs A)", Align::Right),
+    ("95% interval", Align::Right),
+    ("p", Align::Right),
+    ("rounds A/B", Align::Right),
+    ("verdict", Align::Left),
+];
+
 /// The comparison as an HTML table, verdicts coloured; rows ordered by
 /// ratio, worst first, within each family.
 pub fn table(rows: &[Row]) -> String {
     let mut sorted: Vec<&Row> = rows.iter().collect();
     sorted.sort_by(|a, b| a.family.cmp(&b.family).then(a.judged.ratio.total_cmp(&b.judged.ratio)));
-    let mut s = String::from(
-        "<table class=\"cmp\"><thead><tr><th>family</th><th>benchmark</th><th>case</th><th>metric</th><th>unit</th>\
-         <th>A median</th><th>B median</th><th>rel. (B vs A)</th><th>95% interval</th><th>p</th><th>rounds A/B</th><th>verdict</th></tr></thead><tbody>\n",
-    );
+    let mut t = MarkupTable::new(&COLUMNS);
     for r in sorted {
         let j = &r.judged;
-        s += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}/{}</td>\
-             <td style=\"color:{}\">{}</td></tr>\n",
-            esc(&r.family),
-            esc(&r.benchmark),
-            esc(&r.params),
-            esc(&r.metric),
-            esc(&r.unit),
-            r.a,
-            r.b,
-            j.ratio,
+        let mut cells: Vec<Cell> = [
+            r.family.clone(),
+            r.benchmark.clone(),
+            r.params.clone(),
+            r.metric.clone(),
+            r.unit.clone(),
+            format!("{:.1}", r.a),
+            format!("{:.1}", r.b),
+            format!("{:.3}", j.ratio),
             j.interval.map_or("-".into(), |i| format!("[{:.3}, {:.3}]", i.lo, i.hi)),
             j.p.map_or("-".into(), |p| format!("{p:.3}")),
-            j.rounds.0,
-            j.rounds.1,
-            colour(j.verdict),
-            esc(&super::compare::verdict_cell(j))
-        );
+            format!("{}/{}", j.rounds.0, j.rounds.1),
+        ]
+        .map(Cell::from)
+        .to_vec();
+        cells.push(Cell::coloured(super::compare::verdict_cell(j), colour(j.verdict)));
+        t.row(cells);
     }
-    s += "</tbody></table>\n";
-    s
+    Html { class: "cmp" }.table(&t)
 }
 
 #[cfg(test)]

@@ -7,22 +7,25 @@ pub mod env;
 pub mod export;
 pub mod forest;
 pub mod header;
-pub mod html;
 pub mod io;
 pub mod ipc;
+pub mod list;
 pub mod lmbench;
+pub mod load;
 pub mod memory;
 pub mod microvm;
 pub mod noise;
 pub mod packet_stream;
 pub mod plot;
+pub mod rows;
 pub mod summary;
 pub mod syscall;
 pub mod table;
 
-use crate::registry::{self, Family};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-use table::{Table, percent};
+use crate::schema::{self, CaseParams};
+pub use list::{render_benchmark, render_list};
+use table::percent;
 
 /// Text safe to print on a terminal: control characters (escape sequences
 /// included) that a document may carry in its strings are shown as `\u{..}`
@@ -76,6 +79,28 @@ pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     )
 }
 
+/// The results given, each with its parameters as `P` (those whose
+/// parameters do not fit it are left out).
+pub fn typed<'a, P: CaseParams>(results: impl IntoIterator<Item = &'a CaseResult>) -> Vec<(&'a CaseResult, P)> {
+    results.into_iter().filter_map(|r| Some((r, r.params_as::<P>()?))).collect()
+}
+
+/// A numeric detail of a result, NaN where it has none.
+pub fn num(r: &CaseResult, key: &str) -> f64 {
+    r.detail_f64(key).unwrap_or(f64::NAN)
+}
+
+/// Distinct values in order of first appearance.
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
 /// The run restricted to some suites' results (the seed tables look cases up
 /// by benchmark and parameters, so each draws only on its own suites).
 fn only_suites(doc: &RunDoc, suites: &[&str]) -> RunDoc {
@@ -99,7 +124,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
     let mut out = String::new();
     for e in &envs {
         let mut d = doc.clone();
-        d.results.retain(|r| r.env(doc) == e && r.family != Family::Boot.name());
+        d.results.retain(|r| r.env(doc) == e && r.family != schema::boot::FAMILY);
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e} #####\n");
             out += &render_conditions(&d);
@@ -115,7 +140,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 
 /// The tables of one environment's results.
 fn render_conditions(doc: &RunDoc) -> String {
-    let grids = [Family::Noise.name(), Family::Control.name(), Family::Boot.name()];
+    let grids = [schema::noise::FAMILY, schema::control::FAMILY, schema::boot::FAMILY];
     let mut conditions: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
         let (l, i) = r.load_isolation(doc);
@@ -150,10 +175,10 @@ fn render_conditions(doc: &RunDoc) -> String {
 
 /// The generic family tables, then the seed tables, of one condition.
 fn render_family_tables(doc: &RunDoc) -> String {
-    let of = |f: Family| {
-        doc.results.iter().filter(|r| r.family == f.name() && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
+    let of = |family: &str| {
+        doc.results.iter().filter(|r| r.family == family && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
     };
-    let (sys, ipc) = (of(Family::Syscall), of(Family::Ipc));
+    let (sys, ipc) = (of(schema::syscall::FAMILY), of(schema::ipc::FAMILY));
     let mut parts: Vec<String> = Vec::new();
     if !sys.is_empty() {
         parts.push(syscall::render(&sys, doc.settings.rounds));
@@ -175,46 +200,6 @@ fn render_family_tables(doc: &RunDoc) -> String {
     parts.push(io::render_blk(doc));
     parts.push(microvm::render(doc));
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
-}
-
-/// `oscycles list`: a line per benchmark (id, whether it runs here, the
-/// start of its description) within `width`; `long`: every field, wrapped.
-pub fn render_list(width: usize, long: bool) -> String {
-    let mut s = String::new();
-    if long {
-        for b in registry::benchmarks() {
-            s += &render_benchmark(b, width);
-            s += "\n";
-        }
-    } else {
-        let mut t = Table::new(&["benchmark", "here", "description"], 3);
-        for b in registry::benchmarks() {
-            let here = if b.supported().is_ok() { "yes" } else { "no" };
-            t.row(vec![b.id.clone(), here.into(), b.description.into()]);
-        }
-        s += &table::fit(&t.render_natural(), width);
-        s += "(oscycles list BENCH or list --long: parameters, needs and why a benchmark does not run here)\n";
-    }
-    s += "\nsuites:\n";
-    let mut st = Table::new(&["suite", "families", "description"], 3);
-    for su in registry::SUITES {
-        st.row(vec![su.name.into(), su.families().iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
-    }
-    s += &table::fit(&st.render_natural(), width);
-    s
-}
-
-/// Everything about one benchmark, wrapped to `width`.
-pub fn render_benchmark(b: &registry::Benchmark, width: usize) -> String {
-    let sup = match b.supported() {
-        Ok(()) => "yes".to_string(),
-        Err(why) => format!("no: {why}"),
-    };
-    let mut s = format!("{} (family {})\n", b.id, b.family.name());
-    for (k, v) in [("runs here", sup.as_str()), ("needs", b.needs), ("parameters", b.parameters), ("description", b.description)] {
-        s += &wrap(&format!("{k}: {v}"), width, "  ");
-    }
-    s
 }
 
 /// Every line of `text` within `width`: a longer line (a header line, a
