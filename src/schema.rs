@@ -92,6 +92,20 @@ macro_rules! family {
     };
 }
 
+/// A family's case parameters: a struct whose fields are exactly the JSON
+/// keys its cases write (any other key makes a result not read as it), with
+/// the same derives for every family.
+macro_rules! params {
+    ($(#[$doc:meta])* Params { $($(#[$attr:meta])* $field:ident: $ty:ty),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Params {
+            $($(#[$attr])* pub $field: $ty),+
+        }
+    };
+}
+
 /// A parameter whose values are a fixed set of names: an enum that
 /// serialises as those names, with `ALL` (in table order) and `name()`.
 macro_rules! names {
@@ -132,15 +146,14 @@ pub mod syscall {
 pub mod ipc {
     family!("ipc");
     pub use crate::placement::{Cores, Space};
-    use serde::{Deserialize, Serialize};
 
-    /// An ipc case: payload in 64-bit words, threads or processes, one core or two.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub words: u64,
-        pub space: Space,
-        pub cores: Cores,
+    params! {
+        /// An ipc case: payload in 64-bit words, threads or processes, one core or two.
+        Params {
+            words: u64,
+            space: Space,
+            cores: Cores,
+        }
     }
 
     /// Cycles one way: half the round trip, as the L4 tables count.
@@ -243,14 +256,13 @@ pub mod ipc {
 /// lat_ctx: a token passed round a ring of processes.
 pub mod ctx {
     family!("ctx");
-    use serde::{Deserialize, Serialize};
 
-    /// A ctx case: processes in the ring, working set each sums in KiB.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub procs: u64,
-        pub ws_kib: u64,
+    params! {
+        /// A ctx case: processes in the ring, working set each sums in KiB.
+        Params {
+            procs: u64,
+            ws_kib: u64,
+        }
     }
 
     /// Cycles of a context switch: a hop less the ring overhead.
@@ -282,14 +294,13 @@ pub mod proc {
 pub mod bw {
     family!("bw");
     pub use crate::placement::Cores;
-    use serde::{Deserialize, Serialize};
 
-    /// A bw case: the streams (pipe, unix) say where the writer runs; the others have none.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub cores: Option<Cores>,
+    params! {
+        /// A bw case: the streams (pipe, unix) say where the writer runs; the others have none.
+        Params {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            cores: Option<Cores>,
+        }
     }
 
     /// MB/s (1e6 bytes per second).
@@ -321,13 +332,12 @@ pub mod pagefault {
 /// The AIM7-style job mix.
 pub mod aim {
     family!("aim");
-    use serde::{Deserialize, Serialize};
 
-    /// An aim case: concurrent tasks.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub tasks: u64,
+    params! {
+        /// An aim case: concurrent tasks.
+        Params {
+            tasks: u64,
+        }
     }
 
     /// Jobs per minute per task.
@@ -352,20 +362,19 @@ pub mod hermit {
 /// STREAM: copy, scale, add, triad.
 pub mod stream {
     family!("stream");
-    use serde::{Deserialize, Serialize};
 
     names! {
         /// One thread, or one pinned per CPU given.
         Threads { Single = "single", PerCpu = "per-cpu" }
     }
 
-    /// A stream case: threads, and the array size where the suite fixes it (quick).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub threads: Threads,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub array_bytes: Option<u64>,
+    params! {
+        /// A stream case: threads, and the array size where the suite fixes it (quick).
+        Params {
+            threads: Threads,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            array_bytes: Option<u64>,
+        }
     }
 
     /// The kernels in STREAM's order, as metric names begin.
@@ -399,15 +408,14 @@ pub mod stream {
 /// memcpy by size and alignment.
 pub mod memcpy {
     family!("memcpy");
-    use serde::{Deserialize, Serialize};
 
-    /// A memcpy case: bytes copied, source and destination offset from a page boundary.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub bytes: u64,
-        pub src_off: u64,
-        pub dst_off: u64,
+    params! {
+        /// A memcpy case: bytes copied, source and destination offset from a page boundary.
+        Params {
+            bytes: u64,
+            src_off: u64,
+            dst_off: u64,
+        }
     }
 
     /// MB/s.
@@ -422,21 +430,20 @@ pub mod memcpy {
 /// Allocators by live set and block size.
 pub mod alloc {
     family!("alloc");
-    use serde::{Deserialize, Serialize};
 
     names! {
         /// How full the arena is: twice the live set, or 1% spare.
         Fill { Half = "half", NearlyFull = "nearly-full" }
     }
 
-    /// An alloc case: live blocks, block size, and how full the arena is.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub live: u64,
-        pub bytes: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub fill: Option<Fill>,
+    params! {
+        /// An alloc case: live blocks, block size, and how full the arena is.
+        Params {
+            live: u64,
+            bytes: u64,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            fill: Option<Fill>,
+        }
     }
 
     /// Cycles per free + allocate pair.
@@ -449,7 +456,6 @@ pub mod alloc {
 /// The shared-memory packet stream against synchronous RPC.
 pub mod packet_stream {
     family!("packet-stream");
-    use serde::{Deserialize, Serialize};
 
     names! {
         /// Batched stream, RPC over shared memory, RPC over a UNIX socket.
@@ -461,15 +467,15 @@ pub mod packet_stream {
         Notify { Futex = "futex", Eventfd = "eventfd", Kernel = "-" }
     }
 
-    /// A packet-stream case: mode, packets per batch, queue depth, packet size, wake-up.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub mode: Mode,
-        pub batch: u64,
-        pub depth: u64,
-        pub bytes: u64,
-        pub notify: Notify,
+    params! {
+        /// A packet-stream case: mode, packets per batch, queue depth, packet size, wake-up.
+        Params {
+            mode: Mode,
+            batch: u64,
+            depth: u64,
+            bytes: u64,
+            notify: Notify,
+        }
     }
 
     /// Packets per second.
@@ -491,13 +497,12 @@ pub mod packet_stream {
 /// Every CPU busy at once.
 pub mod parallel {
     family!("parallel");
-    use serde::{Deserialize, Serialize};
 
-    /// A parallel case: instances, one pinned per CPU.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub instances: u64,
+    params! {
+        /// A parallel case: instances, one pinned per CPU.
+        Params {
+            instances: u64,
+        }
     }
 
     /// Cycles per operation, every batch of every instance.
@@ -521,13 +526,12 @@ pub mod attribution {
 /// OS noise: FWQ.
 pub mod noise {
     family!("noise");
-    use serde::{Deserialize, Serialize};
 
-    /// A noise case: samples (quanta timed).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub samples: u64,
+    params! {
+        /// A noise case: samples (quanta timed).
+        Params {
+            samples: u64,
+        }
     }
 
     /// Cycles of one quantum.
@@ -554,13 +558,12 @@ pub mod noise {
 /// The 1000 us control loop.
 pub mod control {
     family!("control");
-    use serde::{Deserialize, Serialize};
 
-    /// A control case: wake-ups timed.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub samples: u64,
+    params! {
+        /// A control case: wake-ups timed.
+        Params {
+            samples: u64,
+        }
     }
 
     /// Cycles from a deadline to the wake-up.
@@ -588,19 +591,18 @@ pub mod control {
 /// Network throughput and request/response.
 pub mod net {
     family!("net");
-    use serde::{Deserialize, Serialize};
 
     names! {
         /// Loopback, or a veth pair between two namespaces.
         Path { Loopback = "loopback", Veth = "veth" }
     }
 
-    /// A net case: the path and the payload per message in bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub path: Path,
-        pub bytes: u64,
+    params! {
+        /// A net case: the path and the payload per message in bytes.
+        Params {
+            path: Path,
+            bytes: u64,
+        }
     }
 
     /// MiB/s at the receiver, over the window's slices.
@@ -632,19 +634,18 @@ pub mod net {
 /// Sequential block I/O.
 pub mod blk {
     family!("blk");
-    use serde::{Deserialize, Serialize};
 
     names! {
         /// O_DIRECT, or through the page cache.
         Mode { Direct = "direct", Cached = "cached" }
     }
 
-    /// A blk case: cache mode and block size in bytes.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub mode: Mode,
-        pub block: u64,
+    params! {
+        /// A blk case: cache mode and block size in bytes.
+        Params {
+            mode: Mode,
+            block: u64,
+        }
     }
 
     /// MiB/s over the window's slices.
@@ -681,13 +682,12 @@ pub mod boot {
 /// VM exits in oscycles' own KVM guest.
 pub mod microvm {
     family!("microvm");
-    use serde::{Deserialize, Serialize};
 
-    /// A microvm case: the guest's privilege level (0 kernel, 3 user).
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    pub struct Params {
-        pub cpl: u64,
+    params! {
+        /// A microvm case: the guest's privilege level (0 kernel, 3 user).
+        Params {
+            cpl: u64,
+        }
     }
 
     /// The guest's own cycles per operation.
@@ -784,10 +784,16 @@ mod tests {
         writes(pagefault::Params {}, "{}");
         writes(aim::Params { tasks: 4 }, r#"{"tasks":4}"#);
         writes(hermit::Params {}, "{}");
-        writes(stream::Params { threads: stream::Threads::PerCpu, array_bytes: Some(64 << 20) }, r#"{"array_bytes":67108864,"threads":"per-cpu"}"#);
+        writes(
+            stream::Params { threads: stream::Threads::PerCpu, array_bytes: Some(64 << 20) },
+            r#"{"array_bytes":67108864,"threads":"per-cpu"}"#,
+        );
         writes(stream::Params { threads: stream::Threads::Single, array_bytes: None }, r#"{"threads":"single"}"#);
         writes(memcpy::Params { bytes: 4096, src_off: 1, dst_off: 0 }, r#"{"bytes":4096,"dst_off":0,"src_off":1}"#);
-        writes(alloc::Params { live: 100, bytes: 64, fill: Some(alloc::Fill::NearlyFull) }, r#"{"bytes":64,"fill":"nearly-full","live":100}"#);
+        writes(
+            alloc::Params { live: 100, bytes: 64, fill: Some(alloc::Fill::NearlyFull) },
+            r#"{"bytes":64,"fill":"nearly-full","live":100}"#,
+        );
         writes(alloc::Params { live: 25, bytes: 1500, fill: None }, r#"{"bytes":1500,"live":25}"#);
         let ps = packet_stream::Params {
             mode: packet_stream::Mode::RpcUnix,

@@ -28,19 +28,27 @@ fn latency_rows() -> Vec<Row> {
         v.push(Row::new(label, mech.id(), hot_potato, ipc::ROUND_TRIP).comment(c));
     }
     v.push(Row::new("lat_syscall null", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL).comment("getppid"));
-    v.extend(Row::each(proc::id, proc::PER_OP, &[
-        ("lat_proc procedure", proc::PROCEDURE, "process creation"),
-        ("lat_proc fork", proc::FORK, ""),
-        ("lat_proc exec", proc::EXEC, "fork + exec of a 132-byte static ELF"),
-        ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
-        ("(vfork + exec)", proc::VFORK_EXEC, "not in lmbench"),
-        ("(thread create)", proc::THREAD, "not in lmbench"),
-    ]));
+    v.extend(Row::each(
+        proc::id,
+        proc::PER_OP,
+        &[
+            ("lat_proc procedure", proc::PROCEDURE, "process creation"),
+            ("lat_proc fork", proc::FORK, ""),
+            ("lat_proc exec", proc::EXEC, "fork + exec of a 132-byte static ELF"),
+            ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
+            ("(vfork + exec)", proc::VFORK_EXEC, "not in lmbench"),
+            ("(thread create)", proc::THREAD, "not in lmbench"),
+        ],
+    ));
     // Page faults report per page.
-    v.extend(Row::each(pagefault::id, pagefault::PER_PAGE, &[
-        ("lat_pagefault", pagefault::FILE, "per page, cached file, read"),
-        ("(anon first touch)", pagefault::ANON, "per page, 4 KiB, written"),
-    ]));
+    v.extend(Row::each(
+        pagefault::id,
+        pagefault::PER_PAGE,
+        &[
+            ("lat_pagefault", pagefault::FILE, "per page, cached file, read"),
+            ("(anon first touch)", pagefault::ANON, "per page, 4 KiB, written"),
+        ],
+    ));
     v
 }
 

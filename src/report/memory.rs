@@ -22,15 +22,20 @@ fn cell(r: Option<&CaseResult>, metric: &str) -> (String, String) {
 /// The rows of seed 003's basic benchmark.
 fn hermit_rows() -> Vec<Row> {
     let mut rows = Row::each(syscall::id, syscall::PER_CALL, &[("getpid", syscall::GETPID, ""), ("sched_yield", syscall::SCHED_YIELD, "")]);
-    rows.extend(Row::each(hermit::id, hermit::PER_OP, &[
-        ("sched_yield, 2nd thread runnable", hermit::SCHED_YIELD_BUSY, ""),
-        ("malloc (1 MiB) + free", hermit::MALLOC_1M, ""),
-    ]));
-    rows.extend(Row::each(pagefault::id, pagefault::PER_PAGE, &[
-        ("write access (4 KiB page)", pagefault::ANON, ""),
-        ("write access, THP (per 4 KiB)", pagefault::ANON_THP, ""),
-        ("write access, huge page (per 4 KiB)", pagefault::ANON_HUGETLB, ""),
-    ]));
+    rows.extend(Row::each(
+        hermit::id,
+        hermit::PER_OP,
+        &[("sched_yield, 2nd thread runnable", hermit::SCHED_YIELD_BUSY, ""), ("malloc (1 MiB) + free", hermit::MALLOC_1M, "")],
+    ));
+    rows.extend(Row::each(
+        pagefault::id,
+        pagefault::PER_PAGE,
+        &[
+            ("write access (4 KiB page)", pagefault::ANON, ""),
+            ("write access, THP (per 4 KiB)", pagefault::ANON_THP, ""),
+            ("write access, huge page (per 4 KiB)", pagefault::ANON_HUGETLB, ""),
+        ],
+    ));
     rows
 }
 

@@ -81,6 +81,25 @@ fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a s
     (loads, isos, table)
 }
 
+/// The table of every measurement: load and isolation, the `heads` columns
+/// (the first `labels` of them row labels) with their `cells`, then what
+/// the load did and what happened on the CPU.
+fn per_measurement(doc: &RunDoc, rs: &[&CaseResult], heads: &[&str], labels: usize, cells: impl Fn(&CaseResult) -> Vec<String>) -> Table {
+    let mut headers = vec!["Load", "isolation"];
+    headers.extend(heads);
+    headers.extend(["load during", "on the CPU during"]);
+    let mut t = Table::new(&headers, 2 + labels);
+    t.also_left = vec![headers.len() - 2, headers.len() - 1];
+    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
+        let (l, i) = r.load_isolation(doc);
+        let mut row = vec![l.to_string(), i.to_string()];
+        row.extend(cells(r));
+        row.extend([load_rate(r), causes(r)]);
+        t.row(row);
+    }
+    t
+}
+
 pub fn render_fwq(doc: &RunDoc) -> String {
     use noise::details::*;
     let id = noise::id(noise::FWQ);
@@ -93,31 +112,21 @@ pub fn render_fwq(doc: &RunDoc) -> String {
     for l in &loads {
         let mut row = vec![l.to_string()];
         for i in &isos {
-            row.push(
-                find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))),
-            );
+            row.push(find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))));
         }
         grid.row(row);
     }
-    let mut detail =
-        Table::new(&["Load", "isolation", "min", "max", "p99.9", "p99", "lost", "samples", "load during", "on the CPU during"], 2);
-    detail.also_left = vec![8, 9];
-    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
-        let (l, i) = r.load_isolation(doc);
+    let detail = per_measurement(doc, &rs, &["min", "max", "p99.9", "p99", "lost", "samples"], 0, |r| {
         let min = num(r, MIN_CYCLES);
-        detail.row(vec![
-            l.into(),
-            i.into(),
+        vec![
             format!("{min:.0}"),
             pct(num(r, MAX_DELTA_CYCLES), min),
             pct(num(r, P999_DELTA_CYCLES), min),
             pct(num(r, P99_DELTA_CYCLES), min),
             format!("{:.3}%", 100.0 * num(r, LOST_FRACTION)),
             r.metric(noise::SAMPLE).map_or("-".into(), |m| m.summary.n.to_string()),
-            load_rate(r),
-            causes(r),
-        ]);
-    }
+        ]
+    });
     format!(
         "fwq: deltas to minimum in CPU cycles (seed 001): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
         grid.render(),
@@ -154,23 +163,15 @@ pub fn render_control(doc: &RunDoc) -> String {
             grid.row(row);
         }
     }
-    let mut detail =
-        Table::new(&["Load", "isolation", "wait", "wake late max", "p99 late", "overruns", "load during", "on the CPU during"], 3);
-    detail.also_left = vec![6, 7];
-    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
-        let (l, i) = r.load_isolation(doc);
+    let detail = per_measurement(doc, &rs, &["wait", "wake late max", "p99 late", "overruns"], 1, |r| {
         let period = num(r, PERIOD_CYCLES);
-        detail.row(vec![
-            l.into(),
-            i.into(),
+        vec![
             wait(r),
             pct(num(r, LATE_MAX_CYCLES), period),
             pct(r.metric(control::DEVIATION).map_or(f64::NAN, |m| m.summary.p99), period),
             format!("{:.0}", num(r, OVERRUNS)),
-            load_rate(r),
-            causes(r),
-        ]);
-    }
+        ]
+    });
     format!(
         "control-loop: maximum deviation in CPU cycles (seed 001): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
          control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",

@@ -89,7 +89,8 @@ fn against_rpc(rs: &[Typed], sizes: &BTreeSet<u64>) -> String {
 
 /// Where RPC wins: median latency by depth (batch 1) against the RPCs.
 fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
-    let mut s = "\nsubmit-to-acknowledge latency, median TSC cycles: stream at batch 1 by queue depth, against synchronous RPC\n".to_string();
+    let mut s =
+        "\nsubmit-to-acknowledge latency, median TSC cycles: stream at batch 1 by queue depth, against synchronous RPC\n".to_string();
     let mut headers = vec!["bytes".to_string()];
     headers.extend(axes.depths.iter().map(|d| format!("depth {d}")));
     headers.extend(["rpc shm".to_string(), "rpc unix".to_string()]);

@@ -57,8 +57,9 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
             let space = r.params_as::<ipc::Params>().map_or("?", |p| ipc::space_name(p.space));
             push(format!("one-way IPC, {cn}-core, best ({}, {space})", ipc::name_of(&r.benchmark)), best);
         }
-        let pipe_inter = extreme(ipc0().filter(|r| r.benchmark == pipe && ipc_case(r, |p| p.space == ipc::Space::Inter)), ipc::ONE_WAY, false)
-            .or_else(|| extreme(ipc0().filter(|r| r.benchmark == pipe), ipc::ONE_WAY, false));
+        let pipe_inter =
+            extreme(ipc0().filter(|r| r.benchmark == pipe && ipc_case(r, |p| p.space == ipc::Space::Inter)), ipc::ONE_WAY, false)
+                .or_else(|| extreme(ipc0().filter(|r| r.benchmark == pipe), ipc::ONE_WAY, false));
         push(format!("one-way IPC, {cn}-core, pipe"), pipe_inter);
     }
     push("context switch (lat_ctx, 2 processes)".into(), extreme(of(ctx::FAMILY), ctx::SWITCH, false));
@@ -71,7 +72,10 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
         extreme(measured(doc, env).filter(|r| r.benchmark == libc && aligned(r)), memcpy::BANDWIDTH, true),
     );
     let system = alloc::id(alloc::SYSTEM);
-    push("malloc + free (C library, best case)".into(), extreme(measured(doc, env).filter(|r| r.benchmark == system), alloc::PER_PAIR, false));
+    push(
+        "malloc + free (C library, best case)".into(),
+        extreme(measured(doc, env).filter(|r| r.benchmark == system), alloc::PER_PAIR, false),
+    );
     push("STREAM triad (best)".into(), extreme(of(stream::FAMILY), &stream::rate(stream::TRIAD), true));
     push("boot to /init".into(), one(boot::id(boot::START_BENCH), boot::TO_INIT));
     push("FWQ: worst sample (noise)".into(), extreme(of(noise::FAMILY), noise::SAMPLE, true));

@@ -6,17 +6,16 @@ use crate::results::{RunDoc, params_label};
 
 pub struct CsvExporter;
 
+/// The first line: the columns.
+pub const HEADER: &str = "run,environment,load,isolation,suite,benchmark,params,status,reason,metric,unit,statistic,value\n";
+
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
 impl Exporter for CsvExporter {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
-        let mut out = String::from("run,environment,load,isolation,suite,benchmark,params,status,reason,metric,unit,statistic,value\n");
+        let mut out = String::from(HEADER);
         for d in docs {
             for r in &d.results {
                 let (l, i) = r.load_isolation(d);

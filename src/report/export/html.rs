@@ -10,7 +10,7 @@ use super::{Export, ExportError, Exporter};
 use crate::report::plot::{self, Lines};
 use crate::report::{compare, forest, summary};
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::{blk, control, ipc, memcpy, net, noise, parallel, stream};
+use crate::schema::{CaseParams, blk, control, ipc, memcpy, net, noise, parallel, stream};
 use crate::uncertainty::Policy;
 
 /// Headings of the page.
@@ -32,26 +32,33 @@ fn metric(r: &CaseResult, name: &str) -> Option<f64> {
     r.metric(name).map(|m| m.summary.median)
 }
 
-/// Lines of y(x) for the results `pick` selects, one series per `series` key.
-#[allow(clippy::too_many_arguments)]
-fn lines_of(
-    doc: &RunDoc,
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
+/// What a plot of lines shows: its title and axes, which of them logarithmic.
+struct Plot<'a> {
+    title: String,
+    x_desc: &'a str,
+    y_desc: &'a str,
     log: (bool, bool),
-    pick: impl Fn(&CaseResult) -> bool,
-    series: impl Fn(&CaseResult) -> String,
-    xy: impl Fn(&CaseResult) -> Option<(f64, f64)>,
+}
+
+/// Lines of y(x) over the measured results with parameters `P` that `pick`
+/// accepts, one series per `series` name (after the result's environment
+/// and condition where the run has several).
+fn lines_of<P: CaseParams>(
+    doc: &RunDoc,
+    plot: Plot,
+    pick: impl Fn(&CaseResult, &P) -> bool,
+    series: impl Fn(&CaseResult, &P) -> String,
+    xy: impl Fn(&CaseResult, &P) -> Option<(f64, f64)>,
 ) -> Option<Lines> {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.status == CaseStatus::Ok && pick(r)).collect();
+    let rs: Vec<(&CaseResult, P)> =
+        crate::report::typed(doc.results.iter().filter(|r| r.status == CaseStatus::Ok)).into_iter().filter(|(r, p)| pick(r, p)).collect();
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for r in &rs {
-        let Some(p) = xy(r) else { continue };
-        let name = series(r);
+    for (r, p) in &rs {
+        let Some(point) = xy(r, p) else { continue };
+        let name = format!("{}{}", env_prefix(doc, r), series(r, p));
         match out.iter_mut().find(|s| s.0 == name) {
-            Some(s) => s.1.push(p),
-            None => out.push((name, vec![p])),
+            Some(s) => s.1.push(point),
+            None => out.push((name, vec![point])),
         }
     }
     out.retain(|s| s.1.len() >= 2);
@@ -62,12 +69,12 @@ fn lines_of(
         return None;
     }
     Some(Lines {
-        title: title.into(),
-        x_desc: x_desc.into(),
-        y_desc: y_desc.into(),
-        log_x: log.0,
-        log_y: log.1,
-        caption: rs.first().map(|r| context(doc, r)).unwrap_or_default(),
+        title: plot.title,
+        x_desc: plot.x_desc.into(),
+        y_desc: plot.y_desc.into(),
+        log_x: plot.log.0,
+        log_y: plot.log.1,
+        caption: rs.first().map(|(r, _)| context(doc, r)).unwrap_or_default(),
         series: out,
     })
 }
@@ -125,16 +132,13 @@ fn ipc_lines(doc: &RunDoc) -> Vec<Lines> {
     for cores in ipc::CORES {
         for space in ipc::SPACES {
             let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
-            let params = |r: &CaseResult| r.params_as::<ipc::Params>().filter(|p| p.space == space && p.cores == cores);
-            lines.extend(lines_of(
+            let title = format!("One-way IPC by payload ({sn}-process, {cn} core)");
+            lines.extend(lines_of::<ipc::Params>(
                 doc,
-                &format!("One-way IPC by payload ({sn}-process, {cn} core)"),
-                "payload (64-bit words)",
-                "one-way cost (TSC cycles)",
-                (false, true),
-                |r| r.family == ipc::FAMILY && params(r).is_some(),
-                |r| format!("{}{}", env_prefix(doc, r), ipc::name_of(&r.benchmark)),
-                |r| Some((params(r)?.words as f64, metric(r, ipc::ONE_WAY)?)),
+                Plot { title, x_desc: "payload (64-bit words)", y_desc: "one-way cost (TSC cycles)", log: (false, true) },
+                |r, p| r.family == ipc::FAMILY && p.space == space && p.cores == cores,
+                |r, _| ipc::name_of(&r.benchmark).into(),
+                |r, p| Some((p.words as f64, metric(r, ipc::ONE_WAY)?)),
             ));
         }
     }
@@ -144,46 +148,38 @@ fn ipc_lines(doc: &RunDoc) -> Vec<Lines> {
 /// Network throughput against payload size, block throughput against block size.
 fn io_lines(doc: &RunDoc) -> Vec<Lines> {
     let streams = [net::id(net::UDP), net::id(net::TCP)];
-    let net_params = |r: &CaseResult| r.params_as::<net::Params>();
-    let blk_params = |r: &CaseResult| r.params_as::<blk::Params>();
-    let net = lines_of(
+    let net = lines_of::<net::Params>(
         doc,
-        "Network throughput by payload size",
-        "payload (bytes)",
-        "MiB/s at the receiver",
-        (true, false),
-        |r| streams.contains(&r.benchmark),
-        |r| format!("{}{} {}", env_prefix(doc, r), net_params(r).map_or("", |p| p.path.name()), net::name_of(&r.benchmark)),
-        |r| Some((net_params(r)?.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
+        Plot {
+            title: "Network throughput by payload size".into(),
+            x_desc: "payload (bytes)",
+            y_desc: "MiB/s at the receiver",
+            log: (true, false),
+        },
+        |r, _| streams.contains(&r.benchmark),
+        |r, p| format!("{} {}", p.path.name(), net::name_of(&r.benchmark)),
+        |r, p| Some((p.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
     );
-    let blk = lines_of(
+    let blk = lines_of::<blk::Params>(
         doc,
-        "Block I/O throughput by block size",
-        "block (bytes)",
-        "MiB/s",
-        (true, true),
-        |r| r.family == blk::FAMILY,
-        |r| format!("{}{} {}", env_prefix(doc, r), blk::name_of(&r.benchmark), blk_params(r).map_or("", |p| p.mode.name())),
-        |r| Some((blk_params(r)?.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
+        Plot { title: "Block I/O throughput by block size".into(), x_desc: "block (bytes)", y_desc: "MiB/s", log: (true, true) },
+        |r, _| r.family == blk::FAMILY,
+        |r, p| format!("{} {}", blk::name_of(&r.benchmark), p.mode.name()),
+        |r, p| Some((p.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
     );
     net.into_iter().chain(blk).collect()
 }
 
 /// memcpy bandwidth against size (aligned), and STREAM's rate by kernel.
 fn memory_lines(doc: &RunDoc) -> Vec<Lines> {
-    let aligned = |r: &CaseResult| r.params_as::<memcpy::Params>().filter(|p| p.src_off == 0 && p.dst_off == 0);
-    let mut lines: Vec<Lines> = lines_of(
+    let mut lines: Vec<Lines> = Vec::new();
+    lines.extend(lines_of::<memcpy::Params>(
         doc,
-        "memcpy bandwidth by size (aligned)",
-        "bytes copied",
-        "MB/s",
-        (true, false),
-        |r| r.family == memcpy::FAMILY && aligned(r).is_some(),
-        |r| format!("{}{}", env_prefix(doc, r), memcpy::name_of(&r.benchmark)),
-        |r| Some((aligned(r)?.bytes as f64, metric(r, memcpy::BANDWIDTH)?)),
-    )
-    .into_iter()
-    .collect();
+        Plot { title: "memcpy bandwidth by size (aligned)".into(), x_desc: "bytes copied", y_desc: "MB/s", log: (true, false) },
+        |r, p| r.family == memcpy::FAMILY && p.src_off == 0 && p.dst_off == 0,
+        |r, _| memcpy::name_of(&r.benchmark).into(),
+        |r, p| Some((p.bytes as f64, metric(r, memcpy::BANDWIDTH)?)),
+    ));
     // STREAM's four kernels are four metrics of one result: one series per result.
     let ok = |r: &&CaseResult| r.family == stream::FAMILY && r.status == CaseStatus::Ok;
     let series: Vec<(String, Vec<(f64, f64)>)> = doc
@@ -213,15 +209,13 @@ fn memory_lines(doc: &RunDoc) -> Vec<Lines> {
 
 /// Cost per operation against the number of CPUs busy at once.
 fn parallel_lines(doc: &RunDoc) -> Option<Lines> {
-    lines_of(
+    let title = "Cost against the number of CPUs busy at once".into();
+    lines_of::<parallel::Params>(
         doc,
-        "Cost against the number of CPUs busy at once",
-        "instances (one pinned per CPU)",
-        "cost per operation (TSC cycles)",
-        (false, false),
-        |r| r.family == parallel::FAMILY,
-        |r| format!("{}{}", env_prefix(doc, r), parallel::name_of(&r.benchmark)),
-        |r| Some((r.params_as::<parallel::Params>()?.instances as f64, metric(r, parallel::PER_OP)?)),
+        Plot { title, x_desc: "instances (one pinned per CPU)", y_desc: "cost per operation (TSC cycles)", log: (false, false) },
+        |r, _| r.family == parallel::FAMILY,
+        |r, _| parallel::name_of(&r.benchmark).into(),
+        |r, p| Some((p.instances as f64, metric(r, parallel::PER_OP)?)),
     )
 }
 
@@ -360,10 +354,6 @@ pub fn page(docs: &[RunDoc]) -> String {
 pub struct HtmlExporter;
 
 impl Exporter for HtmlExporter {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
         let index = "index.html".to_string();
         Ok(Export::Files { files: vec![(index.clone(), page(docs))], entry: Some(index) })

@@ -6,19 +6,14 @@ use crate::results::RunDoc;
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
-        let mut files = Vec::new();
-        for d in docs {
-            // A stored document from an older oscycles was never checked:
-            // its id names a file, so it must name one inside the directory.
+        // A stored document from an older oscycles was never checked: its
+        // id names a file, so it must name one inside the directory.
+        let file = |d: &RunDoc| -> Result<(String, String), ExportError> {
             crate::store::check_id(&d.id).map_err(ExportError::BadRunId)?;
-            let text = serde_json::to_string_pretty(d).map_err(|e| ExportError::Json(d.id.clone(), e))?;
-            files.push((format!("{}.json", d.id), text));
-        }
+            Ok((format!("{}.json", d.id), serde_json::to_string_pretty(d).map_err(|e| ExportError::Json(d.id.clone(), e))?))
+        };
+        let files = docs.iter().map(file).collect::<Result<Vec<_>, _>>()?;
         Ok(Export::Files { files, entry: None })
     }
 }

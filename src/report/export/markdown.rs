@@ -1,43 +1,37 @@
 //! Markdown: tables only, for papers and issues. One table per run, every
 //! case with its first metric's median and spread, or the reason it has none.
 
-use super::markup::{Align, Cell, Markdown, Markup, MarkupTable};
+use super::markup::{Cell, Markdown, Markup, MarkupTable};
 use super::{Export, ExportError, Exporter, status};
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
 
 pub struct MarkdownExporter;
 
-const COLUMNS: [(&str, Align); 11] = [
-    ("case", Align::Left),
-    ("parameters", Align::Left),
-    ("environment", Align::Left),
-    ("load/isolation", Align::Left),
-    ("metric", Align::Left),
-    ("median", Align::Right),
-    ("unit", Align::Left),
-    ("min", Align::Right),
-    ("p99", Align::Right),
-    ("CV", Align::Right),
-    ("status", Align::Left),
-];
+const COLUMNS: [&str; 11] =
+    ["case", "parameters", "environment", "load/isolation", "metric", "median", "unit", "min", "p99", "CV", "status"];
+/// The numbers: median, min, p99, CV.
+const RIGHT: [usize; 4] = [5, 7, 8, 9];
 
 /// A case's row: its first metric, or why it has none.
 fn row(d: &RunDoc, r: &CaseResult) -> Vec<Cell> {
     let (l, i) = r.load_isolation(d);
-    let mut cells: Vec<Cell> = vec![r.benchmark.as_str().into(), params_label(&r.params).into(), r.env(d).into(), format!("{l}/{i}").into()];
+    let mut cells: Vec<Cell> =
+        vec![r.benchmark.as_str().into(), params_label(&r.params).into(), r.env(d).into(), format!("{l}/{i}").into()];
     match r.metrics.first().filter(|_| r.status == CaseStatus::Ok) {
         Some(m) => {
             let s = &m.summary;
-            cells.extend([
-                m.name.clone(),
-                format!("{:.4}", s.median),
-                m.unit.clone(),
-                format!("{:.4}", s.min),
-                format!("{:.4}", s.p99),
-                format!("{:.1}%", s.cv * 100.0),
-                "ok".into(),
-            ]
-            .map(Cell::from));
+            cells.extend(
+                [
+                    m.name.clone(),
+                    format!("{:.4}", s.median),
+                    m.unit.clone(),
+                    format!("{:.4}", s.min),
+                    format!("{:.4}", s.p99),
+                    format!("{:.1}%", s.cv * 100.0),
+                    "ok".into(),
+                ]
+                .map(Cell::from),
+            );
         }
         None => {
             cells.extend(std::iter::repeat_n(Cell::none(), 6));
@@ -48,10 +42,6 @@ fn row(d: &RunDoc, r: &CaseResult) -> Vec<Cell> {
 }
 
 impl Exporter for MarkdownExporter {
-    fn name(&self) -> &'static str {
-        "markdown"
-    }
-
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
         let mut out = String::new();
         for d in docs {
@@ -65,7 +55,7 @@ impl Exporter for MarkdownExporter {
                 d.environment.name,
                 d.tool.version
             ));
-            let mut t = MarkupTable::new(&COLUMNS);
+            let mut t = MarkupTable::new(&COLUMNS, &RIGHT);
             for r in &d.results {
                 t.row(row(d, r));
             }

@@ -54,8 +54,10 @@ pub struct MarkupTable {
 }
 
 impl MarkupTable {
-    pub fn new(columns: &[(&str, Align)]) -> Self {
-        MarkupTable { columns: columns.iter().map(|(h, a)| (h.to_string(), *a)).collect(), rows: vec![] }
+    /// Columns named `headers`, those at the indexes `right` aligned right.
+    pub fn new(headers: &[&str], right: &[usize]) -> Self {
+        let align = |i: usize| if right.contains(&i) { Align::Right } else { Align::Left };
+        MarkupTable { columns: headers.iter().enumerate().map(|(i, h)| (h.to_string(), align(i))).collect(), rows: vec![] }
     }
 
     pub fn row(&mut self, cells: Vec<Cell>) {
@@ -181,7 +183,7 @@ mod tests {
     use super::*;
 
     fn sample() -> MarkupTable {
-        let mut t = MarkupTable::new(&[("name", Align::Left), ("value", Align::Right)]);
+        let mut t = MarkupTable::new(&["name", "value"], &[1]);
         t.row(vec!["a|b".into(), Cell::coloured("<1>".into(), "#123")]);
         t.row(vec!["c".into(), Cell::none()]);
         t.row(vec!["".into(), "d".into()]);

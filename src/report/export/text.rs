@@ -13,10 +13,6 @@ pub fn run(doc: &RunDoc) -> String {
 }
 
 impl Exporter for TextExporter {
-    fn name(&self) -> &'static str {
-        "text"
-    }
-
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
         Ok(Export::Text(docs.iter().map(run).collect::<Vec<_>>().join("\n")))
     }
