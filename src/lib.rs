@@ -5,6 +5,7 @@
 
 pub mod arch;
 pub mod bench;
+pub mod catalogue;
 pub mod cgroup;
 pub mod cli;
 pub mod clock;
@@ -24,6 +25,7 @@ pub mod report;
 pub mod results;
 pub mod rounds;
 pub mod runner;
+pub mod schema;
 pub mod stats;
 pub mod store;
 pub mod uncertainty;

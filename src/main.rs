@@ -86,13 +86,13 @@ fn main() -> ExitCode {
 fn list(bench: Option<&str>, long: bool) -> Result<ExitCode> {
     let width = report::terminal_width();
     match bench {
-        Some(id) => match oscycles::registry::find_benchmark(id) {
-            Some(b) => print!("{}", report::render_benchmark(b, width)),
+        Some(id) => match oscycles::catalogue::benchmark(id) {
+            Some(b) => print!("{}", report::render_benchmark(&b, width)),
             None => {
                 return Err(UsageError(format!("unknown benchmark '{id}'; `oscycles list` shows every benchmark id")).into());
             }
         },
-        None => print!("{}", report::render_list(width, long)),
+        None => print!("{}", report::render_list(&oscycles::catalogue::catalogue(), width, long)),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -522,7 +522,7 @@ fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(100));
         if started.elapsed() >= next_report {
             next_report += Duration::from_secs(5);
-            let line: Vec<String> = running.iter().zip(&marks).map(|(l, m)| Load::describe_rates(&l.facts_since(m))).collect();
+            let line: Vec<String> = running.iter().zip(&marks).map(|(l, m)| report::load::describe_rates(&l.facts_since(m))).collect();
             println!("{:>6.0} s  {}", started.elapsed().as_secs_f64(), line.join("; "));
             marks = running.iter().map(Load::mark).collect();
         }
@@ -729,27 +729,22 @@ fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         }
         std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
     };
-    if let Some(f) = &a.markdown {
-        write(f, &report::export::markdown(&docs))?;
-    }
-    if let Some(f) = &a.csv {
-        write(f, &report::export::csv(&docs))?;
-    }
+    use report::export::{Export, Format};
     let mkdir = |d: &PathBuf| std::fs::create_dir_all(d).map_err(|e| UsageError(format!("cannot create '{}': {e}", d.display())));
-    if let Some(dir) = &a.json {
-        mkdir(dir)?;
-        for d in &docs {
-            // A stored document from an older oscycles was never checked:
-            // its id names a file, so it must name one inside DIR.
-            store::check_id(&d.id).map_err(UsageError)?;
-            write(&dir.join(format!("{}.json", d.id)), &serde_json::to_string_pretty(d)?)?;
+    for (format, dest) in [(Format::Markdown, &a.markdown), (Format::Csv, &a.csv), (Format::Json, &a.json), (Format::Html, &a.html)] {
+        let Some(dest) = dest else { continue };
+        match report::export::exporter(format).export(&docs).map_err(|e| UsageError(e.to_string()))? {
+            Export::Text(text) => write(dest, &text)?,
+            Export::Files { files, entry } => {
+                mkdir(dest)?;
+                for (name, text) in &files {
+                    write(&dest.join(name), text)?;
+                }
+                if let Some(e) = entry {
+                    eprintln!("report: {}", dest.join(e).display());
+                }
+            }
         }
-    }
-    if let Some(dir) = &a.html {
-        mkdir(dir)?;
-        let index = dir.join("index.html");
-        write(&index, &report::html::page(&docs))?;
-        eprintln!("report: {}", index.display());
     }
     Ok(ExitCode::SUCCESS)
 }

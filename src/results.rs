@@ -298,6 +298,15 @@ impl CaseResult {
     pub fn param_u64(&self, key: &str) -> Option<u64> {
         self.params.get(key).and_then(Value::as_u64)
     }
+    /// The parameters as their family's struct (`schema::ipc::Params`...);
+    /// None where they do not fit it.
+    pub fn params_as<T: crate::schema::CaseParams>(&self) -> Option<T> {
+        T::from_params(&self.params)
+    }
+    /// A numeric detail (`schema::net::details::MIB_PER_S`...).
+    pub fn detail_f64(&self, key: &str) -> Option<f64> {
+        self.details.get(key).and_then(Value::as_f64)
+    }
     /// The environment of this result, falling back to the run's.
     pub fn env<'a>(&'a self, doc: &'a RunDoc) -> &'a str {
         self.environment.as_deref().unwrap_or(&doc.environment.name)

@@ -201,18 +201,6 @@ impl Load {
         }
         f
     }
-
-    /// A line for people: what the load is doing now.
-    pub fn describe_rates(f: &Map<String, Value>) -> String {
-        let g = |k: &str| f.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN);
-        match f.get("load").and_then(Value::as_str) {
-            Some("build") => format!("build {:.1} units/s", g("build_units_per_s")),
-            Some("io") => {
-                format!("disk w {:.0} r {:.0} MB/s, tcp {:.0} MB/s", g("disk_write_mb_per_s"), g("disk_read_mb_per_s"), g("tcp_mb_per_s"))
-            }
-            _ => "idle".into(),
-        }
-    }
 }
 
 impl Drop for Load {

@@ -5,6 +5,7 @@
 
 use super::table::Table;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
+use crate::schema::boot;
 
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
@@ -47,7 +48,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = Table::new(&hr, 2);
     let mut keys: Vec<(String, String)> = Vec::new();
-    for r in doc.results.iter().filter(|r| r.family != "boot") {
+    for r in doc.results.iter().filter(|r| r.family != boot::FAMILY) {
         let k = (r.benchmark.clone(), params_label(&r.params));
         if !keys.contains(&k) {
             keys.push(k);
@@ -103,7 +104,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
 }
 
 pub fn render_boot(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == "boot").collect();
+    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();
     if rs.is_empty() {
         return String::new();
     }
@@ -111,7 +112,7 @@ pub fn render_boot(doc: &RunDoc) -> String {
     let mut notes = String::new();
     for r in rs {
         let e = r.env(doc).to_string();
-        match (r.metric("to_init"), r.metric("to_first_result")) {
+        match (r.metric(boot::TO_INIT), r.metric(boot::TO_FIRST_RESULT)) {
             (Some(a), Some(b)) if r.status == CaseStatus::Ok => t.row(vec![
                 e,
                 format!("{:.3}", a.summary.median),

@@ -3,12 +3,9 @@
 //! log scale, grouped by family, coloured by verdict, the equivalence band
 //! shaded around 1 (a forest plot). Plain SVG, no script.
 
+use super::export::markup::{Cell, Html, Markup, MarkupTable, escape_html as esc};
 use crate::compare::{Row, verdict_word};
 use crate::uncertainty::{Policy, Verdict};
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 /// The colour of a verdict (also used by the HTML comparison table).
 pub fn colour(v: Verdict) -> &'static str {
@@ -25,45 +22,45 @@ const LABEL_W: f64 = 430.0;
 const PLOT_W: f64 = 420.0;
 const VERDICT_W: f64 = 150.0;
 
-/// The forest plot of `rows`, grouped by family in their order.
-pub fn svg(rows: &[Row], policy: &Policy) -> String {
-    // The x range: every interval and the band, on a log scale, at least 0.8..1.25.
-    let (mut lo, mut hi) = (1.0 / (1.0 + policy.margin) / 1.05, (1.0 + policy.margin) * 1.05);
-    for r in rows {
-        let (a, b) = r.judged.interval.map_or((r.judged.ratio, r.judged.ratio), |i| (i.lo, i.hi));
-        if a.is_finite() && a > 0.0 {
-            lo = f64::min(lo, a);
+/// The x position of a ratio: a log scale from `lo` to `hi` (logarithms).
+#[derive(Clone, Copy)]
+struct Scale {
+    lo: f64,
+    hi: f64,
+}
+
+impl Scale {
+    /// Every interval and the band, at least 0.8..1.25.
+    fn of(rows: &[Row], policy: &Policy) -> Scale {
+        let (mut lo, mut hi) = (1.0 / (1.0 + policy.margin) / 1.05, (1.0 + policy.margin) * 1.05);
+        for r in rows {
+            let (a, b) = r.judged.interval.map_or((r.judged.ratio, r.judged.ratio), |i| (i.lo, i.hi));
+            if a.is_finite() && a > 0.0 {
+                lo = f64::min(lo, a);
+            }
+            if b.is_finite() && b > 0.0 {
+                hi = f64::max(hi, b);
+            }
         }
-        if b.is_finite() && b > 0.0 {
-            hi = f64::max(hi, b);
-        }
+        Scale { lo: lo.max(1e-3).ln(), hi: hi.min(1e3).ln() }
     }
-    let (lo, hi) = (lo.max(1e-3).ln(), hi.min(1e3).ln());
-    let x = |v: f64| LABEL_W + (v.max(1e-3).ln() - lo) / (hi - lo) * PLOT_W;
-    let mut families: Vec<&str> = Vec::new();
-    for r in rows {
-        if !families.contains(&r.family.as_str()) {
-            families.push(&r.family);
-        }
+
+    fn x(self, v: f64) -> f64 {
+        LABEL_W + (v.max(1e-3).ln() - self.lo) / (self.hi - self.lo) * PLOT_W
     }
-    let lines = rows.len() + families.len();
-    let height = 40.0 + lines as f64 * ROW_H + 30.0;
-    let width = LABEL_W + PLOT_W + VERDICT_W;
+}
+
+/// The band of `same`, the line at 1, the axis ticks and the title.
+fn axes(x: Scale, top: f64, bottom: f64, policy: &Policy) -> String {
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n"
-    );
-    let top = 30.0;
-    let bottom = height - 30.0;
-    // The band of `same`, the line at 1, the axis ticks.
-    s += &format!(
         "<rect x=\"{:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ddf4ff\"/>\n",
-        x(1.0 / (1.0 + policy.margin)),
-        x(1.0 + policy.margin) - x(1.0 / (1.0 + policy.margin)),
+        x.x(1.0 / (1.0 + policy.margin)),
+        x.x(1.0 + policy.margin) - x.x(1.0 / (1.0 + policy.margin)),
         bottom - top
     );
-    s += &format!("<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{bottom}\" stroke=\"#333\"/>\n", x(1.0));
+    s += &format!("<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{bottom}\" stroke=\"#333\"/>\n", x.x(1.0));
     for t in [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0] {
-        let tx = x(t);
+        let tx = x.x(t);
         if (LABEL_W..=LABEL_W + PLOT_W).contains(&tx) {
             s += &format!(
                 "<line x1=\"{tx:.1}\" x2=\"{tx:.1}\" y1=\"{bottom}\" y2=\"{:.1}\" stroke=\"#333\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{t}</text>\n",
@@ -72,36 +69,55 @@ pub fn svg(rows: &[Row], policy: &Policy) -> String {
             );
         }
     }
-    s += &format!(
+    s + &format!(
         "<text x=\"{:.1}\" y=\"18\" text-anchor=\"middle\">B relative to A (log scale; above 1: B better); band: same within +-{:.0}%</text>\n",
         LABEL_W + PLOT_W / 2.0,
         policy.margin * 100.0
+    )
+}
+
+/// One row's label, interval, dot and verdict at height `y`.
+fn marks(r: &Row, x: Scale, y: f64) -> String {
+    let c = colour(r.judged.verdict);
+    let label = format!("{} {} {}", r.benchmark, r.params, r.metric);
+    let label: String = label.chars().take(70).collect();
+    let mut s = format!("<text x=\"14\" y=\"{y:.1}\">{}</text>\n", esc(&label));
+    if let Some(i) = r.judged.interval {
+        s += &format!(
+            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"2\"/>\n",
+            x.x(i.lo),
+            x.x(i.hi),
+            y - 4.0,
+            y - 4.0
+        );
+    }
+    s += &format!("<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{c}\"/>\n", x.x(r.judged.ratio), y - 4.0);
+    s + &format!(
+        "<text x=\"{:.1}\" y=\"{y:.1}\" fill=\"{c}\">{:.2} {}</text>\n",
+        LABEL_W + PLOT_W + 8.0,
+        r.judged.ratio,
+        verdict_word(r.judged.verdict)
+    )
+}
+
+/// The forest plot of `rows`, grouped by family in their order.
+pub fn svg(rows: &[Row], policy: &Policy) -> String {
+    let x = Scale::of(rows, policy);
+    let families = super::distinct(rows.iter().map(|r| r.family.as_str()));
+    let lines = rows.len() + families.len();
+    let height = 40.0 + lines as f64 * ROW_H + 30.0;
+    let width = LABEL_W + PLOT_W + VERDICT_W;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n"
     );
+    let top = 30.0;
+    s += &axes(x, top, height - 30.0, policy);
     let mut y = top + ROW_H;
     for f in families {
         s += &format!("<text x=\"4\" y=\"{y:.1}\" font-weight=\"bold\">{}</text>\n", esc(f));
         y += ROW_H;
         for r in rows.iter().filter(|r| r.family == f) {
-            let c = colour(r.judged.verdict);
-            let label = format!("{} {} {}", r.benchmark, r.params, r.metric);
-            let label: String = label.chars().take(70).collect();
-            s += &format!("<text x=\"14\" y=\"{y:.1}\">{}</text>\n", esc(&label));
-            if let Some(i) = r.judged.interval {
-                s += &format!(
-                    "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"2\"/>\n",
-                    x(i.lo),
-                    x(i.hi),
-                    y - 4.0,
-                    y - 4.0
-                );
-            }
-            s += &format!("<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{c}\"/>\n", x(r.judged.ratio), y - 4.0);
-            s += &format!(
-                "<text x=\"{:.1}\" y=\"{y:.1}\" fill=\"{c}\">{:.2} {}</text>\n",
-                LABEL_W + PLOT_W + 8.0,
-                r.judged.ratio,
-                verdict_word(r.judged.verdict)
-            );
+            s += &marks(r, x, y);
             y += ROW_H;
         }
     }
@@ -109,38 +125,49 @@ pub fn svg(rows: &[Row], policy: &Policy) -> String {
     s
 }
 
+/// The columns of the comparison table.
+const COLUMNS: [&str; 12] = [
+    "family",
+    "benchmark",
+    "case",
+    "metric",
+    "unit",
+    "A median",
+    "B median",
+    "rel. (B vs A)",
+    "95% interval",
+    "p",
+    "rounds A/B",
+    "verdict",
+];
+
 /// The comparison as an HTML table, verdicts coloured; rows ordered by
 /// ratio, worst first, within each family.
 pub fn table(rows: &[Row]) -> String {
     let mut sorted: Vec<&Row> = rows.iter().collect();
     sorted.sort_by(|a, b| a.family.cmp(&b.family).then(a.judged.ratio.total_cmp(&b.judged.ratio)));
-    let mut s = String::from(
-        "<table class=\"cmp\"><thead><tr><th>family</th><th>benchmark</th><th>case</th><th>metric</th><th>unit</th>\
-         <th>A median</th><th>B median</th><th>rel. (B vs A)</th><th>95% interval</th><th>p</th><th>rounds A/B</th><th>verdict</th></tr></thead><tbody>\n",
-    );
+    let mut t = MarkupTable::new(&COLUMNS, &[5, 6, 7, 8, 9, 10]);
     for r in sorted {
         let j = &r.judged;
-        s += &format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}/{}</td>\
-             <td style=\"color:{}\">{}</td></tr>\n",
-            esc(&r.family),
-            esc(&r.benchmark),
-            esc(&r.params),
-            esc(&r.metric),
-            esc(&r.unit),
-            r.a,
-            r.b,
-            j.ratio,
+        let mut cells: Vec<Cell> = [
+            r.family.clone(),
+            r.benchmark.clone(),
+            r.params.clone(),
+            r.metric.clone(),
+            r.unit.clone(),
+            format!("{:.1}", r.a),
+            format!("{:.1}", r.b),
+            format!("{:.3}", j.ratio),
             j.interval.map_or("-".into(), |i| format!("[{:.3}, {:.3}]", i.lo, i.hi)),
             j.p.map_or("-".into(), |p| format!("{p:.3}")),
-            j.rounds.0,
-            j.rounds.1,
-            colour(j.verdict),
-            esc(&super::compare::verdict_cell(j))
-        );
+            format!("{}/{}", j.rounds.0, j.rounds.1),
+        ]
+        .map(Cell::from)
+        .to_vec();
+        cells.push(Cell::coloured(super::compare::verdict_cell(j), colour(j.verdict)));
+        t.row(cells);
     }
-    s += "</tbody></table>\n";
-    s
+    Html { class: "cmp" }.table(&t)
 }
 
 #[cfg(test)]

@@ -2,12 +2,9 @@
 
 use crate::results::{RunDoc, RunStatus};
 
-/// `live`: printed by the run itself as it starts, so status is not news.
-pub fn render(doc: &RunDoc, live: bool) -> String {
-    let h = &doc.host;
-    let c = &h.clock;
-    let mut s = String::new();
-    let status = match doc.status {
+/// How the run ended, where that is news: "" when complete, or while it runs (`live`).
+fn status(doc: &RunDoc, live: bool) -> String {
+    match doc.status {
         _ if live => String::new(),
         RunStatus::Complete => String::new(),
         RunStatus::Running => format!(" [INCOMPLETE: {} of {} cases saved; the run did not finish]", doc.results.len(), doc.planned_cases),
@@ -15,8 +12,13 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         RunStatus::Killed => {
             format!(" [KILLED: {} of {} cases saved; the process died without finishing]", doc.results.len(), doc.planned_cases)
         }
-    };
-    s += &format!("oscycles {} (git {}), run {} at {}{status}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at);
+    }
+}
+
+/// `live`: printed by the run itself as it starts, so status is not news.
+pub fn render(doc: &RunDoc, live: bool) -> String {
+    let mut s =
+        format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, live));
     s += &format!(
         "environment {}, load {}, isolation {} ({}{}), CPUs {:?}\n",
         doc.environment.name,
@@ -26,7 +28,16 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         if doc.settings.memory_locked { ", memory locked" } else { "" },
         doc.settings.cpus
     );
-    s += &format!(
+    s += &host(doc);
+    s += &harness(doc);
+    s
+}
+
+/// The host: CPU, memory, kernel, hypervisor, clock, vulnerabilities, warnings.
+fn host(doc: &RunDoc) -> String {
+    let h = &doc.host;
+    let c = &h.clock;
+    let mut s = format!(
         "host {}: {}, CPUs online {} (allowed {}), {:.1} GiB\n",
         h.hostname,
         h.cpu_model,
@@ -75,8 +86,14 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
     for w in &h.warnings {
         s += &format!("warning: {w}\n");
     }
+    s
+}
+
+/// How cells were sampled: batches, and rounds.
+fn harness(doc: &RunDoc) -> String {
     let hc = &doc.settings.harness;
-    s += &format!(
+    let c = &doc.host.clock;
+    let mut s = format!(
         "harness: {} batches of {}, samples are per-operation means of one batch; cells show the median\n",
         hc.batches,
         match hc.fixed_inner {

@@ -3,22 +3,15 @@
 //! response round trips, and throughput by block size (rows sizes, columns
 //! read / write x direct / cached).
 
-use super::table::{Table, percent};
+use super::num;
+use super::table::{Table, bytes_label, percent};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::schema::{blk, net};
 
-fn num(r: &CaseResult, key: &str) -> f64 {
-    r.details.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
-}
-
-fn size_label(b: u64) -> String {
-    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-        format!("{} MiB", b >> 20)
-    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
-        format!("{} KiB", b >> 10)
-    } else {
-        format!("{b} B")
-    }
-}
+/// A net result with its parameters.
+type Net<'a> = (&'a CaseResult, net::Params);
+/// A blk result with its parameters.
+type Blk<'a> = (&'a CaseResult, blk::Params);
 
 /// A cell: the value, or n/a / failed.
 fn cell(r: Option<&CaseResult>, f: impl Fn(&CaseResult) -> String) -> String {
@@ -30,15 +23,11 @@ fn cell(r: Option<&CaseResult>, f: impl Fn(&CaseResult) -> String) -> String {
     }
 }
 
-fn reasons(rs: &[&CaseResult]) -> String {
+/// Why cases have no number: each result with the parameter that tells it apart (path, mode).
+fn reasons<'a>(rs: impl IntoIterator<Item = (&'a CaseResult, &'a str)>) -> String {
     let mut out: Vec<String> = Vec::new();
-    for r in rs.iter().filter(|r| r.status != CaseStatus::Ok) {
-        let line = format!(
-            "  {} {}: {}",
-            r.benchmark,
-            r.param_str("path").or(r.param_str("mode")).unwrap_or(""),
-            r.reason.as_deref().unwrap_or("")
-        );
+    for (r, what) in rs.into_iter().filter(|(r, _)| r.status != CaseStatus::Ok) {
+        let line = format!("  {} {what}: {}", r.benchmark, r.reason.as_deref().unwrap_or(""));
         if !out.contains(&line) {
             out.push(line);
         }
@@ -46,133 +35,151 @@ fn reasons(rs: &[&CaseResult]) -> String {
     if out.is_empty() { String::new() } else { format!("n/a and failed:\n{}\n", out.join("\n")) }
 }
 
-fn sizes(rs: &[&CaseResult], key: &str) -> Vec<u64> {
-    let mut v: Vec<u64> = rs.iter().filter_map(|r| r.param_u64(key)).collect();
+/// The sizes in ascending order, each once.
+fn sizes(it: impl Iterator<Item = u64>) -> Vec<u64> {
+    let mut v: Vec<u64> = it.collect();
     v.sort_unstable();
     v.dedup();
     v
 }
 
+/// Throughput by payload size, a column per path and protocol.
+fn net_grid(rs: &[Net]) -> String {
+    let find = |bench: &str, path: net::Path, bytes: u64| {
+        rs.iter().find(|(r, p)| r.benchmark == bench && p.path == path && p.bytes == bytes).map(|(r, _)| *r)
+    };
+    let cols: Vec<(net::Path, String)> = net::Path::ALL
+        .iter()
+        .flat_map(|&p| [(p, net::id(net::UDP)), (p, net::id(net::TCP))])
+        .filter(|(p, b)| rs.iter().any(|(r, q)| q.path == *p && r.benchmark == *b))
+        .collect();
+    let heads: Vec<String> = cols.iter().map(|(p, b)| format!("{} {}", p.name(), net::name_of(b).to_uppercase())).collect();
+    let mut h: Vec<&str> = vec!["payload"];
+    h.extend(heads.iter().map(String::as_str));
+    let mut t = Table::new(&h, 1);
+    let mut bytes = sizes(rs.iter().map(|(_, p)| p.bytes));
+    // UDP's largest payload (65507) and TCP's (65536) share a row.
+    if bytes.contains(&net::UDP_MAX_BYTES) && bytes.contains(&net::TCP_MAX_BYTES) {
+        bytes.retain(|&b| b != net::UDP_MAX_BYTES);
+    }
+    for b in bytes {
+        let mut row = vec![if b == net::TCP_MAX_BYTES { "64 KiB (UDP 65507 B)".into() } else { bytes_label(b) }];
+        for (p, bench) in &cols {
+            let r = find(bench, *p, b).or_else(|| if b == net::TCP_MAX_BYTES { find(bench, *p, net::UDP_MAX_BYTES) } else { None });
+            row.push(cell(r, |r| format!("{:.1}", num(r, net::details::MIB_PER_S))));
+        }
+        t.row(row);
+    }
+    format!("net: payload throughput at the receiver in MiB/s by payload size (seed 002)\n{}", t.render())
+}
+
+/// Every measured stream case: rate, loss, CPU cost, spread, CPUs.
+fn net_cases(rs: &[Net]) -> String {
+    use net::details::*;
+    let mut d = Table::new(
+        &["path", "proto", "payload", "MiB/s", "msgs/s", "UDP loss", "send CPU ms/MiB", "recv CPU ms/MiB", "CV", "CPUs (send, recv)"],
+        3,
+    );
+    let udp = net::id(net::UDP);
+    for (r, p) in rs.iter().filter(|(r, _)| r.status == CaseStatus::Ok) {
+        let cv = r.metric(net::THROUGHPUT).map_or(f64::NAN, |m| m.summary.cv);
+        let cpus = r.placement.as_ref().map_or(String::new(), |p| {
+            p.observed_cpus.iter().map(|c| c.map_or("?".into(), |c| c.to_string())).collect::<Vec<_>>().join(",")
+        });
+        d.row(vec![
+            p.path.name().into(),
+            net::name_of(&r.benchmark).into(),
+            bytes_label(p.bytes),
+            format!("{:.1}", num(r, MIB_PER_S)),
+            format!("{:.0}", num(r, MSGS_PER_S)),
+            if r.benchmark == udp { format!("{:.2}%", 100.0 * num(r, UDP_LOSS)) } else { "-".into() },
+            format!("{:.2}", num(r, SENDER_CPU_MS_PER_MIB)),
+            format!("{:.2}", num(r, RECEIVER_CPU_MS_PER_MIB)),
+            percent(cv),
+            cpus,
+        ]);
+    }
+    format!(
+        "\nnet per case: msgs/s = datagrams received (UDP) or bytes received / payload (TCP); CPU time per MiB received, per thread\n{}",
+        d.render()
+    )
+}
+
+/// Request/response round trips.
+fn net_rr(rr: &[Net], hz: f64) -> String {
+    let mut t = Table::new(&["path", "payload", "RTT median us", "cycles", "p99 us", "transactions"], 2);
+    for (r, p) in rr {
+        let (path, payload) = (p.path.name().to_string(), bytes_label(p.bytes));
+        let Some(m) = r.metric(net::RTT).filter(|_| r.status == CaseStatus::Ok) else {
+            t.row(vec![path, payload, cell(Some(r), |_| String::new())]);
+            continue;
+        };
+        t.row(vec![
+            path,
+            payload,
+            format!("{:.1}", m.summary.median * 1e6 / hz),
+            format!("{:.0}", m.summary.median),
+            format!("{:.1}", m.summary.p99 * 1e6 / hz),
+            format!("{:.0}", num(r, net::details::TRANSACTIONS)),
+        ]);
+    }
+    format!("\nnet: TCP request/response, one transaction in flight, client on the first CPU, server on the second\n{}", t.render())
+}
+
 pub fn render_net(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.benchmark == "net.udp" || r.benchmark == "net.tcp").collect();
-    let rr: Vec<&CaseResult> = doc.results.iter().filter(|r| r.benchmark == "net.tcp-rr").collect();
+    let streams = [net::id(net::UDP), net::id(net::TCP)];
+    let rr_id = net::id(net::TCP_RR);
+    let rs: Vec<Net> = super::typed(doc.results.iter().filter(|r| streams.contains(&r.benchmark)));
+    let rr: Vec<Net> = super::typed(doc.results.iter().filter(|r| r.benchmark == rr_id));
     if rs.is_empty() && rr.is_empty() {
         return String::new();
     }
     let mut out = String::new();
-    let paths = ["loopback", "veth"];
-    let find = |bench: &str, path: &str, bytes: u64| {
-        rs.iter().copied().find(|r| r.benchmark == bench && r.param_str("path") == Some(path) && r.param_u64("bytes") == Some(bytes))
-    };
     if !rs.is_empty() {
-        let cols: Vec<(&str, &str)> = paths
-            .iter()
-            .flat_map(|p| [(*p, "net.udp"), (*p, "net.tcp")])
-            .filter(|(p, b)| rs.iter().any(|r| r.param_str("path") == Some(p) && r.benchmark == *b))
-            .collect();
-        let heads: Vec<String> = cols.iter().map(|(p, b)| format!("{p} {}", b.trim_start_matches("net.").to_uppercase())).collect();
-        let mut h: Vec<&str> = vec!["payload"];
-        h.extend(heads.iter().map(String::as_str));
-        let mut t = Table::new(&h, 1);
-        let mut bytes = sizes(&rs, "bytes");
-        // UDP's largest payload (65507) and TCP's (65536) share a row.
-        if bytes.contains(&65507) && bytes.contains(&65536) {
-            bytes.retain(|&b| b != 65507);
-        }
-        for b in bytes {
-            let mut row = vec![if b == 65536 { "64 KiB (UDP 65507 B)".into() } else { size_label(b) }];
-            for (p, bench) in &cols {
-                let r = find(bench, p, b).or_else(|| if b == 65536 { find(bench, p, 65507) } else { None });
-                row.push(cell(r, |r| format!("{:.1}", num(r, "mib_per_s"))));
-            }
-            t.row(row);
-        }
-        out += &format!("net: payload throughput at the receiver in MiB/s by payload size (seed 002)\n{}", t.render());
-        let mut d = Table::new(
-            &["path", "proto", "payload", "MiB/s", "msgs/s", "UDP loss", "send CPU ms/MiB", "recv CPU ms/MiB", "CV", "CPUs (send, recv)"],
-            3,
-        );
-        for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
-            let udp = r.benchmark == "net.udp";
-            let cv = r.metric("throughput").map_or(f64::NAN, |m| m.summary.cv);
-            let cpus = r.placement.as_ref().map_or(String::new(), |p| {
-                p.observed_cpus.iter().map(|c| c.map_or("?".into(), |c| c.to_string())).collect::<Vec<_>>().join(",")
-            });
-            d.row(vec![
-                r.param_str("path").unwrap_or("").into(),
-                r.benchmark.trim_start_matches("net.").into(),
-                size_label(r.param_u64("bytes").unwrap_or(0)),
-                format!("{:.1}", num(r, "mib_per_s")),
-                format!("{:.0}", num(r, "msgs_per_s")),
-                if udp { format!("{:.2}%", 100.0 * num(r, "udp_loss")) } else { "-".into() },
-                format!("{:.2}", num(r, "sender_cpu_ms_per_mib")),
-                format!("{:.2}", num(r, "receiver_cpu_ms_per_mib")),
-                percent(cv),
-                cpus,
-            ]);
-        }
-        out += &format!(
-            "\nnet per case: msgs/s = datagrams received (UDP) or bytes received / payload (TCP); CPU time per MiB received, per thread\n{}",
-            d.render()
-        );
+        out += &net_grid(&rs);
+        out += &net_cases(&rs);
     }
     if !rr.is_empty() {
-        let mut t = Table::new(&["path", "payload", "RTT median us", "cycles", "p99 us", "transactions"], 2);
-        let hz = doc.host.clock.tsc_hz;
-        for r in &rr {
-            let Some(m) = r.metric("rtt").filter(|_| r.status == CaseStatus::Ok) else {
-                t.row(vec![
-                    r.param_str("path").unwrap_or("").into(),
-                    size_label(r.param_u64("bytes").unwrap_or(0)),
-                    cell(Some(r), |_| String::new()),
-                ]);
-                continue;
-            };
-            t.row(vec![
-                r.param_str("path").unwrap_or("").into(),
-                size_label(r.param_u64("bytes").unwrap_or(0)),
-                format!("{:.1}", m.summary.median * 1e6 / hz),
-                format!("{:.0}", m.summary.median),
-                format!("{:.1}", m.summary.p99 * 1e6 / hz),
-                format!("{:.0}", num(r, "transactions")),
-            ]);
-        }
-        out += &format!(
-            "\nnet: TCP request/response, one transaction in flight, client on the first CPU, server on the second\n{}",
-            t.render()
-        );
+        out += &net_rr(&rr, doc.host.clock.tsc_hz);
     }
-    let all: Vec<&CaseResult> = rs.iter().chain(rr.iter()).copied().collect();
-    out + &reasons(&all)
+    out + &reasons(rs.iter().chain(rr.iter()).map(|(r, p)| (*r, p.path.name())))
+}
+
+/// A per-case row of the blk detail table.
+fn blk_case(r: &CaseResult, op: &str, mode: blk::Mode, block: u64) -> Vec<String> {
+    use blk::details::*;
+    let sync = num(r, FDATASYNC_AFTER_S);
+    vec![
+        op.into(),
+        mode.name().into(),
+        bytes_label(block),
+        format!("{:.1}", num(r, MIB_PER_S)),
+        format!("{:.0}", num(r, IOPS)),
+        format!("{:.2}", num(r, CPU_MS_PER_MIB)),
+        percent(num(r, CPU_UTIL)),
+        percent(r.metric(blk::THROUGHPUT).map_or(f64::NAN, |m| m.summary.cv)),
+        if sync.is_nan() { "-".into() } else { format!("{:.0} ms", sync * 1e3) },
+    ]
 }
 
 pub fn render_blk(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == "blk").collect();
+    let rs: Vec<Blk> = super::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
     if rs.is_empty() {
         return String::new();
     }
-    let cols = [("blk.read", "direct"), ("blk.read", "cached"), ("blk.write", "direct"), ("blk.write", "cached")];
-    let mut t = Table::new(&["block", "read direct", "read cached", "write direct", "write cached"], 1);
+    let cols: Vec<(&str, blk::Mode)> = blk::OPS.iter().flat_map(|&op| blk::Mode::ALL.iter().map(move |&m| (op, m))).collect();
+    let mut heads = vec!["block".to_string()];
+    heads.extend(cols.iter().map(|(op, m)| format!("{op} {}", m.name())));
+    let mut t = Table::new(&heads.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     let mut d = Table::new(&["op", "mode", "block", "MiB/s", "IOPS", "CPU ms/MiB", "CPU util", "CV", "fdatasync after"], 3);
-    for b in sizes(&rs, "block") {
-        let mut row = vec![size_label(b)];
-        for (bench, mode) in cols {
-            let r =
-                rs.iter().copied().find(|r| r.benchmark == bench && r.param_str("mode") == Some(mode) && r.param_u64("block") == Some(b));
-            row.push(cell(r, |r| format!("{:.1}", num(r, "mib_per_s"))));
+    for b in sizes(rs.iter().map(|(_, p)| p.block)) {
+        let mut row = vec![bytes_label(b)];
+        for &(op, mode) in &cols {
+            let bench = blk::id(op);
+            let r = rs.iter().find(|(r, p)| r.benchmark == bench && p.mode == mode && p.block == b).map(|(r, _)| *r);
+            row.push(cell(r, |r| format!("{:.1}", num(r, blk::details::MIB_PER_S))));
             if let Some(r) = r.filter(|r| r.status == CaseStatus::Ok) {
-                let sync = num(r, "fdatasync_after_s");
-                d.row(vec![
-                    bench.trim_start_matches("blk.").into(),
-                    mode.into(),
-                    size_label(b),
-                    format!("{:.1}", num(r, "mib_per_s")),
-                    format!("{:.0}", num(r, "iops")),
-                    format!("{:.2}", num(r, "cpu_ms_per_mib")),
-                    percent(num(r, "cpu_util")),
-                    percent(r.metric("throughput").map_or(f64::NAN, |m| m.summary.cv)),
-                    if sync.is_nan() { "-".into() } else { format!("{:.0} ms", sync * 1e3) },
-                ]);
+                d.row(blk_case(r, op, mode, b));
             }
         }
         t.row(row);
@@ -181,6 +188,6 @@ pub fn render_blk(doc: &RunDoc) -> String {
         "blk: sequential throughput in MiB/s by block size (seed 002), one request in flight, direct = O_DIRECT\n{}\nblk per case (cached writes: the fdatasync after the window is not in the rate)\n{}{}",
         t.render(),
         d.render(),
-        reasons(&rs)
+        reasons(rs.iter().map(|(r, p)| (*r, p.mode.name())))
     )
 }

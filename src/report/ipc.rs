@@ -4,67 +4,72 @@
 
 use super::noise_note;
 use super::table::{Table, cycles};
-use crate::bench::ipc::Mechanism;
 use crate::results::{CaseResult, CaseStatus};
+use crate::schema::ipc::{self, Cores, Mechanism, Params, Space};
+use crate::schema::syscall;
 use std::collections::BTreeSet;
 
 /// CV above which a cell is marked noisy.
 pub const NOISY_CV: f64 = 0.10;
 
+/// The results with their parameters (those that have ipc's).
+fn typed<'a>(results: &[&'a CaseResult]) -> Vec<(&'a CaseResult, Params)> {
+    super::typed(results.iter().copied())
+}
+
+/// The CPUs a row's cases observed ("0/1", "!" where one moved), or "-".
+fn cpus_cell(row: &[&(&CaseResult, Params)], moved: &mut bool) -> String {
+    row.iter()
+        .find_map(|(r, _)| r.placement.as_ref())
+        .map(|p| {
+            let obs: Vec<String> = p.observed_cpus.iter().map(|c| c.map_or("?".into(), |c| c.to_string())).collect();
+            let differs = p.observed_cpus.iter().zip(&p.cpus).any(|(o, c)| *o != Some(*c));
+            *moved |= differs;
+            format!("{}{}", obs.join("/"), if differs { "!" } else { "" })
+        })
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A payload's cell: the median one-way cost ("?" when uncertain), or
+/// n/a / fail with the reason noted.
+fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<String>) -> String {
+    let Some(r) = r else { return "-".into() };
+    match (r.status, r.metric(ipc::ONE_WAY)) {
+        (CaseStatus::Ok, Some(m)) => format!("{}{}", cycles(m.summary.median), if super::table::uncertain(m) { "?" } else { "" }),
+        (CaseStatus::NotApplicable, _) => {
+            reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
+            "n/a".into()
+        }
+        _ => {
+            reasons.insert(format!("fail ({what}): {}", r.reason.as_deref().unwrap_or("")));
+            "fail".into()
+        }
+    }
+}
+
 pub fn render(results: &[&CaseResult]) -> String {
-    let words: BTreeSet<u64> = results.iter().filter_map(|r| r.param_u64("words")).collect();
+    let results_typed = typed(results);
+    let words: BTreeSet<u64> = results_typed.iter().map(|(_, p)| p.words).collect();
     let mut headers: Vec<String> = ["mechanism", "space", "cores", "cpus"].map(String::from).to_vec();
     headers.extend(words.iter().map(|w| format!("{w}w")));
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
     let mut reasons: BTreeSet<String> = BTreeSet::new();
     let mut moved = false;
     for mech in Mechanism::ALL {
-        let id = format!("ipc.{}", mech.name());
-        for space in ["intra", "inter"] {
-            for cores in ["same", "cross"] {
-                let row: Vec<&&CaseResult> = results
-                    .iter()
-                    .filter(|r| r.benchmark == id && r.param_str("space") == Some(space) && r.param_str("cores") == Some(cores))
-                    .collect();
-                if row.is_empty() {
-                    continue;
-                }
-                let cpus = row
-                    .iter()
-                    .find_map(|r| r.placement.as_ref())
-                    .map(|p| {
-                        let obs: Vec<String> = p.observed_cpus.iter().map(|c| c.map_or("?".into(), |c| c.to_string())).collect();
-                        let differs = p.observed_cpus.iter().zip(&p.cpus).any(|(o, c)| *o != Some(*c));
-                        moved |= differs;
-                        format!("{}{}", obs.join("/"), if differs { "!" } else { "" })
-                    })
-                    .unwrap_or_else(|| "-".into());
-                let mut cells = vec![mech.name().to_string(), space.into(), cores.into(), cpus];
-                for w in &words {
-                    let cell = match row.iter().find(|r| r.param_u64("words") == Some(*w)) {
-                        None => "-".into(),
-                        Some(r) => match (r.status, r.metric("one_way")) {
-                            (CaseStatus::Ok, Some(m)) => {
-                                format!("{}{}", cycles(m.summary.median), if super::table::uncertain(m) { "?" } else { "" })
-                            }
-                            (CaseStatus::NotApplicable, _) => {
-                                reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
-                                "n/a".into()
-                            }
-                            _ => {
-                                reasons.insert(format!(
-                                    "fail ({} {space} {cores} {w}w): {}",
-                                    mech.name(),
-                                    r.reason.as_deref().unwrap_or("")
-                                ));
-                                "fail".into()
-                            }
-                        },
-                    };
-                    cells.push(cell);
-                }
-                t.row(cells);
+        let id = mech.id();
+        for (space, cores) in ipc::SPACES.into_iter().flat_map(|s| ipc::CORES.map(|c| (s, c))) {
+            let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
+            let row: Vec<&(&CaseResult, Params)> =
+                results_typed.iter().filter(|(r, p)| r.benchmark == id && p.space == space && p.cores == cores).collect();
+            if row.is_empty() {
+                continue;
             }
+            let mut cells = vec![mech.name().to_string(), sn.into(), cn.into(), cpus_cell(&row, &mut moved)];
+            for &w in &words {
+                let r = row.iter().find(|(_, p)| p.words == w).map(|(r, _)| *r);
+                cells.push(cell(r, &format!("{} {sn} {cn} {w}w", mech.name()), &mut reasons));
+            }
+            t.row(cells);
         }
     }
     let mut s =
@@ -81,32 +86,27 @@ pub fn render(results: &[&CaseResult]) -> String {
     for r in reasons {
         s += &format!("  {r}\n");
     }
-    s += &noise_note(results, "one_way");
+    s += &noise_note(results, ipc::ONE_WAY);
     s
 }
 
 /// Seed 004's layout: per mechanism, one IPC at 0 words on one core, intra
 /// and inter address space, beside the null system call.
-pub fn render_seed004(ipc: &[&CaseResult], syscall: &[&CaseResult]) -> String {
-    let median = |r: Option<&&CaseResult>, metric: &str| {
+pub fn render_seed004(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
+    let median = |r: Option<&CaseResult>, metric: &str| {
         r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| r.metric(metric)).map_or("-".to_string(), |m| cycles(m.summary.median))
     };
-    let getpid = median(syscall.iter().find(|r| r.benchmark == "syscall.getpid"), "per_call");
+    let getpid_id = syscall::id(syscall::GETPID);
+    let getpid = median(syscall_results.iter().find(|r| r.benchmark == getpid_id).copied(), syscall::PER_CALL);
+    let results_typed = typed(ipc_results);
     let mut t = Table::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
     for mech in Mechanism::ALL {
-        let id = format!("ipc.{}", mech.name());
-        let cell = |space: &str| {
-            median(
-                ipc.iter().find(|r| {
-                    r.benchmark == id
-                        && r.param_u64("words") == Some(0)
-                        && r.param_str("space") == Some(space)
-                        && r.param_str("cores") == Some("same")
-                }),
-                "one_way",
-            )
+        let id = mech.id();
+        let cell = |space: Space| {
+            let want = Params { words: 0, space, cores: Cores::Same };
+            median(results_typed.iter().find(|(r, p)| r.benchmark == id && *p == want).map(|(r, _)| *r), ipc::ONE_WAY)
         };
-        let (intra, inter) = (cell("intra"), cell("inter"));
+        let (intra, inter) = (cell(Space::Intra), cell(Space::Inter));
         if intra != "-" || inter != "-" {
             t.row(vec![mech.name().into(), intra, inter, getpid.clone()]);
         }

@@ -2,95 +2,81 @@
 //! lat_pipe, lat_proc fork, bw_mem_wr...), for one run or two side by side
 //! with a relative-performance column (above 1: the second run is better).
 
+use super::rows::Row;
 use super::table::{Table, cycles};
 use crate::compare::{judge, seed_of, verdict_word};
-use crate::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};
-use serde_json::json;
-
-/// One row: which case, which metric, shown how.
-struct Row {
-    label: String,
-    bench: &'static str,
-    params: Params,
-    metric: &'static str,
-    comment: &'static str,
-    /// With one run, a metric of the same case shown in the comment (the
-    /// ring overhead lat_ctx subtracts).
-    aside: Option<&'static str>,
-}
-
-fn params(pairs: &[(&str, serde_json::Value)]) -> Params {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-}
-
-fn row(label: impl Into<String>, bench: &'static str, p: Params, metric: &'static str, comment: &'static str) -> Row {
-    Row { label: label.into(), bench, params: p, metric, comment, aside: None }
-}
+use crate::results::{Metric, RunDoc};
+use crate::schema::ipc::{Cores, Mechanism, Space};
+use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
 
 fn latency_rows() -> Vec<Row> {
     let mut v = Vec::new();
-    for ws in [0, 4, 16, 64] {
+    for ws_kib in [0, 4, 16, 64] {
         for procs in [2, 3, 4, 10] {
-            let p = params(&[("procs", json!(procs)), ("ws_kib", json!(ws))]);
-            let mut r = row(format!("lat_ctx -s {ws} {procs}"), "ctx.ring", p, "switch", "context switch");
-            r.aside = Some("overhead");
+            let p = ctx::Params { procs, ws_kib };
+            let mut r = Row::new(format!("lat_ctx -s {ws_kib} {procs}"), ctx::id(ctx::RING), p, ctx::SWITCH).comment("context switch");
+            r.aside = Some(ctx::OVERHEAD);
             v.push(r);
         }
     }
-    for (label, bench, c) in [
-        ("lat_fifo", "ipc.fifo", "hot potato: round trip, 8 bytes, one CPU"),
-        ("lat_pipe", "ipc.pipe", ""),
-        ("lat_unix", "ipc.unix-stream", ""),
+    let hot_potato = ipc::Params { words: 1, space: Space::Inter, cores: Cores::Same };
+    for (label, mech, c) in [
+        ("lat_fifo", Mechanism::Fifo, "hot potato: round trip, 8 bytes, one CPU"),
+        ("lat_pipe", Mechanism::Pipe, ""),
+        ("lat_unix", Mechanism::UnixStream, ""),
     ] {
-        let p = params(&[("words", json!(1)), ("space", json!("inter")), ("cores", json!("same"))]);
-        v.push(row(label, bench, p, "round_trip", c));
+        v.push(Row::new(label, mech.id(), hot_potato, ipc::ROUND_TRIP).comment(c));
     }
-    v.push(row("lat_syscall null", "syscall.getppid", Params::new(), "per_call", "getppid"));
-    for (label, bench, c) in [
-        ("lat_proc procedure", "proc.procedure", "process creation"),
-        ("lat_proc fork", "proc.fork", ""),
-        ("lat_proc exec", "proc.exec", "fork + exec of a 132-byte static ELF"),
-        ("(posix_spawn)", "proc.spawn", "not in lmbench"),
-        ("(vfork + exec)", "proc.vfork-exec", "not in lmbench"),
-        ("(thread create)", "proc.thread", "not in lmbench"),
-        ("lat_pagefault", "pagefault.file", "per page, cached file, read"),
-        ("(anon first touch)", "pagefault.anon", "per page, 4 KiB, written"),
-    ] {
-        v.push(row(label, bench, Params::new(), "per_op", c));
-    }
+    v.push(Row::new("lat_syscall null", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL).comment("getppid"));
+    v.extend(Row::each(
+        proc::id,
+        proc::PER_OP,
+        &[
+            ("lat_proc procedure", proc::PROCEDURE, "process creation"),
+            ("lat_proc fork", proc::FORK, ""),
+            ("lat_proc exec", proc::EXEC, "fork + exec of a 132-byte static ELF"),
+            ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
+            ("(vfork + exec)", proc::VFORK_EXEC, "not in lmbench"),
+            ("(thread create)", proc::THREAD, "not in lmbench"),
+        ],
+    ));
     // Page faults report per page.
-    for r in v.iter_mut().filter(|r| r.bench.starts_with("pagefault.")) {
-        r.metric = "per_page";
-    }
+    v.extend(Row::each(
+        pagefault::id,
+        pagefault::PER_PAGE,
+        &[
+            ("lat_pagefault", pagefault::FILE, "per page, cached file, read"),
+            ("(anon first touch)", pagefault::ANON, "per page, 4 KiB, written"),
+        ],
+    ));
     v
 }
 
 fn bandwidth_rows() -> Vec<Row> {
-    let same = || params(&[("cores", json!("same"))]);
-    let cross = || params(&[("cores", json!("cross"))]);
+    let row = |label: &str, name: &str, cores: Option<Cores>, comment: &'static str| {
+        Row::new(label, bw::id(name), bw::Params { cores }, bw::BANDWIDTH).comment(comment)
+    };
+    let (same, cross) = (Some(Cores::Same), Some(Cores::Cross));
     vec![
-        row("bw_file_rd 64M io_only", "bw.file-rd", Params::new(), "bandwidth", "read(2) from the page cache"),
-        row("bw_mmap_rd 64M", "bw.mmap-rd", Params::new(), "bandwidth", "mmap + sum + munmap"),
-        row("bw_mem rd", "bw.mem-rd", Params::new(), "bandwidth", "buffer 4x LLC"),
-        row("bw_mem_wr", "bw.mem-wr", Params::new(), "bandwidth", ""),
-        row("bw_mem cp", "bw.mem-cp", Params::new(), "bandwidth", "bytes copied"),
-        row("bw_pipe", "bw.pipe", same(), "bandwidth", "64 KiB chunks, one CPU"),
-        row("bw_pipe (cross core)", "bw.pipe", cross(), "bandwidth", ""),
-        row("bw_unix", "bw.unix", same(), "bandwidth", "64 KiB chunks, one CPU"),
-        row("bw_unix (cross core)", "bw.unix", cross(), "bandwidth", ""),
+        row("bw_file_rd 64M io_only", bw::FILE_RD, None, "read(2) from the page cache"),
+        row("bw_mmap_rd 64M", bw::MMAP_RD, None, "mmap + sum + munmap"),
+        row("bw_mem rd", bw::MEM_RD, None, "buffer 4x LLC"),
+        row("bw_mem_wr", bw::MEM_WR, None, ""),
+        row("bw_mem cp", bw::MEM_CP, None, "bytes copied"),
+        row("bw_pipe", bw::PIPE, same, "64 KiB chunks, one CPU"),
+        row("bw_pipe (cross core)", bw::PIPE, cross, ""),
+        row("bw_unix", bw::UNIX, same, "64 KiB chunks, one CPU"),
+        row("bw_unix (cross core)", bw::UNIX, cross, ""),
     ]
 }
 
-fn find<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'a CaseResult, &'a Metric)> {
-    let c = doc.measured(r.bench, |c| c.params == r.params)?;
-    Some((c, c.metric(r.metric)?))
-}
-
-/// A case of the row that ran but has no number: ("n/a" or "fail", reason).
-fn unmeasured<'a>(doc: &'a RunDoc, r: &Row) -> Option<(&'static str, &'a str)> {
-    let c = doc.case(r.bench, |c| c.params == r.params && c.status != CaseStatus::Ok)?;
-    let mark = if c.status == CaseStatus::NotApplicable { "n/a" } else { "fail" };
-    Some((mark, c.reason.as_deref().unwrap_or("")))
+fn aim_rows() -> Vec<Row> {
+    (1..=aim::MAX_TASKS)
+        .map(|t| {
+            let label = format!("{t} Task{}", if t > 1 { "s" } else { "" });
+            Row::new(label, aim::id(aim::MIX), aim::Params { tasks: t as u64 }, aim::JOBS_PER_MIN_PER_TASK)
+        })
+        .collect()
 }
 
 fn us(m: &Metric) -> String {
@@ -124,8 +110,8 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     t.also_left = vec![ncols - 1];
     for r in rows {
-        let found: Vec<Option<&Metric>> = runs.iter().map(|d| find(d, r).map(|x| x.1)).collect();
-        let missing: Vec<Option<(&str, &str)>> = runs.iter().map(|d| unmeasured(d, r)).collect();
+        let found: Vec<Option<&Metric>> = runs.iter().map(|d| r.find(d).map(|x| x.1)).collect();
+        let missing: Vec<Option<(&str, &str)>> = runs.iter().map(|d| r.unmeasured(d)).collect();
         if found.iter().all(Option::is_none) && missing.iter().all(Option::is_none) {
             continue;
         }
@@ -143,7 +129,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
                     cells.push(cycles(m.summary.median));
                 }
                 cells.push(if m.estimate.is_some() { super::table::interval(m) } else { format!("CV {:.1}%", m.summary.cv * 100.0) });
-                if let Some(aside) = r.aside.and_then(|a| find(runs[0], r).and_then(|(c, _)| c.metric(a))) {
+                if let Some(aside) = r.aside.and_then(|a| r.find(runs[0]).and_then(|(c, _)| c.metric(a))) {
                     comment = format!("{comment}; ring overhead {} us subtracted", us(aside));
                 }
             }
@@ -190,17 +176,7 @@ pub fn render(runs: &[&RunDoc]) -> String {
         );
         s += &bw;
     }
-    let mut aim_rows: Vec<Row> = Vec::new();
-    for t in 1..=crate::bench::aim::MAX_TASKS {
-        aim_rows.push(row(
-            format!("{t} Task{}", if t > 1 { "s" } else { "" }),
-            "aim.mix",
-            params(&[("tasks", json!(t))]),
-            "jobs_per_min_per_task",
-            "",
-        ));
-    }
-    let aim = table("jobs/min/task", "Metric", &aim_rows, runs, |m| format!("{:.1}", m.summary.median), false);
+    let aim = table("jobs/min/task", "Metric", &aim_rows(), runs, |m| format!("{:.1}", m.summary.median), false);
     if !aim.is_empty() {
         s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n");
         s += &aim;

@@ -5,9 +5,10 @@
 
 use super::table::Table;
 use crate::results::{CaseStatus, RunDoc};
+use crate::schema::microvm::{self, details};
 
 pub fn render(doc: &RunDoc) -> String {
-    let rs: Vec<_> = doc.results.iter().filter(|r| r.family == "microvm").collect();
+    let rs: Vec<_> = doc.results.iter().filter(|r| r.family == microvm::FAMILY).collect();
     if rs.is_empty() {
         return String::new();
     }
@@ -19,18 +20,18 @@ pub fn render(doc: &RunDoc) -> String {
     let mut notes = Vec::new();
     let mut layer = None;
     for r in &rs {
-        let name = r.benchmark.trim_start_matches("microvm.").to_string();
-        let cpl = r.param_u64("cpl").map_or("-".into(), |c| c.to_string());
+        let name = microvm::name_of(&r.benchmark).to_string();
+        let cpl = r.params_as::<microvm::Params>().map_or("-".into(), |p| p.cpl.to_string());
         if r.status != CaseStatus::Ok {
             t.row(vec![name.clone(), cpl.clone(), if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
             notes.push(format!("  {name} (CPL {cpl}): {}", r.reason.as_deref().unwrap_or("")));
             continue;
         }
-        layer = layer.or_else(|| r.details.get("layer").and_then(|v| v.as_str()).map(String::from));
+        layer = layer.or_else(|| r.details.get(details::LAYER).and_then(|v| v.as_str()).map(String::from));
         let Some(g) = r.metrics.first() else { continue };
-        let vmm = r.metric("vmm_round_trip").map_or("-".into(), |m| format!("{:.0}", m.summary.median));
-        let native = r.details.get("native_cycles").and_then(|v| v.as_f64());
-        let what = r.details.get("native_equivalent").and_then(|v| v.as_str()).unwrap_or("-");
+        let vmm = r.metric(microvm::VMM_ROUND_TRIP).map_or("-".into(), |m| format!("{:.0}", m.summary.median));
+        let native = r.details.get(details::NATIVE_CYCLES).and_then(|v| v.as_f64());
+        let what = r.details.get(details::NATIVE_EQUIVALENT).and_then(|v| v.as_str()).unwrap_or("-");
         t.row(vec![
             name,
             cpl,
@@ -40,10 +41,10 @@ pub fn render(doc: &RunDoc) -> String {
             what.into(),
             native.map_or("-".into(), |n| format!("{n:.0}")),
             native.map_or("-".into(), |n| format!("{:.2}", g.summary.median / n)),
-            r.details.get("iterations").map_or("-".into(), |v| v.to_string()),
+            r.details.get(details::ITERATIONS).map_or("-".into(), |v| v.to_string()),
         ]);
     }
-    let mode = rs.iter().find_map(|r| r.details.get("guest_mode").and_then(|v| v.as_str())).unwrap_or("");
+    let mode = rs.iter().find_map(|r| r.details.get(details::GUEST_MODE).and_then(|v| v.as_str())).unwrap_or("");
     let mode = mode.split(" at CPL").next().unwrap_or(mode);
     let mut out = format!(
         "microvm: VM exits in oscycles' own KVM guest, TSC cycles per operation (kvm-unit-tests' vmexit table)\n  layer under /dev/kvm: {}; guest: {mode}; CPL 0 = guest kernel mode, CPL 3 = guest user mode\n  start = KVM_CREATE_VM to the guest's first instruction; read = cycles per 64 KiB\n{}",

@@ -7,47 +7,27 @@ pub mod env;
 pub mod export;
 pub mod forest;
 pub mod header;
-pub mod html;
 pub mod io;
 pub mod ipc;
+pub mod list;
 pub mod lmbench;
+pub mod load;
 pub mod memory;
 pub mod microvm;
 pub mod noise;
 pub mod packet_stream;
 pub mod plot;
+pub mod rows;
 pub mod summary;
 pub mod syscall;
 pub mod table;
+pub mod terminal;
 
-use crate::registry;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-use table::{Table, percent};
-
-/// Text safe to print on a terminal: control characters (escape sequences
-/// included) that a document may carry in its strings are shown as `\u{..}`
-/// escapes instead of being obeyed; newlines and tabs stay.
-pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}';
-    if !text.chars().any(bad) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
-}
-
-/// Columns of the terminal on standard output: COLUMNS, else the terminal's
-/// own width, else 100.
-pub fn terminal_width() -> usize {
-    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|&c: &usize| c >= 20) {
-        return c;
-    }
-    // SAFETY: a zeroed winsize is valid; TIOCGWINSZ fills it; the result is checked.
-    let cols = unsafe {
-        let mut ws: libc::winsize = std::mem::zeroed();
-        if libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 { ws.ws_col as usize } else { 0 }
-    };
-    if cols >= 20 { cols } else { 100 }
-}
+use crate::schema::{self, CaseParams};
+pub use list::{render_benchmark, render_list};
+use table::percent;
+pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
 
 /// One line on how noisy a table's cells were.
 pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
@@ -76,6 +56,28 @@ pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     )
 }
 
+/// The results given, each with its parameters as `P` (those whose
+/// parameters do not fit it are left out).
+pub fn typed<'a, P: CaseParams>(results: impl IntoIterator<Item = &'a CaseResult>) -> Vec<(&'a CaseResult, P)> {
+    results.into_iter().filter_map(|r| Some((r, r.params_as::<P>()?))).collect()
+}
+
+/// A numeric detail of a result, NaN where it has none.
+pub fn num(r: &CaseResult, key: &str) -> f64 {
+    r.detail_f64(key).unwrap_or(f64::NAN)
+}
+
+/// Distinct values in order of first appearance.
+pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for i in items {
+        if !out.contains(&i) {
+            out.push(i);
+        }
+    }
+    out
+}
+
 /// The run restricted to some suites' results (the seed tables look cases up
 /// by benchmark and parameters, so each draws only on its own suites).
 fn only_suites(doc: &RunDoc, suites: &[&str]) -> RunDoc {
@@ -99,7 +101,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
     let mut out = String::new();
     for e in &envs {
         let mut d = doc.clone();
-        d.results.retain(|r| r.env(doc) == e && r.family != "boot");
+        d.results.retain(|r| r.env(doc) == e && r.family != schema::boot::FAMILY);
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e} #####\n");
             out += &render_conditions(&d);
@@ -115,7 +117,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 
 /// The tables of one environment's results.
 fn render_conditions(doc: &RunDoc) -> String {
-    let grids = ["noise", "control", "boot"];
+    let grids = [schema::noise::FAMILY, schema::control::FAMILY, schema::boot::FAMILY];
     let mut conditions: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
         let (l, i) = r.load_isolation(doc);
@@ -150,10 +152,10 @@ fn render_conditions(doc: &RunDoc) -> String {
 
 /// The generic family tables, then the seed tables, of one condition.
 fn render_family_tables(doc: &RunDoc) -> String {
-    let of = |f: &str| {
-        doc.results.iter().filter(|r| r.family == f && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
+    let of = |family: &str| {
+        doc.results.iter().filter(|r| r.family == family && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
     };
-    let (sys, ipc) = (of("syscall"), of("ipc"));
+    let (sys, ipc) = (of(schema::syscall::FAMILY), of(schema::ipc::FAMILY));
     let mut parts: Vec<String> = Vec::new();
     if !sys.is_empty() {
         parts.push(syscall::render(&sys, doc.settings.rounds));
@@ -175,94 +177,4 @@ fn render_family_tables(doc: &RunDoc) -> String {
     parts.push(io::render_blk(doc));
     parts.push(microvm::render(doc));
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
-}
-
-/// `oscycles list`: a line per benchmark (id, whether it runs here, the
-/// start of its description) within `width`; `long`: every field, wrapped.
-pub fn render_list(width: usize, long: bool) -> String {
-    let mut s = String::new();
-    if long {
-        for b in registry::benchmarks() {
-            s += &render_benchmark(b, width);
-            s += "\n";
-        }
-    } else {
-        let mut t = Table::new(&["benchmark", "here", "description"], 3);
-        for b in registry::benchmarks() {
-            let here = if b.supported().is_ok() { "yes" } else { "no" };
-            t.row(vec![b.id.clone(), here.into(), b.description.into()]);
-        }
-        s += &table::fit(&t.render_natural(), width);
-        s += "(oscycles list BENCH or list --long: parameters, needs and why a benchmark does not run here)\n";
-    }
-    s += "\nsuites:\n";
-    let mut st = Table::new(&["suite", "families", "description"], 3);
-    for su in registry::SUITES {
-        st.row(vec![su.name.into(), su.families().iter().map(|f| f.name()).collect::<Vec<_>>().join(","), su.description.into()]);
-    }
-    s += &table::fit(&st.render_natural(), width);
-    s
-}
-
-/// Everything about one benchmark, wrapped to `width`.
-pub fn render_benchmark(b: &registry::Benchmark, width: usize) -> String {
-    let sup = match b.supported() {
-        Ok(()) => "yes".to_string(),
-        Err(why) => format!("no: {why}"),
-    };
-    let mut s = format!("{} (family {})\n", b.id, b.family.name());
-    for (k, v) in [("runs here", sup.as_str()), ("needs", b.needs), ("parameters", b.parameters), ("description", b.description)] {
-        s += &wrap(&format!("{k}: {v}"), width, "  ");
-    }
-    s
-}
-
-/// Every line of `text` within `width`: a longer line (a header line, a
-/// note) is wrapped at spaces, its continuation indented; tables rendered
-/// with `table::set_width` already fit.
-pub fn fit_text(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    for l in text.lines() {
-        if l.chars().count() <= width {
-            out += l;
-            out.push('\n');
-        } else {
-            let indent: String = l.chars().take_while(|c| *c == ' ').collect();
-            out += &wrap(l.trim_start(), width, &indent);
-        }
-    }
-    out
-}
-
-/// Words wrapped to `width`, every line after `indent`.
-pub fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = indent.to_string();
-    for w in text.split_whitespace() {
-        if !line.trim().is_empty() && line.chars().count() + 1 + w.chars().count() > width {
-            out += &table::cut(line.trim_end(), width);
-            out.push('\n');
-            line = format!("{indent}  ");
-        }
-        if !line.trim().is_empty() {
-            line.push(' ');
-        }
-        line += w;
-    }
-    if !line.trim().is_empty() {
-        out += &table::cut(line.trim_end(), width);
-        out.push('\n');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_escaped_for_the_terminal() {
-        assert_eq!(for_terminal("a\tb\nc"), "a\tb\nc");
-        assert_eq!(for_terminal("x\x1b[2Jy\u{9b}z\r"), "x\\u{1b}[2Jy\\u{9b}z\\u{d}");
-    }
 }

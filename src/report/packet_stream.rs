@@ -2,118 +2,138 @@
 
 use super::table::{Table, cycles};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
+use crate::schema::parallel;
 use std::collections::BTreeSet;
 
 fn median(r: &CaseResult, metric: &str) -> f64 {
     r.metric(metric).map_or(f64::NAN, |m| m.summary.median)
 }
 
-pub fn render_packet_stream(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.benchmark == "packet-stream.sweep").collect();
-    if rs.is_empty() {
-        return String::new();
-    }
-    let sizes: BTreeSet<u64> = rs.iter().filter_map(|r| r.param_u64("bytes")).collect();
-    let stream = |r: &&&CaseResult| r.param_str("mode") == Some("stream") && r.param_str("notify") == Some("futex");
-    let batches: BTreeSet<u64> = rs.iter().filter(stream).filter_map(|r| r.param_u64("batch")).collect();
-    let depths: BTreeSet<u64> = rs.iter().filter(stream).filter_map(|r| r.param_u64("depth")).collect();
-    let where_ = rs
-        .iter()
-        .find_map(|r| r.placement.as_ref())
-        .map_or(String::new(), |p| format!(" (source CPU {}, sink CPU {})", p.cpus[0], p.cpus[1]));
-    let mut s =
-        format!("packet-stream{where_}: thousands of packets/s / notifications per packet, by batch (rows) and queue depth (columns)\n");
-    for &size in &sizes {
+/// A result with its parameters.
+type Typed<'a> = (&'a CaseResult, Params);
+
+/// The first measured result whose parameters `pred` accepts.
+fn measured<'a>(rs: &[Typed<'a>], pred: impl Fn(&Params) -> bool) -> Option<&'a CaseResult> {
+    rs.iter().find(|(r, p)| r.status == CaseStatus::Ok && pred(p)).map(|(r, _)| *r)
+}
+
+/// The stream with futex wake-ups: the sweep over batch and depth.
+fn futex_stream(p: &Params) -> bool {
+    p.mode == Mode::Stream && p.notify == Notify::Futex
+}
+
+/// The value sets the tables are laid out by.
+struct Axes {
+    sizes: BTreeSet<u64>,
+    batches: BTreeSet<u64>,
+    depths: BTreeSet<u64>,
+}
+
+/// Per packet size: thousands of packets/s / notifications per packet, batch by depth.
+fn sweep_tables(rs: &[Typed], axes: &Axes) -> String {
+    let mut s = String::new();
+    for &size in &axes.sizes {
         let mut headers = vec![format!("{size} B: batch")];
-        headers.extend(depths.iter().map(|d| format!("depth {d}")));
+        headers.extend(axes.depths.iter().map(|d| format!("depth {d}")));
         let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-        for &b in &batches {
+        for &b in &axes.batches {
             let mut row = vec![b.to_string()];
-            for &d in &depths {
-                let r = doc.measured("packet-stream.sweep", |r| {
-                    r.param_str("mode") == Some("stream")
-                        && r.param_str("notify") == Some("futex")
-                        && r.param_u64("bytes") == Some(size)
-                        && r.param_u64("batch") == Some(b)
-                        && r.param_u64("depth") == Some(d)
-                });
+            for &d in &axes.depths {
+                let r = measured(rs, |p| futex_stream(p) && p.bytes == size && p.batch == b && p.depth == d);
                 row.push(r.map_or("-".into(), |r| {
-                    format!("{:.0}k / {:.2}", median(r, "packets_per_s") / 1e3, median(r, "notifications_per_packet"))
+                    format!("{:.0}k / {:.2}", median(r, ps::PACKETS_PER_S) / 1e3, median(r, ps::NOTIFICATIONS_PER_PACKET))
                 }));
             }
             t.row(row);
         }
         s += &t.render();
     }
-    // Stream against RPC, by packet size.
-    s += "\npacket stream against synchronous RPC: throughput, submit-to-acknowledge latency (median / p99 TSC cycles), CPU ns per packet (source + sink)\n";
+    s
+}
+
+/// The stream's best point against both RPCs, by packet size.
+fn against_rpc(rs: &[Typed], sizes: &BTreeSet<u64>) -> String {
+    let mut s = "\npacket stream against synchronous RPC: throughput, submit-to-acknowledge latency (median / p99 TSC cycles), CPU ns per packet (source + sink)\n".to_string();
     let mut t = Table::new(&["bytes", "transport", "kpackets/s", "MiB/s", "notif/pkt", "lat median", "lat p99", "CPU ns/pkt"], 2);
-    for &size in &sizes {
+    for &size in sizes {
         let best = rs
             .iter()
-            .filter(|r| r.status == CaseStatus::Ok && r.param_str("mode") == Some("stream") && r.param_u64("bytes") == Some(size))
-            .max_by(|a, b| median(a, "packets_per_s").total_cmp(&median(b, "packets_per_s")));
+            .filter(|(r, p)| r.status == CaseStatus::Ok && p.mode == Mode::Stream && p.bytes == size)
+            .max_by(|a, b| median(a.0, ps::PACKETS_PER_S).total_cmp(&median(b.0, ps::PACKETS_PER_S)));
         let mut rows: Vec<(String, Option<&CaseResult>)> = Vec::new();
-        if let Some(b) = best {
-            rows.push((
-                format!(
-                    "stream (best: batch {}, depth {}, {})",
-                    b.param_u64("batch").unwrap_or(0),
-                    b.param_u64("depth").unwrap_or(0),
-                    b.param_str("notify").unwrap_or("")
-                ),
-                Some(*b),
-            ));
+        if let Some((b, p)) = best {
+            rows.push((format!("stream (best: batch {}, depth {}, {})", p.batch, p.depth, p.notify.name()), Some(*b)));
         }
-        rows.push((
-            "rpc, shared memory + futex".into(),
-            doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-shm") && r.param_u64("bytes") == Some(size)),
-        ));
-        rows.push((
-            "rpc, UNIX socket".into(),
-            doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some("rpc-unix") && r.param_u64("bytes") == Some(size)),
-        ));
+        rows.push(("rpc, shared memory + futex".into(), measured(rs, |p| p.mode == Mode::RpcShm && p.bytes == size)));
+        rows.push(("rpc, UNIX socket".into(), measured(rs, |p| p.mode == Mode::RpcUnix && p.bytes == size)));
         for (label, r) in rows {
             let Some(r) = r else { continue };
-            let lat = r.metric("latency").map(|m| m.summary);
+            let lat = r.metric(ps::LATENCY).map(|m| m.summary);
             t.row(vec![
                 size.to_string(),
                 label,
-                format!("{:.1}", median(r, "packets_per_s") / 1e3),
-                format!("{:.1}", median(r, "mib_per_s")),
-                r.metric("notifications_per_packet").map_or("-".into(), |m| format!("{:.3}", m.summary.median)),
+                format!("{:.1}", median(r, ps::PACKETS_PER_S) / 1e3),
+                format!("{:.1}", median(r, ps::MIB_PER_S)),
+                r.metric(ps::NOTIFICATIONS_PER_PACKET).map_or("-".into(), |m| format!("{:.3}", m.summary.median)),
                 lat.map_or("-".into(), |l| cycles(l.median)),
                 lat.map_or("-".into(), |l| cycles(l.p99)),
-                format!("{:.0}", median(r, "source_cpu_per_packet") + median(r, "sink_cpu_per_packet")),
+                format!("{:.0}", median(r, ps::SOURCE_CPU_PER_PACKET) + median(r, ps::SINK_CPU_PER_PACKET)),
             ]);
         }
     }
     s += &t.render();
     s += "  (a UNIX socket's wake-ups happen inside the kernel and are not counted: '-')\n";
-    // Where RPC wins: median latency by depth (batch 1) against the RPCs.
-    s += "\nsubmit-to-acknowledge latency, median TSC cycles: stream at batch 1 by queue depth, against synchronous RPC\n";
+    s
+}
+
+/// Where RPC wins: median latency by depth (batch 1) against the RPCs.
+fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
+    let mut s =
+        "\nsubmit-to-acknowledge latency, median TSC cycles: stream at batch 1 by queue depth, against synchronous RPC\n".to_string();
     let mut headers = vec!["bytes".to_string()];
-    headers.extend(depths.iter().map(|d| format!("depth {d}")));
+    headers.extend(axes.depths.iter().map(|d| format!("depth {d}")));
     headers.extend(["rpc shm".to_string(), "rpc unix".to_string()]);
     let mut lt = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-    let lat = |r: Option<&CaseResult>| r.and_then(|r| r.metric("latency")).map_or("-".into(), |m| cycles(m.summary.median));
-    for &size in &sizes {
+    let lat = |r: Option<&CaseResult>| r.and_then(|r| r.metric(ps::LATENCY)).map_or("-".into(), |m| cycles(m.summary.median));
+    for &size in &axes.sizes {
         let mut row = vec![size.to_string()];
-        for &d in &depths {
-            row.push(lat(doc.measured("packet-stream.sweep", |r| {
-                stream(&&r) && r.param_u64("bytes") == Some(size) && r.param_u64("batch") == Some(1) && r.param_u64("depth") == Some(d)
-            })));
+        for &d in &axes.depths {
+            row.push(lat(measured(rs, |p| futex_stream(p) && p.bytes == size && p.batch == 1 && p.depth == d)));
         }
-        for mode in ["rpc-shm", "rpc-unix"] {
-            row.push(lat(doc.measured("packet-stream.sweep", |r| r.param_str("mode") == Some(mode) && r.param_u64("bytes") == Some(size))));
+        for mode in [Mode::RpcShm, Mode::RpcUnix] {
+            row.push(lat(measured(rs, |p| p.mode == mode && p.bytes == size)));
         }
         lt.row(row);
     }
     s += &lt.render();
+    s
+}
+
+pub fn render_packet_stream(doc: &RunDoc) -> String {
+    let id = ps::id(ps::SWEEP);
+    let rs: Vec<Typed> = super::typed(doc.results.iter().filter(|r| r.benchmark == id));
+    if rs.is_empty() {
+        return String::new();
+    }
+    let axes = Axes {
+        sizes: rs.iter().map(|(_, p)| p.bytes).collect(),
+        batches: rs.iter().filter(|(_, p)| futex_stream(p)).map(|(_, p)| p.batch).collect(),
+        depths: rs.iter().filter(|(_, p)| futex_stream(p)).map(|(_, p)| p.depth).collect(),
+    };
+    let where_ = rs
+        .iter()
+        .find_map(|(r, _)| r.placement.as_ref())
+        .map_or(String::new(), |p| format!(" (source CPU {}, sink CPU {})", p.cpus[0], p.cpus[1]));
+    let mut s =
+        format!("packet-stream{where_}: thousands of packets/s / notifications per packet, by batch (rows) and queue depth (columns)\n");
+    s += &sweep_tables(&rs, &axes);
+    s += &against_rpc(&rs, &axes.sizes);
+    s += &latency_by_depth(&rs, &axes);
     let failed: Vec<String> = rs
         .iter()
-        .filter(|r| r.status != CaseStatus::Ok)
-        .map(|r| format!("  {}: {}", crate::results::params_label(&r.params), r.reason.as_deref().unwrap_or("")))
+        .filter(|(r, _)| r.status != CaseStatus::Ok)
+        .map(|(r, _)| format!("  {}: {}", crate::results::params_label(&r.params), r.reason.as_deref().unwrap_or("")))
         .collect();
     if !failed.is_empty() {
         s += &format!("not measured:\n{}\n", failed.join("\n"));
@@ -122,27 +142,27 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
 }
 
 pub fn render_parallel(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == "parallel").collect();
+    let rs: Vec<(&CaseResult, parallel::Params)> = super::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
     if rs.is_empty() {
         return String::new();
     }
     // CPU counts as rows (a 64-CPU machine makes a long table, not a wide one).
-    let ns: BTreeSet<u64> = rs.iter().filter_map(|r| r.param_u64("instances")).collect();
-    let ops: Vec<&str> = ["getppid", "pipe", "futex", "eventfd"]
-        .into_iter()
-        .filter(|op| rs.iter().any(|r| r.benchmark == format!("parallel.{op}")))
-        .collect();
+    let ns: BTreeSet<u64> = rs.iter().map(|(_, p)| p.instances).collect();
+    let ops: Vec<&str> = parallel::OPS.into_iter().filter(|op| rs.iter().any(|(r, _)| r.benchmark == parallel::id(op))).collect();
     let mut headers = vec!["CPUs busy".to_string()];
     headers.extend(ops.iter().map(|op| op.to_string()));
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     for &n in &ns {
         let mut row = vec![n.to_string()];
         for op in &ops {
-            let bench = format!("parallel.{op}");
-            let alone = doc.measured(&bench, |r| r.param_u64("instances") == Some(1)).map(|r| median(r, "per_op"));
-            row.push(match doc.measured(&bench, |r| r.param_u64("instances") == Some(n)) {
+            let bench = parallel::id(op);
+            let at = |instances: u64| {
+                rs.iter().find(|(r, p)| r.status == CaseStatus::Ok && r.benchmark == bench && p.instances == instances).map(|(r, _)| *r)
+            };
+            let alone = at(1).map(|r| median(r, parallel::PER_OP));
+            row.push(match at(n) {
                 Some(r) => {
-                    let m = median(r, "per_op");
+                    let m = median(r, parallel::PER_OP);
                     match alone {
                         Some(a) if n > 1 => format!("{} ({:.2}x)", cycles(m), m / a),
                         _ => cycles(m),

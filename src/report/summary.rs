@@ -6,6 +6,7 @@
 use super::table::{Table, cycles};
 use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, CaseStatus, Metric, RunDoc, UNIT_CYCLES};
+use crate::schema::{alloc, blk, boot, control, ctx, ipc, memcpy, microvm, net, noise, pagefault, proc, stream, syscall};
 use crate::uncertainty::Policy;
 
 /// One headline: what, which case stands for it, its metric.
@@ -15,12 +16,14 @@ struct Headline<'a> {
     metric: &'a Metric,
 }
 
-fn p_str<'a>(r: &'a CaseResult, k: &str) -> Option<&'a str> {
-    r.params.get(k).and_then(|v| v.as_str())
+/// Whether `r` is an ipc case whose parameters `pred` accepts.
+fn ipc_case(r: &CaseResult, pred: impl Fn(&ipc::Params) -> bool) -> bool {
+    r.family == ipc::FAMILY && r.params_as::<ipc::Params>().is_some_and(|p| pred(&p))
 }
 
-fn p_u64(r: &CaseResult, k: &str) -> Option<u64> {
-    r.params.get(k).and_then(|v| v.as_u64())
+/// Whether a family's headline is its worst case (noise, control deviations).
+fn worst_case(family: &str) -> bool {
+    matches!(family, noise::FAMILY | control::FAMILY)
 }
 
 /// Measured results of `env` (native when the run has it).
@@ -42,56 +45,51 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
             out.push(Headline { what, result, metric });
         }
     };
-    let one = |bench: &str, metric: &str| extreme(measured(doc, env).filter(|r| r.benchmark == bench), metric, false);
-    push("null system call (getpid)".into(), one("syscall.getpid", "per_call"));
-    for cores in ["same", "cross"] {
-        let ipc0 =
-            || measured(doc, env).filter(move |r| r.family == "ipc" && p_u64(r, "words") == Some(0) && p_str(r, "cores") == Some(cores));
-        let best = extreme(ipc0(), "one_way", false);
+    let one = |bench: String, metric: &str| extreme(measured(doc, env).filter(|r| r.benchmark == bench), metric, false);
+    let of = |family: &'static str| measured(doc, env).filter(move |r| r.family == family);
+    push("null system call (getpid)".into(), one(syscall::id(syscall::GETPID), syscall::PER_CALL));
+    let pipe = ipc::Mechanism::Pipe.id();
+    for cores in ipc::CORES {
+        let ipc0 = || measured(doc, env).filter(move |r| ipc_case(r, |p| p.words == 0 && p.cores == cores));
+        let best = extreme(ipc0(), ipc::ONE_WAY, false);
+        let cn = ipc::cores_name(cores);
         if let Some((r, _)) = best {
-            let label = format!(
-                "one-way IPC, {cores}-core, best ({}, {})",
-                r.benchmark.trim_start_matches("ipc."),
-                p_str(r, "space").unwrap_or("?")
-            );
-            push(label, best);
+            let space = r.params_as::<ipc::Params>().map_or("?", |p| ipc::space_name(p.space));
+            push(format!("one-way IPC, {cn}-core, best ({}, {space})", ipc::name_of(&r.benchmark)), best);
         }
-        let pipe = extreme(ipc0().filter(|r| r.benchmark == "ipc.pipe" && p_str(r, "space") == Some("inter")), "one_way", false)
-            .or_else(|| extreme(ipc0().filter(|r| r.benchmark == "ipc.pipe"), "one_way", false));
-        push(format!("one-way IPC, {cores}-core, pipe"), pipe);
+        let pipe_inter =
+            extreme(ipc0().filter(|r| r.benchmark == pipe && ipc_case(r, |p| p.space == ipc::Space::Inter)), ipc::ONE_WAY, false)
+                .or_else(|| extreme(ipc0().filter(|r| r.benchmark == pipe), ipc::ONE_WAY, false));
+        push(format!("one-way IPC, {cn}-core, pipe"), pipe_inter);
     }
-    push("context switch (lat_ctx, 2 processes)".into(), extreme(measured(doc, env).filter(|r| r.family == "ctx"), "switch", false));
-    push("fork + exit + wait".into(), one("proc.fork", "per_op"));
-    push("first touch of a page (anonymous)".into(), one("pagefault.anon", "per_page"));
+    push("context switch (lat_ctx, 2 processes)".into(), extreme(of(ctx::FAMILY), ctx::SWITCH, false));
+    push("fork + exit + wait".into(), one(proc::id(proc::FORK), proc::PER_OP));
+    push("first touch of a page (anonymous)".into(), one(pagefault::id(pagefault::ANON), pagefault::PER_PAGE));
+    let libc = memcpy::id(memcpy::LIBC);
+    let aligned = |r: &CaseResult| r.params_as::<memcpy::Params>().is_some_and(|p| p.src_off == 0 && p.dst_off == 0);
     push(
         "memcpy peak (C library, aligned)".into(),
-        extreme(
-            measured(doc, env).filter(|r| r.benchmark == "memcpy.libc" && p_u64(r, "src_off") == Some(0) && p_u64(r, "dst_off") == Some(0)),
-            "bandwidth",
-            true,
-        ),
+        extreme(measured(doc, env).filter(|r| r.benchmark == libc && aligned(r)), memcpy::BANDWIDTH, true),
     );
+    let system = alloc::id(alloc::SYSTEM);
     push(
         "malloc + free (C library, best case)".into(),
-        extreme(measured(doc, env).filter(|r| r.benchmark == "alloc.system"), "per_pair", false),
+        extreme(measured(doc, env).filter(|r| r.benchmark == system), alloc::PER_PAIR, false),
     );
-    push("STREAM triad (best)".into(), extreme(measured(doc, env).filter(|r| r.family == "stream"), "triad_rate", true));
-    push("boot to /init".into(), one("boot.start", "to_init"));
-    push(
-        "FWQ: worst sample (noise)".into(),
-        extreme(measured(doc, env).filter(|r| r.family == "noise"), "sample", true).map(|x| (x.0, x.1)),
-    );
-    push("control loop: deviation (nanosleep)".into(), one("control.nanosleep", "deviation"));
-    push("VM exit round trip (microvm, pio)".into(), one("microvm.pio", "vmm_round_trip"));
-    push("net peak (UDP/TCP stream)".into(), extreme(measured(doc, env).filter(|r| r.family == "net"), "throughput", true));
-    push("block I/O peak".into(), extreme(measured(doc, env).filter(|r| r.family == "blk"), "throughput", true));
+    push("STREAM triad (best)".into(), extreme(of(stream::FAMILY), &stream::rate(stream::TRIAD), true));
+    push("boot to /init".into(), one(boot::id(boot::START_BENCH), boot::TO_INIT));
+    push("FWQ: worst sample (noise)".into(), extreme(of(noise::FAMILY), noise::SAMPLE, true));
+    push("control loop: deviation (nanosleep)".into(), one(control::id(control::NANOSLEEP), control::DEVIATION));
+    push("VM exit round trip (microvm, pio)".into(), one(microvm::id(microvm::PIO), microvm::VMM_ROUND_TRIP));
+    push("net peak (UDP/TCP stream)".into(), extreme(of(net::FAMILY), net::THROUGHPUT, true));
+    push("block I/O peak".into(), extreme(of(blk::FAMILY), blk::THROUGHPUT, true));
     out
 }
 
 /// The value of a headline: the median (the max for noise and control
 /// deviations, whose point is the worst case), in its unit.
 fn value(h: &Headline) -> (String, String) {
-    let worst = matches!(h.result.family.as_str(), "noise" | "control");
+    let worst = worst_case(&h.result.family);
     let v = if worst { h.metric.summary.max } else { h.metric.summary.median };
     let unit = if h.metric.unit == UNIT_CYCLES { "cycles".to_string() } else { h.metric.unit.clone() };
     let shown = if h.metric.unit == UNIT_CYCLES || v >= 100.0 {
@@ -105,19 +103,19 @@ fn value(h: &Headline) -> (String, String) {
 }
 
 fn interval(h: &Headline) -> String {
-    match (&h.metric.estimate, h.result.family.as_str()) {
-        (_, "noise" | "control") => "max".into(),
-        (Some(e), _) => format!(
+    match &h.metric.estimate {
+        _ if worst_case(&h.result.family) => "max".into(),
+        Some(e) => format!(
             "+-{:.1}%{}",
             e.interval.relative_half_width(e.median) * 100.0,
             if super::table::uncertain(h.metric) { "?" } else { "" }
         ),
-        (None, _) => format!("CV {:.0}%", h.metric.summary.cv * 100.0),
+        None => format!("CV {:.0}%", h.metric.summary.cv * 100.0),
     }
 }
 
 fn ns(h: &Headline, tsc_hz: f64) -> String {
-    if h.metric.unit != UNIT_CYCLES || h.result.family == "noise" || h.result.family == "control" {
+    if h.metric.unit != UNIT_CYCLES || worst_case(&h.result.family) {
         return String::new();
     }
     let v = h.metric.summary.median * 1e9 / tsc_hz;

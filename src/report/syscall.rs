@@ -3,12 +3,13 @@
 use super::noise_note;
 use super::table::{Table, cycles, interval, interval_note, percent};
 use crate::results::{CaseResult, CaseStatus};
+use crate::schema::syscall::{self, PER_CALL};
 
 pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     let mut t = Table::new(&["call", "median cyc", "95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"], 1);
     for r in results {
-        let name = r.benchmark.trim_start_matches("syscall.").to_string();
-        match (r.status, r.metric("per_call")) {
+        let name = syscall::name_of(&r.benchmark).to_string();
+        match (r.status, r.metric(PER_CALL)) {
             (CaseStatus::Ok, Some(m)) => {
                 let s = &m.summary;
                 let cpu =
@@ -31,6 +32,6 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     let mut s = "syscall: cost per call in TSC cycles (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n".to_string();
     s += &t.render();
     s += &interval_note(rounds);
-    s += &noise_note(results, "per_call");
+    s += &noise_note(results, PER_CALL);
     s
 }

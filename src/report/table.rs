@@ -181,6 +181,17 @@ pub fn interval_note(rounds: usize) -> String {
     )
 }
 
+/// A byte count as people read it: "1 MiB", "4 KiB", "1500 B".
+pub fn bytes_label(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} B")
+    }
+}
+
 pub fn percent(frac: f64) -> String {
     format!("{:.1}%", frac * 100.0)
 }

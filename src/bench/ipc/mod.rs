@@ -104,70 +104,11 @@ impl Endpoint for AnyEndpoint {
     }
 }
 
-/// The IPC mechanisms of the l4-ipc suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mechanism {
-    Pipe,
-    Fifo,
-    UnixStream,
-    UnixDgram,
-    Eventfd,
-    Futex,
-    Spin,
-    PosixMq,
-    SysvMq,
-    Tcp,
-    Udp,
-}
+/// The IPC mechanisms of the l4-ipc suite: names and descriptions are the
+/// report's too, so the enum lives in the schema.
+pub use crate::schema::ipc::Mechanism;
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 11] = [
-        Mechanism::Pipe,
-        Mechanism::Fifo,
-        Mechanism::UnixStream,
-        Mechanism::UnixDgram,
-        Mechanism::Eventfd,
-        Mechanism::Futex,
-        Mechanism::Spin,
-        Mechanism::PosixMq,
-        Mechanism::SysvMq,
-        Mechanism::Tcp,
-        Mechanism::Udp,
-    ];
-
-    /// The name in benchmark ids and tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Pipe => "pipe",
-            Mechanism::Fifo => "fifo",
-            Mechanism::UnixStream => "unix-stream",
-            Mechanism::UnixDgram => "unix-dgram",
-            Mechanism::Eventfd => "eventfd",
-            Mechanism::Futex => "futex",
-            Mechanism::Spin => "spin",
-            Mechanism::PosixMq => "posix-mq",
-            Mechanism::SysvMq => "sysv-mq",
-            Mechanism::Tcp => "tcp",
-            Mechanism::Udp => "udp",
-        }
-    }
-
-    pub fn description(self) -> &'static str {
-        match self {
-            Mechanism::Pipe => "two pipes, one per direction; payload through the pipe",
-            Mechanism::Fifo => "two named FIFOs (mkfifo in the temporary directory, unlinked once open)",
-            Mechanism::UnixStream => "UNIX stream socketpair",
-            Mechanism::UnixDgram => "UNIX datagram socketpair, one datagram per message",
-            Mechanism::Eventfd => "payload in shared memory, an eventfd per direction wakes the peer",
-            Mechanism::Futex => "payload in shared memory, FUTEX_WAIT/FUTEX_WAKE on a shared word",
-            Mechanism::Spin => "payload in shared memory, receiver busy-polls a shared word (the floor)",
-            Mechanism::PosixMq => "POSIX message queue per direction",
-            Mechanism::SysvMq => "one System V message queue, message type per direction",
-            Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",
-            Mechanism::Udp => "UDP over loopback, connected sockets",
-        }
-    }
-
     /// Bytes that cross the mechanism per message of `words` words (byte
     /// streams cannot send an empty message and send a 1-byte token).
     pub fn wire_bytes(self, words: usize) -> usize {

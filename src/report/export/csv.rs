@@ -1,0 +1,59 @@
+//! CSV: one row per case, metric and statistic; cases without metrics get
+//! one row with their status and reason.
+
+use super::{Export, ExportError, Exporter, status};
+use crate::results::{RunDoc, params_label};
+
+pub struct CsvExporter;
+
+/// The first line: the columns.
+pub const HEADER: &str = "run,environment,load,isolation,suite,benchmark,params,status,reason,metric,unit,statistic,value\n";
+
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+impl Exporter for CsvExporter {
+    fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
+        let mut out = String::from(HEADER);
+        for d in docs {
+            for r in &d.results {
+                let (l, i) = r.load_isolation(d);
+                let lead = [
+                    d.id.as_str(),
+                    r.env(d),
+                    l,
+                    i,
+                    &r.suite,
+                    &r.benchmark,
+                    &params_label(&r.params),
+                    status(r.status),
+                    r.reason.as_deref().unwrap_or(""),
+                ]
+                .map(field)
+                .join(",");
+                if r.metrics.is_empty() {
+                    out += &format!("{lead},,,,\n");
+                }
+                for m in &r.metrics {
+                    let s = &m.summary;
+                    let stats = [
+                        ("n", s.n as f64),
+                        ("min", s.min),
+                        ("median", s.median),
+                        ("mean", s.mean),
+                        ("p99", s.p99),
+                        ("p999", s.p999),
+                        ("max", s.max),
+                        ("stddev", s.stddev),
+                        ("cv", s.cv),
+                    ];
+                    for (name, v) in stats {
+                        out += &format!("{lead},{},{},{name},{v}\n", field(&m.name), field(&m.unit));
+                    }
+                }
+            }
+        }
+        Ok(Export::Text(out))
+    }
+}

@@ -1,0 +1,56 @@
+//! Rows of the seed tables (lmbench, hermit-basic): a label and the case it
+//! shows, given by benchmark, parameters and metric, looked up in a run.
+
+use crate::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};
+use crate::schema::{CaseParams, NoParams};
+
+/// One row: which case, which metric, shown how.
+pub struct Row {
+    pub label: String,
+    pub bench: String,
+    pub params: Params,
+    pub metric: String,
+    pub comment: &'static str,
+    /// With one run, a metric of the same case shown in the comment (the
+    /// ring overhead lat_ctx subtracts).
+    pub aside: Option<&'static str>,
+}
+
+impl Row {
+    pub fn new(label: impl Into<String>, bench: String, params: impl CaseParams, metric: &str) -> Row {
+        Row { label: label.into(), bench, params: params.to_params(), metric: metric.into(), comment: "", aside: None }
+    }
+
+    pub fn comment(mut self, comment: &'static str) -> Row {
+        self.comment = comment;
+        self
+    }
+
+    /// Rows of one family's parameterless benchmarks, all showing `metric`:
+    /// (label, benchmark name, comment) each, `id` making the benchmark id.
+    pub fn each(id: fn(&str) -> String, metric: &str, rows: &[(&str, &str, &'static str)]) -> Vec<Row> {
+        rows.iter().map(|&(label, name, comment)| Row::new(label, id(name), NoParams {}, metric).comment(comment)).collect()
+    }
+
+    /// The first result of the row's case, whatever its status.
+    pub fn case<'a>(&self, doc: &'a RunDoc) -> Option<&'a CaseResult> {
+        doc.case(&self.bench, |c| c.params == self.params)
+    }
+
+    /// The row's measured case and its metric.
+    pub fn find<'a>(&self, doc: &'a RunDoc) -> Option<(&'a CaseResult, &'a Metric)> {
+        let c = doc.measured(&self.bench, |c| c.params == self.params)?;
+        Some((c, c.metric(&self.metric)?))
+    }
+
+    /// A case of the row that ran but has no number: ("n/a" or "fail", reason).
+    pub fn unmeasured<'a>(&self, doc: &'a RunDoc) -> Option<(&'static str, &'a str)> {
+        let c = doc.case(&self.bench, |c| c.params == self.params && c.status != CaseStatus::Ok)?;
+        Some((unmeasured_mark(c.status), c.reason.as_deref().unwrap_or("")))
+    }
+}
+
+/// "n/a" for a case that cannot run here, "fail" for one that failed.
+pub fn unmeasured_mark(status: CaseStatus) -> &'static str {
+    if status == CaseStatus::NotApplicable { "n/a" } else { "fail" }
+}
