@@ -10,6 +10,7 @@ use oscycles::isolation::Isolation;
 use oscycles::load::LoadKind;
 use oscycles::placement;
 use oscycles::registry::{self, Member, Suite};
+use oscycles::report::export::{Export, Format, exporter};
 use oscycles::results::{CaseStatus, Condition, Environment, Params, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
 use oscycles::runner::{self, Execution};
 use oscycles::store::{self, RunWriter};
@@ -130,9 +131,14 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     }
 
     // The exporters know nothing of the family, and show it all the same.
-    let md = oscycles::report::export::markdown(std::slice::from_ref(&back));
-    let csv = oscycles::report::export::csv(std::slice::from_ref(&back));
-    for text in [&md, &csv] {
-        assert!(text.contains("echo.copy") && text.contains("bytes=4096") && text.contains("per_copy"), "{text}");
+    for format in Format::ALL {
+        let text = match exporter(format).export(std::slice::from_ref(&back)).unwrap() {
+            Export::Text(t) => t,
+            Export::Files { files, .. } => files.into_iter().map(|(_, body)| body).collect(),
+        };
+        assert!(text.contains("echo.copy"), "{}: {text}", format.name());
+        if matches!(format, Format::Text | Format::Markdown | Format::Csv) {
+            assert!(text.contains("bytes=4096") && text.contains("per_copy"), "{}: {text}", format.name());
+        }
     }
 }

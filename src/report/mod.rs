@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod env;
 pub mod export;
 pub mod forest;
+pub mod generic;
 pub mod header;
 pub mod io;
 pub mod ipc;
@@ -176,5 +177,9 @@ fn render_family_tables(doc: &RunDoc) -> String {
     parts.push(io::render_net(doc));
     parts.push(io::render_blk(doc));
     parts.push(microvm::render(doc));
+    let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !schema::FAMILIES.contains(&r.family.as_str())).collect();
+    if !unknown.is_empty() {
+        parts.push(generic::render(&unknown));
+    }
     parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
 }

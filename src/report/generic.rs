@@ -1,0 +1,35 @@
+//! A table for a family the report has no seed table for (a family added
+//! without a table yet, or one from a newer oscycles): every metric of
+//! every case, with its median, interval and unit, so that nothing measured
+//! is hidden from the text output.
+
+use super::table::{Table, interval};
+use crate::results::{CaseResult, CaseStatus, params_label};
+
+/// One table per family of `results`, in the order they first appear.
+pub fn render(results: &[&CaseResult]) -> String {
+    let mut families: Vec<&str> = Vec::new();
+    for r in results {
+        if !families.contains(&r.family.as_str()) {
+            families.push(&r.family);
+        }
+    }
+    let mut out = String::new();
+    for f in families {
+        let mut t = Table::new(&["benchmark", "parameters", "metric", "median", "unit", "95% interval", "status"], 3);
+        for r in results.iter().filter(|r| r.family == f) {
+            if r.status != CaseStatus::Ok || r.metrics.is_empty() {
+                let why = format!("{:?}: {}", r.status, r.reason.as_deref().unwrap_or(""));
+                t.row(vec![r.benchmark.clone(), params_label(&r.params), "-".into(), "-".into(), "-".into(), "-".into(), why]);
+                continue;
+            }
+            for m in &r.metrics {
+                let median = format!("{:.4}", m.summary.median);
+                t.row(vec![r.benchmark.clone(), params_label(&r.params), m.name.clone(), median, m.unit.clone(), interval(m), "ok".into()]);
+            }
+        }
+        out += &format!("family {f}: every metric (no seed table for this family)\n");
+        out += &t.render();
+    }
+    out
+}
