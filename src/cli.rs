@@ -515,7 +515,7 @@ pub fn run_after_help() -> String {
     }
     s += "\nBenchmarks (for --bench), by family; `oscycles list` says which run here:\n";
     for f in registry::Family::ALL {
-        let ids: Vec<&str> = registry::benchmarks().iter().filter(|b| b.family == f).map(|b| b.id.as_str()).collect();
+        let ids: Vec<&str> = registry::benchmarks().iter().filter(|b| b.family.name() == f.name()).map(|b| b.id.as_str()).collect();
         s += &format!("  {:<14} {}\n", f.name(), ids.join(", "));
     }
     s

@@ -191,6 +191,15 @@ impl Reporter for Log {
     fn round_started(&mut self, k: usize, count: usize, what: &str) {
         self.say(format!("round {k}/{count} {what}"));
     }
+    fn environment_started(&mut self, env: &str, cases: usize) {
+        self.say(format!("started {env} {cases}"));
+    }
+    fn environment_unusable(&mut self, env: &str, why: &str) {
+        self.say(format!("unusable {env}: {why}"));
+    }
+    fn boot_started(&mut self, env: &str, i: usize, n: usize) {
+        self.say(format!("boot {env} {i}/{n}"));
+    }
     fn warning(&mut self, text: &str) {
         self.say(format!("warning {text}"));
     }

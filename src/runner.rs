@@ -492,3 +492,112 @@ impl Across<'_> {
         r
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{Environment, Message, Outcome};
+    use crate::harness::HarnessConfig;
+    use crate::progress::Log;
+
+    /// An environment that starts nothing (as hyperfine's mock executor runs
+    /// no command): its "child" says hello and sends back a document with
+    /// one result per benchmark of the spec; or it never comes up.
+    struct Fake {
+        name: &'static str,
+        up: bool,
+    }
+
+    impl Environment for Fake {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, String> {
+            if !self.up {
+                return Err(format!("{} did not reach its /init within 1 s", self.name));
+            }
+            let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
+            let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+            for p in plan(&suites, spec.run.benchmarks.as_deref()) {
+                doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned)));
+            }
+            let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
+            let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
+            Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new() })
+        }
+    }
+
+    static UP: Fake = Fake { name: "fake", up: true };
+    static DOWN: Fake = Fake { name: "down", up: false };
+
+    fn options(work: &std::path::Path) -> EnvOptions {
+        EnvOptions {
+            exe: "/nonexistent/oscycles".into(),
+            work: work.into(),
+            kernel: None,
+            vm_mem_mib: 128,
+            vm_cpus: 1,
+            machine: "q35".into(),
+            init_timeout: Duration::from_secs(1),
+            run_timeout: Duration::from_secs(1),
+            guest_mode: "run".into(),
+        }
+    }
+
+    #[test]
+    fn one_runner_goes_over_environments_that_launch_children() {
+        let tmp = tempfile::tempdir().unwrap();
+        let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
+        let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::registry::Runs::FromHost).count(), 1);
+        let ex = Execution {
+            cpus: vec![0],
+            loads: vec![LoadKind::Idle],
+            isolations: vec![Isolation::Pinned],
+            exe: None,
+            quick: HarnessConfig::tiny(),
+            full: HarnessConfig::tiny(),
+            timeout: Duration::from_secs(5),
+            progress: false,
+            scratch: tmp.path().into(),
+            mem_bytes: None,
+            point_ms: None,
+            rounds: None,
+        };
+        let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
+        let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs: [Env; 2] = [&UP, &DOWN];
+        let status = run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        assert_eq!(status, RunStatus::Complete);
+        let mut got: Vec<(String, String, CaseStatus)> =
+            w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
+        got.dedup();
+        let want = |e: &str, b: &str, s| (e.to_string(), b.to_string(), s);
+        // The child of `fake` ran both cases measured inside (microvm's is
+        // not in its own environment's run, so it runs here); the host timed
+        // its start; `down` gave every case its reason.
+        let micro = "microvm.cpuid";
+        assert_eq!(
+            got,
+            [
+                want("fake", "syscall.getpid", CaseStatus::Ok),
+                want("fake", micro, CaseStatus::Ok),
+                want("fake", "boot.start", CaseStatus::Ok),
+                want("down", "syscall.getpid", CaseStatus::NotApplicable),
+                want("down", micro, CaseStatus::NotApplicable),
+                want("down", "boot.start", CaseStatus::NotApplicable),
+            ]
+        );
+        let boot = w.doc.results.iter().find(|r| r.benchmark == "boot.start").unwrap();
+        assert_eq!(boot.metric("to_init").unwrap().summary.median, 0.1);
+        assert_eq!(boot.metric("to_first_result").unwrap().summary.median, 0.2);
+        assert!(w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r.reason.as_deref().unwrap().contains("did not reach its /init")));
+        assert_eq!(w.doc.environment.settings["down"]["unusable"], "down did not reach its /init within 1 s");
+        assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
+        assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());
+        assert!(log.lines().iter().any(|l| l.starts_with("unusable down")), "{:?}", log.lines());
+    }
+}

@@ -54,32 +54,41 @@ pub struct RunSpec {
     pub db: Option<PathBuf>,
 }
 
-impl RunSpec {
-    /// The smallest real run, as a boot measurement's guest runs it:
-    /// getpid, three batches of 1000.
-    pub fn boot(seed: u64) -> RunSpec {
+/// What `oscycles run` measures without options: the quick suite at idle,
+/// pinned, in the default rounds, results in ./oscycles-results.
+impl Default for RunSpec {
+    fn default() -> Self {
         RunSpec {
-            suites: vec!["syscall".into()],
-            benchmarks: Some(vec!["syscall.getpid".into()]),
+            suites: vec!["quick".into()],
+            benchmarks: None,
             cpus: None,
             loads: vec![LoadKind::Idle],
             isolations: vec![Isolation::Pinned],
             rt: false,
-            batches: Some(3),
+            batches: None,
             batch_ms: None,
-            iterations: Some(1000),
+            iterations: None,
             mem_bytes: None,
             point_ms: None,
             timeout_s: 60,
             rounds: crate::rounds::DEFAULT_ROUNDS,
-            seed,
+            seed: 0,
             round: None,
             tsc_hz: None,
-            quiet: true,
+            quiet: false,
             results: PathBuf::from("oscycles-results"),
             scratch: None,
             db: None,
         }
+    }
+}
+
+impl RunSpec {
+    /// The smallest real run, as a boot measurement's child runs it:
+    /// getpid, three batches of 1000.
+    pub fn boot(seed: u64) -> RunSpec {
+        let s = RunSpec { suites: vec!["syscall".into()], batches: Some(3), iterations: Some(1000), seed, ..RunSpec::default() };
+        s.for_environment(vec!["syscall.getpid".into()])
     }
 
     /// What an environment's child runs: these benchmarks, quietly, with its

@@ -318,3 +318,28 @@ pub fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environments_are_named_and_parsed_as_before() {
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm");
+        assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
+        assert!(Env::parse("xen").is_none());
+    }
+
+    #[test]
+    fn a_benchmark_of_one_environment_runs_there_when_the_run_has_it() {
+        let (native, micro) = (Env::parse("native").unwrap(), Env::parse("microvm").unwrap());
+        let own = Runs::OnlyIn("microvm");
+        assert_eq!(native.fit(own, &[native]), Fit::Inside, "no microvm in the run: it runs where the run is");
+        assert_eq!(native.fit(own, &[native, micro]), Fit::Elsewhere);
+        assert_eq!(micro.fit(own, &[native, micro]), Fit::Inside);
+        assert!(matches!(micro.fit(Runs::Anywhere, &[micro]), Fit::Not(why) if why.contains("only the microvm suite")));
+        for e in Env::ALL {
+            assert_eq!(e.fit(Runs::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
+        }
+    }
+}
