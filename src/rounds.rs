@@ -108,7 +108,14 @@ pub fn run_here(
 
 /// Runs the plan in `r.spec.rounds` rounds, each in a fresh process,
 /// merging each round's results into the run as it ends.
-pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, r: &Rounds, rep: &mut dyn Reporter) -> Result<(), StoreError> {
+pub fn run(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    r: &Rounds,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
     let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
         return run_here(plan, ex, writer, env, r, rep);
     };

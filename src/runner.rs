@@ -6,9 +6,9 @@
 
 use crate::bench::{CaseCtx, CaseError};
 use crate::clock::ClockInfo;
-use crate::harness::HarnessConfig;
 use crate::env::guest::GuestSpec;
 use crate::env::{self, Env, EnvOptions, Fit};
+use crate::harness::HarnessConfig;
 use crate::isolation::{self, Isolation};
 use crate::load::{Load, LoadKind};
 use crate::named::Named;
@@ -195,7 +195,6 @@ pub fn load_cpus(measured: usize) -> Vec<usize> {
 /// Seconds a load runs before the first measurement under it.
 pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 
-
 /// Runs the plan in this process (in rounds if `ex.rounds` says) and
 /// finishes the document; progress on the terminal if `ex.progress`.
 /// Returns how the run ended.
@@ -205,7 +204,12 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
 
 /// [`execute`], telling `rep`: what a round's process and an environment's
 /// child do with their part of a run.
-pub fn execute_reporting(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+pub fn execute_reporting(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    rep: &mut dyn Reporter,
+) -> Result<RunStatus, StoreError> {
     run_rounds(plan, ex, writer, None, rep)?;
     finish(writer)
 }
@@ -219,7 +223,13 @@ fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
 
 /// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
 /// or once here.
-pub fn run_rounds(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, rep: &mut dyn Reporter) -> Result<(), StoreError> {
+pub fn run_rounds(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
     match &ex.rounds {
         Some(r) => crate::rounds::run(plan, ex, writer, env, r, rep),
         None => run_plan(plan, ex, writer, env, rep),
@@ -256,7 +266,13 @@ fn condition(kind: LoadKind, iso: Isolation) -> Condition {
 /// tagged with `env` if given. Loads and isolation settings are undone when
 /// the run ends, fails or is interrupted (their guards are dropped on every
 /// path out).
-pub fn run_plan(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, rep: &mut dyn Reporter) -> Result<(), StoreError> {
+pub fn run_plan(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
     watchdog::install();
     let mut sink = Sink { writer, env, done: 0 };
     rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
@@ -386,7 +402,10 @@ impl Across<'_> {
     /// The condition recorded for what does not run under a load of its
     /// own (cases of another environment, boots): the first of the run.
     fn first_condition(&self) -> Condition {
-        condition(self.ex.loads.first().copied().unwrap_or(LoadKind::Idle), self.ex.isolations.first().copied().unwrap_or(Isolation::Pinned))
+        condition(
+            self.ex.loads.first().copied().unwrap_or(LoadKind::Idle),
+            self.ex.isolations.first().copied().unwrap_or(Isolation::Pinned),
+        )
     }
 
     /// The plan in one environment: what cannot run there says why, what
@@ -594,7 +613,13 @@ mod tests {
         let boot = w.doc.results.iter().find(|r| r.benchmark == "boot.start").unwrap();
         assert_eq!(boot.metric("to_init").unwrap().summary.median, 0.1);
         assert_eq!(boot.metric("to_first_result").unwrap().summary.median, 0.2);
-        assert!(w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r.reason.as_deref().unwrap().contains("did not reach its /init")));
+        assert!(
+            w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("did not reach its /init"))
+        );
         assert_eq!(w.doc.environment.settings["down"]["unusable"], "down did not reach its /init within 1 s");
         assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
         assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());

@@ -86,4 +86,3 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
-

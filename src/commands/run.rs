@@ -4,8 +4,8 @@
 //! hand them to the runner; only `run` itself goes over environments,
 //! records the run in the store and prints.
 
-use super::show::{Tables, print_results};
 use super::private_dir;
+use super::show::{Tables, print_results};
 use anyhow::{Context, Result};
 use oscycles::bench::scratch::RunDir;
 use oscycles::cli::{self, EnvChildArgs, RoundArgs, RunArgs, UsageError};

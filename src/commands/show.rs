@@ -79,4 +79,3 @@ pub fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
     print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
     Ok(ExitCode::SUCCESS)
 }
-

@@ -26,10 +26,7 @@ impl Environment for Native {
 /// `facts`, the results in a private directory removed afterwards.
 pub fn serve_here(spec: &GuestSpec, facts: Map<String, Value>, run: &RunFn) -> u8 {
     let mut out = std::io::stdout();
-    let dir = tempfile::Builder::new()
-        .prefix("oscycles-env-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir();
+    let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
     match dir {
         Ok(dir) => {
             guest::serve(&mut out, spec, facts, &dir.path().join("results"), run);
