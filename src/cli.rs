@@ -2,8 +2,12 @@
 //! Bad input becomes a `UsageError` (exit code 2) with a sentence naming the
 //! input and what would be valid.
 
+use crate::isolation::Isolation;
+use crate::load::LoadKind;
+use crate::named::Named;
 use crate::placement;
 use crate::registry::{self, Suite};
+use crate::spec::RunSpec;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -57,9 +61,12 @@ pub enum Command {
     /// Run background loads (as `run --load` does) until Ctrl-C or --seconds,
     /// printing their throughput: for measuring other tools under the same load.
     Load(LoadArgs),
-    /// (internal) The child of a native or container environment.
+    /// (internal) The child of an environment (native, container, microvm).
     #[command(name = "__env-child", hide = true)]
     EnvChild(EnvChildArgs),
+    /// (internal) One round of a run, in a fresh process.
+    #[command(name = "__round", hide = true)]
+    Round(RoundArgs),
     /// (internal) The process that carries a load for `run --load` and `load`.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
@@ -260,13 +267,48 @@ pub struct RunArgs {
     /// Seed of the case order (default: from the clock; the document records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// (internal) This process is round K of a run: it measures, saves its
-    /// document and prints nothing.
-    #[arg(long, hide = true, value_name = "K")]
-    pub round: Option<u32>,
-    /// (internal) The TSC rate the parent calibrated, so rounds skip it.
-    #[arg(long, hide = true, value_name = "HZ")]
-    pub tsc_hz: Option<f64>,
+}
+
+impl RunArgs {
+    /// The run's settings, each checked (a sentence naming a bad one): what
+    /// this process and every process it starts measure.
+    pub fn spec(&self) -> Result<RunSpec, UsageError> {
+        let suites = resolve_suites(&self.suite)?;
+        let benchmarks = self.bench.as_deref().map(|b| resolve_benches(b, &suites)).transpose()?;
+        let cpus = self.cpus.as_deref().map(|l| resolve_cpus(Some(l))).transpose()?;
+        let loads = resolve_names("--load", &self.load, LoadKind::parse, &LoadKind::names())?;
+        let isolations = match (&self.isolation, self.rt) {
+            (Some(list), _) => resolve_names("--isolation", list, Isolation::parse, &Isolation::names())?,
+            (None, true) => vec![Isolation::Rt],
+            (None, false) => vec![Isolation::Pinned],
+        };
+        let seed = self.seed.unwrap_or_else(|| {
+            let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
+        });
+        Ok(RunSpec {
+            suites: suites.iter().map(|s| s.name.to_string()).collect(),
+            benchmarks,
+            cpus,
+            loads,
+            isolations,
+            rt: self.rt,
+            batches: self.batches,
+            batch_ms: self.batch_ms,
+            iterations: self.iterations,
+            mem_bytes: self.mem_bytes,
+            point_ms: self.point_ms,
+            timeout_s: self.timeout,
+            rounds: self.rounds.map_or(crate::rounds::DEFAULT_ROUNDS, |r| r as usize),
+            seed,
+            round: None,
+            tsc_hz: None,
+            quiet: self.quiet,
+            results: self.results.clone(),
+            scratch: self.scratch.clone(),
+            db: self.db.clone(),
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -328,18 +370,19 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct EnvChildArgs {
+    /// The environment this child serves.
+    #[arg(long)]
+    pub env: String,
+    /// What the host asks of it (a guest spec, JSON).
     #[arg(long)]
     pub spec: String,
+}
+
+#[derive(Args, Debug)]
+pub struct RoundArgs {
+    /// The run's settings with this round's (a run spec, JSON).
     #[arg(long)]
-    pub container: bool,
-    /// Boot oscycles' own KVM guest once: hello at its first instruction.
-    #[arg(long)]
-    pub microvm: bool,
-    /// Container limits (where cgroup v2 allows): CPUs' worth of time, memory.
-    #[arg(long, default_value_t = 2)]
-    pub cpus_limit: u32,
-    #[arg(long, default_value_t = 1024)]
-    pub mem_mib: u32,
+    pub spec: String,
 }
 
 #[derive(Args, Debug)]

@@ -17,6 +17,7 @@
 //! the next `oscycles run` finds it and restores them.
 
 use crate::cgroup;
+use crate::named::Named;
 use crate::placement::{Policy, format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -25,30 +26,16 @@ use std::path::{Path, PathBuf};
 
 pub const RT_PRIORITY: i32 = 50;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isolation {
-    None,
-    Pinned,
-    Rt,
-    Isolated,
+crate::named_enum! {
+    pub enum Isolation {
+        None = "none",
+        Pinned = "pinned",
+        Rt = "rt",
+        Isolated = "isolated",
+    }
 }
 
 impl Isolation {
-    pub const ALL: [Isolation; 4] = [Isolation::None, Isolation::Pinned, Isolation::Rt, Isolation::Isolated];
-    pub fn name(self) -> &'static str {
-        match self {
-            Isolation::None => "none",
-            Isolation::Pinned => "pinned",
-            Isolation::Rt => "rt",
-            Isolation::Isolated => "isolated",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Isolation> {
-        Isolation::ALL.into_iter().find(|k| k.name() == s)
-    }
-    pub fn names() -> String {
-        Isolation::ALL.map(|k| k.name()).join(", ")
-    }
     pub fn pins(self) -> bool {
         self != Isolation::None
     }

@@ -4,12 +4,15 @@
 //! process-level effects that move a systems benchmark between invocations,
 //! not only the batch-to-batch noise inside one process.
 //!
-//! Round k runs as `oscycles run ... --round k`; this process merges each
+//! Round k runs as `oscycles __round --spec JSON`, the run's [`RunSpec`]
+//! with its round, benchmarks and directories; this process merges each
 //! round's document into the run as it arrives (the run on disk is complete
 //! after every round), then computes every cell's interval.
 
+use crate::progress::Reporter;
 use crate::results::{CaseResult, RoundRecord, RunDoc};
 use crate::runner::{self, Execution, Planned};
+use crate::spec::RunSpec;
 use crate::store::{RunWriter, StoreError};
 use crate::uncertainty::SplitMix64;
 use crate::watchdog;
@@ -29,19 +32,13 @@ pub const DEFAULT_ROUNDS: usize = 10;
 /// How rounds are run.
 #[derive(Debug, Clone)]
 pub struct Rounds {
-    pub count: usize,
-    /// The seed of the case orders; round k uses `round_seed(seed, k)`.
-    pub seed: u64,
-    /// Which round this process is, when it is one (`--round K`).
-    pub this_round: Option<usize>,
-    /// The arguments of `oscycles run` a round's process gets (suites,
-    /// harness, condition), without --bench, --results and the round flags.
-    pub args: Vec<String>,
-    /// --bench as the user gave it.
-    pub bench: Option<String>,
+    /// The run's settings: how many rounds, their seed, which round this
+    /// process is (`spec.round`), and the TSC rate rounds take instead of
+    /// calibrating (`spec.tsc_hz`). A round's process gets them with its
+    /// round, benchmarks and directories.
+    pub spec: RunSpec,
     /// Where rounds write their documents (the run's private directory).
     pub work: PathBuf,
-    pub tsc_hz: f64,
 }
 
 /// The seed of round k's case order.
@@ -74,13 +71,20 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, r: &Rounds) -> Result<(), StoreError> {
-    let k = r.this_round.unwrap_or(0);
-    let seed = round_seed(r.seed, k);
+pub fn run_here(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    r: &Rounds,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
+    let k = r.spec.round.unwrap_or(0);
+    let seed = round_seed(r.spec.seed, k);
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = writer.doc.results.len();
-    runner::run_plan(&order, ex, writer, env)?;
+    runner::run_plan(&order, ex, writer, env, rep)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
         round: k,
@@ -95,93 +99,98 @@ pub fn run_here(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: O
         // A round's results stay in the order they ran (the parent merges
         // them as they come, by count), and the parent computes the
         // intervals over every round: a round's own would be thrown away.
-        if r.this_round.is_none() {
+        if r.spec.round.is_none() {
             sort_like_plan(&mut doc.results[first..], plan);
-            estimate_all(doc, r.seed);
+            estimate_all(doc, r.spec.seed);
         }
     })
 }
 
-/// Runs the plan in `r.count` rounds, each in a fresh process, merging each
-/// round's results into the run as it ends.
-pub fn run(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>, r: &Rounds) -> Result<(), StoreError> {
-    if r.count <= 1 || r.this_round.is_some() || ex.exe.is_none() {
-        return run_here(plan, ex, writer, env, r);
-    }
-    let exe = ex.exe.clone().expect("checked above");
+/// Runs the plan in `r.spec.rounds` rounds, each in a fresh process,
+/// merging each round's results into the run as it ends.
+pub fn run(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    r: &Rounds,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
+    let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
+        return run_here(plan, ex, writer, env, r, rep);
+    };
     // Results of other environments may precede these: only ours are sorted.
     let first = writer.doc.results.len();
     let repeating: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.repeats_in_rounds()).collect();
-    for k in 0..r.count {
+    for k in 0..r.spec.rounds {
         if watchdog::interrupted().is_some() {
             break;
         }
-        let mut ids: Vec<&str> = Vec::new();
+        let mut ids = runner::benchmark_ids(plan);
         if k > 0 {
             // Only what round 0 could measure repeats: a case that failed,
             // timed out or cannot run here would only do so again.
             let measured = |id: &str| {
                 writer.doc.results[first..].iter().any(|res| res.benchmark == id && res.status == crate::results::CaseStatus::Ok)
             };
-            for p in &repeating {
-                if !ids.contains(&p.benchmark.id.as_str()) && measured(&p.benchmark.id) {
-                    ids.push(&p.benchmark.id);
-                }
-            }
+            ids.retain(|id| repeating.iter().any(|p| p.benchmark.id == *id) && measured(id));
             if ids.is_empty() {
                 break;
             }
         }
-        if ex.progress {
-            let what = if k == 0 { format!("{} cases", plan.len()) } else { format!("{} repeating cases", repeating.len()) };
-            eprintln!("round {}/{}: {what} in a fresh process", k + 1, r.count);
-        }
+        let what = if k == 0 { format!("{} cases", plan.len()) } else { format!("{} repeating cases", repeating.len()) };
+        rep.round_started(k, r.spec.rounds, &what);
         let dir = r.work.join(format!("round-{k}"));
-        // Results are merged as the round saves them: a run killed mid-round
-        // keeps every case measured so far.
-        let mut merged = 0;
-        let mut sink = |doc: RunDoc, last: bool| -> Result<(), StoreError> {
-            let fresh = doc.results.len().saturating_sub(merged);
-            if fresh == 0 && !last {
-                return Ok(());
-            }
-            let new = doc.results[merged..].iter().cloned().map(|mut res| {
-                res.environment = env.map(String::from);
-                res
-            });
-            merged = doc.results.len();
-            writer.update(|run| {
-                merge(run, new);
-                if last {
-                    run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
-                        rec.round = k;
-                        rec
-                    }));
-                }
-            })
-        };
-        let outcome = run_round(&exe, r, k, &ids, &dir, ex.progress, &mut sink);
+        let spec = r.spec.for_round(k, ids, dir.clone(), r.work.clone());
+        let outcome = run_round(exe, &spec, &dir, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last));
         match outcome {
             Ok(()) => {}
             Err(RoundError::Store(e)) => return Err(e),
-            Err(RoundError::Failed(why)) => writer.update(|run| {
-                eprintln!("oscycles: round {} failed: {why}", k + 1);
-                run.settings.round_log.push(RoundRecord {
-                    round: k,
-                    seed: round_seed(r.seed, k),
-                    pid: 0,
-                    order: vec![],
-                    elapsed_s: 0.0,
-                    status: format!("failed: {why}"),
-                })
-            })?,
+            Err(RoundError::Failed(why)) => {
+                rep.warning(&format!("round {} failed: {why}", k + 1));
+                writer.update(|run| {
+                    run.settings.round_log.push(RoundRecord {
+                        round: k,
+                        seed: round_seed(r.spec.seed, k),
+                        pid: 0,
+                        order: vec![],
+                        elapsed_s: 0.0,
+                        status: format!("failed: {why}"),
+                    })
+                })?
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
     writer.update(|doc| {
         sort_like_plan(&mut doc.results[first..], plan);
-        estimate_all(doc, r.seed);
+        estimate_all(doc, r.spec.seed);
     })
+}
+
+/// Takes round k's document (as far as it got: `merged` of its results are
+/// in already; `last`: it has ended) into the run: its new results (tagged
+/// with `env`), and at the end its round record. Returns how many of its
+/// results are in now.
+fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: RunDoc, merged: usize, last: bool) -> Result<usize, StoreError> {
+    let fresh = doc.results.len().saturating_sub(merged);
+    if fresh == 0 && !last {
+        return Ok(merged);
+    }
+    let new = doc.results[merged..].iter().cloned().map(|mut res| {
+        res.environment = env.map(String::from);
+        res
+    });
+    writer.update(|run| {
+        merge(run, new);
+        if last {
+            run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
+                rec.round = k;
+                rec
+            }));
+        }
+    })?;
+    Ok(doc.results.len())
 }
 
 /// Why a round gave nothing (more).
@@ -203,35 +212,22 @@ fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
     crate::store::load(&p).ok()
 }
 
-/// Starts round k and waits for it, handing `sink` its document whenever it
-/// grew (`last`: the final one).
+/// Starts a round's process (`exe __round --spec JSON`, its document in
+/// `dir`) and waits for it, handing `sink` its document whenever it grew,
+/// with how many of its results are merged already and whether it has
+/// ended; `sink` returns how many are merged now. Results are merged as the
+/// round saves them: a run killed mid-round keeps every case measured so far.
 fn run_round(
     exe: &std::path::Path,
-    r: &Rounds,
-    k: usize,
-    ids: &[&str],
+    spec: &RunSpec,
     dir: &std::path::Path,
-    progress: bool,
-    sink: &mut dyn FnMut(RunDoc, bool) -> Result<(), StoreError>,
+    sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, StoreError>,
 ) -> Result<(), RoundError> {
+    let k = spec.round.unwrap_or(0);
     std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let json = serde_json::to_string(spec).map_err(|e| format!("round {k}: {e}"))?;
     let mut cmd = Command::new(exe);
-    cmd.arg("run").args(&r.args);
-    match (k, &r.bench) {
-        (0, Some(b)) => {
-            cmd.arg("--bench").arg(b);
-        }
-        (0, None) => {}
-        _ => {
-            cmd.arg("--bench").arg(ids.join(","));
-        }
-    }
-    cmd.arg("--round").arg(k.to_string()).arg("--rounds").arg(r.count.to_string());
-    cmd.arg("--seed").arg(r.seed.to_string()).arg("--tsc-hz").arg(r.tsc_hz.to_string());
-    cmd.arg("--results").arg(dir).arg("--scratch").arg(&r.work);
-    if !progress {
-        cmd.arg("--quiet");
-    }
+    cmd.arg("__round").arg("--spec").arg(json);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
     watchdog::die_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
@@ -239,6 +235,7 @@ fn run_round(
     // not be the terminal's): pass them on, so the round saves and stops.
     let mut passed_on = false;
     let mut polled = Instant::now();
+    let mut merged = 0;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
@@ -248,7 +245,7 @@ fn run_round(
         if polled.elapsed() > std::time::Duration::from_millis(250) {
             polled = Instant::now();
             if let Some(doc) = round_doc(dir) {
-                sink(doc, false).map_err(RoundError::Store)?;
+                merged = sink(doc, merged, false).map_err(RoundError::Store)?;
             }
         }
         if !passed_on && let Some(sig) = watchdog::interrupted() {
@@ -259,7 +256,7 @@ fn run_round(
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let doc = round_doc(dir).ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
-    sink(doc, true).map_err(RoundError::Store)
+    sink(doc, merged, true).map(|_| ()).map_err(RoundError::Store)
 }
 
 /// Adds a round's results to the run: a cell already there absorbs the

@@ -1,17 +1,26 @@
-//! Running suites: plan the cases, run each in turn, hand each result to the
-//! store as soon as it exists, report progress, stop cleanly on SIGINT/SIGTERM.
+//! Running suites: plan the cases, run them in every environment of the run
+//! ([`run`]: in this process, in rounds, or in a child an environment
+//! launches), under every condition ([`run_plan`]), hand each result to the
+//! store as soon as it exists, tell a [`Reporter`] how far it got, stop
+//! cleanly on SIGINT/SIGTERM.
 
 use crate::bench::{CaseCtx, CaseError};
 use crate::clock::ClockInfo;
+use crate::env::guest::GuestSpec;
+use crate::env::{self, Env, EnvOptions, Fit};
 use crate::harness::HarnessConfig;
 use crate::isolation::{self, Isolation};
 use crate::load::{Load, LoadKind};
+use crate::named::Named;
 use crate::placement::{self, Policy};
+use crate::progress::{self, Reporter};
 use crate::registry::{Benchmark, Scale, Suite};
-use crate::results::{CaseResult, CaseStatus, Condition, Params, RunStatus};
+use crate::results::{CaseResult, CaseStatus, Condition, Metric, Params, RunStatus};
+use crate::spec::RunSpec;
+use crate::stats::Summary;
 use crate::store::{RunWriter, StoreError};
 use crate::watchdog;
-use std::io::{IsTerminal, Write};
+use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 /// One case to run, and the suite it belongs to.
@@ -59,6 +68,7 @@ pub struct Execution {
     pub quick: HarnessConfig,
     pub full: HarnessConfig,
     pub timeout: Duration,
+    /// Whether [`execute`] reports progress on the terminal.
     pub progress: bool,
     pub scratch: std::path::PathBuf,
     pub mem_bytes: Option<u64>,
@@ -73,41 +83,6 @@ impl Execution {
         match s {
             Scale::Quick => self.quick,
             Scale::Full => self.full,
-        }
-    }
-}
-
-/// Progress on stderr: a rewritten line on a terminal, one line per
-/// benchmark otherwise, nothing when off.
-struct Progress {
-    on: bool,
-    tty: bool,
-    total: usize,
-    started: Instant,
-    last_bench: String,
-}
-
-impl Progress {
-    fn case(&mut self, i: usize, p: &Planned, cond: &str) {
-        if !self.on {
-            return;
-        }
-        let eta = if i > 0 {
-            format!(", ~{:.0} s left", self.started.elapsed().as_secs_f64() / i as f64 * (self.total - i) as f64)
-        } else {
-            String::new()
-        };
-        if self.tty {
-            eprint!("\r\x1b[K[{}/{}{eta}] {cond}{}", i + 1, self.total, p.label());
-            let _ = std::io::stderr().flush();
-        } else if format!("{cond}{}", p.benchmark.id) != self.last_bench {
-            eprintln!("[{}/{}{eta}] {cond}{}", i + 1, self.total, p.benchmark.id);
-        }
-        self.last_bench = format!("{cond}{}", p.benchmark.id);
-    }
-    fn done(&self) {
-        if self.on && self.tty {
-            eprint!("\r\x1b[K");
         }
     }
 }
@@ -220,10 +195,27 @@ pub fn load_cpus(measured: usize) -> Vec<usize> {
 /// Seconds a load runs before the first measurement under it.
 pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 
-/// Runs the plan under every condition and finishes the document. Returns
-/// how the run ended.
+/// Runs the plan in this process (in rounds if `ex.rounds` says) and
+/// finishes the document; progress on the terminal if `ex.progress`.
+/// Returns how the run ended.
 pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
-    run_rounds(plan, ex, writer, None)?;
+    execute_reporting(plan, ex, writer, &mut *progress::for_run(!ex.progress))
+}
+
+/// [`execute`], telling `rep`: what a round's process and an environment's
+/// child do with their part of a run.
+pub fn execute_reporting(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    rep: &mut dyn Reporter,
+) -> Result<RunStatus, StoreError> {
+    run_rounds(plan, ex, writer, None, rep)?;
+    finish(writer)
+}
+
+/// Marks the document complete, or interrupted if a signal came.
+fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
     let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
     writer.finish(status)?;
     Ok(status)
@@ -231,99 +223,406 @@ pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Resu
 
 /// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
 /// or once here.
-pub fn run_rounds(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>) -> Result<(), StoreError> {
+pub fn run_rounds(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
     match &ex.rounds {
-        Some(r) => crate::rounds::run(plan, ex, writer, env, r),
-        None => run_plan(plan, ex, writer, env),
+        Some(r) => crate::rounds::run(plan, ex, writer, env, r, rep),
+        None => run_plan(plan, ex, writer, env, rep),
     }
+}
+
+/// Where the results of a plan go: tagged with the environment (if given),
+/// counted for progress.
+struct Sink<'a> {
+    writer: &'a mut RunWriter,
+    env: Option<&'a str>,
+    done: usize,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, mut r: CaseResult) -> Result<(), StoreError> {
+        r.environment = self.env.map(String::from);
+        self.done += 1;
+        self.writer.push(r)
+    }
+
+    /// Every case of `plan` not measured, for `why`.
+    fn not_measured(&mut self, plan: &[Planned], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), StoreError> {
+        plan.iter().try_for_each(|p| self.push(not_measured(p, status, why, condition.clone())))
+    }
+}
+
+/// The condition of a load and an isolation mode, without facts yet.
+fn condition(kind: LoadKind, iso: Isolation) -> Condition {
+    Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() }
 }
 
 /// Runs the plan under every condition, saving each result as it comes,
 /// tagged with `env` if given. Loads and isolation settings are undone when
 /// the run ends, fails or is interrupted (their guards are dropped on every
 /// path out).
-pub fn run_plan(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, env: Option<&str>) -> Result<(), StoreError> {
+pub fn run_plan(
+    plan: &[Planned],
+    ex: &Execution,
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    rep: &mut dyn Reporter,
+) -> Result<(), StoreError> {
     watchdog::install();
-    let tag = |mut r: CaseResult| {
-        r.environment = env.map(String::from);
-        r
-    };
-    let clock = writer.doc.host.clock.clone();
-    let conditions = ex.loads.len() * ex.isolations.len();
-    let mut progress = Progress {
-        on: ex.progress,
-        tty: std::io::stderr().is_terminal(),
-        total: plan.len() * conditions,
-        started: Instant::now(),
-        last_bench: String::new(),
-    };
-    let mut i = 0;
-    let many = conditions > 1;
-    'loads: for &kind in &ex.loads {
+    let mut sink = Sink { writer, env, done: 0 };
+    rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
+    for &kind in &ex.loads {
         if watchdog::interrupted().is_some() {
             break;
         }
-        let cond = |iso: Isolation| Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() };
         let started = match &ex.exe {
             None if kind != LoadKind::Idle => Err("loads other than idle need the oscycles binary to carry them".to_string()),
             None => Ok(Load::idle()),
             Some(exe) => Load::start(kind, exe, &ex.scratch, &load_cpus(ex.cpus[0])),
         };
-        let mut load = match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
-            Ok(l) => l,
+        match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
+            Ok(mut load) => {
+                if !under_load(plan, ex, &mut load, &mut sink, rep)? {
+                    break;
+                }
+            }
             Err(why) => {
                 for &iso in &ex.isolations {
-                    for p in plan {
-                        writer.push(tag(not_measured(p, CaseStatus::Failed, &why, cond(iso))))?;
-                        i += 1;
-                    }
+                    sink.not_measured(plan, CaseStatus::Failed, &why, &condition(kind, iso))?;
                 }
+            }
+        }
+    }
+    rep.plan_done();
+    Ok(())
+}
+
+/// The plan under `load` and every isolation mode in turn. Returns false
+/// when interrupted.
+fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink, rep: &mut dyn Reporter) -> Result<bool, StoreError> {
+    let clock = sink.writer.doc.host.clock.clone();
+    let many = ex.loads.len() * ex.isolations.len() > 1;
+    for &iso in &ex.isolations {
+        if watchdog::interrupted().is_some() {
+            return Ok(false);
+        }
+        let cond = condition(load.kind, iso);
+        let label = if many { format!("{}/{}: ", cond.load, cond.isolation) } else { String::new() };
+        let applied = match isolation::apply(iso, ex.cpus[0]) {
+            Ok(a) => a,
+            Err(why) => {
+                sink.not_measured(plan, CaseStatus::NotApplicable, &why, &cond)?;
                 continue;
             }
         };
-        for &iso in &ex.isolations {
+        let mode = Mode::of(iso);
+        for p in plan {
             if watchdog::interrupted().is_some() {
-                break 'loads;
+                return Ok(false);
             }
-            let applied = isolation::apply(iso, ex.cpus[0]);
-            let label = if many { format!("{}/{}: ", kind.name(), iso.name()) } else { String::new() };
-            let applied = match applied {
-                Ok(a) => a,
-                Err(why) => {
-                    for p in plan {
-                        writer.push(tag(not_measured(p, CaseStatus::NotApplicable, &why, cond(iso))))?;
-                        i += 1;
-                    }
-                    continue;
-                }
-            };
-            let mode = Mode::of(iso);
-            for p in plan {
-                if watchdog::interrupted().is_some() {
-                    break 'loads;
-                }
-                progress.case(i, p, &label);
-                i += 1;
-                if let Err(why) = load.check() {
-                    writer.push(tag(not_measured(p, CaseStatus::Failed, &why, cond(iso))))?;
-                    continue;
-                }
-                let mark = load.mark();
-                let mut r = run_case(p, ex, &clock, mode);
-                // A case cut short by the interrupt is not a result.
-                if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
-                    break 'loads;
-                }
-                let mut c = cond(iso);
-                c.facts = applied.facts.clone();
-                c.facts.extend(load.facts_since(&mark));
-                r.condition = Some(c);
-                writer.push(tag(r))?;
+            rep.case_started(sink.done, p, &label);
+            if let Err(why) = load.check() {
+                sink.push(not_measured(p, CaseStatus::Failed, &why, cond.clone()))?;
+                continue;
             }
-            drop(applied);
+            let mark = load.mark();
+            let mut r = run_case(p, ex, &clock, mode);
+            // A case cut short by the interrupt is not a result.
+            if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
+                return Ok(false);
+            }
+            let mut c = cond.clone();
+            c.facts = applied.facts.clone();
+            c.facts.extend(load.facts_since(&mark));
+            r.condition = Some(c);
+            sink.push(r)?;
         }
-        drop(load);
+        drop(applied);
     }
-    progress.done();
-    Ok(())
+    Ok(true)
+}
+
+/// Runs the plan in every environment of `envs` in turn and finishes the
+/// document: each environment runs the cases that fit it (in this process,
+/// or in a child it launches with its part of `spec`), and the host times
+/// its starts for the cases measured from the host. An environment that
+/// cannot run (no KVM, a guest that hangs) gives its cases a reason instead
+/// of a number, and the run goes on. Returns how the run ended.
+pub fn run(
+    envs: &[Env],
+    plan: &[Planned],
+    ex: &Execution,
+    spec: &RunSpec,
+    o: &EnvOptions,
+    writer: &mut RunWriter,
+    rep: &mut dyn Reporter,
+) -> Result<RunStatus, StoreError> {
+    let mut across = Across { envs, ex, spec, o, writer, rep };
+    for &env in envs {
+        if watchdog::interrupted().is_some() {
+            break;
+        }
+        across.environment(env, plan)?;
+    }
+    finish(across.writer)
+}
+
+/// A run across environments, while it goes.
+struct Across<'a> {
+    envs: &'a [Env],
+    ex: &'a Execution,
+    spec: &'a RunSpec,
+    o: &'a EnvOptions,
+    writer: &'a mut RunWriter,
+    rep: &'a mut dyn Reporter,
+}
+
+fn tagged(mut r: CaseResult, env: Env) -> CaseResult {
+    r.environment = Some(env.name().into());
+    r
+}
+
+/// The distinct benchmark ids of a plan, in plan order.
+pub fn benchmark_ids(plan: &[Planned]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for p in plan {
+        if !ids.contains(&p.benchmark.id) {
+            ids.push(p.benchmark.id.clone());
+        }
+    }
+    ids
+}
+
+impl Across<'_> {
+    /// The condition recorded for what does not run under a load of its
+    /// own (cases of another environment, boots): the first of the run.
+    fn first_condition(&self) -> Condition {
+        condition(
+            self.ex.loads.first().copied().unwrap_or(LoadKind::Idle),
+            self.ex.isolations.first().copied().unwrap_or(Isolation::Pinned),
+        )
+    }
+
+    /// The plan in one environment: what cannot run there says why, what
+    /// fits runs, then the host times its starts.
+    fn environment(&mut self, env: Env, plan: &[Planned]) -> Result<(), StoreError> {
+        let (mut inside, mut from_host) = (Vec::new(), Vec::new());
+        for p in plan {
+            match env.fit(p.benchmark.runs(), self.envs) {
+                Fit::Inside => inside.push(p.clone()),
+                Fit::FromHost => from_host.push(p.clone()),
+                Fit::Elsewhere => {}
+                Fit::Not(why) => self.writer.push(tagged(not_measured(p, CaseStatus::NotApplicable, &why, self.first_condition()), env))?,
+            }
+        }
+        if watchdog::interrupted().is_some() {
+            return Ok(());
+        }
+        let unusable = match (inside.is_empty(), env.in_process()) {
+            (true, _) => None,
+            (false, true) => {
+                let facts = env.facts();
+                if !facts.is_empty() {
+                    self.writer.doc.environment.settings.insert(env.name().into(), Value::Object(facts));
+                }
+                run_rounds(&inside, self.ex, self.writer, Some(env.name()), self.rep)?;
+                None
+            }
+            (false, false) => self.in_child(env, &inside)?,
+        };
+        for p in &from_host {
+            if watchdog::interrupted().is_some() {
+                break;
+            }
+            let r = self.boot(env, p, unusable.as_deref());
+            self.writer.push(r)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `plan` in a child of `env` and takes its results in; returns why
+    /// the environment is unusable, if it is.
+    fn in_child(&mut self, env: Env, plan: &[Planned]) -> Result<Option<String>, StoreError> {
+        let name = env.name();
+        self.rep.environment_started(name, plan.len());
+        let spec = GuestSpec {
+            run: self.spec.for_environment(benchmark_ids(plan)),
+            mode: self.o.guest_mode.clone(),
+            vm_cpus: self.o.vm_cpus,
+            vm_mem_mib: self.o.vm_mem_mib,
+        };
+        match env::run_in(env, &spec, self.o) {
+            Ok((doc, mut facts)) => {
+                facts.insert(
+                    "host_inside".into(),
+                    json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
+                );
+                self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
+                doc.results.into_iter().try_for_each(|r| self.writer.push(tagged(r, env)))?;
+                Ok(None)
+            }
+            Err(why) => {
+                self.rep.environment_unusable(name, &why);
+                self.writer.doc.environment.settings.insert(name.into(), json!({"unusable": why}));
+                for p in plan {
+                    self.writer.push(tagged(not_measured(p, CaseStatus::NotApplicable, &why, self.first_condition()), env))?;
+                }
+                Ok(Some(why))
+            }
+        }
+    }
+
+    /// A boot case of `env`: its starts timed from here, to its /init's
+    /// hello and to its first result.
+    fn boot(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
+        let mut r = tagged(not_measured(p, CaseStatus::Ok, "", self.first_condition()), env);
+        r.reason = None;
+        if let Some(why) = unusable {
+            r.status = CaseStatus::NotApplicable;
+            r.reason = Some(why.into());
+            return r;
+        }
+        let t = Instant::now();
+        let boots = self.spec.boots();
+        let mut times = Vec::new();
+        for i in 0..boots {
+            self.rep.boot_started(env.name(), i, boots);
+            match env::boot_once(env, self.o, self.spec.seed) {
+                Ok(x) => times.push(x),
+                Err(why) => {
+                    r.status = if times.is_empty() { CaseStatus::NotApplicable } else { CaseStatus::Failed };
+                    r.reason = Some(why);
+                    return r;
+                }
+            }
+        }
+        let init: Vec<f64> = times.iter().map(|t| t.0).collect();
+        let first: Vec<f64> = times.iter().map(|t| t.1).collect();
+        if let (Some(a), Some(b)) = (Summary::of(&init), Summary::of(&first)) {
+            r.metrics = vec![Metric::cost("to_init", "s", a), Metric::cost("to_first_result", "s", b)];
+        }
+        r.details.insert("boots".into(), json!(times));
+        r.elapsed_s = t.elapsed().as_secs_f64();
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{Environment, Message, Outcome};
+    use crate::harness::HarnessConfig;
+    use crate::progress::Log;
+
+    /// An environment that starts nothing (as hyperfine's mock executor runs
+    /// no command): its "child" says hello and sends back a document with
+    /// one result per benchmark of the spec; or it never comes up.
+    struct Fake {
+        name: &'static str,
+        up: bool,
+    }
+
+    impl Environment for Fake {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, String> {
+            if !self.up {
+                return Err(format!("{} did not reach its /init within 1 s", self.name));
+            }
+            let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
+            let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+            for p in plan(&suites, spec.run.benchmarks.as_deref()) {
+                doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned)));
+            }
+            let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
+            let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
+            Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new() })
+        }
+    }
+
+    static UP: Fake = Fake { name: "fake", up: true };
+    static DOWN: Fake = Fake { name: "down", up: false };
+
+    fn options(work: &std::path::Path) -> EnvOptions {
+        EnvOptions {
+            exe: "/nonexistent/oscycles".into(),
+            work: work.into(),
+            kernel: None,
+            vm_mem_mib: 128,
+            vm_cpus: 1,
+            machine: "q35".into(),
+            init_timeout: Duration::from_secs(1),
+            run_timeout: Duration::from_secs(1),
+            guest_mode: "run".into(),
+        }
+    }
+
+    #[test]
+    fn one_runner_goes_over_environments_that_launch_children() {
+        let tmp = tempfile::tempdir().unwrap();
+        let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
+        let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::registry::Runs::FromHost).count(), 1);
+        let ex = Execution {
+            cpus: vec![0],
+            loads: vec![LoadKind::Idle],
+            isolations: vec![Isolation::Pinned],
+            exe: None,
+            quick: HarnessConfig::tiny(),
+            full: HarnessConfig::tiny(),
+            timeout: Duration::from_secs(5),
+            progress: false,
+            scratch: tmp.path().into(),
+            mem_bytes: None,
+            point_ms: None,
+            rounds: None,
+        };
+        let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
+        let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs: [Env; 2] = [&UP, &DOWN];
+        let status = run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        assert_eq!(status, RunStatus::Complete);
+        let mut got: Vec<(String, String, CaseStatus)> =
+            w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
+        got.dedup();
+        let want = |e: &str, b: &str, s| (e.to_string(), b.to_string(), s);
+        // The child of `fake` ran both cases measured inside (microvm's is
+        // not in its own environment's run, so it runs here); the host timed
+        // its start; `down` gave every case its reason.
+        let micro = "microvm.cpuid";
+        assert_eq!(
+            got,
+            [
+                want("fake", "syscall.getpid", CaseStatus::Ok),
+                want("fake", micro, CaseStatus::Ok),
+                want("fake", "boot.start", CaseStatus::Ok),
+                want("down", "syscall.getpid", CaseStatus::NotApplicable),
+                want("down", micro, CaseStatus::NotApplicable),
+                want("down", "boot.start", CaseStatus::NotApplicable),
+            ]
+        );
+        let boot = w.doc.results.iter().find(|r| r.benchmark == "boot.start").unwrap();
+        assert_eq!(boot.metric("to_init").unwrap().summary.median, 0.1);
+        assert_eq!(boot.metric("to_first_result").unwrap().summary.median, 0.2);
+        assert!(
+            w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("did not reach its /init"))
+        );
+        assert_eq!(w.doc.environment.settings["down"]["unusable"], "down did not reach its /init within 1 s");
+        assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
+        assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());
+        assert!(log.lines().iter().any(|l| l.starts_with("unusable down")), "{:?}", log.lines());
+    }
 }

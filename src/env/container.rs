@@ -1,13 +1,68 @@
-//! A container made by oscycles itself, no engine: new user, PID, mount,
-//! UTS, IPC and network namespaces. The child (`oscycles __env-child
-//! --container`) unshares them, maps root to root, forks so that the
+//! `container`: made by oscycles itself, no engine: new user, PID, mount,
+//! UTS, IPC and network namespaces. The child (`oscycles __env-child --env
+//! container`) unshares them, maps root to root, forks so that the
 //! suites run as PID 1 of the new PID namespace, mounts its own /proc,
 //! sets a hostname, brings up its loopback, and then serves like a guest.
 //! Where cgroup v2 offers the cpu and memory controllers, the container is
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
+use super::guest::{self, GuestSpec, RunFn};
+use super::{EnvOptions, Environment, Outcome, launch_child};
 use serde_json::{Map, Value, json};
 use std::ffi::CString;
+
+pub struct Container;
+
+impl Environment for Container {
+    fn name(&self) -> &'static str {
+        "container"
+    }
+
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+        launch_child(self, spec, o, remove_limits)
+    }
+
+    /// In its limits, unshares, forks PID 1 of the new PID namespace, which
+    /// sets itself up and serves; waits for it and returns its exit code.
+    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+        let mut out = std::io::stdout();
+        let limits = limit_self(spec.vm_cpus, spec.vm_mem_mib);
+        if let Err(e) = unshare_all() {
+            guest::send(&mut out, "error", 1, format!("container: {e}").as_bytes());
+            return 1;
+        }
+        // SAFETY: this process is single-threaded here (unshare of a user
+        // namespace just succeeded, which requires it), so fork is safe.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            guest::send(&mut out, "error", 1, format!("container: fork: {}", std::io::Error::last_os_error()).as_bytes());
+            return 1;
+        }
+        if pid == 0 {
+            std::process::exit(pid_1(spec, limits, run).into());
+        }
+        let mut status = 0;
+        // SAFETY: waiting for the child just forked; status is a valid out-pointer.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) as u8 } else { 1 }
+    }
+}
+
+/// PID 1 of the new PID namespace: dies with its parent, mounts its own
+/// /proc, says hello and serves; returns its exit code.
+fn pid_1(spec: &GuestSpec, limits: Result<String, String>, run: &RunFn) -> u8 {
+    // SAFETY: prctl with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    if let Err(e) = set_up_inside() {
+        guest::send(&mut std::io::stdout(), "error", 1, format!("container: {e}").as_bytes());
+        return 1;
+    }
+    guest::send(&mut std::io::stdout(), "hello", 0, b"start");
+    let mut facts = guest::facts_inside();
+    facts.extend(facts_inside());
+    facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e)));
+    super::native::serve_here(spec, facts, run)
+}
 
 fn check(rc: libc::c_int, what: &str) -> Result<(), String> {
     if rc != 0 {

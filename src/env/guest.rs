@@ -1,8 +1,10 @@
 //! oscycles as /init of a guest: mount what the suites need, say hello on
 //! the results port as early as possible, run the suites the host asked for
 //! (in /oscycles-guest.json), send the run document back framed, power off.
+//! [`serve`] is also what every `__env-child` does after its hello.
 
 use super::frame;
+use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::io::Write;
@@ -13,11 +15,19 @@ pub const SPEC_PATH: &str = "/oscycles-guest.json";
 /// What the host asks of the guest.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GuestSpec {
-    /// Arguments of `oscycles run` (the results directory is the guest's own).
-    pub args: Vec<String>,
-    /// "run" normally; "hello" (boot timing: hello, one result, power off); "hang" (tests).
+    /// The run to measure (its results directory is the guest's own).
+    pub run: RunSpec,
+    /// "run" normally; "hang" (say hello, then sleep) and "panic" (exit at once), for tests.
     pub mode: String,
+    /// The size the host gave the environment: vCPUs (a container: CPUs'
+    /// worth of time) and memory in MiB.
+    pub vm_cpus: u32,
+    pub vm_mem_mib: u32,
 }
+
+/// Runs a spec in this process, its document in `spec.results`; returns the
+/// exit code (what `oscycles __round` and the run of an environment's child do).
+pub type RunFn = dyn Fn(&RunSpec) -> u8;
 
 /// Whether this process is a guest's /init with a spec to follow.
 pub fn is_guest_init() -> bool {
@@ -76,13 +86,7 @@ pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
 
 /// After the hello: sends `facts`, runs the spec's suites with results in
 /// `results` (a fresh directory), sends the run document or an error.
-pub fn serve(
-    out: &mut dyn Write,
-    spec: &GuestSpec,
-    facts: serde_json::Map<String, serde_json::Value>,
-    results: &Path,
-    run: &dyn Fn(Vec<String>) -> u8,
-) {
+pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &RunFn) {
     send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
     if spec.mode == "panic" {
         // A guest's PID 1 exiting panics its kernel; a child just ends.
@@ -93,10 +97,8 @@ pub fn serve(
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
-    let mut argv = vec!["oscycles".to_string(), "run".to_string()];
-    argv.extend(spec.args.iter().cloned());
-    argv.extend(["--results".to_string(), results.display().to_string(), "--quiet".to_string()]);
-    let code = run(argv);
+    let here = RunSpec { results: results.to_path_buf(), quiet: true, ..spec.run.clone() };
+    let code = run(&here);
     let doc = std::fs::read_dir(results)
         .ok()
         .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
@@ -117,9 +119,8 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     f
 }
 
-/// The guest's main: never returns. `run` runs `oscycles run ARGS` and
-/// returns its exit code.
-pub fn main(run: &dyn Fn(Vec<String>) -> u8) -> ! {
+/// The guest's main: never returns. `run` runs a spec and returns its exit code.
+pub fn main(run: &RunFn) -> ! {
     mount("devtmpfs", "/dev", "devtmpfs");
     let mut out = port();
     send(&mut out, "hello", 0, b"init");

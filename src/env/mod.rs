@@ -1,22 +1,30 @@
-//! Environments the suites run in: `native` (this process), `container`
-//! (namespaces oscycles makes itself), `qemu-tcg` and `qemu-kvm` (a guest
-//! kernel booted with an initramfs whose /init is this same static binary).
+//! Environments the suites run in, each one module behind [`Environment`]:
+//! `native` (this process), `container` (namespaces oscycles makes itself),
+//! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
+//! /init is this same static binary), `microvm` (oscycles' own KVM guest).
+//! [`Env::ALL`](Named::ALL) lists them; another environment is a new module
+//! and one line there.
 //!
-//! The host starts the environment with a [`guest::GuestSpec`]; the child
-//! says hello as its first act, runs `oscycles run` with the host's
-//! arguments, and sends the run document back, framed ([`frame`]) so that it
-//! survives a console shared with the kernel. The host timestamps every
-//! message, which is also how the boot suite measures start-up.
+//! The host starts an environment with a [`guest::GuestSpec`] (the run's
+//! [`RunSpec`](crate::spec::RunSpec) and how to behave); the child says
+//! hello as its first act, runs the spec, and sends the run document back,
+//! framed ([`frame`]) so that it survives a console shared with the kernel.
+//! The host timestamps every message, which is also how the boot suite
+//! measures start-up. The runner ([`crate::runner::run`]) goes over the
+//! environments of a run; this module knows how to start and watch one.
 
 pub mod container;
 pub mod cpio;
-pub mod driver;
 pub mod frame;
 pub mod guest;
+pub mod microvm;
+pub mod native;
 pub mod qemu;
 
+use crate::named::Named;
+use crate::registry::Runs;
 use crate::results::RunDoc;
-use guest::GuestSpec;
+use guest::{GuestSpec, RunFn};
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,35 +32,83 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Env {
-    Native,
-    Container,
-    QemuTcg,
-    QemuKvm,
-    /// oscycles' own minimal KVM guest: it runs the microvm suite only.
-    Microvm,
+/// Where a benchmark's cases stand in one environment of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fit {
+    /// Its cases run inside this environment.
+    Inside,
+    /// The host measures it by starting this environment (boot time).
+    FromHost,
+    /// Another environment of the run measures it: not here, nothing said.
+    Elsewhere,
+    /// It cannot run here: every case gets this reason.
+    Not(String),
 }
 
-impl Env {
-    pub const ALL: [Env; 5] = [Env::Native, Env::Container, Env::QemuTcg, Env::QemuKvm, Env::Microvm];
-    pub fn name(self) -> &'static str {
-        match self {
-            Env::Native => "native",
-            Env::Container => "container",
-            Env::QemuTcg => "qemu-tcg",
-            Env::QemuKvm => "qemu-kvm",
-            Env::Microvm => "microvm",
+/// One place to run suites in.
+pub trait Environment: Sync {
+    /// Its name in `--env`, in the results and in messages.
+    fn name(&self) -> &'static str;
+
+    /// Where the cases of a benchmark measured as `runs` says stand here,
+    /// in a run over `envs`: a benchmark that belongs to one environment
+    /// (`Runs::OnlyIn`) runs there when the run has it, else everywhere.
+    fn fit(&self, runs: Runs, envs: &[Env]) -> Fit {
+        match runs {
+            Runs::Anywhere => Fit::Inside,
+            Runs::FromHost => Fit::FromHost,
+            Runs::OnlyIn(own) if own == self.name() => Fit::Inside,
+            Runs::OnlyIn(own) if envs.iter().any(|e| e.name() == own) => Fit::Elsewhere,
+            Runs::OnlyIn(_) => Fit::Inside,
         }
     }
-    pub fn parse(s: &str) -> Option<Env> {
-        Env::ALL.into_iter().find(|e| e.name() == s)
+
+    /// Whether its cases run in this process (native; microvm, whose cases
+    /// start their own VMs) rather than in a child it launches.
+    fn in_process(&self) -> bool {
+        false
     }
-    pub fn names() -> String {
-        Env::ALL.map(|e| e.name()).join(", ")
+
+    /// Facts about it known without starting it, recorded when its cases
+    /// run in this process.
+    fn facts(&self) -> Map<String, Value> {
+        Map::new()
     }
-    pub fn is_qemu(self) -> bool {
-        matches!(self, Env::QemuTcg | Env::QemuKvm)
+
+    /// Refuses, before anything is measured, what cannot work with these
+    /// options (qemu: a machine type QEMU does not have).
+    fn check(&self, _o: &EnvOptions) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Starts it once with `spec`, watches it within the timeouts of `o`,
+    /// and collects what it sends.
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String>;
+
+    /// The child's side, in `oscycles __env-child --env NAME`: say hello,
+    /// run the spec's suites with `run`, send the document back. Returns the
+    /// exit code. A QEMU guest's child is its /init ([`guest::main`]), which
+    /// serves the same way.
+    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+        guest::send(&mut std::io::stdout(), "hello", 0, b"start");
+        native::serve_here(spec, guest::facts_inside(), run)
+    }
+}
+
+/// An environment, as the run names and passes them.
+pub type Env = &'static dyn Environment;
+
+impl Named for Env {
+    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm];
+
+    fn name(&self) -> &'static str {
+        Environment::name(*self)
+    }
+}
+
+impl std::fmt::Debug for dyn Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -187,36 +243,25 @@ pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_t
     Ended { messages, status, why, stderr: err_thread.join().unwrap_or_default() }
 }
 
-/// Starts `env` with `spec` once and collects what it sends.
-pub fn launch(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
-    match env {
-        Env::Native | Env::Container | Env::Microvm => {
-            let mut cmd = Command::new(&o.exe);
-            cmd.arg("__env-child").arg("--spec").arg(serde_json::to_string(spec).map_err(|e| e.to_string())?);
-            if env == Env::Microvm {
-                cmd.arg("--microvm");
-            }
-            if env == Env::Container {
-                cmd.arg("--container").arg("--cpus-limit").arg(o.vm_cpus.to_string()).arg("--mem-mib").arg(o.vm_mem_mib.to_string());
-            }
-            cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-            crate::watchdog::die_with_parent(&mut cmd);
-            let start = Instant::now();
-            let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
-            let pid = child.id();
-            let end = supervise(child, start, o.init_timeout, o.run_timeout);
-            if env == Env::Container {
-                container::remove_limits(pid);
-            }
-            if let Some(w) = end.why {
-                return Err(format!("{} {w}", env.name()));
-            }
-            let mut facts = Map::new();
-            facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
-            Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr) })
-        }
-        Env::QemuTcg | Env::QemuKvm => qemu::launch(env == Env::QemuKvm, spec, o),
+/// Starts `oscycles __env-child --env NAME` with `spec` and watches it;
+/// `ended` is told the child's pid when it has ended (to clean up after it).
+pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, ended: impl FnOnce(u32)) -> Result<Outcome, String> {
+    let mut cmd = Command::new(&o.exe);
+    cmd.arg("__env-child").arg("--env").arg(env.name());
+    cmd.arg("--spec").arg(serde_json::to_string(spec).map_err(|e| e.to_string())?);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
+    let pid = child.id();
+    let end = supervise(child, start, o.init_timeout, o.run_timeout);
+    ended(pid);
+    if let Some(w) = end.why {
+        return Err(format!("{} {w}", env.name()));
     }
+    let mut facts = Map::new();
+    facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr) })
 }
 
 /// The last lines of a log for an error message, led by the kernel's panic
@@ -233,10 +278,10 @@ pub fn tail(log: &str) -> String {
     }
 }
 
-/// Runs `oscycles run ARGS` in `env` and returns its run document.
-pub fn run_suites(env: Env, args: &[String], o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), String> {
-    let spec = GuestSpec { args: args.to_vec(), mode: o.guest_mode.clone() };
-    let out = launch(env, &spec, o)?;
+/// Runs `spec` in `env` and returns the run document it sent back, with the
+/// facts of how it was started and what it said about itself.
+pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), String> {
+    let out = env.launch(spec, o)?;
     if let Some(e) = out.first("error") {
         return Err(format!("{}: {}", env.name(), String::from_utf8_lossy(&e.bytes)));
     }
@@ -258,23 +303,43 @@ pub fn run_suites(env: Env, args: &[String], o: &EnvOptions) -> Result<(RunDoc, 
     Ok((doc, facts))
 }
 
-/// One boot of `env`: seconds from start to the hello of its /init, and to
-/// its first result.
-pub fn boot_once(env: Env, o: &EnvOptions) -> Result<(f64, f64), String> {
-    let spec = GuestSpec { args: boot_args(), mode: "run".into() };
-    let out = launch(env, &spec, o)?;
+/// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::spec::RunSpec::boot)):
+/// seconds from start to the hello of its /init, and to its first result.
+pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64), String> {
+    let spec = GuestSpec { run: crate::spec::RunSpec::boot(seed), mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
+    let out = env.launch(&spec, o)?;
     let hello = out.first("hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
     let result = out.first("run").ok_or_else(|| format!("{} sent no result; last output: {}", env.name(), out.log_tail))?;
     Ok((hello.at_s, result.at_s))
-}
-
-/// The smallest real run: getpid, three short batches.
-pub fn boot_args() -> Vec<String> {
-    ["--suite", "syscall", "--bench", "syscall.getpid", "--batches", "3", "--iterations", "1000"].map(String::from).to_vec()
 }
 
 /// Whether `p` exists and can be executed.
 pub fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environments_are_named_and_parsed_as_before() {
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm");
+        assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
+        assert!(Env::parse("xen").is_none());
+    }
+
+    #[test]
+    fn a_benchmark_of_one_environment_runs_there_when_the_run_has_it() {
+        let (native, micro) = (Env::parse("native").unwrap(), Env::parse("microvm").unwrap());
+        let own = Runs::OnlyIn("microvm");
+        assert_eq!(native.fit(own, &[native]), Fit::Inside, "no microvm in the run: it runs where the run is");
+        assert_eq!(native.fit(own, &[native, micro]), Fit::Elsewhere);
+        assert_eq!(micro.fit(own, &[native, micro]), Fit::Inside);
+        assert!(matches!(micro.fit(Runs::Anywhere, &[micro]), Fit::Not(why) if why.contains("only the microvm suite")));
+        for e in Env::ALL {
+            assert_eq!(e.fit(Runs::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
+        }
+    }
 }

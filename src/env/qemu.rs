@@ -1,4 +1,4 @@
-//! QEMU guests: a Linux kernel booted directly (-kernel) with an initramfs
+//! `qemu-tcg` and `qemu-kvm`: QEMU guests, a Linux kernel booted directly (-kernel) with an initramfs
 //! that oscycles writes (cpio newc) holding itself as /init and the spec.
 //! The console (ttyS0, kernel messages) goes to a log file; the results
 //! port (ttyS1) to QEMU's stdout, which the host reads. The guest ends
@@ -6,11 +6,35 @@
 
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, SPEC_PATH};
-use super::{EnvOptions, Outcome, supervise, tail};
+use super::{EnvOptions, Environment, Outcome, supervise, tail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+/// A QEMU guest, accelerated by KVM or emulated by TCG.
+pub struct Qemu {
+    kvm: bool,
+}
+
+impl Qemu {
+    pub const TCG: Qemu = Qemu { kvm: false };
+    pub const KVM: Qemu = Qemu { kvm: true };
+}
+
+impl Environment for Qemu {
+    fn name(&self) -> &'static str {
+        if self.kvm { "qemu-kvm" } else { "qemu-tcg" }
+    }
+
+    fn check(&self, o: &EnvOptions) -> Result<(), String> {
+        check_machine(&o.machine)
+    }
+
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+        launch(self.kvm, spec, o)
+    }
+}
 
 pub const QEMU: &str = "qemu-system-x86_64";
 /// isa-debug-exit with value 0x10: (0x10 << 1) | 1.
@@ -97,7 +121,8 @@ pub fn check_machine(machine: &str) -> Result<(), String> {
     }
 }
 
-pub fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+/// Boots the guest once with `spec` in its initramfs and watches it.
+fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
     if kvm {
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;

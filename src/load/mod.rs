@@ -15,6 +15,7 @@ pub mod build;
 pub mod io;
 
 use crate::cgroup::KillableGroup;
+use crate::named::Named;
 use crate::placement::format_cpus;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -24,27 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadKind {
-    Idle,
-    Build,
-    Io,
-}
-
-impl LoadKind {
-    pub const ALL: [LoadKind; 3] = [LoadKind::Idle, LoadKind::Build, LoadKind::Io];
-    pub fn name(self) -> &'static str {
-        match self {
-            LoadKind::Idle => "idle",
-            LoadKind::Build => "build",
-            LoadKind::Io => "io",
-        }
-    }
-    pub fn parse(s: &str) -> Option<LoadKind> {
-        LoadKind::ALL.into_iter().find(|k| k.name() == s)
-    }
-    pub fn names() -> String {
-        LoadKind::ALL.map(|k| k.name()).join(", ")
+crate::named_enum! {
+    pub enum LoadKind {
+        Idle = "idle",
+        Build = "build",
+        Io = "io",
     }
 }
 

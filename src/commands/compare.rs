@@ -1,0 +1,88 @@
+//! Commands that set runs against each other: `compare` (two runs, or a run
+//! and a baseline, with the regression gate) and `baseline` (save, list).
+
+use super::read_doc;
+use anyhow::Result;
+use oscycles::cli::{self, UsageError};
+use oscycles::{report, store};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
+    store::check_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
+    Ok(results.join("baselines").join(format!("{name}.json")))
+}
+
+/// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate.
+pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
+    let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
+        (Some(name), [run]) => {
+            let path = baseline_path(&a.results, name)?;
+            if !path.exists() {
+                return Err(
+                    UsageError(format!("no baseline '{name}' in {} (oscycles baseline save {name} RUN...)", a.results.display())).into()
+                );
+            }
+            (read_doc(&path)?, read_doc(run)?, (format!("baseline {name}"), run.display().to_string()))
+        }
+        (Some(_), _) => return Err(UsageError("with --baseline, give just the run to check".into()).into()),
+        (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
+        (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
+    };
+    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let rows = oscycles::compare::rows(&da, &db, &policy);
+    if rows.is_empty() {
+        return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows, &policy)));
+    }
+    let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
+    let bad = oscycles::compare::regressions(&rows, limit);
+    if bad.is_empty() {
+        println!("gate: no cell is significantly worse than {} by more than {:.1}%: pass", names.0, limit * 100.0);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("gate: {} cells significantly worse than {} by more than {:.1}%: FAIL", bad.len(), names.0, limit * 100.0);
+    for r in bad {
+        println!("  {} {} {}: rel. {}", r.benchmark, report::for_terminal(&r.params), r.metric, report::compare::ratio_cell(&r.judged));
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// `oscycles baseline save NAME RUN...` and `baseline list`.
+pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
+    match action {
+        cli::BaselineAction::Save { name, runs, results } => {
+            let path = baseline_path(&results, &name)?;
+            let docs = runs.iter().map(|r| store::load(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+            let n = docs.len();
+            let mut pooled = oscycles::rounds::pool(docs, oscycles::compare::seed_of(&name)).expect("at least one run");
+            pooled.id = format!("baseline-{name}");
+            std::fs::create_dir_all(path.parent().expect("a directory"))
+                .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
+            store::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
+                .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
+            println!(
+                "baseline {name}: {n} runs, {} cells, {} rounds, saved as {}",
+                pooled.results.len(),
+                pooled.settings.rounds,
+                path.display()
+            );
+        }
+        cli::BaselineAction::List { results } => {
+            let dir = results.join("baselines");
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(String::from)).collect())
+                .unwrap_or_default();
+            names.sort();
+            for n in &names {
+                println!("{}", report::for_terminal(n));
+            }
+            println!("{} baselines in {}", names.len(), dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,52 @@
+//! The commands of the `oscycles` binary, one module per group of commands
+//! that share their inputs: `run` (and the processes a run starts: rounds,
+//! environment children, a guest's /init) measures a run spec; `show` looks
+//! at one thing (the registry, a run, this machine); `compare` sets runs
+//! against each other or against baselines; `store` moves runs in and out of
+//! the store (runs, import, report); `load` runs the background loads. They
+//! are the binary's, not the library's: they print, and their errors are
+//! `anyhow` with context, which `main` maps to exit codes.
+
+pub mod compare;
+pub mod load;
+pub mod run;
+pub mod show;
+pub mod store;
+
+use anyhow::Result;
+use oscycles::cli::UsageError;
+use oscycles::results::RunDoc;
+use oscycles::store as docs;
+use std::path::{Path, PathBuf};
+
+/// A run document to show or compare. A run that ended mid-round (killed)
+/// has raw samples but no intervals yet: they are computed here.
+pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
+    let mut doc = docs::load(path).map_err(|e| UsageError(e.to_string()))?;
+    if doc.results.iter().flat_map(|r| &r.metrics).any(|m| !m.samples.is_empty() && m.estimate.is_none()) {
+        let seed = oscycles::compare::seed_of(&doc.id);
+        oscycles::rounds::estimate_all(&mut doc, seed);
+    }
+    Ok(doc)
+}
+
+/// Opens the store at `path`; a file that is not one is a usage error.
+pub fn open_db(path: &Path) -> Result<oscycles::db::Db> {
+    oscycles::db::Db::check_path(path).map_err(UsageError)?;
+    Ok(oscycles::db::Db::open(path)?)
+}
+
+pub fn default_db(db: Option<PathBuf>) -> PathBuf {
+    db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME))
+}
+
+/// The private directory every file of a run (or of `oscycles load`) lives
+/// in, under `base`; what dead runs left there is removed first, and said.
+pub fn private_dir(base: &Path) -> Result<oscycles::bench::scratch::RunDir, UsageError> {
+    let (dir, reaped) = oscycles::bench::scratch::RunDir::create(base)
+        .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
+    for line in reaped {
+        eprintln!("oscycles: {line}");
+    }
+    Ok(dir)
+}

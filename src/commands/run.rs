@@ -1,0 +1,275 @@
+//! `oscycles run`, and the processes a run starts, which measure its spec
+//! here too: a round (`__round`), an environment's child (`__env-child`)
+//! and a guest's /init. All of them check the spec, plan its cases and
+//! hand them to the runner; only `run` itself goes over environments,
+//! records the run in the store and prints.
+
+use super::private_dir;
+use super::show::{Tables, print_results};
+use anyhow::{Context, Result};
+use oscycles::bench::scratch::RunDir;
+use oscycles::cli::{self, EnvChildArgs, RoundArgs, RunArgs, UsageError};
+use oscycles::clock::{self, ClockInfo};
+use oscycles::env::guest::GuestSpec;
+use oscycles::env::{Env, EnvOptions};
+use oscycles::isolation::{self, RT_PRIORITY};
+use oscycles::named::Named;
+use oscycles::placement::{self, Policy};
+use oscycles::registry::{Runs, Suite};
+use oscycles::results::{RunDoc, RunStatus};
+use oscycles::rounds::Rounds;
+use oscycles::runner::{self, Execution, Planned};
+use oscycles::spec::RunSpec;
+use oscycles::store::{self, RunWriter};
+use oscycles::{progress, report, watchdog};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `oscycles run`: check everything, measure in every environment, record
+/// the run, print its summary (or the document with --json).
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    recover();
+    let spec = args.spec()?;
+    let envs = cli::resolve_names("--env", &args.env, Env::parse, &Env::names())?;
+    let Checked { suites, plan, cpus } = checked(&spec, true)?;
+    let run_dir = private_dir(&scratch_base(&spec))?;
+    let opts = env_options(&args, run_dir.path())?;
+    check_fits(&spec, &opts, &plan, &envs)?;
+    check_rt(&spec)?;
+    let (ex, clock) = execution(&spec, cpus, &run_dir)?;
+    let names: Vec<&str> = envs.iter().map(|e| e.name()).collect();
+    let cases = plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
+    let mut doc = spec.document(&names, cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
+    // What would make this run noisy, said before it starts (doctor's warnings).
+    let findings = oscycles::doctor::check(&doc.settings.cpus);
+    doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
+    let mut writer = RunWriter::create(&spec.results, doc)?;
+    // In the store from its start, so that a run killed with SIGKILL is
+    // found there (and marked killed) by the next command that opens it.
+    let db_path = spec.db.clone().unwrap_or_else(|| spec.results.join(oscycles::db::DEFAULT_NAME));
+    record(&db_path, &writer.doc, writer.path());
+    if !args.json {
+        print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
+    }
+    let mut rep = progress::for_run(spec.quiet);
+    rep.run_started(cases, plan.len(), writer.path());
+    let status = runner::run(&envs, &plan, &ex, &spec, &opts, &mut writer, &mut *rep)?;
+    drop(run_dir);
+    // The store is a second home: the JSON stays the record, so a store that
+    // cannot be written costs a warning, not the run.
+    record(&db_path, &writer.doc, writer.path());
+    finish(&writer, status, &args)
+}
+
+/// The end of `run`: the document (--json) or the summary, and the exit code.
+fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitCode> {
+    let doc = &writer.doc;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        println!();
+        print_results(doc, writer.path(), if args.full { Tables::Full } else { Tables::None });
+        println!("saved: {} ({} of {} cases, {:?})", writer.path().display(), doc.results.len(), doc.planned_cases, status);
+    }
+    Ok(match status {
+        RunStatus::Interrupted => {
+            eprintln!("oscycles: interrupted by signal {}; the results measured so far are saved", watchdog::interrupted().unwrap_or(0));
+            ExitCode::from(130)
+        }
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// Measures `spec` in this process and the rounds it starts, its document in
+/// `spec.results`, printing nothing but progress: a round's process and the
+/// run inside an environment. Exit code 0, or 130 when interrupted.
+pub fn measure(spec: &RunSpec) -> Result<u8> {
+    recover();
+    let Checked { suites, plan, cpus } = checked(spec, false)?;
+    let run_dir = private_dir(&scratch_base(spec))?;
+    check_rt(spec)?;
+    let (ex, clock) = execution(spec, cpus, &run_dir)?;
+    let cases = plan.len() * spec.loads.len() * spec.isolations.len();
+    let doc = spec.document(&["native"], cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
+    let mut writer = RunWriter::create(&spec.results, doc)?;
+    let status = runner::execute_reporting(&plan, &ex, &mut writer, &mut *progress::for_run(spec.quiet))?;
+    Ok(if status == RunStatus::Interrupted { 130 } else { 0 })
+}
+
+/// `oscycles __round --spec JSON`: one round of a run.
+pub fn round(a: RoundArgs) -> Result<ExitCode> {
+    let spec: RunSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
+    measure(&spec).map(ExitCode::from)
+}
+
+/// Measures a spec for an environment's child or a guest's /init; errors
+/// are said on stderr (the host shows the end of it) and become the exit
+/// code: 2 for bad usage, else 1.
+pub fn measure_in_child(spec: &RunSpec) -> u8 {
+    match measure(spec) {
+        Ok(0) => 0,
+        Ok(_) => 1,
+        Err(e) => {
+            eprintln!("oscycles: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() { 2 } else { 1 }
+        }
+    }
+}
+
+/// `oscycles __env-child --env NAME --spec JSON`: the child of an environment run.
+pub fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
+    let spec: GuestSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
+    let env = Env::parse(&a.env).ok_or_else(|| UsageError(format!("--env: unknown '{}'; valid: {}", a.env, Env::names())))?;
+    Ok(ExitCode::from(env.serve(&spec, &measure_in_child)))
+}
+
+/// Puts back what a dead run left: a journal left by a SIGKILLed isolated
+/// run is undone first (until then this process' allowed CPUs are that
+/// run's leftovers), and load groups are removed.
+fn recover() {
+    watchdog::install();
+    let restored = isolation::recover_stale();
+    for line in &restored {
+        eprintln!("oscycles: {line}");
+    }
+    if !restored.is_empty() {
+        // This process was born while the dead run had everything else moved
+        // away from its CPU, and Linux keeps the narrowed mask: take the
+        // parent's again (restored from the journal with the rest).
+        // SAFETY: getppid has no preconditions.
+        let parent = placement::affinity_of(unsafe { libc::getppid() } as u32);
+        if !parent.is_empty() && placement::set_affinity(&parent).is_ok() {
+            eprintln!("oscycles: CPUs allowed again: {}", placement::format_cpus(&parent));
+        }
+    }
+    oscycles::cgroup::remove_stale_load_groups();
+}
+
+fn scratch_base(spec: &RunSpec) -> std::path::PathBuf {
+    spec.scratch.clone().unwrap_or_else(std::env::temp_dir)
+}
+
+/// A spec as this process will measure it.
+struct Checked {
+    suites: Vec<&'static Suite>,
+    plan: Vec<Planned>,
+    /// The CPUs here.
+    cpus: Vec<usize>,
+}
+
+/// What this process can check of a spec before measuring anything: its
+/// suites, the CPUs here, the directories and the store, and that the plan
+/// has a case. A run's children leave out what the host measures itself.
+fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
+    let suites = cli::resolve_suites(&spec.suites.join(","))?;
+    let cpus = cli::resolve_cpus(spec.cpus.as_deref().map(placement::format_cpus).as_deref())?;
+    store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
+    store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    if with_host {
+        let db_path = spec.db.clone().unwrap_or_else(|| spec.results.join(oscycles::db::DEFAULT_NAME));
+        oscycles::db::Db::check_path(&db_path).map_err(UsageError)?;
+    }
+    let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
+    if !with_host {
+        plan.retain(|p| p.benchmark.runs() != Runs::FromHost);
+    }
+    if plan.is_empty() {
+        return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()));
+    }
+    Ok(Checked { suites, plan, cpus })
+}
+
+/// --rt is a promise: refused up front where SCHED_FIFO or locking is not permitted.
+fn check_rt(spec: &RunSpec) -> Result<()> {
+    if spec.rt {
+        placement::lock_memory().context("--rt asks for locked memory")?;
+        placement::set_policy(Policy::Fifo { priority: RT_PRIORITY }).context("--rt asks for SCHED_FIFO")?;
+        placement::set_policy(Policy::Other)?;
+    }
+    Ok(())
+}
+
+/// How the cases run here: the clock (the parent's rate if the spec has
+/// it, else calibrated), the harness, the rounds; the clock too.
+fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Execution, ClockInfo)> {
+    let clock = match spec.tsc_hz {
+        Some(hz) if hz > 1e6 => clock::known_tsc(hz),
+        _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
+    };
+    let hz = clock.tsc_hz;
+    let ex = Execution {
+        cpus,
+        loads: spec.loads.clone(),
+        isolations: spec.isolations.clone(),
+        exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
+        quick: spec.harness(hz, true),
+        full: spec.harness(hz, false),
+        timeout: Duration::from_secs(spec.timeout_s),
+        progress: !spec.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        scratch: run_dir.path().to_path_buf(),
+        mem_bytes: spec.mem_bytes,
+        point_ms: spec.point_ms,
+        rounds: Some(Rounds { spec: RunSpec { tsc_hz: Some(hz), ..spec.clone() }, work: run_dir.path().to_path_buf() }),
+    };
+    Ok((ex, clock))
+}
+
+/// How environments are started: from the command line, in the run's
+/// private directory.
+fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
+    Ok(EnvOptions {
+        exe: std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?,
+        work: work.to_path_buf(),
+        kernel: args.kernel.clone(),
+        vm_mem_mib: args.vm_mem,
+        vm_cpus: args.vm_cpus,
+        machine: args.machine.clone(),
+        init_timeout: Duration::from_secs(args.init_timeout),
+        run_timeout: Duration::from_secs(args.env_timeout),
+        guest_mode: args.guest_mode.clone(),
+    })
+}
+
+/// Records the run in the store; a store that cannot be written costs a warning.
+fn record(db_path: &Path, doc: &RunDoc, path: &Path) {
+    if let Err(e) = oscycles::db::Db::open(db_path).and_then(|mut db| db.upsert(doc, &path.display().to_string())) {
+        eprintln!("oscycles: warning: {e}");
+    }
+}
+
+/// Refuses, before measuring, what cannot work: memory buffers larger than
+/// this machine has free, a guest kernel or QEMU machine type that does not
+/// exist, blk cases on a scratch directory without a disk behind it.
+fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[Planned], envs: &[Env]) -> Result<(), UsageError> {
+    if let Some(bytes) = spec.mem_bytes {
+        // STREAM holds three arrays of this size at once (bw_mem cp two).
+        let need = bytes.saturating_mul(3);
+        let avail = oscycles::host::meminfo("MemAvailable").map(|k| k * 1024);
+        if let Some(avail) = avail.filter(|&a| need > a) {
+            return Err(UsageError(format!(
+                "--mem-bytes {}: STREAM needs three arrays of that size ({:.1} GiB) and this machine has {:.1} GiB available; choose at most {}M",
+                bytes,
+                need as f64 / (1u64 << 30) as f64,
+                avail as f64 / (1u64 << 30) as f64,
+                (avail / 3) >> 20
+            )));
+        }
+    }
+    if let Some(k) = &o.kernel {
+        oscycles::env::qemu::find_kernel(Some(k)).map_err(UsageError)?;
+    }
+    for env in envs {
+        env.check(o).map_err(UsageError)?;
+    }
+    if let Some(dir) = &spec.scratch
+        && plan.iter().any(|p| p.benchmark.needs_disk())
+        && oscycles::bench::blk::on_tmpfs(dir)
+    {
+        return Err(UsageError(format!(
+            "--scratch {} is tmpfs, which has no disk behind it and no direct I/O: blk cannot measure there; point --scratch at a directory on a disk filesystem, or leave blk out",
+            dir.display()
+        )));
+    }
+    Ok(())
+}

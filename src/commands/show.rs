@@ -1,0 +1,81 @@
+//! Commands that look at one thing and print it: the registry (`list`), a
+//! saved run (`show`, and the end of `run`), this machine (`doctor`).
+
+use anyhow::Result;
+use oscycles::cli::{self, UsageError};
+use oscycles::report;
+use oscycles::results::RunDoc;
+use std::process::ExitCode;
+
+/// `oscycles list [BENCH] [--long]`, within the terminal's width.
+pub fn list(bench: Option<&str>, long: bool) -> Result<ExitCode> {
+    let width = report::terminal_width();
+    match bench {
+        Some(id) => match oscycles::catalogue::benchmark(id) {
+            Some(b) => print!("{}", report::render_benchmark(&b, width)),
+            None => {
+                return Err(UsageError(format!("unknown benchmark '{id}'; `oscycles list` shows every benchmark id")).into());
+            }
+        },
+        None => print!("{}", report::render_list(&oscycles::catalogue::catalogue(), width, long)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The end of a run or a `show`: the full tables when asked (as wide as
+/// they are), then the one-screen summary, then where the run is and how to
+/// see the rest.
+pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
+    let width = report::terminal_width();
+    match tables {
+        Tables::None => {}
+        Tables::Fitted => {
+            report::table::set_width(Some(width));
+            print!("{}", report::for_terminal(&report::fit_text(&report::render_tables(doc), width)));
+            report::table::set_width(None);
+            println!();
+        }
+        Tables::Full => {
+            print!("{}", report::for_terminal(&report::render_tables(doc)));
+            println!();
+        }
+    }
+    print!("{}", report::for_terminal(&report::fit_text(&report::summary::render(doc, width), width)));
+    match tables {
+        Tables::None => println!("tables: oscycles show {} (--full: every column, unsplit)", path.display()),
+        Tables::Fitted => println!("every column, unsplit: oscycles show {} --full", path.display()),
+        Tables::Full => {}
+    }
+}
+
+/// Which tables come before the summary.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Tables {
+    /// Only the summary (the end of a run).
+    None,
+    /// Every table, split to the terminal's width (`show`).
+    Fitted,
+    /// Every table as wide as it is (`--full`).
+    Full,
+}
+
+/// `oscycles show RUN`: the header and summary; --full every table; --json the document.
+pub fn show(file: &std::path::Path, full: bool, json: bool) -> Result<ExitCode> {
+    let doc = super::read_doc(file)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
+    println!();
+    print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles doctor`: what would make measurements noisy here, with fixes.
+pub fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
+    let cpus = cli::resolve_cpus(cpus)?;
+    let findings = oscycles::doctor::check(&cpus);
+    print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
+    Ok(ExitCode::SUCCESS)
+}

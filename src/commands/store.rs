@@ -1,0 +1,118 @@
+//! Commands that move runs in and out of the store: `runs` (list),
+//! `import` (documents from elsewhere), `report` (HTML, Markdown, CSV, JSON).
+
+use super::{default_db, open_db, read_doc};
+use anyhow::Result;
+use oscycles::cli::{self, UsageError};
+use oscycles::results::RunDoc;
+use oscycles::{report, store};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `oscycles runs`: the stored runs, newest first.
+pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
+    let path = default_db(a.db);
+    if !path.exists() {
+        return Err(UsageError(format!("no run store at '{}' (oscycles run creates it; or give --db)", path.display())).into());
+    }
+    let db = open_db(&path)?;
+    let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
+    let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
+    for r in &rows {
+        t.row(vec![
+            r.id.clone(),
+            r.started_at.clone(),
+            r.status.clone(),
+            r.hostname.clone(),
+            r.kernel.clone(),
+            r.environment.clone(),
+            r.suites.clone(),
+            r.cases.to_string(),
+            r.source.clone(),
+        ]);
+    }
+    print!("{}", report::for_terminal(&t.render()));
+    println!("{} runs in {}", rows.len(), path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles import FILES...`: run documents into the store; a duplicate or
+/// an unreadable document is refused with exit code 2.
+pub fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
+    let path = default_db(db);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+    }
+    // Every document is read and checked before any is stored, and they are
+    // stored in one transaction: all or none.
+    let mut docs = Vec::new();
+    for f in files {
+        let doc = store::load(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
+        if let Some((_, other)) = docs.iter().find(|(d, _): &&(RunDoc, String)| d.id == doc.id) {
+            return Err(UsageError(format!("{} and {other} hold the same run '{}'; nothing was imported", f.display(), doc.id)).into());
+        }
+        docs.push((doc, f.display().to_string()));
+    }
+    let mut db = open_db(&path)?;
+    let stored: Vec<(&RunDoc, String)> = docs.iter().map(|(d, f)| (d, format!("imported from {f}"))).collect();
+    db.insert_all(&stored).map_err(|e| match e {
+        oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{e}; nothing was imported"))),
+        e => anyhow::Error::new(e),
+    })?;
+    for (doc, f) in &docs {
+        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), report::for_terminal(f));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs.
+pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
+        return Err(UsageError("report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR".into()).into());
+    }
+    let mut db: Option<oscycles::db::Db> = None;
+    let mut docs = Vec::new();
+    for r in &a.runs {
+        let p = std::path::Path::new(r);
+        if p.exists() {
+            docs.push(read_doc(p)?);
+            continue;
+        }
+        if db.is_none() {
+            let path = default_db(a.db.clone());
+            if !path.exists() {
+                return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{}')", path.display())).into());
+            }
+            db = Some(open_db(&path)?);
+        }
+        match db.as_ref().expect("opened above").load(r)? {
+            Some(d) => docs.push(d),
+            None => return Err(UsageError(format!("'{r}' is neither a file nor a run id in the store")).into()),
+        }
+    }
+    let write = |dest: &PathBuf, text: &str| -> Result<()> {
+        if dest.as_os_str() == "-" {
+            print!("{}", report::for_terminal(text));
+            return Ok(());
+        }
+        std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
+    };
+    use report::export::{Export, Format};
+    let mkdir = |d: &PathBuf| std::fs::create_dir_all(d).map_err(|e| UsageError(format!("cannot create '{}': {e}", d.display())));
+    for (format, dest) in [(Format::Markdown, &a.markdown), (Format::Csv, &a.csv), (Format::Json, &a.json), (Format::Html, &a.html)] {
+        let Some(dest) = dest else { continue };
+        match report::export::exporter(format).export(&docs).map_err(|e| UsageError(e.to_string()))? {
+            Export::Text(text) => write(dest, &text)?,
+            Export::Files { files, entry } => {
+                mkdir(dest)?;
+                for (name, text) in &files {
+                    write(&dest.join(name), text)?;
+                }
+                if let Some(e) = entry {
+                    eprintln!("report: {}", dest.join(e).display());
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

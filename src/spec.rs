@@ -1,0 +1,219 @@
+//! A run's settings as one value, [`RunSpec`]: what `oscycles run` made of
+//! its arguments (checked), and what a round's process (`__round`) and an
+//! environment's child (`__env-child`, a guest's /init) receive serialized,
+//! instead of a command line rebuilt flag by flag and parsed again.
+//!
+//! Only what the measuring process needs travels: where to start
+//! environments (kernel, guest size, timeouts) and how to print the end of
+//! a run stay with the host.
+
+use crate::clock::ClockInfo;
+use crate::harness::HarnessConfig;
+use crate::isolation::Isolation;
+use crate::load::LoadKind;
+use crate::named::Named;
+use crate::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The settings of a run, as every process of it sees them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Suite names (`--suite`), known to the registry.
+    pub suites: Vec<String>,
+    /// Benchmark ids (`--bench`) within those suites; None: all of them.
+    pub benchmarks: Option<Vec<String>>,
+    /// `--cpus`; each process checks them against the CPUs it may use (a
+    /// guest has its own). None: the first two allowed.
+    pub cpus: Option<Vec<usize>>,
+    pub loads: Vec<LoadKind>,
+    pub isolations: Vec<Isolation>,
+    /// `--rt`: SCHED_FIFO and locked memory are a promise, refused up front
+    /// where not permitted.
+    pub rt: bool,
+    /// Harness overrides (`--batches`, `--batch-ms`, `--iterations`).
+    pub batches: Option<u32>,
+    pub batch_ms: Option<f64>,
+    pub iterations: Option<u64>,
+    pub mem_bytes: Option<u64>,
+    pub point_ms: Option<u64>,
+    /// Seconds a case may take.
+    pub timeout_s: u64,
+    /// Rounds of the run, and the seed of their case orders.
+    pub rounds: usize,
+    pub seed: u64,
+    /// This process is round k of the run (a round's process).
+    pub round: Option<usize>,
+    /// The TSC rate the parent calibrated (rounds skip calibrating).
+    pub tsc_hz: Option<f64>,
+    /// `--quiet`: no progress on stderr.
+    pub quiet: bool,
+    /// Where the run document goes, files are laid out, the run is recorded.
+    pub results: PathBuf,
+    pub scratch: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+/// What `oscycles run` measures without options: the quick suite at idle,
+/// pinned, in the default rounds, results in ./oscycles-results.
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            suites: vec!["quick".into()],
+            benchmarks: None,
+            cpus: None,
+            loads: vec![LoadKind::Idle],
+            isolations: vec![Isolation::Pinned],
+            rt: false,
+            batches: None,
+            batch_ms: None,
+            iterations: None,
+            mem_bytes: None,
+            point_ms: None,
+            timeout_s: 60,
+            rounds: crate::rounds::DEFAULT_ROUNDS,
+            seed: 0,
+            round: None,
+            tsc_hz: None,
+            quiet: false,
+            results: PathBuf::from("oscycles-results"),
+            scratch: None,
+            db: None,
+        }
+    }
+}
+
+impl RunSpec {
+    /// The smallest real run, as a boot measurement's child runs it:
+    /// getpid, three batches of 1000.
+    pub fn boot(seed: u64) -> RunSpec {
+        let s = RunSpec { suites: vec!["syscall".into()], batches: Some(3), iterations: Some(1000), seed, ..RunSpec::default() };
+        s.for_environment(vec!["syscall.getpid".into()])
+    }
+
+    /// What an environment's child runs: these benchmarks, quietly, with its
+    /// own clock and directories (the child sets `results`).
+    pub fn for_environment(&self, benchmarks: Vec<String>) -> RunSpec {
+        RunSpec {
+            benchmarks: Some(benchmarks),
+            round: None,
+            tsc_hz: None,
+            quiet: true,
+            results: PathBuf::from("oscycles-results"),
+            scratch: None,
+            db: None,
+            ..self.clone()
+        }
+    }
+
+    /// What round k's process runs: these benchmarks, with the parent's
+    /// clock, its document in `results`, its files under `scratch`.
+    pub fn for_round(&self, k: usize, benchmarks: Vec<String>, results: PathBuf, scratch: PathBuf) -> RunSpec {
+        RunSpec { benchmarks: Some(benchmarks), round: Some(k), results, scratch: Some(scratch), db: None, ..self.clone() }
+    }
+
+    /// Rounds measured by this process: one in a round's process.
+    pub fn rounds_here(&self) -> usize {
+        if self.round.is_some() { 1 } else { self.rounds }
+    }
+
+    /// The harness for cases of a quick (`quick`) or full suite, with a
+    /// batch of `default_ms` unless `--batch-ms` says. Several rounds share
+    /// the batches: fewer per round, about the same total.
+    pub fn harness(&self, tsc_hz: f64, quick: bool) -> HarnessConfig {
+        let (default_ms, default_batches) = match (quick, self.rounds > 1) {
+            (true, true) => (2.0, 2),
+            (true, false) => (2.0, 11),
+            (false, true) => (5.0, 3),
+            (false, false) => (5.0, 15),
+        };
+        let ms = self.batch_ms.unwrap_or(default_ms);
+        HarnessConfig {
+            target_batch_cycles: (ms * 1e-3 * tsc_hz) as u64,
+            batches: self.batches.map_or(default_batches, |b| b as usize),
+            fixed_inner: self.iterations,
+            max_inner: 1 << 40,
+        }
+    }
+
+    /// Starts per environment when boot time is measured: one for a tiny
+    /// run (fewer than 5 batches), else three.
+    pub fn boots(&self) -> usize {
+        if self.batches.is_some_and(|b| b < 5) { 1 } else { 3 }
+    }
+
+    /// Whether measured threads lock memory (rt and isolated do).
+    pub fn memory_locked(&self) -> bool {
+        self.isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated))
+    }
+
+    /// The run document this spec starts, before any result: `envs` the
+    /// environments' names, `cases` the results planned, `cpus` those
+    /// resolved here, `harness` the first suite's.
+    pub fn document(&self, envs: &[&str], cases: usize, cpus: Vec<usize>, harness: HarnessConfig, clock: ClockInfo) -> RunDoc {
+        let started = now_rfc3339();
+        let names = |v: Vec<String>| v.join(",");
+        RunDoc {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            id: format!("{}-{}-{}", started.replace([':', '-'], ""), self.suites.join("+"), std::process::id()),
+            started_at: started,
+            finished_at: None,
+            status: RunStatus::Running,
+            tool: Tool::this(),
+            host: crate::host::collect(clock),
+            environment: Environment { name: envs.join(","), settings: Default::default() },
+            condition: Condition {
+                load: names(self.loads.iter().map(|l| l.name().to_string()).collect()),
+                isolation: names(self.isolations.iter().map(|i| i.name().to_string()).collect()),
+                facts: Default::default(),
+            },
+            settings: Settings {
+                suites: self.suites.clone(),
+                benchmarks: self.benchmarks.clone(),
+                cpus,
+                policy: names(self.isolations.iter().map(|i| i.policy().to_string()).collect()),
+                memory_locked: self.memory_locked(),
+                harness,
+                case_timeout_s: self.timeout_s as f64,
+                rounds: self.rounds_here(),
+                round_log: vec![],
+            },
+            planned_cases: cases,
+            results: vec![],
+            owner: Owner::this(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_survives_json_and_children_get_their_part() {
+        let mut s = RunSpec::boot(7);
+        s.loads = vec![LoadKind::Idle, LoadKind::Io];
+        s.isolations = vec![Isolation::None, Isolation::Rt];
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(text.contains(r#""loads":["idle","io"]"#), "{text}");
+        assert_eq!(serde_json::from_str::<RunSpec>(&text).unwrap(), s);
+        let r = s.for_round(3, vec!["syscall.getppid".into()], "/r".into(), "/w".into());
+        assert_eq!((r.round, r.rounds_here(), r.seed), (Some(3), 1, 7));
+        assert_eq!(r.benchmarks.as_deref(), Some(&["syscall.getppid".to_string()][..]));
+        let e = s.for_environment(vec!["syscall.getpid".into()]);
+        assert!(e.quiet && e.round.is_none() && e.scratch.is_none());
+        assert_eq!(e.rounds_here(), s.rounds);
+    }
+
+    #[test]
+    fn the_harness_shares_batches_between_rounds() {
+        let mut s = RunSpec::boot(1);
+        s.batches = None;
+        s.iterations = None;
+        assert_eq!(s.harness(1e9, true).batches, 2);
+        assert_eq!(s.harness(1e9, false).target_batch_cycles, 5_000_000);
+        s.rounds = 1;
+        assert_eq!((s.harness(1e9, true).batches, s.harness(1e9, false).batches), (11, 15));
+    }
+}
