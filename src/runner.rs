@@ -430,7 +430,10 @@ impl Across<'_> {
                 if !facts.is_empty() {
                     self.writer.doc.environment.settings.insert(env.name().into(), Value::Object(facts));
                 }
-                run_rounds(&inside, self.ex, self.writer, Some(env.name()), self.rep)?;
+                // A run in one environment leaves its results untagged, as
+                // run documents always had them (readers take the run's).
+                let tag = (self.envs.len() > 1).then(|| env.name());
+                run_rounds(&inside, self.ex, self.writer, tag, self.rep)?;
                 None
             }
             (false, false) => self.in_child(env, &inside)?,
