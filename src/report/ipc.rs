@@ -12,11 +12,6 @@ use std::collections::BTreeSet;
 /// CV above which a cell is marked noisy.
 pub const NOISY_CV: f64 = 0.10;
 
-/// The results with their parameters (those that have ipc's).
-fn typed<'a>(results: &[&'a CaseResult]) -> Vec<(&'a CaseResult, Params)> {
-    super::typed(results.iter().copied())
-}
-
 /// The CPUs a row's cases observed ("0/1", "!" where one moved), or "-".
 fn cpus_cell(row: &[&(&CaseResult, Params)], moved: &mut bool) -> String {
     row.iter()
@@ -48,7 +43,7 @@ fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<String>) -> S
 }
 
 pub fn render(results: &[&CaseResult]) -> String {
-    let results_typed = typed(results);
+    let results_typed: Vec<(&CaseResult, Params)> = super::typed(results.iter().copied());
     let words: BTreeSet<u64> = results_typed.iter().map(|(_, p)| p.words).collect();
     let mut headers: Vec<String> = ["mechanism", "space", "cores", "cpus"].map(String::from).to_vec();
     headers.extend(words.iter().map(|w| format!("{w}w")));
@@ -98,7 +93,7 @@ pub fn render_seed004(ipc_results: &[&CaseResult], syscall_results: &[&CaseResul
     };
     let getpid_id = syscall::id(syscall::GETPID);
     let getpid = median(syscall_results.iter().find(|r| r.benchmark == getpid_id).copied(), syscall::PER_CALL);
-    let results_typed = typed(ipc_results);
+    let results_typed: Vec<(&CaseResult, Params)> = super::typed(ipc_results.iter().copied());
     let mut t = Table::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
     for mech in Mechanism::ALL {
         let id = mech.id();

@@ -78,7 +78,7 @@ mod tests {
         assert!(fitted.lines().all(|l| l.chars().count() <= 24), "{fitted}");
         assert!(fitted.starts_with("short\n    a note far too long\n"), "{fitted}");
         assert!(fitted.lines().skip(2).all(|l| l.starts_with("      ")), "continuations indented: {fitted}");
-        assert_eq!(wrap("a b c", 80, "> "), "> a b c\n");
+        assert_eq!(wrap("a b c", 80, "  "), "  a b c\n");
     }
 
     #[test]
