@@ -9,6 +9,7 @@
 //! parameters serialise in key order whatever the field order, so a struct's
 //! JSON is byte for byte what the cases wrote as maps.
 
+pub use crate::named::Named;
 use crate::results::Params;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -106,29 +107,6 @@ macro_rules! params {
     };
 }
 
-/// A parameter whose values are a fixed set of names: an enum that
-/// serialises as those names, with `ALL` (in table order) and `name()`.
-macro_rules! names {
-    ($(#[$doc:meta])* $ty:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum $ty {
-            $(#[serde(rename = $text)] $variant),+
-        }
-
-        impl $ty {
-            /// Every value, in the order tables show them.
-            pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
-
-            /// The value as the JSON and the tables write it.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $($ty::$variant => $text),+
-                }
-            }
-        }
-    };
-}
 
 /// System calls, one pinned thread, one case per call.
 pub mod syscall {
@@ -363,9 +341,10 @@ pub mod hermit {
 pub mod stream {
     family!("stream");
 
-    names! {
+    crate::named_enum! {
         /// One thread, or one pinned per CPU given.
-        Threads { Single = "single", PerCpu = "per-cpu" }
+        #[derive(Hash)]
+        pub enum Threads { Single = "single", PerCpu = "per-cpu" }
     }
 
     params! {
@@ -431,9 +410,10 @@ pub mod memcpy {
 pub mod alloc {
     family!("alloc");
 
-    names! {
+    crate::named_enum! {
         /// How full the arena is: twice the live set, or 1% spare.
-        Fill { Half = "half", NearlyFull = "nearly-full" }
+        #[derive(Hash)]
+        pub enum Fill { Half = "half", NearlyFull = "nearly-full" }
     }
 
     params! {
@@ -457,14 +437,16 @@ pub mod alloc {
 pub mod packet_stream {
     family!("packet-stream");
 
-    names! {
+    crate::named_enum! {
         /// Batched stream, RPC over shared memory, RPC over a UNIX socket.
-        Mode { Stream = "stream", RpcShm = "rpc-shm", RpcUnix = "rpc-unix" }
+        #[derive(Hash)]
+        pub enum Mode { Stream = "stream", RpcShm = "rpc-shm", RpcUnix = "rpc-unix" }
     }
 
-    names! {
+    crate::named_enum! {
         /// How a sleeping side is woken ("-": by the kernel, a socket).
-        Notify { Futex = "futex", Eventfd = "eventfd", Kernel = "-" }
+        #[derive(Hash)]
+        pub enum Notify { Futex = "futex", Eventfd = "eventfd", Kernel = "-" }
     }
 
     params! {
@@ -592,9 +574,10 @@ pub mod control {
 pub mod net {
     family!("net");
 
-    names! {
+    crate::named_enum! {
         /// Loopback, or a veth pair between two namespaces.
-        Path { Loopback = "loopback", Veth = "veth" }
+        #[derive(Hash)]
+        pub enum Path { Loopback = "loopback", Veth = "veth" }
     }
 
     params! {
@@ -635,9 +618,10 @@ pub mod net {
 pub mod blk {
     family!("blk");
 
-    names! {
+    crate::named_enum! {
         /// O_DIRECT, or through the page cache.
-        Mode { Direct = "direct", Cached = "cached" }
+        #[derive(Hash)]
+        pub enum Mode { Direct = "direct", Cached = "cached" }
     }
 
     params! {

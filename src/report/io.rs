@@ -3,6 +3,7 @@
 //! response round trips, and throughput by block size (rows sizes, columns
 //! read / write x direct / cached).
 
+use crate::named::Named;
 use super::num;
 use super::table::{Table, bytes_label, percent};
 use crate::results::{CaseResult, CaseStatus, RunDoc};

@@ -1,6 +1,7 @@
 //! Seed 003's basic-benchmark and STREAM tables, and seed 002's memcpy and
 //! allocator comparisons.
 
+use crate::named::Named;
 use super::rows::{Row, unmeasured_mark};
 use super::table::{Table, bytes_label, cycles};
 use crate::results::{CaseResult, CaseStatus, RunDoc};

@@ -1,5 +1,6 @@
 //! Packet stream against RPC (seed 002), and every core at once (seed 004).
 
+use crate::named::Named;
 use super::table::{Table, cycles};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};

@@ -5,6 +5,7 @@
 //! units and a caption naming host, environment and condition; two runs
 //! also get the compare table.
 
+use crate::named::Named;
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
 use crate::report::plot::{self, Lines};
