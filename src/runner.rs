@@ -79,6 +79,26 @@ pub struct Execution {
 }
 
 impl Execution {
+    /// Everything in this process: idle and pinned only, one harness for
+    /// both scales, no rounds, no progress, a 30 s case timeout. What tests
+    /// (and a program embedding the runner) start from.
+    pub fn in_process(cpus: Vec<usize>, harness: HarnessConfig, scratch: std::path::PathBuf) -> Execution {
+        Execution {
+            cpus,
+            loads: vec![LoadKind::Idle],
+            isolations: vec![Isolation::Pinned],
+            exe: None,
+            quick: harness,
+            full: harness,
+            timeout: Duration::from_secs(30),
+            progress: false,
+            scratch,
+            mem_bytes: None,
+            point_ms: None,
+            rounds: None,
+        }
+    }
+
     pub fn harness_for(&self, s: Scale) -> HarnessConfig {
         match s {
             Scale::Quick => self.quick,
@@ -573,20 +593,7 @@ mod tests {
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
         assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::registry::Runs::FromHost).count(), 1);
-        let ex = Execution {
-            cpus: vec![0],
-            loads: vec![LoadKind::Idle],
-            isolations: vec![Isolation::Pinned],
-            exe: None,
-            quick: HarnessConfig::tiny(),
-            full: HarnessConfig::tiny(),
-            timeout: Duration::from_secs(5),
-            progress: false,
-            scratch: tmp.path().into(),
-            mem_bytes: None,
-            point_ms: None,
-            rounds: None,
-        };
+        let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
         let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
         let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
         let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();

@@ -6,12 +6,11 @@ use oscycles::bench::cases::{per_op_metric, pinned};
 use oscycles::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use oscycles::clock::{self, Tsc};
 use oscycles::harness::{self, HarnessConfig};
-use oscycles::isolation::Isolation;
-use oscycles::load::LoadKind;
 use oscycles::placement;
 use oscycles::registry::{self, Member, Suite};
 use oscycles::report::export::{Export, Format, exporter};
-use oscycles::results::{CaseStatus, Condition, Environment, Params, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
+use oscycles::results::{CaseStatus, Params, RunStatus};
+use oscycles::spec::RunSpec;
 use oscycles::runner::{self, Execution};
 use oscycles::store::{self, RunWriter};
 use serde::{Deserialize, Serialize};
@@ -66,58 +65,17 @@ fn to_params<T: Serialize>(p: &T) -> Params {
 
 static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], scale: Scale::Full };
 
-fn document(clock: oscycles::clock::ClockInfo, ex: &Execution) -> RunDoc {
-    RunDoc {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        id: "catalogue".into(),
-        started_at: "2026-11-23T00:00:00Z".into(),
-        finished_at: None,
-        status: RunStatus::Running,
-        tool: Tool::this(),
-        host: oscycles::host::collect(clock),
-        environment: Environment { name: "native".into(), settings: Default::default() },
-        condition: Condition { load: "idle".into(), isolation: "pinned".into(), facts: Default::default() },
-        settings: Settings {
-            suites: vec!["echo".into()],
-            benchmarks: None,
-            cpus: ex.cpus.clone(),
-            policy: "SCHED_OTHER".into(),
-            memory_locked: false,
-            harness: ex.full,
-            case_timeout_s: 30.0,
-            rounds: 1,
-            round_log: vec![],
-        },
-        planned_cases: 0,
-        results: vec![],
-        owner: None,
-    }
-}
-
 #[test]
 fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     assert!(registry::find_family("echo").is_none(), "the test family is in no registry list");
-    let ex = Execution {
-        cpus: placement::allowed_cpus().into_iter().take(2).collect(),
-        loads: vec![LoadKind::Idle],
-        isolations: vec![Isolation::Pinned],
-        exe: None,
-        quick: HarnessConfig::tiny(),
-        full: HarnessConfig::tiny(),
-        timeout: Duration::from_secs(30),
-        progress: false,
-        scratch: std::env::temp_dir(),
-        mem_bytes: None,
-        point_ms: None,
-        rounds: None,
-    };
+    let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), std::env::temp_dir());
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let tmp = tempfile::tempdir().unwrap();
     let plan = runner::plan(&[&ECHO_SUITE], None);
     assert_eq!(plan.iter().map(|p| p.label()).collect::<Vec<_>>(), ["echo.copy bytes=64", "echo.copy bytes=4096"]);
-    let mut w = RunWriter::create(tmp.path(), document(clock, &ex)).unwrap();
-    w.doc.planned_cases = plan.len();
+    let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
+    let mut w = RunWriter::create(tmp.path(), spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
     assert_eq!(runner::execute(&plan, &ex, &mut w).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.

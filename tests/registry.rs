@@ -4,31 +4,20 @@
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
 use oscycles::isolation::Isolation;
-use oscycles::load::LoadKind;
 use oscycles::placement::{self, Policy};
 use oscycles::registry;
-use oscycles::results::{CaseStatus, Condition, Environment, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool};
+use oscycles::results::{CaseStatus, RunStatus};
+use oscycles::spec::RunSpec;
 use oscycles::runner::{self, Execution, Mode};
 use oscycles::store::{self, RunWriter};
 use std::time::Duration;
 
 fn execution() -> Execution {
-    Execution {
-        cpus: placement::allowed_cpus().into_iter().take(2).collect(),
-        loads: vec![LoadKind::Idle],
-        isolations: vec![Isolation::Pinned],
-        exe: None,
-        quick: HarnessConfig::tiny(),
-        full: HarnessConfig::tiny(),
-        timeout: Duration::from_secs(30),
-        progress: false,
-        // Cases create their files there exclusively (O_EXCL|O_NOFOLLOW), under unique names.
-        scratch: std::env::temp_dir(),
-        // Small buffers: the tests check mechanics, and CI is a small machine.
-        mem_bytes: Some(64 << 20),
-        point_ms: None,
-        rounds: None,
-    }
+    let cpus = placement::allowed_cpus().into_iter().take(2).collect();
+    // Cases create their files in the scratch directory exclusively
+    // (O_EXCL|O_NOFOLLOW), under unique names; small buffers: the tests
+    // check mechanics, and CI is a small machine.
+    Execution { mem_bytes: Some(64 << 20), ..Execution::in_process(cpus, HarnessConfig::tiny(), std::env::temp_dir()) }
 }
 
 fn pinned() -> Mode {
@@ -76,32 +65,8 @@ fn a_run_document_survives_a_json_round_trip() {
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("results");
-    let doc = RunDoc {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        id: "roundtrip".into(),
-        started_at: "2026-11-21T00:00:00Z".into(),
-        finished_at: None,
-        status: RunStatus::Running,
-        tool: Tool::this(),
-        host: oscycles::host::collect(clock),
-        environment: Environment { name: "native".into(), settings: Default::default() },
-        condition: Condition { load: "idle".into(), isolation: "pinned".into(), facts: Default::default() },
-        settings: Settings {
-            suites: vec!["quick".into()],
-            benchmarks: None,
-            cpus: ex.cpus.clone(),
-            policy: "SCHED_OTHER".into(),
-            memory_locked: false,
-            harness: ex.quick,
-            case_timeout_s: 30.0,
-            rounds: 1,
-            round_log: vec![],
-        },
-        planned_cases: 0,
-        results: vec![],
-        owner: None,
-    };
+    let spec = RunSpec { suites: vec!["quick".into()], ..RunSpec::default() };
+    let doc = spec.document(&["native"], 0, ex.cpus.clone(), ex.quick, clock);
     let mut w = RunWriter::create(&dir, doc).unwrap();
     let quick = registry::find_suite("quick").unwrap();
     let plan: Vec<_> = runner::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
