@@ -73,17 +73,14 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             crate::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
             let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
             let mut round = 0;
-            let (m, p) = measure(
-                ctx,
-                |n| {
-                    for _ in 0..n {
-                        round += 1;
-                        bufs.pass(kind, round);
-                    }
-                    crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
-                },
-                io,
-            )?;
+            let passes = |n| {
+                for _ in 0..n {
+                    round += 1;
+                    bufs.pass(kind, round);
+                }
+                crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
+            };
+            let (m, p) = measure(ctx, passes, io)?;
             (m, p, bytes)
         }
         BwKind::MmapRd | BwKind::FileRd => {

@@ -177,8 +177,8 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         Ok((s, v, n, exits))
     })?;
     let summary = summary_of(&samples)?;
-    let mut metrics =
-        vec![Metric::cycles(if op == MicroOp::Start { schema::microvm::START } else { schema::microvm::GUEST }, summary, ctx.clock)];
+    let name = if op == MicroOp::Start { schema::microvm::START } else { schema::microvm::GUEST };
+    let mut metrics = vec![Metric::cycles(name, summary, ctx.clock)];
     if op.exits_to_vmm()
         && let Some(s) = Summary::of(&vmm)
     {

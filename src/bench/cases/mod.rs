@@ -118,3 +118,51 @@ pub fn rate_metric(name: &str, unit: &str, m: &Measurement, tsc_hz: f64, units_p
 fn rates(m: &Measurement, tsc_hz: f64, units_per_op: f64, per: f64) -> Vec<f64> {
     m.per_op_cycles.iter().map(|&c| units_per_op * tsc_hz / c.max(1e-9) / per).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::Scale;
+    use crate::schema;
+
+    #[test]
+    fn a_grid_runs_its_outer_values_slowest() {
+        assert_eq!(grid(&[1, 2], &['a', 'b', 'c']), [(1, 'a'), (1, 'b'), (1, 'c'), (2, 'a'), (2, 'b'), (2, 'c')]);
+        assert!(grid::<u8, u8>(&[], &[1]).is_empty());
+    }
+
+    #[test]
+    fn points_are_the_structs_maps_in_order() {
+        let p = points([1, 2].map(|tasks| schema::aim::Params { tasks }));
+        assert_eq!(serde_json::to_string(&p).unwrap(), r#"[{"tasks":1},{"tasks":2}]"#);
+    }
+
+    #[test]
+    fn typed_parameters_read_as_their_struct_or_fail_naming_them() {
+        let clock = ClockInfo { source: "test".into(), tsc_hz: 1e9, tsc_hz_spread: 0.0, cpuid_tsc_hz: None, overhead_cycles: 0 };
+        let params = schema::ctx::Params { procs: 2, ws_kib: 16 }.to_params();
+        let ctx = CaseCtx {
+            params: &params,
+            cpus: &[0],
+            pin: true,
+            policy: placement::Policy::Other,
+            memory_locked: false,
+            harness: crate::harness::HarnessConfig::tiny(),
+            scale: Scale::Quick,
+            point_ms: None,
+            clock: &clock,
+            timeout: std::time::Duration::from_secs(1),
+            scratch: std::path::Path::new("/nonexistent"),
+            mem_bytes: None,
+        };
+        assert_eq!(ctx.typed::<schema::ctx::Params>(), Ok(schema::ctx::Params { procs: 2, ws_kib: 16 }));
+        match ctx.typed::<schema::aim::Params>() {
+            Err(CaseError::Failed(why)) => assert!(why.contains("procs=2 ws_kib=16"), "{why}"),
+            other => panic!("another family's parameters read as {other:?}"),
+        }
+        let none = Params::new();
+        let ctx = CaseCtx { params: &none, ..ctx };
+        assert_eq!(ctx.typed::<schema::syscall::Params>(), Ok(schema::syscall::Params {}));
+        assert!(matches!(ctx.typed::<schema::noise::Params>(), Err(CaseError::Failed(why)) if why.contains("(none)")));
+    }
+}
