@@ -3,6 +3,7 @@
 //! /proc/interrupts and /proc/softirqs) and the thread's involuntary
 //! context switches.
 
+use crate::schema::attribution as keys;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -54,9 +55,9 @@ impl Snapshot {
             a.iter().filter_map(|(k, v)| v.checked_sub(*b.get(k).unwrap_or(&0)).filter(|d| *d > 0).map(|d| (k.clone(), d.into()))).collect()
         };
         serde_json::json!({
-            "interrupts": delta(&self.interrupts, &before.interrupts),
-            "softirqs": delta(&self.softirqs, &before.softirqs),
-            "involuntary_context_switches": self.involuntary_switches.saturating_sub(before.involuntary_switches),
+            (keys::INTERRUPTS): delta(&self.interrupts, &before.interrupts),
+            (keys::SOFTIRQS): delta(&self.softirqs, &before.softirqs),
+            (keys::INVOLUNTARY_CONTEXT_SWITCHES): self.involuntary_switches.saturating_sub(before.involuntary_switches),
         })
     }
 }

@@ -5,6 +5,7 @@
 
 use super::{CaseCtx, CaseData, CaseError};
 use crate::results::Params;
+use crate::schema::{CaseParams, NoParams};
 
 /// How thorough a suite is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,9 +35,10 @@ pub trait Family: Sync + 'static {
     fn name(&self) -> &'static str;
     /// Its benchmarks, each made with [`Benchmark::new`] from `self`.
     fn benchmarks(&'static self) -> Vec<Benchmark>;
-    /// The parameter points of one of its benchmarks at `scale`.
+    /// The parameter points of one of its benchmarks at `scale` (by
+    /// default one point without parameters, `schema::NoParams`).
     fn cases(&self, _variant: usize, _scale: Scale) -> Vec<Params> {
-        vec![Params::new()]
+        vec![NoParams {}.to_params()]
     }
     /// Whether a benchmark can run on this host at all; the reason when not.
     fn supported(&self, _variant: usize) -> Result<(), String> {

@@ -30,6 +30,7 @@ use crate::harness::HarnessConfig;
 use crate::placement::Placement;
 use crate::placement::Policy;
 use crate::results::{Metric, Params};
+use crate::schema::CaseParams;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -74,12 +75,16 @@ pub enum CaseError {
 }
 
 impl CaseCtx<'_> {
-    /// A numeric case parameter, or a failure naming it.
-    pub fn u64_param(&self, key: &str) -> Result<u64, CaseError> {
-        self.params
-            .get(key)
-            .and_then(|v| v.as_u64())
-            .ok_or_else(|| CaseError::Failed(format!("case parameter '{key}' missing or not a number")))
+    /// The case's parameters as its family's struct (`schema::X::Params`),
+    /// or a failure naming them when they do not read as it.
+    pub fn typed<T: CaseParams>(&self) -> Result<T, CaseError> {
+        T::from_params(self.params).ok_or_else(|| {
+            let label = crate::results::params_label(self.params);
+            CaseError::Failed(format!(
+                "the case parameters ({}) do not read as this family's",
+                if label.is_empty() { "none" } else { &label }
+            ))
+        })
     }
 }
 

@@ -1,31 +1,25 @@
 //! AIM7-style jobs/min/task for 1 .. 2 x CPUs concurrent tasks.
 
+use super::{points, summary_of};
 use crate::bench::aim;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
 use crate::results::{Metric, Params};
-use crate::stats::Summary;
+use crate::schema;
 use serde_json::json;
 use std::time::Duration;
 
 fn cases(scale: Scale) -> Vec<Params> {
-    let n = crate::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2);
-    let tasks: Vec<usize> = match scale {
+    let n = crate::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2) as u64;
+    let tasks: Vec<u64> = match scale {
         Scale::Quick => vec![1, 2 * n],
         Scale::Full => (1..=2 * n).collect(),
     };
-    tasks
-        .into_iter()
-        .map(|t| {
-            let mut p = Params::new();
-            p.insert("tasks".into(), json!(t));
-            p
-        })
-        .collect()
+    points(tasks.into_iter().map(|tasks| schema::aim::Params { tasks }))
 }
 
 fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let tasks = ctx.u64_param("tasks")? as usize;
+    let tasks = ctx.typed::<schema::aim::Params>()?.tasks as usize;
     // A round lasts 50 batch targets (100 ms in quick, 250 ms in full), within 50 ms .. 2 s;
     // rounds = batches, at most 5.
     let target_s = ctx.harness.target_batch_cycles as f64 / ctx.clock.tsc_hz;
@@ -41,7 +35,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         per_round.push(r.per_task.iter().sum::<f64>() / tasks as f64);
         observed = r.cpus;
     }
-    let s = Summary::of(&per_round).ok_or_else(|| CaseError::Failed("no samples".into()))?;
+    let s = summary_of(&per_round)?;
     let mut details = serde_json::Map::new();
     details.insert("round_seconds".into(), json!(duration.as_secs_f64()));
     details.insert("rounds".into(), json!(rounds));
@@ -54,7 +48,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             policy: "SCHED_OTHER".into(),
             memory_locked: ctx.memory_locked,
         },
-        metrics: vec![Metric::rate("jobs_per_min_per_task", "jobs/min/task", s)],
+        metrics: vec![Metric::rate(schema::aim::JOBS_PER_MIN_PER_TASK, "jobs/min/task", s)],
         details,
     })
 }
@@ -64,12 +58,12 @@ pub struct Aim;
 
 impl Family for Aim {
     fn name(&self) -> &'static str {
-        "aim"
+        schema::aim::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,
-            "mix",
+            schema::aim::MIX,
             "AIM7-style jobs/min/task: T processes repeat a fixed compute+memory+file+fork job",
             "tasks 1..2 x CPUs",
             "--scratch space",

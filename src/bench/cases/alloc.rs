@@ -1,12 +1,11 @@
 //! Allocators: live set x block size per allocator, the bitmap also nearly
 //! full; and HermitCore's malloc(1 MiB) + free.
 
-use super::pinned;
+use super::{grid, measure, measured, per_op_metric, points};
 use crate::bench::alloc::{Kind, Workload};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::clock::Tsc;
-use crate::harness;
 use crate::results::Params;
+use crate::schema::{self, alloc::Fill};
 use serde_json::json;
 
 pub const LIVE: [u64; 4] = [25, 100, 400, 1600];
@@ -17,40 +16,25 @@ fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
         Scale::Quick => (&[100], &[64, 1500]),
         Scale::Full => (&LIVE, &SIZES),
     };
-    let fills: &[&str] = if kind == Kind::Bitmap { &["half", "nearly-full"] } else { &["half"] };
-    let mut out = Vec::new();
-    for &fill in fills {
-        for &l in live {
-            for &s in sizes {
-                let mut p = Params::new();
-                p.insert("live".into(), json!(l));
-                p.insert("bytes".into(), json!(s));
-                p.insert("fill".into(), json!(fill));
-                out.push(p);
-            }
-        }
-    }
-    out
+    let fills: &[Fill] = if kind == Kind::Bitmap { Fill::ALL } else { &[Fill::Half] };
+    let sweep = grid(fills, &grid(live, sizes));
+    points(sweep.into_iter().map(|(fill, (live, bytes))| schema::alloc::Params { live, bytes, fill: Some(fill) }))
 }
 
 fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let (live, bytes) = (ctx.u64_param("live")? as usize, ctx.u64_param("bytes")? as usize);
+    let p: schema::alloc::Params = ctx.typed()?;
+    let (live, bytes) = (p.live as usize, p.bytes as usize);
     // Half: the arena holds twice the live set. Nearly full: 1% spare (at least one slot).
-    let capacity = match ctx.params.get("fill").and_then(|v| v.as_str()) {
-        Some("nearly-full") => live + (live / 100).max(1),
-        _ => 2 * live,
+    let capacity = match p.fill {
+        Some(Fill::NearlyFull) => live + (live / 100).max(1),
+        Some(Fill::Half) | None => 2 * live,
     };
     let mut w =
         Workload::new(kind.build(bytes, capacity), live).ok_or_else(|| CaseError::Failed("could not allocate the live set".into()))?;
-    let (m, placement) = pinned(ctx, || {
-        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
-            w.pairs(n).ok_or_else(|| CaseError::Failed(format!("{} ran out of space", kind.name())))
-        })
-    })?;
+    let (m, placement) = measure(ctx, |n| w.pairs(n).ok_or_else(|| CaseError::Failed(format!("{} ran out of space", kind.name()))), |e| e)?;
     let mut details = serde_json::Map::new();
     details.insert("capacity_blocks".into(), json!(capacity));
-    details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_pair", &m, ctx.clock)?], details })
+    Ok(measured(placement, &m, vec![per_op_metric(schema::alloc::PER_PAIR, &m, ctx.clock)?], details))
 }
 
 /// alloc.*: one benchmark per allocator.
@@ -58,7 +42,7 @@ pub struct Allocators;
 
 impl Family for Allocators {
     fn name(&self) -> &'static str {
-        "alloc"
+        schema::alloc::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &Kind::ALL, |k| {

@@ -1,10 +1,11 @@
 //! The blk family on the harness: one case per operation, cache mode and block size.
 
-use super::pinned;
+use super::{grid, pinned, points};
 use crate::bench::blk::{self, Op};
 use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::results::{Metric, Params};
+use crate::schema::{self, blk::Mode, blk::details as keys};
 use crate::stats::Summary;
 use serde_json::json;
 
@@ -18,8 +19,8 @@ impl BlkTest {
     pub const ALL: [BlkTest; 2] = [BlkTest::Read, BlkTest::Write];
     pub fn name(self) -> &'static str {
         match self {
-            BlkTest::Read => "read",
-            BlkTest::Write => "write",
+            BlkTest::Read => schema::blk::READ,
+            BlkTest::Write => schema::blk::WRITE,
         }
     }
     pub fn op(self) -> Op {
@@ -48,25 +49,16 @@ pub fn file_bytes(ctx: &CaseCtx) -> u64 {
 }
 
 fn cases(scale: Scale) -> Vec<Params> {
-    let blocks: Vec<u64> = match scale {
-        Scale::Quick => vec![4 << 10, 1 << 20],
-        Scale::Full => vec![512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
+    let blocks: &[u64] = match scale {
+        Scale::Quick => &[4 << 10, 1 << 20],
+        Scale::Full => &[512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
     };
-    let mut out = Vec::new();
-    for mode in ["direct", "cached"] {
-        for &b in &blocks {
-            let mut p = Params::new();
-            p.insert("mode".into(), json!(mode));
-            p.insert("block".into(), json!(b));
-            out.push(p);
-        }
-    }
-    out
+    points(grid(Mode::ALL, blocks).into_iter().map(|(mode, block)| schema::blk::Params { mode, block }))
 }
 
 fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let block = ctx.u64_param("block")? as usize;
-    let direct = ctx.params.get("mode").and_then(|v| v.as_str()) == Some("direct");
+    let p: schema::blk::Params = ctx.typed()?;
+    let (block, direct) = (p.block as usize, p.mode == Mode::Direct);
     if blk::on_tmpfs(ctx.scratch) {
         return Err(CaseError::NotApplicable(format!(
             "{} is tmpfs, which has no disk behind it and no direct I/O; point --scratch at a directory on a disk filesystem",
@@ -88,15 +80,15 @@ fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert("file_bytes".into(), json!(bytes));
     details.insert("window_s".into(), json!(r.window_s));
     details.insert("ops".into(), json!(r.ops));
-    details.insert("mib_per_s".into(), json!(window_mib / r.window_s));
-    details.insert("iops".into(), json!(r.ops as f64 / r.window_s));
-    details.insert("cpu_ms_per_mib".into(), json!(1e3 * r.cpu_s / window_mib));
-    details.insert("cpu_util".into(), json!(r.cpu_s / r.window_s));
+    details.insert(keys::MIB_PER_S.into(), json!(window_mib / r.window_s));
+    details.insert(keys::IOPS.into(), json!(r.ops as f64 / r.window_s));
+    details.insert(keys::CPU_MS_PER_MIB.into(), json!(1e3 * r.cpu_s / window_mib));
+    details.insert(keys::CPU_UTIL.into(), json!(r.cpu_s / r.window_s));
     if t == BlkTest::Write {
-        details.insert("fdatasync_after_s".into(), json!(r.sync_s));
+        details.insert(keys::FDATASYNC_AFTER_S.into(), json!(r.sync_s));
     }
     let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
-    Ok(CaseData { placement, metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+    Ok(CaseData { placement, metrics: vec![Metric::rate(schema::blk::THROUGHPUT, "MiB/s", slices)], details })
 }
 
 /// blk.*: sequential block I/O by block size, direct and cached.
@@ -104,7 +96,7 @@ pub struct Blk;
 
 impl Family for Blk {
     fn name(&self) -> &'static str {
-        "blk"
+        schema::blk::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))

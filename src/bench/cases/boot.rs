@@ -3,18 +3,19 @@
 //! result); there is nothing to run inside one.
 
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs};
+use crate::schema;
 
 /// boot.start: from starting an environment to its /init and first result.
 pub struct Boot;
 
 impl Family for Boot {
     fn name(&self) -> &'static str {
-        "boot"
+        schema::boot::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,
-            "start",
+            schema::boot::START_BENCH,
             "time from starting an environment (process, container, VMM) to the first act of its init (oscycles' hello) and to its first result (a tiny getpid run); median of several starts",
             "one per environment of --env; 3 starts each",
             "-",

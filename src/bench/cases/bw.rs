@@ -1,42 +1,38 @@
 //! Bandwidths: streams take a placement, the rest run on one pinned CPU.
 
-use super::pinned;
+use super::{copy_metrics, measure, measured, pinned, points};
 use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
 use crate::bench::child;
 use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::clock::Tsc;
 use crate::harness::{self, Measurement};
-use crate::placement::Placement;
+use crate::placement::{Cores, Placement};
 use crate::results::Params;
+use crate::schema;
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
 pub const FILE_BYTES: u64 = 64 << 20;
 
 fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
-    let one = |k: &str, v: &str| {
-        let mut p = Params::new();
-        p.insert(k.into(), json!(v));
-        p
-    };
-    match (kind.is_stream(), scale) {
-        (true, Scale::Quick) => vec![one("cores", "same")],
-        (true, Scale::Full) => vec![one("cores", "same"), one("cores", "cross")],
+    let cores: &[Option<Cores>] = match (kind.is_stream(), scale) {
+        (true, Scale::Quick) => &[Some(Cores::Same)],
+        (true, Scale::Full) => &[Some(Cores::Same), Some(Cores::Cross)],
         // Memory buffers far beyond the LLC take seconds to lay out: full only.
-        (false, Scale::Quick) if matches!(kind, BwKind::MemRd | BwKind::MemWr | BwKind::MemCp) => vec![],
-        (false, _) => vec![Params::new()],
-    }
+        (false, Scale::Quick) if matches!(kind, BwKind::MemRd | BwKind::MemWr | BwKind::MemCp) => &[],
+        (false, _) => &[None],
+    };
+    points(cores.iter().map(|&cores| schema::bw::Params { cores }))
 }
 
 pub fn ram_bytes() -> u64 {
     crate::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
 }
 
-fn stream(kind: BwKind, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
-    let cross = ctx.params.get("cores").and_then(|v| v.as_str()) == Some("cross");
+fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
     let reader_cpu = ctx.cpus[0];
-    let writer_cpu = if cross {
+    let writer_cpu = if cores == Some(Cores::Cross) {
         *ctx.cpus.get(1).ok_or_else(|| CaseError::NotApplicable("cross-core needs two CPUs; --cpus names one".into()))?
     } else {
         reader_cpu
@@ -61,11 +57,12 @@ fn stream(kind: BwKind, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseE
 }
 
 fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let cores = ctx.typed::<schema::bw::Params>()?.cores;
     let io = |e| CaseError::from_io(kind.name(), e);
     let mut details = serde_json::Map::new();
     let (m, placement, bytes_per_op) = match kind {
         BwKind::Pipe | BwKind::Unix => {
-            let (m, p) = stream(kind, ctx)?;
+            let (m, p) = stream(kind, cores, ctx)?;
             (m, p, CHUNK as u64)
         }
         BwKind::MemRd | BwKind::MemWr | BwKind::MemCp => {
@@ -76,16 +73,14 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             crate::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
             let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
             let mut round = 0;
-            let (m, p) = pinned(ctx, || {
-                harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
-                    for _ in 0..n {
-                        round += 1;
-                        bufs.pass(kind, round);
-                    }
-                    crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
-                })
-                .map_err(io)
-            })?;
+            let passes = |n| {
+                for _ in 0..n {
+                    round += 1;
+                    bufs.pass(kind, round);
+                }
+                crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
+            };
+            let (m, p) = measure(ctx, passes, io)?;
             (m, p, bytes)
         }
         BwKind::MmapRd | BwKind::FileRd => {
@@ -93,27 +88,18 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let file = std::fs::File::open(&f.path).map_err(io)?;
             let mut buf = vec![0u8; CHUNK];
             details.insert("file_bytes".into(), json!(FILE_BYTES));
-            let (m, p) = pinned(ctx, || {
-                harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
-                    (0..n).try_for_each(|_| {
-                        if kind == BwKind::MmapRd { bw::mmap_read(&f, &file) } else { bw::file_read(&file, f.bytes, &mut buf) }.map(|_| ())
-                    })
+            let read = |n| {
+                (0..n).try_for_each(|_| {
+                    if kind == BwKind::MmapRd { bw::mmap_read(&f, &file) } else { bw::file_read(&file, f.bytes, &mut buf) }.map(|_| ())
                 })
-                .map_err(io)
-            })?;
+            };
+            let (m, p) = measure(ctx, read, io)?;
             (m, p, FILE_BYTES)
         }
     };
     details.insert("bytes_per_op".into(), json!(bytes_per_op));
-    details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData {
-        placement,
-        metrics: vec![
-            super::rate_metric("bandwidth", "MB/s", &m, ctx.clock.tsc_hz, bytes_per_op as f64, 1e6)?,
-            super::per_op_metric("per_op", &m, ctx.clock)?,
-        ],
-        details,
-    })
+    let metrics = copy_metrics(schema::bw::BANDWIDTH, schema::bw::PER_OP, bytes_per_op, &m, ctx.clock)?;
+    Ok(measured(placement, &m, metrics, details))
 }
 
 /// bw.*: lmbench bandwidths.
@@ -121,7 +107,7 @@ pub struct Bandwidths;
 
 impl Family for Bandwidths {
     fn name(&self) -> &'static str {
-        "bw"
+        schema::bw::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &BwKind::ALL, |k| {

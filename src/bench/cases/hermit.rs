@@ -1,12 +1,12 @@
 //! HermitCore's basic benchmark extras: sched_yield with a second runnable
 //! thread on the CPU, and malloc(1 MiB) + free.
 
-use super::pinned;
+use super::{measured, per_op_metric, pinned};
 use crate::bench::hermit::{self, Yielder};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
 use crate::harness;
-use serde_json::json;
+use crate::schema;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HermitOp {
@@ -18,8 +18,8 @@ impl HermitOp {
     pub const ALL: [HermitOp; 2] = [HermitOp::YieldBusy, HermitOp::Malloc1M];
     pub fn name(self) -> &'static str {
         match self {
-            HermitOp::YieldBusy => "sched_yield-busy",
-            HermitOp::Malloc1M => "malloc-1m",
+            HermitOp::YieldBusy => schema::hermit::SCHED_YIELD_BUSY,
+            HermitOp::Malloc1M => schema::hermit::MALLOC_1M,
         }
     }
     pub fn description(self) -> &'static str {
@@ -42,9 +42,7 @@ fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         })
         .map_err(|e| CaseError::from_io(op.name(), e))
     })?;
-    let mut details = serde_json::Map::new();
-    details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_op", &m, ctx.clock)?], details })
+    Ok(measured(placement, &m, vec![per_op_metric(schema::hermit::PER_OP, &m, ctx.clock)?], serde_json::Map::new()))
 }
 
 /// hermit.*: seed 003's basic benchmark beyond syscalls and page faults.
@@ -52,7 +50,7 @@ pub struct Hermit;
 
 impl Family for Hermit {
     fn name(&self) -> &'static str {
-        "hermit"
+        schema::hermit::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))

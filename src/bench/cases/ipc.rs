@@ -1,73 +1,34 @@
 //! The ipc family on the harness: cases are payload x space x cores, each a
 //! ping-pong whose one-way cost is half the round trip.
 
+use super::{grid, points, summary_of};
 use crate::bench::ipc::pingpong::{self, PingPongSpec};
 use crate::bench::ipc::{IpcError, Mechanism};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::{Cores, Placement, Space};
 use crate::results::{Metric, Params};
-use crate::stats::Summary;
+use crate::schema;
 use serde_json::json;
 
-pub const WORDS_FULL: [usize; 7] = [0, 1, 2, 4, 8, 16, 64];
-pub const WORDS_QUICK: [usize; 3] = [0, 8, 64];
+pub const WORDS_FULL: [u64; 7] = [0, 1, 2, 4, 8, 16, 64];
+pub const WORDS_QUICK: [u64; 3] = [0, 8, 64];
 
 fn supported(m: Mechanism) -> Result<(), String> {
     m.pair(Space::Intra).map(|_| ()).map_err(|e| format!("cannot create a {} channel: {e}", m.name()))
 }
 
-pub fn space_name(s: Space) -> &'static str {
-    match s {
-        Space::Intra => "intra",
-        Space::Inter => "inter",
-    }
-}
-
-pub fn cores_name(c: Cores) -> &'static str {
-    match c {
-        Cores::Same => "same",
-        Cores::Cross => "cross",
-    }
-}
-
 fn cases(scale: Scale) -> Vec<Params> {
-    let words: &[usize] = match scale {
+    let words: &[u64] = match scale {
         Scale::Quick => &WORDS_QUICK,
         Scale::Full => &WORDS_FULL,
     };
-    let mut out = Vec::new();
-    for space in [Space::Intra, Space::Inter] {
-        for cores in [Cores::Same, Cores::Cross] {
-            for &w in words {
-                let mut p = Params::new();
-                p.insert("words".into(), json!(w));
-                p.insert("space".into(), json!(space_name(space)));
-                p.insert("cores".into(), json!(cores_name(cores)));
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
-fn parse(ctx: &CaseCtx) -> Result<(usize, Space, Cores), CaseError> {
-    let bad = |k: &str| CaseError::Failed(format!("case parameter '{k}' missing or invalid"));
-    let words = ctx.params.get("words").and_then(|v| v.as_u64()).ok_or_else(|| bad("words"))? as usize;
-    let space = match ctx.params.get("space").and_then(|v| v.as_str()) {
-        Some("intra") => Space::Intra,
-        Some("inter") => Space::Inter,
-        _ => return Err(bad("space")),
-    };
-    let cores = match ctx.params.get("cores").and_then(|v| v.as_str()) {
-        Some("same") => Cores::Same,
-        Some("cross") => Cores::Cross,
-        _ => return Err(bad("cores")),
-    };
-    Ok((words, space, cores))
+    let sweep = grid(&schema::ipc::SPACES, &grid(&schema::ipc::CORES, words));
+    points(sweep.into_iter().map(|(space, (cores, words))| schema::ipc::Params { words, space, cores }))
 }
 
 fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let (words, space, cores) = parse(ctx)?;
+    let schema::ipc::Params { words, space, cores } = ctx.typed()?;
+    let words = words as usize;
     if let Some(why) = m.unsupported(cores) {
         return Err(CaseError::NotApplicable(why.into()));
     }
@@ -83,7 +44,7 @@ fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         IpcError::Interrupted => CaseError::Interrupted,
         e => CaseError::Failed(e.to_string()),
     })?;
-    let rt = Summary::of(&r.measurement.per_op_cycles).ok_or_else(|| CaseError::Failed("no samples".into()))?;
+    let rt = summary_of(&r.measurement.per_op_cycles)?;
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(r.measurement.inner));
     details.insert("round_trips".into(), json!(r.round_trips));
@@ -103,9 +64,9 @@ fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             memory_locked: ctx.memory_locked,
         },
         metrics: vec![
-            Metric::cycles("one_way", rt.scaled(0.5), ctx.clock)
+            Metric::cycles(schema::ipc::ONE_WAY, rt.scaled(0.5), ctx.clock)
                 .with_samples(&r.measurement.per_op_cycles.iter().map(|c| c / 2.0).collect::<Vec<_>>()),
-            Metric::cycles("round_trip", rt, ctx.clock).with_samples(&r.measurement.per_op_cycles),
+            Metric::cycles(schema::ipc::ROUND_TRIP, rt, ctx.clock).with_samples(&r.measurement.per_op_cycles),
         ],
         details,
     })
@@ -116,7 +77,7 @@ pub struct Ipc;
 
 impl Family for Ipc {
     fn name(&self) -> &'static str {
-        "ipc"
+        schema::ipc::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &Mechanism::ALL, |m| {

@@ -1,12 +1,10 @@
 //! memcpy: size x (source offset, destination offset), one benchmark per implementation.
 
-use super::pinned;
+use super::{copy_metrics, grid, measure, measured, points};
 use crate::bench::memcpy::{Buffers, Impl, copy};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::clock::Tsc;
-use crate::harness;
 use crate::results::Params;
-use serde_json::json;
+use crate::schema;
 
 pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 pub const SIZES_QUICK: [u64; 3] = [64, 4 << 10, 1 << 20];
@@ -36,41 +34,22 @@ fn cases(scale: Scale) -> Vec<Params> {
         Scale::Quick => (&SIZES_QUICK, &OFFSETS_QUICK),
         Scale::Full => (&SIZES_FULL, &OFFSETS_FULL),
     };
-    let mut out = Vec::new();
-    for &size in sizes {
-        for &(s, d) in offsets {
-            let mut p = Params::new();
-            p.insert("bytes".into(), json!(size));
-            p.insert("src_off".into(), json!(s));
-            p.insert("dst_off".into(), json!(d));
-            out.push(p);
-        }
-    }
-    out
+    points(grid(sizes, offsets).into_iter().map(|(bytes, (src_off, dst_off))| schema::memcpy::Params { bytes, src_off, dst_off }))
 }
 
 fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let (size, so, dof) = (ctx.u64_param("bytes")? as usize, ctx.u64_param("src_off")? as usize, ctx.u64_param("dst_off")? as usize);
-    let mut b = Buffers::new(size).map_err(|e| CaseError::from_io("memcpy buffers", e))?;
-    let (m, placement) = pinned(ctx, || {
-        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
-            let (d, s) = b.windows(so, dof);
-            for _ in 0..n {
-                copy(imp, d, s);
-            }
-            crate::watchdog::check().map_err(|_| CaseError::Interrupted)
-        })
-    })?;
-    let mut details = serde_json::Map::new();
-    details.insert("inner".into(), json!(m.inner));
-    Ok(CaseData {
-        placement,
-        metrics: vec![
-            super::rate_metric("bandwidth", "MB/s", &m, ctx.clock.tsc_hz, size as f64, 1e6)?,
-            super::per_op_metric("per_copy", &m, ctx.clock)?,
-        ],
-        details,
-    })
+    let p: schema::memcpy::Params = ctx.typed()?;
+    let mut b = Buffers::new(p.bytes as usize).map_err(|e| CaseError::from_io("memcpy buffers", e))?;
+    let copies = |n| {
+        let (d, s) = b.windows(p.src_off as usize, p.dst_off as usize);
+        for _ in 0..n {
+            copy(imp, d, s);
+        }
+        crate::watchdog::check().map_err(|_| CaseError::Interrupted)
+    };
+    let (m, placement) = measure(ctx, copies, |e| e)?;
+    let metrics = copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, p.bytes, &m, ctx.clock)?;
+    Ok(measured(placement, &m, metrics, serde_json::Map::new()))
 }
 
 /// memcpy.*: one benchmark per implementation.
@@ -78,7 +57,7 @@ pub struct Memcpys;
 
 impl Family for Memcpys {
     fn name(&self) -> &'static str {
-        "memcpy"
+        schema::memcpy::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &Impl::ALL, |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"))

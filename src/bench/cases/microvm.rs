@@ -2,10 +2,11 @@
 //! iterations calibrated until the guest's own timing is long enough; and
 //! the VM start (KVM_CREATE_VM to the guest's first instruction).
 
-use super::pinned;
+use super::{pinned, points, summary_of};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale};
 use crate::microvm::{self, GuestCase, layer};
 use crate::results::{Metric, Params};
+use crate::schema::{self, microvm::details as keys};
 use crate::stats::Summary;
 use serde_json::json;
 use std::time::Duration;
@@ -45,7 +46,7 @@ impl MicroOp {
             MicroOp::Rdtsc => "rdtsc",
             MicroOp::Cpuid => "cpuid",
             MicroOp::Hlt => "hlt",
-            MicroOp::Pio => "pio",
+            MicroOp::Pio => schema::microvm::PIO,
             MicroOp::Mmio => "mmio",
             MicroOp::Vmcall => "vmcall",
             MicroOp::Vmmcall => "vmmcall",
@@ -99,14 +100,7 @@ fn supported() -> Result<(), String> {
 /// natively); a VM start has no level.
 fn cases(op: MicroOp) -> Vec<Params> {
     let levels: &[u64] = if op == MicroOp::Start { &[0] } else { &[0, 3] };
-    levels
-        .iter()
-        .map(|&cpl| {
-            let mut p = Params::new();
-            p.insert("cpl".into(), json!(cpl));
-            p
-        })
-        .collect()
+    points(levels.iter().map(|&cpl| schema::microvm::Params { cpl }))
 }
 
 /// The fastest of 7 timed runs of `n` calls of `f`, in cycles per call: a
@@ -139,7 +133,7 @@ pub fn native_null_syscall() -> f64 {
 fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let layer = layer::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
-    let (mode, why_not_long) = guest_mode(op, ctx.u64_param("cpl")?)?;
+    let (mode, why_not_long) = guest_mode(op, ctx.typed::<schema::microvm::Params>()?.cpl)?;
     let batches = ctx.harness.batches.max(3);
     let tiny = ctx.harness.batches < 5;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
@@ -182,12 +176,13 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         }
         Ok((s, v, n, exits))
     })?;
-    let summary = Summary::of(&samples).ok_or_else(|| CaseError::Failed("no samples".into()))?;
-    let mut metrics = vec![Metric::cycles(if op == MicroOp::Start { "start" } else { "guest" }, summary, ctx.clock)];
+    let summary = summary_of(&samples)?;
+    let name = if op == MicroOp::Start { schema::microvm::START } else { schema::microvm::GUEST };
+    let mut metrics = vec![Metric::cycles(name, summary, ctx.clock)];
     if op.exits_to_vmm()
         && let Some(s) = Summary::of(&vmm)
     {
-        metrics.push(Metric::cycles("vmm_round_trip", s, ctx.clock));
+        metrics.push(Metric::cycles(schema::microvm::VMM_ROUND_TRIP, s, ctx.clock));
     }
     let details = describe(op, &layer, mode, why_not_long, iterations, &exits, summary.median, ctx);
     Ok(CaseData { placement, metrics, details })
@@ -233,14 +228,14 @@ fn describe(
     ctx: &CaseCtx,
 ) -> serde_json::Map<String, serde_json::Value> {
     let mut details = serde_json::Map::new();
-    details.insert("layer".into(), json!(layer.describe()));
+    details.insert(keys::LAYER.into(), json!(layer.describe()));
     details.insert("layer_module".into(), json!(layer.module));
     details.insert("nested".into(), json!(layer.nested()));
-    details.insert("guest_mode".into(), json!(mode.describe()));
+    details.insert(keys::GUEST_MODE.into(), json!(mode.describe()));
     if let Some(w) = why_not_long {
         details.insert("long_mode".into(), json!(w));
     }
-    details.insert("iterations".into(), json!(iterations));
+    details.insert(keys::ITERATIONS.into(), json!(iterations));
     details.insert("exits_to_vmm_per_run".into(), json!({"pio": exits.pio, "mmio": exits.mmio, "hlt": exits.hlt}));
     let native = match op {
         MicroOp::Cpuid => Some(("cpuid natively", native_cpuid())),
@@ -250,8 +245,8 @@ fn describe(
         _ => None,
     };
     if let Some((what, c)) = native {
-        details.insert("native_equivalent".into(), json!(what));
-        details.insert("native_cycles".into(), json!(c));
+        details.insert(keys::NATIVE_EQUIVALENT.into(), json!(what));
+        details.insert(keys::NATIVE_CYCLES.into(), json!(c));
     }
     if op == MicroOp::Read {
         details.insert("mb_per_s".into(), json!(microvm::READ_BYTES as f64 * ctx.clock.tsc_hz / median / 1e6));
@@ -265,7 +260,7 @@ pub struct Microvm;
 
 impl Family for Microvm {
     fn name(&self) -> &'static str {
-        "microvm"
+        schema::microvm::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &MicroOp::ALL, |op| {

@@ -1,9 +1,11 @@
 //! The net family on the harness: one case per protocol, path and payload.
 
+use super::{grid, points};
 use crate::bench::net::{self, Ends, Proto, Timing, netns};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
 use crate::results::{Metric, Params};
+use crate::schema::{self, net::Path, net::details as keys};
 use crate::stats::Summary;
 use serde_json::json;
 use std::net::Ipv4Addr;
@@ -21,9 +23,9 @@ impl NetTest {
     pub const ALL: [NetTest; 3] = [NetTest::Udp, NetTest::Tcp, NetTest::TcpRr];
     pub fn name(self) -> &'static str {
         match self {
-            NetTest::Udp => "udp",
-            NetTest::Tcp => "tcp",
-            NetTest::TcpRr => "tcp-rr",
+            NetTest::Udp => schema::net::UDP,
+            NetTest::Tcp => schema::net::TCP,
+            NetTest::TcpRr => schema::net::TCP_RR,
         }
     }
     pub fn description(self) -> &'static str {
@@ -46,10 +48,8 @@ impl NetTest {
     }
 }
 
-pub const PATHS: [&str; 2] = ["loopback", "veth"];
-
 pub fn sizes(t: NetTest, scale: Scale) -> Vec<u64> {
-    let max = if t == NetTest::Udp { 65507 } else { 65536 };
+    let max = if t == NetTest::Udp { schema::net::UDP_MAX_BYTES } else { schema::net::TCP_MAX_BYTES };
     match (t, scale) {
         (NetTest::TcpRr, _) => vec![1, 1024],
         (_, Scale::Quick) => vec![64, 1450, max],
@@ -58,16 +58,7 @@ pub fn sizes(t: NetTest, scale: Scale) -> Vec<u64> {
 }
 
 fn cases(t: NetTest, scale: Scale) -> Vec<Params> {
-    let mut out = Vec::new();
-    for path in PATHS {
-        for bytes in sizes(t, scale) {
-            let mut p = Params::new();
-            p.insert("path".into(), json!(path));
-            p.insert("bytes".into(), json!(bytes));
-            out.push(p);
-        }
-    }
-    out
+    points(grid(Path::ALL, &sizes(t, scale)).into_iter().map(|(path, bytes)| schema::net::Params { path, bytes }))
 }
 
 /// Warm-up and measured time per point: --point-ms, else by scale (tiny in tests).
@@ -87,11 +78,11 @@ fn mib(b: f64) -> f64 {
 }
 
 fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let size = ctx.u64_param("bytes")? as usize;
-    let path = ctx.params.get("path").and_then(|v| v.as_str()).unwrap_or("loopback");
+    let p: schema::net::Params = ctx.typed()?;
+    let size = p.bytes as usize;
     let sender_cpu = ctx.cpus[0];
     let receiver_cpu = *ctx.cpus.get(1).unwrap_or(&sender_cpu);
-    let veth = if path == "veth" { Some(netns::VethPair::create().map_err(CaseError::NotApplicable)?) } else { None };
+    let veth = if p.path == Path::Veth { Some(netns::VethPair::create().map_err(CaseError::NotApplicable)?) } else { None };
     let ends = Ends {
         sender_cpu,
         receiver_cpu,
@@ -118,8 +109,8 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     if t == NetTest::TcpRr {
         let (rtts, observed) = net::request_response(size, ends, timing).map_err(io)?;
         let s = Summary::of(&rtts).ok_or_else(|| CaseError::Failed("no transaction completed in the window".into()))?;
-        details.insert("transactions".into(), json!(rtts.len()));
-        return Ok(CaseData { placement: placement(observed), metrics: vec![Metric::cycles("rtt", s, ctx.clock)], details });
+        details.insert(keys::TRANSACTIONS.into(), json!(rtts.len()));
+        return Ok(CaseData { placement: placement(observed), metrics: vec![Metric::cycles(schema::net::RTT, s, ctx.clock)], details });
     }
     let proto = if t == NetTest::Udp { Proto::Udp } else { Proto::Tcp };
     let r = net::stream(proto, size, ends, timing).map_err(io)?;
@@ -128,15 +119,15 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     }
     let window_mib = mib(r.window_bytes as f64);
     details.insert("window_s".into(), json!(r.window_s));
-    details.insert("mib_per_s".into(), json!(window_mib / r.window_s));
+    details.insert(keys::MIB_PER_S.into(), json!(window_mib / r.window_s));
     // UDP: datagrams received; TCP: the stream in payload-sized messages.
     let msgs = if proto == Proto::Udp { r.window_msgs as f64 } else { r.window_bytes as f64 / size as f64 };
-    details.insert("msgs_per_s".into(), json!(msgs / r.window_s));
+    details.insert(keys::MSGS_PER_S.into(), json!(msgs / r.window_s));
     details.insert("sent_bytes_by_phase".into(), json!(r.sent_bytes));
     details.insert("sent_msgs_by_phase".into(), json!(r.sent_msgs));
     details.insert("received_total_bytes".into(), json!(r.received_total));
-    details.insert("sender_cpu_ms_per_mib".into(), json!(1e3 * r.sender_cpu_s / window_mib));
-    details.insert("receiver_cpu_ms_per_mib".into(), json!(1e3 * r.receiver_cpu_s / window_mib));
+    details.insert(keys::SENDER_CPU_MS_PER_MIB.into(), json!(1e3 * r.sender_cpu_s / window_mib));
+    details.insert(keys::RECEIVER_CPU_MS_PER_MIB.into(), json!(1e3 * r.receiver_cpu_s / window_mib));
     details.insert("sender_cpu_util".into(), json!(r.sender_cpu_s / r.window_s));
     details.insert("receiver_cpu_util".into(), json!(r.receiver_cpu_s / r.window_s));
     if let Some(u) = &r.udp {
@@ -144,14 +135,14 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         details.insert("udp_sent".into(), json!(sent));
         details.insert("udp_received".into(), json!(u.unique));
         details.insert("udp_lost".into(), json!(u.lost(sent)));
-        details.insert("udp_loss".into(), json!(if sent > 0 { u.lost(sent) as f64 / sent as f64 } else { 0.0 }));
+        details.insert(keys::UDP_LOSS.into(), json!(if sent > 0 { u.lost(sent) as f64 / sent as f64 } else { 0.0 }));
         details.insert("udp_out_of_order".into(), json!(u.out_of_order));
         details.insert("udp_duplicates".into(), json!(u.duplicates));
     } else if r.received_total != r.sent_bytes.iter().sum::<u64>() {
         return Err(CaseError::Failed(format!("TCP lost bytes: {} sent, {} received", r.sent_bytes.iter().sum::<u64>(), r.received_total)));
     }
     let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
-    Ok(CaseData { placement: placement(r.observed_cpus), metrics: vec![Metric::rate("throughput", "MiB/s", slices)], details })
+    Ok(CaseData { placement: placement(r.observed_cpus), metrics: vec![Metric::rate(schema::net::THROUGHPUT, "MiB/s", slices)], details })
 }
 
 /// net.*: network throughput and request/response over loopback and veth.
@@ -159,7 +150,7 @@ pub struct Net;
 
 impl Family for Net {
     fn name(&self) -> &'static str {
-        "net"
+        schema::net::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))

@@ -1,28 +1,22 @@
 //! FWQ and the control loop on the measured CPU, with attribution.
 
-use super::{case_cpus, pinned};
+use super::{case_cpus, pinned, points, summary_of};
 use crate::bench::attribution::Snapshot;
 use crate::bench::noise;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::results::{Metric, Params};
-use crate::stats::Summary;
+use crate::schema::{self, noise::details as keys};
 use serde_json::json;
 
 /// Decrements per FWQ quantum (about 20,000 cycles).
 pub const QUANTUM: u64 = 20_000;
 
-pub(super) fn samples_param(n: u64) -> Vec<Params> {
-    let mut p = Params::new();
-    p.insert("samples".into(), json!(n));
-    vec![p]
-}
-
 fn fwq_cases(scale: Scale) -> Vec<Params> {
-    samples_param(if scale == Scale::Quick { 10_000 } else { 100_000 })
+    points([schema::noise::Params { samples: if scale == Scale::Quick { 10_000 } else { 100_000 } }])
 }
 
 fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let n = ctx.u64_param("samples")? as usize;
+    let n = ctx.typed::<schema::noise::Params>()?.samples as usize;
     // The harness's batch count scales the run down in tests (tiny: 3 batches).
     let n = if ctx.harness.batches < 5 { n.min(1000) } else { n };
     let cpus = case_cpus(ctx);
@@ -36,19 +30,15 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let cycles: Vec<f64> = s.cycles.iter().map(|&c| c as f64).collect();
     let mut details = serde_json::Map::new();
     details.insert("quantum_iterations".into(), json!(QUANTUM));
-    details.insert("min_cycles".into(), json!(sum.min));
-    details.insert("max_delta_cycles".into(), json!(sum.max_delta));
-    details.insert("p99_delta_cycles".into(), json!(sum.p99_delta));
-    details.insert("p999_delta_cycles".into(), json!(sum.p999_delta));
-    details.insert("lost_fraction".into(), json!(sum.lost_fraction));
-    details.insert("delta_histogram_log2".into(), json!(sum.histogram));
+    details.insert(keys::MIN_CYCLES.into(), json!(sum.min));
+    details.insert(keys::MAX_DELTA_CYCLES.into(), json!(sum.max_delta));
+    details.insert(keys::P99_DELTA_CYCLES.into(), json!(sum.p99_delta));
+    details.insert(keys::P999_DELTA_CYCLES.into(), json!(sum.p999_delta));
+    details.insert(keys::LOST_FRACTION.into(), json!(sum.lost_fraction));
+    details.insert(keys::DELTA_HISTOGRAM_LOG2.into(), json!(sum.histogram));
     details.insert("largest_spikes_us_cycles".into(), json!(sum.spikes));
-    details.insert("attribution".into(), attribution);
-    Ok(CaseData {
-        placement,
-        metrics: vec![Metric::cycles("sample", Summary::of(&cycles).ok_or_else(|| CaseError::Failed("no samples".into()))?, ctx.clock)],
-        details,
-    })
+    details.insert(keys::ATTRIBUTION.into(), attribution);
+    Ok(CaseData { placement, metrics: vec![Metric::cycles(schema::noise::SAMPLE, summary_of(&cycles)?, ctx.clock)], details })
 }
 
 /// noise.fwq: FWQ's fixed work quantum, its deltas to the minimum.
@@ -56,12 +46,12 @@ pub struct Noise;
 
 impl Family for Noise {
     fn name(&self) -> &'static str {
-        "noise"
+        schema::noise::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,
-            "fwq",
+            schema::noise::FWQ,
             "FWQ: a fixed work quantum (inline-assembly loop) timed over and over on a pinned CPU; deltas to the minimum are OS noise",
             "samples 10,000 (quick) / 100,000",
             "-",

@@ -8,6 +8,7 @@ use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::results::Metric;
+use crate::schema;
 use serde_json::json;
 
 /// The file's size; also the most pages one batch can map.
@@ -76,7 +77,7 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     Ok(CaseData {
         placement,
         metrics: vec![
-            Metric::cycles("per_page", per_page, ctx.clock)
+            Metric::cycles(schema::pagefault::PER_PAGE, per_page, ctx.clock)
                 .with_samples(&m.per_op_cycles.iter().map(|c| c / kind.pages_per_unit() as f64).collect::<Vec<_>>()),
         ],
         details,
@@ -88,7 +89,7 @@ pub struct Pagefaults;
 
 impl Family for Pagefaults {
     fn name(&self) -> &'static str {
-        "pagefault"
+        schema::pagefault::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages per batch doubled)", "-"))

@@ -1,24 +1,20 @@
 //! Every CPU at once: 1, 2, ... all allowed CPUs, one instance pinned per CPU.
 
+use super::points;
 use crate::bench::parallel::{self, ParOp};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::{self, Placement};
 use crate::results::{Metric, Params};
+use crate::schema;
 use crate::stats::Summary;
 use serde_json::json;
 
 fn cases(_: Scale) -> Vec<Params> {
-    (1..=placement::allowed_cpus().len())
-        .map(|n| {
-            let mut p = Params::new();
-            p.insert("instances".into(), json!(n));
-            p
-        })
-        .collect()
+    points((1..=placement::allowed_cpus().len() as u64).map(|instances| schema::parallel::Params { instances }))
 }
 
 fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let n = ctx.u64_param("instances")? as usize;
+    let n = ctx.typed::<schema::parallel::Params>()?.instances as usize;
     let all = placement::allowed_cpus();
     let cpus =
         all.get(..n).ok_or_else(|| CaseError::NotApplicable(format!("{n} instances need {n} CPUs; this process may use {}", all.len())))?;
@@ -41,7 +37,7 @@ fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             policy: "SCHED_OTHER".into(),
             memory_locked: ctx.memory_locked,
         },
-        metrics: vec![Metric::cycles("per_op", per_op, ctx.clock)],
+        metrics: vec![Metric::cycles(schema::parallel::PER_OP, per_op, ctx.clock)],
         details,
     })
 }
@@ -51,7 +47,7 @@ pub struct Parallel;
 
 impl Family for Parallel {
     fn name(&self) -> &'static str {
-        "parallel"
+        schema::parallel::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &ParOp::ALL, |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"))

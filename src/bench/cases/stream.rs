@@ -1,35 +1,27 @@
 //! STREAM: one case single-threaded, one with a pinned thread per CPU given.
 
+use super::{points, summary_of};
 use crate::bench::stream::{self, Kernel};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::placement::Placement;
 use crate::results::{Metric, Params};
-use crate::stats::Summary;
+use crate::schema::{self, stream::Threads, stream::details as keys};
 use serde_json::json;
 
 /// Quick runs use arrays this large (below the 4x LLC rule, and said so).
 pub const QUICK_ARRAY_BYTES: u64 = 64 << 20;
 
 fn cases(scale: Scale) -> Vec<Params> {
-    ["single", "per-cpu"]
-        .into_iter()
-        .map(|t| {
-            let mut p = Params::new();
-            p.insert("threads".into(), json!(t));
-            if scale == Scale::Quick {
-                p.insert("array_bytes".into(), json!(QUICK_ARRAY_BYTES));
-            }
-            p
-        })
-        .collect()
+    let array_bytes = (scale == Scale::Quick).then_some(QUICK_ARRAY_BYTES);
+    points(Threads::ALL.iter().map(|&threads| schema::stream::Params { threads, array_bytes }))
 }
 
 fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let per_cpu = ctx.params.get("threads").and_then(|v| v.as_str()) == Some("per-cpu");
+    let p: schema::stream::Params = ctx.typed()?;
+    let per_cpu = p.threads == Threads::PerCpu;
     let threads = if per_cpu { ctx.cpus.len() } else { 1 };
     let llc = crate::bench::bw::llc_bytes();
-    let fixed = ctx.params.get("array_bytes").and_then(|v| v.as_u64());
-    let elements = stream::array_len(llc, fixed.or(ctx.mem_bytes), crate::bench::cases::bw::ram_bytes());
+    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::bench::cases::bw::ram_bytes());
     crate::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
     // STREAM's default is 10 repetitions; short harness settings (quick, tests) use fewer.
     let reps = (ctx.harness.batches + 1).clamp(3, 11);
@@ -38,24 +30,16 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     for k in &r.kernels {
         let rates: Vec<f64> = k.times.iter().map(|t| k.bytes as f64 / t / 1e6).collect();
         let name = k.kernel.name().to_lowercase();
-        metrics.push(Metric::rate(
-            &format!("{name}_rate"),
-            "MB/s",
-            Summary::of(&rates).ok_or_else(|| CaseError::Failed("no samples".into()))?,
-        ));
-        metrics.push(Metric::cost(
-            &format!("{name}_time"),
-            "s",
-            Summary::of(&k.times).ok_or_else(|| CaseError::Failed("no samples".into()))?,
-        ));
+        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", summary_of(&rates)?));
+        metrics.push(Metric::cost(&schema::stream::time(&name), "s", summary_of(&k.times)?));
     }
     let array_bytes = elements as u64 * 8;
     let mut details = serde_json::Map::new();
     details.insert("elements".into(), json!(elements));
-    details.insert("array_bytes".into(), json!(array_bytes));
+    details.insert(keys::ARRAY_BYTES.into(), json!(array_bytes));
     details.insert("llc_bytes".into(), json!(llc));
-    details.insert("meets_4x_llc".into(), json!(llc.is_none_or(|l| array_bytes >= 4 * l)));
-    details.insert("repetitions_counted".into(), json!(reps - 1));
+    details.insert(keys::MEETS_4X_LLC.into(), json!(llc.is_none_or(|l| array_bytes >= 4 * l)));
+    details.insert(keys::REPETITIONS_COUNTED.into(), json!(reps - 1));
     details.insert("bytes_per_element".into(), json!(Kernel::ALL.map(|k| (k.name(), k.bytes_per_element())).to_vec()));
     Ok(CaseData {
         placement: Placement {
@@ -75,12 +59,12 @@ pub struct Stream;
 
 impl Family for Stream {
     fn name(&self) -> &'static str {
-        "stream"
+        schema::stream::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,
-            "kernels",
+            schema::stream::KERNELS_BENCH,
             "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated",
             "threads single|per-cpu (one pinned per --cpus entry)",
             "3 arrays of memory",

@@ -1,10 +1,9 @@
 //! The syscall family on the harness: one pinned thread, one case per call.
 
-use super::pinned;
+use super::{measure, measured, per_op_metric};
 use crate::bench::syscall::{Prepared, Syscall};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
-use crate::clock::Tsc;
-use crate::harness;
+use crate::schema;
 use serde_json::json;
 
 fn supported(s: Syscall) -> Result<(), String> {
@@ -13,13 +12,10 @@ fn supported(s: Syscall) -> Result<(), String> {
 
 fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let call = Prepared::new(s).map_err(|e| CaseError::Failed(e.to_string()))?;
-    let (m, placement) = pinned(ctx, || {
-        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| call.run(n)).map_err(|e| CaseError::from_io(s.name(), e))
-    })?;
+    let (m, placement) = measure(ctx, |n| call.run(n), |e| CaseError::from_io(s.name(), e))?;
     let mut details = serde_json::Map::new();
-    details.insert("inner".into(), json!(m.inner));
     details.insert("calibration".into(), json!(m.calibration));
-    Ok(CaseData { placement, metrics: vec![super::per_op_metric("per_call", &m, ctx.clock)?], details })
+    Ok(measured(placement, &m, vec![per_op_metric(schema::syscall::PER_CALL, &m, ctx.clock)?], details))
 }
 
 /// syscall.*: one pinned thread, one case per call.
@@ -27,7 +23,7 @@ pub struct Syscalls;
 
 impl Family for Syscalls {
     fn name(&self) -> &'static str {
-        "syscall"
+        schema::syscall::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &Syscall::ALL, |s| (s.name(), s.description(), "none (one pinned thread)", "-"))
