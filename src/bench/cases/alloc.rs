@@ -1,6 +1,7 @@
 //! Allocators: live set x block size per allocator, the bitmap also nearly
 //! full; and HermitCore's malloc(1 MiB) + free.
 
+use crate::named::Named;
 use super::{grid, measure, measured, per_op_metric, points};
 use crate::bench::alloc::{Kind, Workload};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};

@@ -1,5 +1,6 @@
 //! The blk family on the harness: one case per operation, cache mode and block size.
 
+use crate::named::Named;
 use super::{grid, pinned, points};
 use crate::bench::blk::{self, Op};
 use crate::bench::scratch::ScratchFile;

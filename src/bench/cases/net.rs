@@ -1,5 +1,6 @@
 //! The net family on the harness: one case per protocol, path and payload.
 
+use crate::named::Named;
 use super::{grid, points};
 use crate::bench::net::{self, Ends, Proto, Timing, netns};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};

@@ -1,5 +1,6 @@
 //! STREAM: one case single-threaded, one with a pinned thread per CPU given.
 
+use crate::named::Named;
 use super::{points, summary_of};
 use crate::bench::stream::{self, Kernel};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
