@@ -9,9 +9,8 @@
 //! round's document into the run as it arrives (the run on disk is complete
 //! after every round), then computes every cell's interval.
 
-use crate::progress::Reporter;
 use crate::results::{CaseResult, RoundRecord, RunDoc};
-use crate::runner::{self, Execution, Planned};
+use crate::runner::{self, Execution, Out, Planned};
 use crate::spec::RunSpec;
 use crate::store::{RunWriter, StoreError};
 use crate::uncertainty::SplitMix64;
@@ -71,20 +70,13 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(
-    plan: &[Planned],
-    ex: &Execution,
-    writer: &mut RunWriter,
-    env: Option<&str>,
-    r: &Rounds,
-    rep: &mut dyn Reporter,
-) -> Result<(), StoreError> {
+pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
     let k = r.spec.round.unwrap_or(0);
     let seed = round_seed(r.spec.seed, k);
     let order = shuffled(plan, seed);
     let t = Instant::now();
-    let first = writer.doc.results.len();
-    runner::run_plan(&order, ex, writer, env, rep)?;
+    let first = out.writer.doc.results.len();
+    runner::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
         round: k,
@@ -94,7 +86,7 @@ pub fn run_here(
         elapsed_s: t.elapsed().as_secs_f64(),
         status,
     };
-    writer.update(|doc| {
+    out.writer.update(|doc| {
         doc.settings.round_log.push(rec);
         // A round's results stay in the order they ran (the parent merges
         // them as they come, by count), and the parent computes the
@@ -108,17 +100,12 @@ pub fn run_here(
 
 /// Runs the plan in `r.spec.rounds` rounds, each in a fresh process,
 /// merging each round's results into the run as it ends.
-pub fn run(
-    plan: &[Planned],
-    ex: &Execution,
-    writer: &mut RunWriter,
-    env: Option<&str>,
-    r: &Rounds,
-    rep: &mut dyn Reporter,
-) -> Result<(), StoreError> {
+pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
     let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
-        return run_here(plan, ex, writer, env, r, rep);
+        return run_here(plan, ex, out, r);
     };
+    let Out { writer, env, rep } = out;
+    let env = *env;
     // Results of other environments may precede these: only ours are sorted.
     let first = writer.doc.results.len();
     let repeating: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.repeats_in_rounds()).collect();

@@ -230,7 +230,7 @@ pub fn execute_reporting(
     writer: &mut RunWriter,
     rep: &mut dyn Reporter,
 ) -> Result<RunStatus, StoreError> {
-    run_rounds(plan, ex, writer, None, rep)?;
+    run_rounds(plan, ex, &mut Out { writer, env: None, rep })?;
     finish(writer)
 }
 
@@ -243,17 +243,20 @@ fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
 
 /// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
 /// or once here.
-pub fn run_rounds(
-    plan: &[Planned],
-    ex: &Execution,
-    writer: &mut RunWriter,
-    env: Option<&str>,
-    rep: &mut dyn Reporter,
-) -> Result<(), StoreError> {
+pub fn run_rounds(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
     match &ex.rounds {
-        Some(r) => crate::rounds::run(plan, ex, writer, env, r, rep),
-        None => run_plan(plan, ex, writer, env, rep),
+        Some(r) => crate::rounds::run(plan, ex, out, r),
+        None => run_plan(plan, ex, out),
     }
+}
+
+/// Where a plan's results go and who hears of its progress: the run's
+/// document, the environment its results are tagged with (None: the run's
+/// own, untagged), the reporter.
+pub struct Out<'a> {
+    pub writer: &'a mut RunWriter,
+    pub env: Option<&'a str>,
+    pub rep: &'a mut dyn Reporter,
 }
 
 /// Where the results of a plan go: tagged with the environment (if given),
@@ -286,15 +289,10 @@ fn condition(kind: LoadKind, iso: Isolation) -> Condition {
 /// tagged with `env` if given. Loads and isolation settings are undone when
 /// the run ends, fails or is interrupted (their guards are dropped on every
 /// path out).
-pub fn run_plan(
-    plan: &[Planned],
-    ex: &Execution,
-    writer: &mut RunWriter,
-    env: Option<&str>,
-    rep: &mut dyn Reporter,
-) -> Result<(), StoreError> {
+pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
     watchdog::install();
-    let mut sink = Sink { writer, env, done: 0 };
+    let rep = &mut *out.rep;
+    let mut sink = Sink { writer: &mut *out.writer, env: out.env, done: 0 };
     rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
     for &kind in &ex.loads {
         if watchdog::interrupted().is_some() {
@@ -453,7 +451,7 @@ impl Across<'_> {
                 // A run in one environment leaves its results untagged, as
                 // run documents always had them (readers take the run's).
                 let tag = (self.envs.len() > 1).then(|| env.name());
-                run_rounds(&inside, self.ex, self.writer, tag, self.rep)?;
+                run_rounds(&inside, self.ex, &mut Out { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
                 None
             }
             (false, false) => self.in_child(env, &inside)?,
