@@ -105,8 +105,58 @@ pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
     ret
 }
 
+/// `dst = src`, element by element, as STREAM's Copy loop compiles without
+/// loop-idiom recognition: 16-byte SSE2 loads and stores (`movupd`) through
+/// the cache, one pair of doubles per iteration. Written in assembly so that
+/// the compiler cannot turn it into a call to the C library's `memcpy`
+/// (which, for arrays this large, streams with non-temporal stores and
+/// skips the read-for-ownership traffic STREAM's Copy pays for).
+pub fn copy_f64(dst: &mut [f64], src: &[f64]) {
+    assert_eq!(dst.len(), src.len(), "copy_f64 needs slices of one length");
+    let pairs = dst.len() / 2;
+    if pairs > 0 {
+        // SAFETY: the loop reads 16 * pairs bytes from src and writes as many
+        // to dst; both slices hold at least 2 * pairs f64 (length checked
+        // above) and cannot overlap (a shared and an exclusive borrow). The
+        // registers it changes are declared; it touches no stack.
+        unsafe {
+            asm!(
+                "2:",
+                "movupd {x}, xmmword ptr [{s}]",
+                "movupd xmmword ptr [{d}], {x}",
+                "add {s}, 16",
+                "add {d}, 16",
+                "dec {n}",
+                "jnz 2b",
+                s = inout(reg) src.as_ptr() => _,
+                d = inout(reg) dst.as_mut_ptr() => _,
+                n = inout(reg) pairs => _,
+                x = out(xmm_reg) _,
+                options(nostack),
+            );
+        }
+    }
+    if dst.len() % 2 == 1 {
+        let last = dst.len() - 1;
+        dst[last] = src[last];
+    }
+}
+
 /// Hint to the CPU that we are in a spin-wait loop.
 #[inline(always)]
 pub fn spin_hint() {
     std::hint::spin_loop();
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn copy_f64_copies_every_element_of_odd_and_even_lengths() {
+        for n in [0usize, 1, 2, 3, 16, 17, 1001] {
+            let src: Vec<f64> = (0..n).map(|i| i as f64 * 1.5 - 7.0).collect();
+            let mut dst = vec![f64::NAN; n];
+            super::copy_f64(&mut dst, &src);
+            assert_eq!(dst, src, "length {n}");
+        }
+    }
 }

@@ -45,7 +45,8 @@ pub type KernelFn = fn(Kernel, &mut [f64], &mut [f64], &mut [f64]);
 /// The real kernels: c = a; b = s*c; c = a + b; a = b + s*c.
 pub fn kernels(k: Kernel, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
     match k {
-        Kernel::Copy => c.iter_mut().zip(a.iter()).for_each(|(c, a)| *c = *a),
+        // A plain loop, never the C library's memcpy (see arch::copy_f64).
+        Kernel::Copy => crate::arch::copy_f64(c, a),
         Kernel::Scale => b.iter_mut().zip(c.iter()).for_each(|(b, c)| *b = SCALAR * *c),
         Kernel::Add => c.iter_mut().zip(a.iter().zip(b.iter())).for_each(|(c, (a, b))| *c = *a + *b),
         Kernel::Triad => a.iter_mut().zip(b.iter().zip(c.iter())).for_each(|(a, (b, c))| *a = *b + SCALAR * *c),

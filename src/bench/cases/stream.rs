@@ -66,7 +66,13 @@ impl Family for Stream {
         Benchmark::single(
             self,
             schema::stream::KERNELS_BENCH,
-            "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated",
+            concat!(
+                "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated; ",
+                "plain loops built by ",
+                env!("OSCYCLES_RUSTC"),
+                " for x86-64 with SSE2 (scale, add, triad vectorised by the compiler; copy an SSE2 load/store loop in assembly, ",
+                "so that it is never the C library's memcpy with non-temporal stores); bytes counted as STREAM counts them"
+            ),
             "threads single|per-cpu (one pinned per --cpus entry)",
             "3 arrays of memory",
         )
