@@ -590,7 +590,7 @@ mod tests {
         let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
-        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::registry::Runs::FromHost).count(), 1);
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::bench::Runs::FromHost).count(), 1);
         let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
         let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
         let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));

@@ -834,5 +834,7 @@ mod tests {
         assert_eq!(ipc::name_of("ipc.unix-stream"), "unix-stream");
         assert_eq!(ipc::name_of("syscall.getpid"), "syscall.getpid");
         assert_eq!(packet_stream::id(packet_stream::SWEEP), "packet-stream.sweep");
+        // The families the report has tables for are the registry's, in its order.
+        assert_eq!(crate::registry::FAMILIES.iter().map(|f| f.name()).collect::<Vec<_>>(), FAMILIES);
     }
 }

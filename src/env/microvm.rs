@@ -5,7 +5,7 @@
 
 use super::guest::{self, GuestSpec, RunFn};
 use super::{EnvOptions, Environment, Fit, Outcome, launch_child};
-use crate::registry::Runs;
+use crate::bench::Runs;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 

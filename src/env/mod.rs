@@ -22,7 +22,7 @@ pub mod native;
 pub mod qemu;
 
 use crate::named::Named;
-use crate::registry::Runs;
+use crate::bench::Runs;
 use crate::results::RunDoc;
 use guest::{GuestSpec, RunFn};
 use serde_json::{Map, Value};
