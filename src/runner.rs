@@ -13,7 +13,7 @@ use crate::isolation::{self, Isolation};
 use crate::load::{Load, LoadKind};
 use crate::named::Named;
 use crate::placement::{self, Policy};
-use crate::progress::{self, Reporter};
+use crate::progress::Reporter;
 use crate::registry::{Benchmark, Scale, Suite};
 use crate::results::{CaseResult, CaseStatus, Condition, Metric, Params, RunStatus};
 use crate::spec::RunSpec;
@@ -68,8 +68,6 @@ pub struct Execution {
     pub quick: HarnessConfig,
     pub full: HarnessConfig,
     pub timeout: Duration,
-    /// Whether [`execute`] reports progress on the terminal.
-    pub progress: bool,
     pub scratch: std::path::PathBuf,
     pub mem_bytes: Option<u64>,
     /// Measured milliseconds per point of net and blk cases.
@@ -80,7 +78,7 @@ pub struct Execution {
 
 impl Execution {
     /// Everything in this process: idle and pinned only, one harness for
-    /// both scales, no rounds, no progress, a 30 s case timeout. What tests
+    /// both scales, no rounds, a 30 s case timeout. What tests
     /// (and a program embedding the runner) start from.
     pub fn in_process(cpus: Vec<usize>, harness: HarnessConfig, scratch: std::path::PathBuf) -> Execution {
         Execution {
@@ -91,7 +89,6 @@ impl Execution {
             quick: harness,
             full: harness,
             timeout: Duration::from_secs(30),
-            progress: false,
             scratch,
             mem_bytes: None,
             point_ms: None,
@@ -121,21 +118,27 @@ impl Mode {
     }
 }
 
-pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+/// The result of a planned case before anything is known of it: ok, no
+/// metrics, no condition or environment yet.
+fn blank(p: &Planned) -> CaseResult {
     CaseResult {
         suite: p.suite.into(),
         benchmark: p.benchmark.id.clone(),
         family: p.benchmark.family.name().into(),
         params: p.params.clone(),
-        status,
-        reason: Some(why.into()),
+        status: CaseStatus::Ok,
+        reason: None,
         placement: None,
         metrics: vec![],
         details: Default::default(),
         elapsed_s: 0.0,
-        condition: Some(condition),
+        condition: None,
         environment: None,
     }
+}
+
+pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+    CaseResult { status, reason: Some(why.into()), condition: Some(condition), ..blank(p) }
 }
 
 /// Runs one case; never panics on a failed measurement.
@@ -167,20 +170,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         )));
     }
     drop(deadline);
-    let mut out = CaseResult {
-        suite: p.suite.into(),
-        benchmark: p.benchmark.id.clone(),
-        family: p.benchmark.family.name().into(),
-        params: p.params.clone(),
-        status: CaseStatus::Ok,
-        reason: None,
-        placement: None,
-        metrics: vec![],
-        details: Default::default(),
-        elapsed_s: 0.0,
-        condition: None,
-        environment: None,
-    };
+    let mut out = blank(p);
     match r {
         Ok(d) => {
             out.placement = Some(d.placement);
@@ -216,15 +206,10 @@ pub fn load_cpus(measured: usize) -> Vec<usize> {
 pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 
 /// Runs the plan in this process (in rounds if `ex.rounds` says) and
-/// finishes the document; progress on the terminal if `ex.progress`.
+/// finishes the document, telling `rep` how far it got: what a round's
+/// process and an environment's child do with their part of a run.
 /// Returns how the run ended.
-pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
-    execute_reporting(plan, ex, writer, &mut *progress::for_run(!ex.progress))
-}
-
-/// [`execute`], telling `rep`: what a round's process and an environment's
-/// child do with their part of a run.
-pub fn execute_reporting(
+pub fn execute(
     plan: &[Planned],
     ex: &Execution,
     writer: &mut RunWriter,
@@ -501,8 +486,7 @@ impl Across<'_> {
     /// A boot case of `env`: its starts timed from here, to its /init's
     /// hello and to its first result.
     fn boot(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
-        let mut r = tagged(not_measured(p, CaseStatus::Ok, "", self.first_condition()), env);
-        r.reason = None;
+        let mut r = tagged(CaseResult { condition: Some(self.first_condition()), ..blank(p) }, env);
         if let Some(why) = unusable {
             r.status = CaseStatus::NotApplicable;
             r.reason = Some(why.into());

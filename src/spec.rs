@@ -112,6 +112,11 @@ impl RunSpec {
         RunSpec { benchmarks: Some(benchmarks), round: Some(k), results, scratch: Some(scratch), db: None, ..self.clone() }
     }
 
+    /// The run store: `--db`, else beside the results.
+    pub fn db_path(&self) -> PathBuf {
+        self.db.clone().unwrap_or_else(|| self.results.join(crate::db::DEFAULT_NAME))
+    }
+
     /// Rounds measured by this process: one in a round's process.
     pub fn rounds_here(&self) -> usize {
         if self.round.is_some() { 1 } else { self.rounds }

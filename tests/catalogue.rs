@@ -7,11 +7,13 @@ use oscycles::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use oscycles::clock::{self, Tsc};
 use oscycles::harness::{self, HarnessConfig};
 use oscycles::placement;
+use oscycles::progress::Quiet;
 use oscycles::registry::{self, Member, Suite};
 use oscycles::report::export::{Export, Format, exporter};
 use oscycles::results::{CaseStatus, Params, RunStatus};
 use oscycles::spec::RunSpec;
 use oscycles::runner::{self, Execution};
+use oscycles::schema::CaseParams;
 use oscycles::store::{self, RunWriter};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -34,11 +36,10 @@ impl Family for Echo {
     }
     fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
         let sizes: &[usize] = if scale == Scale::Quick { &[64] } else { &[64, 4096] };
-        sizes.iter().map(|&bytes| to_params(&CopyParams { bytes })).collect()
+        sizes.iter().map(|&bytes| CopyParams { bytes }.to_params()).collect()
     }
     fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        let p: CopyParams = serde_json::from_value(serde_json::Value::Object(ctx.params.clone()))
-            .map_err(|e| CaseError::Failed(format!("parameters: {e}")))?;
+        let p: CopyParams = ctx.typed()?;
         let src: Vec<u8> = (0..p.bytes).map(|i| (i * 7 + 1) as u8).collect();
         let mut dst = vec![0u8; p.bytes];
         let (m, placement) = pinned(ctx, || {
@@ -56,27 +57,20 @@ impl Family for Echo {
     }
 }
 
-fn to_params<T: Serialize>(p: &T) -> Params {
-    match serde_json::to_value(p).expect("plain data") {
-        serde_json::Value::Object(m) => m,
-        _ => unreachable!("a struct serializes to an object"),
-    }
-}
-
 static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], scale: Scale::Full };
 
 #[test]
 fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     assert!(registry::find_family("echo").is_none(), "the test family is in no registry list");
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
-    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), std::env::temp_dir());
-    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let tmp = tempfile::tempdir().unwrap();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let plan = runner::plan(&[&ECHO_SUITE], None);
     assert_eq!(plan.iter().map(|p| p.label()).collect::<Vec<_>>(), ["echo.copy bytes=64", "echo.copy bytes=4096"]);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let mut w = RunWriter::create(tmp.path(), spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::execute(&plan, &ex, &mut w).unwrap(), RunStatus::Complete);
+    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.
     let back = store::load(w.path()).unwrap();

@@ -12,12 +12,12 @@ use oscycles::runner::{self, Execution, Mode};
 use oscycles::store::{self, RunWriter};
 use std::time::Duration;
 
-fn execution() -> Execution {
+/// An in-process execution whose cases lay out their files in `scratch`
+/// (a private directory of the test's); small buffers: the tests check
+/// mechanics, and CI is a small machine.
+fn execution(scratch: &tempfile::TempDir) -> Execution {
     let cpus = placement::allowed_cpus().into_iter().take(2).collect();
-    // Cases create their files in the scratch directory exclusively
-    // (O_EXCL|O_NOFOLLOW), under unique names; small buffers: the tests
-    // check mechanics, and CI is a small machine.
-    Execution { mem_bytes: Some(64 << 20), ..Execution::in_process(cpus, HarnessConfig::tiny(), std::env::temp_dir()) }
+    Execution { mem_bytes: Some(64 << 20), ..Execution::in_process(cpus, HarnessConfig::tiny(), scratch.path().to_path_buf()) }
 }
 
 fn pinned() -> Mode {
@@ -26,7 +26,8 @@ fn pinned() -> Mode {
 
 #[test]
 fn every_registered_benchmark_runs_once_in_tiny_mode() {
-    let ex = execution();
+    let scratch = tempfile::tempdir().unwrap();
+    let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let all: Vec<&'static registry::Suite> = registry::SUITES.iter().collect();
     let plan = runner::plan(&all, None);
@@ -61,7 +62,8 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
 
 #[test]
 fn a_run_document_survives_a_json_round_trip() {
-    let ex = execution();
+    let scratch = tempfile::tempdir().unwrap();
+    let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("results");
@@ -71,7 +73,7 @@ fn a_run_document_survives_a_json_round_trip() {
     let quick = registry::find_suite("quick").unwrap();
     let plan: Vec<_> = runner::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
     w.doc.planned_cases = plan.len();
-    let status = runner::execute(&plan, &ex, &mut w).unwrap();
+    let status = runner::execute(&plan, &ex, &mut w, &mut oscycles::progress::Quiet).unwrap();
     assert_eq!(status, RunStatus::Complete);
     let back = store::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
@@ -80,7 +82,8 @@ fn a_run_document_survives_a_json_round_trip() {
 
 #[test]
 fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
-    let ex = execution();
+    let scratch = tempfile::tempdir().unwrap();
+    let ex = execution(&scratch);
     let locked = Mode { pin: true, policy: Policy::Other, memory_locked: true };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let quick = registry::find_suite("quick").unwrap();
@@ -93,7 +96,8 @@ fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
 
 #[test]
 fn the_packet_stream_sweep_counts_fewer_notifications_than_packets_when_batching() {
-    let ex = execution();
+    let scratch = tempfile::tempdir().unwrap();
+    let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let suite = registry::find_suite("packet-stream").unwrap();
     let plan = runner::plan(&[suite], None);

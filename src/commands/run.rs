@@ -47,7 +47,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut writer = RunWriter::create(&spec.results, doc)?;
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it.
-    let db_path = spec.db.clone().unwrap_or_else(|| spec.results.join(oscycles::db::DEFAULT_NAME));
+    let db_path = spec.db_path();
     record(&db_path, &writer.doc, writer.path());
     if !args.json {
         print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
@@ -93,7 +93,7 @@ pub fn measure(spec: &RunSpec) -> Result<u8> {
     let cases = plan.len() * spec.loads.len() * spec.isolations.len();
     let doc = spec.document(&["native"], cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
     let mut writer = RunWriter::create(&spec.results, doc)?;
-    let status = runner::execute_reporting(&plan, &ex, &mut writer, &mut *progress::for_run(spec.quiet))?;
+    let status = runner::execute(&plan, &ex, &mut writer, &mut *progress::for_run(spec.quiet))?;
     Ok(if status == RunStatus::Interrupted { 130 } else { 0 })
 }
 
@@ -167,8 +167,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
-        let db_path = spec.db.clone().unwrap_or_else(|| spec.results.join(oscycles::db::DEFAULT_NAME));
-        oscycles::db::Db::check_path(&db_path).map_err(UsageError)?;
+        oscycles::db::Db::check_path(&spec.db_path()).map_err(UsageError)?;
     }
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
     if !with_host {
@@ -206,7 +205,6 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         quick: spec.harness(hz, true),
         full: spec.harness(hz, false),
         timeout: Duration::from_secs(spec.timeout_s),
-        progress: !spec.quiet && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         scratch: run_dir.path().to_path_buf(),
         mem_bytes: spec.mem_bytes,
         point_ms: spec.point_ms,

@@ -19,7 +19,7 @@ pub fn render(results: &[&CaseResult]) -> String {
         let mut t = Table::new(&["benchmark", "parameters", "metric", "median", "unit", "95% interval", "status"], 3);
         for r in results.iter().filter(|r| r.family == f) {
             if r.status != CaseStatus::Ok || r.metrics.is_empty() {
-                let why = format!("{:?}: {}", r.status, r.reason.as_deref().unwrap_or(""));
+                let why = format!("{}: {}", super::export::status(r.status), r.reason.as_deref().unwrap_or(""));
                 t.row(vec![r.benchmark.clone(), params_label(&r.params), "-".into(), "-".into(), "-".into(), "-".into(), why]);
                 continue;
             }

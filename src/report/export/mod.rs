@@ -81,7 +81,7 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
 }
 
 /// A case's status as the exports write it.
-fn status(s: CaseStatus) -> &'static str {
+pub(crate) fn status(s: CaseStatus) -> &'static str {
     match s {
         CaseStatus::Ok => "ok",
         CaseStatus::NotApplicable => "n/a",
