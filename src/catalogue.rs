@@ -17,26 +17,15 @@ fn info(b: &registry::Benchmark) -> BenchmarkInfo {
 
 /// Every benchmark (each asked whether it runs here) and every suite.
 pub fn catalogue() -> Catalogue {
-    let mut c = Catalogue::default();
-    for b in registry::benchmarks() {
-        c.benchmarks.push(info(b));
-    }
-    for s in registry::SUITES {
-        c.suites.push(SuiteInfo {
-            name: s.name.to_string(),
-            description: s.description.to_string(),
-            families: s.families().into_iter().map(|f| f.name().to_string()).collect(),
-        });
-    }
-    c
+    let suite = |s: &registry::Suite| SuiteInfo {
+        name: s.name.to_string(),
+        description: s.description.to_string(),
+        families: s.families().into_iter().map(|f| f.name().to_string()).collect(),
+    };
+    Catalogue { benchmarks: registry::benchmarks().iter().map(info).collect(), suites: registry::SUITES.iter().map(suite).collect() }
 }
 
 /// The benchmark `id`, asking only it whether it runs here.
 pub fn benchmark(id: &str) -> Option<BenchmarkInfo> {
-    for b in registry::benchmarks() {
-        if b.id == id {
-            return Some(info(b));
-        }
-    }
-    None
+    registry::find_benchmark(id).map(info)
 }

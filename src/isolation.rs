@@ -16,6 +16,7 @@
 //! Against SIGKILL a journal of the original settings is written first;
 //! the next `oscycles run` finds it and restores them.
 
+use crate::schema::condition;
 use crate::cgroup;
 use crate::named::Named;
 use crate::placement::{Policy, format_cpus, parse_cpu_list};
@@ -206,9 +207,9 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
             a.journal.record(Change::MemoryLocked);
         }
         let rt = fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
-        a.facts.insert("sched_rt_runtime_us".into(), json!(rt.trim()));
+        a.facts.insert(condition::SCHED_RT_RUNTIME_US.into(), json!(rt.trim()));
         let held = hold_dma_latency_zero();
-        a.facts.insert("cpu_dma_latency".into(), json!(held.as_ref().map_or_else(|e| format!("not held: {e}"), |_| "0 us held".into())));
+        a.facts.insert(condition::CPU_DMA_LATENCY.into(), json!(held.as_ref().map_or_else(|e| format!("not held: {e}"), |_| "0 us held".into())));
         a._dma_latency = held.ok();
     }
     if mode == Isolation::Isolated {
@@ -306,7 +307,7 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
         let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
         a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back });
         cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
-        a.facts.insert("cpuset".into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
+        a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
         return Ok(());
     }
     let Some(root) = m.v1_cpuset else {
@@ -343,7 +344,7 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
         cgroup::write(&shield.join("tasks"), &t.to_string()).map_err(|e| e.to_string())?;
     }
     a.facts.insert(
-        "cpuset".into(),
+        condition::CPUSET.into(),
         json!(format!(
             "cgroup v1 (the cpuset controller is not on cgroup v2 here): exclusive cpuset {} with load balancing off; {} other tasks moved to CPUs {}, {stayed} could not move (per-CPU kernel threads)",
             shield.display(),
@@ -382,8 +383,8 @@ fn move_irqs(a: &mut Applied, cpu: usize) {
             a.journal.record(Change::File { path: def.to_path_buf(), before });
         }
     }
-    a.facts.insert("irqs_moved_away".into(), json!(moved));
-    a.facts.insert("irqs_unmovable".into(), json!(unmovable));
+    a.facts.insert(condition::IRQS_MOVED_AWAY.into(), json!(moved));
+    a.facts.insert(condition::IRQS_UNMOVABLE.into(), json!(unmovable));
 }
 
 #[cfg(test)]

@@ -707,10 +707,16 @@ pub mod condition {
     pub const DISK_WRITE_MB_PER_S: &str = "disk_write_mb_per_s";
     pub const DISK_READ_MB_PER_S: &str = "disk_read_mb_per_s";
     pub const TCP_MB_PER_S: &str = "tcp_mb_per_s";
-    /// Isolation facts the noise tables note, in their order.
-    pub const ISOLATION_NOTES: [&str; 5] = ["cpuset", "irqs_moved_away", "irqs_unmovable", "cpu_dma_latency", "sched_rt_runtime_us"];
+    /// Isolation facts: the cpuset partition, interrupts moved away and
+    /// those that would not move, the CPU latency request held.
+    pub const CPUSET: &str = "cpuset";
+    pub const IRQS_MOVED_AWAY: &str = "irqs_moved_away";
+    pub const IRQS_UNMOVABLE: &str = "irqs_unmovable";
+    pub const CPU_DMA_LATENCY: &str = "cpu_dma_latency";
     /// The RT throttling setting (`-1`: off).
     pub const SCHED_RT_RUNTIME_US: &str = "sched_rt_runtime_us";
+    /// Isolation facts the noise tables note, in their order.
+    pub const ISOLATION_NOTES: [&str; 5] = [CPUSET, IRQS_MOVED_AWAY, IRQS_UNMOVABLE, CPU_DMA_LATENCY, SCHED_RT_RUNTIME_US];
 }
 
 /// A case's parameters checked against its family's struct: the map it

@@ -14,6 +14,7 @@
 pub mod build;
 pub mod io;
 
+use crate::schema::condition;
 use crate::cgroup::KillableGroup;
 use crate::named::Named;
 use crate::placement::format_cpus;
@@ -162,7 +163,7 @@ impl Load {
     /// What the load achieved since `m`, and how it was run.
     pub fn facts_since(&self, m: &Mark) -> Map<String, Value> {
         let mut f = Map::new();
-        f.insert("load".into(), json!(self.kind.name()));
+        f.insert(condition::LOAD.into(), json!(self.kind.name()));
         if self.kind == LoadKind::Idle {
             return f;
         }
@@ -173,14 +174,14 @@ impl Load {
         f.insert("load_containment".into(), json!(self.containment));
         match self.kind {
             LoadKind::Build => {
-                f.insert("build_units_per_s".into(), json!(rate("units")));
+                f.insert(condition::BUILD_UNITS_PER_S.into(), json!(rate("units")));
                 f.insert("build_jobs".into(), json!(now.counters.get("jobs")));
             }
             LoadKind::Io => {
-                f.insert("disk_write_mb_per_s".into(), json!(rate("disk_written") / 1e6));
-                f.insert("disk_read_mb_per_s".into(), json!(rate("disk_read") / 1e6));
+                f.insert(condition::DISK_WRITE_MB_PER_S.into(), json!(rate("disk_written") / 1e6));
+                f.insert(condition::DISK_READ_MB_PER_S.into(), json!(rate("disk_read") / 1e6));
                 f.insert("disk_direct_io".into(), json!(now.counters.get("direct") == Some(&1)));
-                f.insert("tcp_mb_per_s".into(), json!(rate("tcp") / 1e6));
+                f.insert(condition::TCP_MB_PER_S.into(), json!(rate("tcp") / 1e6));
             }
             LoadKind::Idle => {}
         }
