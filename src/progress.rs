@@ -2,8 +2,7 @@
 //! runner, the rounds and the environments say what is happening to one
 //! [`Reporter`]; what (if anything) reaches a person is the reporter's
 //! business: [`Terminal`] rewrites one line on a terminal and writes one
-//! line per benchmark elsewhere, [`Quiet`] says nothing, [`Reporters`] fans
-//! events out to several.
+//! line per benchmark elsewhere, [`Quiet`] says nothing.
 
 use crate::runner::Planned;
 use std::io::Write;
@@ -120,42 +119,6 @@ impl Reporter for Terminal {
     }
 }
 
-/// Several reporters, each told every event in turn (a warning once).
-pub struct Reporters(pub Vec<Box<dyn Reporter>>);
-
-impl Reporter for Reporters {
-    fn run_started(&mut self, cases: usize, per: usize, path: &Path) {
-        self.0.iter_mut().for_each(|r| r.run_started(cases, per, path));
-    }
-    fn plan_started(&mut self, total: usize) {
-        self.0.iter_mut().for_each(|r| r.plan_started(total));
-    }
-    fn case_started(&mut self, i: usize, p: &Planned, condition: &str) {
-        self.0.iter_mut().for_each(|r| r.case_started(i, p, condition));
-    }
-    fn plan_done(&mut self) {
-        self.0.iter_mut().for_each(|r| r.plan_done());
-    }
-    fn round_started(&mut self, k: usize, count: usize, what: &str) {
-        self.0.iter_mut().for_each(|r| r.round_started(k, count, what));
-    }
-    fn environment_started(&mut self, env: &str, cases: usize) {
-        self.0.iter_mut().for_each(|r| r.environment_started(env, cases));
-    }
-    fn environment_unusable(&mut self, env: &str, why: &str) {
-        self.0.iter_mut().for_each(|r| r.environment_unusable(env, why));
-    }
-    fn boot_started(&mut self, env: &str, i: usize, n: usize) {
-        self.0.iter_mut().for_each(|r| r.boot_started(env, i, n));
-    }
-    fn warning(&mut self, text: &str) {
-        match self.0.first_mut() {
-            Some(r) => r.warning(text),
-            None => Quiet.warning(text),
-        }
-    }
-}
-
 /// The reporter a run's process uses: nothing with `--quiet`, else the terminal's.
 pub fn for_run(quiet: bool) -> Box<dyn Reporter> {
     if quiet { Box::new(Quiet) } else { Box::new(Terminal::new()) }
@@ -215,17 +178,5 @@ mod tests {
         t.plan_started(4);
         assert_eq!(t.case_line(0, "syscall.getpid"), "[1/4] syscall.getpid");
         assert!(t.case_line(2, "x").starts_with("[3/4, ~"), "{}", t.case_line(2, "x"));
-    }
-
-    #[test]
-    fn several_reporters_each_hear_every_event_and_a_warning_once() {
-        let (a, b) = (Log::default(), Log::default());
-        let mut fan = Reporters(vec![Box::new(a.clone()), Box::new(Quiet), Box::new(b.clone())]);
-        fan.plan_started(3);
-        fan.round_started(0, 2, "3 cases");
-        fan.plan_done();
-        fan.warning("once");
-        assert_eq!(a.lines(), ["plan 3", "round 0/2 3 cases", "done", "warning once"]);
-        assert_eq!(b.lines(), ["plan 3", "round 0/2 3 cases", "done"]);
     }
 }
