@@ -721,8 +721,9 @@ pub mod condition {
 
 /// A case's parameters checked against its family's struct: the map it
 /// reads as and writes back, or None where the family is unknown or the map
-/// does not fit.
-pub fn round_trip(family: &str, p: &Params) -> Option<Params> {
+/// does not fit (the tests' check that every case fits its struct).
+#[cfg(test)]
+fn round_trip(family: &str, p: &Params) -> Option<Params> {
     fn via<T: CaseParams>(p: &Params) -> Option<Params> {
         T::from_params(p).map(|t| t.to_params())
     }
