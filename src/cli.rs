@@ -276,9 +276,9 @@ impl RunArgs {
         let suites = resolve_suites(&self.suite)?;
         let benchmarks = self.bench.as_deref().map(|b| resolve_benches(b, &suites)).transpose()?;
         let cpus = self.cpus.as_deref().map(|l| resolve_cpus(Some(l))).transpose()?;
-        let loads = resolve_names("--load", &self.load, LoadKind::parse, &LoadKind::names())?;
+        let loads = resolve_names::<LoadKind>("--load", &self.load)?;
         let isolations = match (&self.isolation, self.rt) {
-            (Some(list), _) => resolve_names("--isolation", list, Isolation::parse, &Isolation::names())?,
+            (Some(list), _) => resolve_names::<Isolation>("--isolation", list)?,
             (None, true) => vec![Isolation::Rt],
             (None, false) => vec![Isolation::Pinned],
         };
@@ -476,12 +476,12 @@ pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<Stri
 }
 
 /// A comma-separated list of names, each checked by `parse`.
-pub fn resolve_names<T>(option: &str, list: &str, parse: impl Fn(&str) -> Option<T>, valid: &str) -> Result<Vec<T>, UsageError> {
+pub fn resolve_names<T: Named>(option: &str, list: &str) -> Result<Vec<T>, UsageError> {
     let names = split_list(list);
     if names.is_empty() {
-        return Err(UsageError(format!("{option} needs at least one of: {valid}")));
+        return Err(UsageError(format!("{option} needs at least one of: {}", T::names())));
     }
-    names.iter().map(|n| parse(n).ok_or_else(|| UsageError(format!("{option}: unknown '{n}'; valid: {valid}")))).collect()
+    names.iter().map(|n| T::parse(n).ok_or_else(|| UsageError(format!("{option}: unknown '{n}'; valid: {}", T::names())))).collect()
 }
 
 /// The CPUs named by --cpus, or the first two allowed ones.

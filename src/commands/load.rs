@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// `oscycles load`: the loads of `run --load`, held until SIGINT/SIGTERM or --seconds.
 pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
-    let kinds = cli::resolve_names("the load list", &args.loads, LoadKind::parse, &LoadKind::names())?;
+    let kinds = cli::resolve_names::<LoadKind>("the load list", &args.loads)?;
     let cpus = match args.cpus.as_deref() {
         Some(l) => cli::resolve_cpus(Some(l))?,
         None => runner::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),

@@ -31,7 +31,7 @@ use std::time::Duration;
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     recover();
     let spec = args.spec()?;
-    let envs = cli::resolve_names("--env", &args.env, Env::parse, &Env::names())?;
+    let envs = cli::resolve_names::<Env>("--env", &args.env)?;
     let Checked { suites, plan, cpus } = checked(&spec, true)?;
     let run_dir = private_dir(&scratch_base(&spec))?;
     let opts = env_options(&args, run_dir.path())?;
