@@ -110,6 +110,7 @@ pub const SUITES: &[Suite] = &[
             Member::Case("ipc.fifo", r#"{"words":1,"space":"inter","cores":"same"}"#),
             Member::Case("ipc.pipe", r#"{"words":1,"space":"inter","cores":"same"}"#),
             Member::Case("ipc.unix-stream", r#"{"words":1,"space":"inter","cores":"same"}"#),
+            Member::Case("syscall.null", "{}"),
             Member::Case("syscall.getppid", "{}"),
             Member::Family(&Procs),
             Member::Family(&Pagefaults),

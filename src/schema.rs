@@ -117,6 +117,8 @@ pub mod syscall {
     pub const PER_CALL: &str = "per_call";
     pub const GETPID: &str = "getpid";
     pub const GETPPID: &str = "getppid";
+    /// lat_syscall null: getppid() through the C library.
+    pub const NULL: &str = "null";
     pub const SCHED_YIELD: &str = "sched_yield";
 }
 
@@ -263,6 +265,8 @@ pub mod proc {
     pub const PROCEDURE: &str = "procedure";
     pub const FORK: &str = "fork";
     pub const EXEC: &str = "exec";
+    /// lat_proc exec: fork + execve of a dynamically linked program.
+    pub const EXEC_DYNAMIC: &str = "exec-dynamic";
     pub const SPAWN: &str = "spawn";
     pub const VFORK_EXEC: &str = "vfork-exec";
     pub const THREAD: &str = "thread";
@@ -287,6 +291,8 @@ pub mod bw {
     pub const PER_OP: &str = "per_op";
     pub const FILE_RD: &str = "file-rd";
     pub const MMAP_RD: &str = "mmap-rd";
+    pub const MMAP_RD_OPEN: &str = "mmap-rd-open2close";
+    pub const MEM_CP_LIBC: &str = "mem-cp-libc";
     pub const MEM_RD: &str = "mem-rd";
     pub const MEM_WR: &str = "mem-wr";
     pub const MEM_CP: &str = "mem-cp";

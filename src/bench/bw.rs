@@ -1,7 +1,11 @@
 //! Bandwidths as lmbench measures them, in MB/s (1e6 bytes per second):
 //! pipe and UNIX stream socket in 64 KiB chunks, memory read / write / copy
-//! over a buffer four times the last-level cache, mmap read of a file and
-//! read(2) of a file from the page cache. What a byte is, is said per kind.
+//! over a buffer four times the last-level cache with lmbench's own loops
+//! (bw_mem rd, wr, cp: one 4-byte word every 16 bytes, 512-byte blocks, so
+//! every cache line moves but a quarter of the words are touched; the bytes
+//! counted are the buffer's), the C library's memcpy beside them, mmap read
+//! of a file and read(2) of a file from the page cache, each summed as
+//! bw_mmap_rd and bw_file_rd sum them. What a byte is, is said per kind.
 
 use super::child::{self, Private};
 use super::scratch::ScratchFile;
@@ -17,12 +21,24 @@ pub enum BwKind {
     MemRd,
     MemWr,
     MemCp,
+    MemCpLibc,
     MmapRd,
+    MmapRdOpen,
     FileRd,
 }
 
 impl BwKind {
-    pub const ALL: [BwKind; 7] = [BwKind::Pipe, BwKind::Unix, BwKind::MemRd, BwKind::MemWr, BwKind::MemCp, BwKind::MmapRd, BwKind::FileRd];
+    pub const ALL: [BwKind; 9] = [
+        BwKind::Pipe,
+        BwKind::Unix,
+        BwKind::MemRd,
+        BwKind::MemWr,
+        BwKind::MemCp,
+        BwKind::MemCpLibc,
+        BwKind::MmapRd,
+        BwKind::MmapRdOpen,
+        BwKind::FileRd,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -31,7 +47,9 @@ impl BwKind {
             BwKind::MemRd => "mem-rd",
             BwKind::MemWr => "mem-wr",
             BwKind::MemCp => "mem-cp",
+            BwKind::MemCpLibc => "mem-cp-libc",
             BwKind::MmapRd => "mmap-rd",
+            BwKind::MmapRdOpen => "mmap-rd-open2close",
             BwKind::FileRd => "file-rd",
         }
     }
@@ -40,12 +58,19 @@ impl BwKind {
         match self {
             BwKind::Pipe => "a writer process streams 64 KiB chunks through a pipe; bytes received",
             BwKind::Unix => "a writer process streams 64 KiB chunks through a UNIX stream socket; bytes received",
-            BwKind::MemRd => "sum of 64-bit words over a buffer 4x the LLC; bytes read",
-            BwKind::MemWr => "store of 64-bit words over a buffer 4x the LLC; bytes written",
-            BwKind::MemCp => "memcpy between two buffers 4x the LLC; bytes copied (each read once, written once)",
-            BwKind::MmapRd => "mmap a cached 64 MiB file, sum its words, munmap; bytes of the file",
-            BwKind::FileRd => "read(2) a cached 64 MiB file in 64 KiB chunks (io_only: no open/close); bytes read",
+            BwKind::MemRd => "bw_mem rd: sum one 4-byte word every 16 bytes over a buffer 4x the LLC; bytes of the buffer",
+            BwKind::MemWr => "bw_mem wr: store one 4-byte word every 16 bytes over a buffer 4x the LLC; bytes of the buffer",
+            BwKind::MemCp => "bw_mem cp: copy one 4-byte word every 16 bytes between two buffers 4x the LLC; bytes of one buffer",
+            BwKind::MemCpLibc => "the C library's memcpy between two buffers 4x the LLC (bw_mem bcopy); bytes of one buffer",
+            BwKind::MmapRd => "bw_mmap_rd mmap_only: sum every 8-byte word of a cached 64 MiB file mapped once; bytes of the file",
+            BwKind::MmapRdOpen => "bw_mmap_rd open2close: open, mmap, sum every 8-byte word, close, munmap a cached 64 MiB file; bytes of the file",
+            BwKind::FileRd => "bw_file_rd io_only: lseek to 0, read(2) a cached 64 MiB file in 64 KiB reads, summing every 4-byte word; bytes read",
         }
+    }
+
+    /// Kinds over two large memory buffers (full scale only).
+    pub fn is_memory(self) -> bool {
+        matches!(self, BwKind::MemRd | BwKind::MemWr | BwKind::MemCp | BwKind::MemCpLibc)
     }
 
     /// Stream kinds take a placement.
@@ -155,9 +180,45 @@ pub fn read_sum(words: &[u64]) -> u64 {
     it.remainder().iter().fold(acc.iter().fold(0, |a, &b| a.wrapping_add(b)), |a, &b| a.wrapping_add(b))
 }
 
+/// lmbench's block: 512 bytes, 128 4-byte words, of which the loops touch
+/// every fourth.
+const BLOCK_INTS: usize = 128;
+const STRIDE_INTS: usize = 4;
+
+/// A mapping's words as 4-byte ints (lmbench's TYPE).
+fn ints(words: &[u64]) -> &[u32] {
+    // SAFETY: u64 memory is aligned for u32 and every bit pattern is a u32.
+    unsafe { words.align_to::<u32>().1 }
+}
+
+fn ints_mut(words: &mut [u64]) -> &mut [u32] {
+    // SAFETY: as above; the borrow is exclusive.
+    unsafe { words.align_to_mut::<u32>().1 }
+}
+
+/// bw_mem rd: the sum of one 4-byte word every 16 bytes, block by block.
 #[inline(never)]
-pub fn write_fill(words: &mut [u64], v: u64) {
-    words.iter_mut().for_each(|w| *w = v);
+pub fn lm_read(words: &[u64]) -> u32 {
+    ints(words).chunks_exact(BLOCK_INTS).fold(0u32, |sum, b| b.iter().step_by(STRIDE_INTS).fold(sum, |a, &x| a.wrapping_add(x)))
+}
+
+/// bw_mem wr: one 4-byte store every 16 bytes, block by block.
+#[inline(never)]
+pub fn lm_write(words: &mut [u64], v: u32) {
+    for b in ints_mut(words).chunks_exact_mut(BLOCK_INTS) {
+        b.iter_mut().step_by(STRIDE_INTS).for_each(|x| *x = v);
+    }
+}
+
+/// bw_mem cp: one 4-byte word every 16 bytes copied to the same place of
+/// the other buffer, block by block.
+#[inline(never)]
+pub fn lm_copy(src: &[u64], dst: &mut [u64]) {
+    for (s, d) in ints(src).chunks_exact(BLOCK_INTS).zip(ints_mut(dst).chunks_exact_mut(BLOCK_INTS)) {
+        for k in (0..BLOCK_INTS).step_by(STRIDE_INTS) {
+            d[k] = s[k];
+        }
+    }
 }
 
 /// Memory for the mem-* kinds.
@@ -169,7 +230,7 @@ pub struct MemBuffers {
 impl MemBuffers {
     pub fn new(kind: BwKind, bytes: u64) -> io::Result<Self> {
         let a = Private::new(bytes as usize)?;
-        let b = if kind == BwKind::MemCp { Some(Private::new(bytes as usize)?) } else { None };
+        let b = if matches!(kind, BwKind::MemCp | BwKind::MemCpLibc) { Some(Private::new(bytes as usize)?) } else { None };
         Ok(MemBuffers { a, b })
     }
 
@@ -177,43 +238,83 @@ impl MemBuffers {
     pub fn pass(&mut self, kind: BwKind, round: u64) -> u64 {
         match kind {
             BwKind::MemRd => {
-                std::hint::black_box(read_sum(self.a.words()));
+                std::hint::black_box(lm_read(self.a.words()));
             }
-            BwKind::MemWr => write_fill(self.a.words_mut(), round),
-            BwKind::MemCp => self.b.as_mut().expect("copy has two buffers").words_mut().copy_from_slice(self.a.words()),
+            BwKind::MemWr => lm_write(self.a.words_mut(), round as u32),
+            BwKind::MemCp => lm_copy(self.a.words(), self.b.as_mut().expect("copy has two buffers").words_mut()),
+            BwKind::MemCpLibc => self.b.as_mut().expect("copy has two buffers").words_mut().copy_from_slice(self.a.words()),
             _ => unreachable!("not a memory kind"),
         }
         self.a.words().len() as u64 * 8
     }
 }
 
-/// mmap the file, sum it, munmap; returns the bytes read.
-pub fn mmap_read(f: &ScratchFile, file: &std::fs::File) -> io::Result<u64> {
-    let len = f.bytes as usize;
-    // SAFETY: read-only shared mapping of an open file of `len` bytes,
-    // checked against MAP_FAILED, unmapped below.
-    unsafe {
-        let p = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0);
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        std::hint::black_box(read_sum(std::slice::from_raw_parts(p as *const u64, len / 8)));
-        libc::munmap(p, len);
-    }
-    Ok(len as u64)
+/// A read-only shared mapping of a whole file; unmapped on drop.
+pub struct FileMap {
+    ptr: *mut libc::c_void,
+    len: usize,
 }
 
-/// pread the whole file in CHUNK pieces; returns the bytes read.
+impl FileMap {
+    pub fn new(file: &std::fs::File, len: usize) -> io::Result<FileMap> {
+        // SAFETY: read-only shared mapping of an open file of `len` bytes,
+        // checked against MAP_FAILED, unmapped on drop.
+        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(FileMap { ptr, len })
+    }
+
+    /// bw_mmap_rd's bread: the sum of every 8-byte word; returns the bytes read.
+    pub fn sum(&self) -> u64 {
+        // SAFETY: the mapping covers `len` readable bytes while self lives.
+        let words = unsafe { std::slice::from_raw_parts(self.ptr as *const u64, self.len / 8) };
+        std::hint::black_box(read_sum(words));
+        self.len as u64
+    }
+}
+
+impl Drop for FileMap {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping made in `new`, once.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+/// bw_mmap_rd open2close: open, mmap, sum, close, munmap; returns the bytes read.
+pub fn mmap_read_open(f: &ScratchFile) -> io::Result<u64> {
+    let file = std::fs::File::open(&f.path)?;
+    let map = FileMap::new(&file, f.bytes as usize)?;
+    let n = map.sum();
+    drop(file);
+    drop(map);
+    Ok(n)
+}
+
+/// bw_file_rd's sum of a buffer just read: every 4-byte word.
+#[inline(never)]
+fn sum_ints(buf: &[u8]) -> u32 {
+    buf.chunks_exact(4).fold(0u32, |a, c| a.wrapping_add(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+}
+
+/// bw_file_rd io_only: lseek to 0, then read(2) the whole file in
+/// `buf`-sized reads, summing each; returns the bytes read.
 pub fn file_read(file: &std::fs::File, bytes: u64, buf: &mut [u8]) -> io::Result<u64> {
-    use std::os::unix::fs::FileExt;
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(0))?;
     let mut off = 0u64;
+    let mut sum = 0u32;
     while off < bytes {
-        let n = file.read_at(buf, off)?;
+        let n = f.read(buf)?;
         if n == 0 {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shorter than laid out"));
         }
+        sum = sum.wrapping_add(sum_ints(&buf[..n]));
         off += n as u64;
     }
+    std::hint::black_box(sum);
     Ok(off)
 }
 
@@ -260,18 +361,28 @@ mod tests {
 
     #[test]
     fn memory_and_file_passes_count_their_bytes() {
-        let mut m = MemBuffers::new(BwKind::MemCp, 1 << 20).unwrap();
-        assert_eq!(m.pass(BwKind::MemCp, 0), 1 << 20);
+        let mut m = MemBuffers::new(BwKind::MemCpLibc, 1 << 20).unwrap();
+        assert_eq!(m.pass(BwKind::MemCpLibc, 0), 1 << 20);
         assert_eq!(m.b.as_ref().unwrap().words(), m.a.words());
+        // lmbench's loops touch the first 4-byte word of every 16 bytes.
+        let mut c = MemBuffers::new(BwKind::MemCp, 1 << 12).unwrap();
+        c.b.as_mut().unwrap().words_mut().fill(u64::MAX);
+        assert_eq!(c.pass(BwKind::MemCp, 0), 1 << 12);
+        let (src, dst) = (ints(c.a.words()), ints(c.b.as_ref().unwrap().words()));
+        assert!((0..dst.len()).all(|i| dst[i] == if i % 4 == 0 { src[i] } else { u32::MAX }));
+        assert_eq!(lm_read(c.a.words()), src.iter().step_by(4).fold(0u32, |a, &x| a.wrapping_add(x)));
         let mut w = MemBuffers::new(BwKind::MemWr, 1 << 16).unwrap();
-        w.pass(BwKind::MemWr, 9);
-        assert!(w.a.words().iter().all(|&x| x == 9));
+        w.pass(BwKind::MemWr, 0xdead_beef);
+        assert!(ints(w.a.words()).iter().enumerate().all(|(i, &x)| (i % 4 == 0) == (x == 0xdead_beef)));
         assert_eq!(read_sum(&[1, 2, 3, 4, 5, 6, 7]), 28);
         let tmp = tempfile::tempdir().unwrap();
         let f = ScratchFile::create(tmp.path(), "bwtest", 3 * CHUNK as u64 + 8).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
         assert_eq!(file_read(&file, f.bytes, &mut vec![0; CHUNK]).unwrap(), f.bytes);
-        assert_eq!(mmap_read(&f, &file).unwrap(), f.bytes);
+        assert_eq!(file_read(&file, f.bytes, &mut vec![0; CHUNK]).unwrap(), f.bytes, "read again from offset 0");
+        assert_eq!(FileMap::new(&file, f.bytes as usize).unwrap().sum(), f.bytes);
+        assert_eq!(mmap_read_open(&f).unwrap(), f.bytes);
+        assert_eq!(sum_ints(&[1, 0, 0, 0, 2, 0, 0, 0]), 3);
     }
 
     #[test]

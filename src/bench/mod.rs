@@ -19,6 +19,7 @@ pub mod noise;
 pub mod pagefault;
 pub mod parallel;
 pub mod proc;
+pub mod residue;
 pub mod scratch;
 pub mod stream;
 pub mod syscall;

@@ -1,8 +1,11 @@
 //! Process and thread creation, as lmbench's lat_proc: procedure call,
 //! fork+exit+wait, fork+exec, posix_spawn, vfork+exec, thread create+join.
-//! The exec'd program is a 132-byte static ELF that oscycles writes itself:
-//! it exits with status 7 and does nothing else, so exec cost is the
-//! kernel's, not a dynamic loader's.
+//! lmbench's exec runs a dynamically linked hello-world; `exec-dynamic` runs
+//! the system's /bin/true (dynamically linked, exits 0) the same way: the
+//! loader and the C library's start-up are in the cost. The other exec
+//! kinds run a 132-byte static ELF that oscycles writes itself: it exits
+//! with status 7 and does nothing else, so exec cost is the kernel's, not a
+//! dynamic loader's.
 
 use super::child;
 use std::ffi::CString;
@@ -14,6 +17,7 @@ pub enum ProcOp {
     Procedure,
     Fork,
     ForkExec,
+    ExecDynamic,
     Spawn,
     VforkExec,
     Thread,
@@ -23,13 +27,15 @@ pub enum ProcOp {
 pub const HELPER_STATUS: i32 = 7;
 
 impl ProcOp {
-    pub const ALL: [ProcOp; 6] = [ProcOp::Procedure, ProcOp::Fork, ProcOp::ForkExec, ProcOp::Spawn, ProcOp::VforkExec, ProcOp::Thread];
+    pub const ALL: [ProcOp; 7] =
+        [ProcOp::Procedure, ProcOp::Fork, ProcOp::ForkExec, ProcOp::ExecDynamic, ProcOp::Spawn, ProcOp::VforkExec, ProcOp::Thread];
 
     pub fn name(self) -> &'static str {
         match self {
             ProcOp::Procedure => "procedure",
             ProcOp::Fork => "fork",
             ProcOp::ForkExec => "exec",
+            ProcOp::ExecDynamic => "exec-dynamic",
             ProcOp::Spawn => "spawn",
             ProcOp::VforkExec => "vfork-exec",
             ProcOp::Thread => "thread",
@@ -41,6 +47,7 @@ impl ProcOp {
             ProcOp::Procedure => "a call of a function the compiler may not inline",
             ProcOp::Fork => "fork, child _exit, parent waitpid",
             ProcOp::ForkExec => "fork, child execve of a tiny static ELF, parent waitpid",
+            ProcOp::ExecDynamic => "lat_proc exec: fork, child closes stdout and execve's /bin/true (dynamically linked), parent waitpid",
             ProcOp::Spawn => "posix_spawn of the tiny static ELF, waitpid",
             ProcOp::VforkExec => "clone(CLONE_VM|CLONE_VFORK) + execve of the tiny static ELF, waitpid",
             ProcOp::Thread => "std::thread::spawn of an empty closure + join",
@@ -116,6 +123,23 @@ fn check_status(status: i32, want: i32, what: &str) -> io::Result<()> {
     }
 }
 
+/// The dynamically linked program exec-dynamic runs.
+pub const DYNAMIC_PROGRAM: &str = "/bin/true";
+
+/// Whether an ELF file asks for a program interpreter (PT_INTERP): it is
+/// dynamically linked.
+pub fn is_dynamic_elf(bytes: &[u8]) -> bool {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize);
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize);
+    if bytes.get(..5) != Some(&[0x7f, b'E', b'L', b'F', 2][..]) {
+        return false;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(32), u16_at(54), u16_at(56)) else {
+        return false;
+    };
+    (0..phnum).any(|i| bytes.get(phoff + i * phentsize..phoff + i * phentsize + 4) == Some(&3u32.to_le_bytes()[..]))
+}
+
 /// How often exec retries a helper that is busy (ETXTBSY), 1 ms apart. A
 /// child forked by another thread while the helper was being written holds
 /// a writable descriptor to it until that child execs or exits; the kernel
@@ -156,6 +180,7 @@ extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
 pub struct Prepared {
     op: ProcOp,
     helper: Option<Helper>,
+    dynamic: CString,
     /// Stack for the vfork child (which runs until it execs).
     stack: Vec<u8>,
 }
@@ -164,7 +189,10 @@ impl Prepared {
     pub fn new(op: ProcOp, scratch: &Path) -> io::Result<Prepared> {
         let helper = matches!(op, ProcOp::ForkExec | ProcOp::Spawn | ProcOp::VforkExec).then(|| Helper::create(scratch)).transpose()?;
         let stack = if op == ProcOp::VforkExec { vec![0u8; 64 * 1024] } else { Vec::new() };
-        Ok(Prepared { op, helper, stack })
+        if op == ProcOp::ExecDynamic && !std::fs::read(DYNAMIC_PROGRAM).is_ok_and(|b| is_dynamic_elf(&b)) {
+            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no dynamically linked {DYNAMIC_PROGRAM}")));
+        }
+        Ok(Prepared { op, helper, dynamic: CString::new(DYNAMIC_PROGRAM).expect("no NUL"), stack })
     }
 
     fn path(&self) -> &CString {
@@ -198,6 +226,16 @@ impl Prepared {
                     127
                 })?;
                 check_status(child::reap(pid)?, HELPER_STATUS, "fork+exec")
+            }
+            ProcOp::ExecDynamic => {
+                let path = self.dynamic.as_ptr();
+                let pid = child::fork_child(|| {
+                    // SAFETY: the child's own copy of stdout, as lmbench's child closes it.
+                    unsafe { libc::close(1) };
+                    exec_helper(path);
+                    127
+                })?;
+                check_status(child::reap(pid)?, 0, "fork+exec of /bin/true")
             }
             ProcOp::Spawn => {
                 let path = self.path().as_ptr();
@@ -243,6 +281,16 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dynamic_check_tells_a_static_elf_from_a_dynamic_one() {
+        assert!(!is_dynamic_elf(&helper_elf()));
+        assert!(!is_dynamic_elf(b"#!/bin/sh"));
+        if let Ok(b) = std::fs::read(DYNAMIC_PROGRAM) {
+            // Debian's coreutils are dynamically linked.
+            assert!(is_dynamic_elf(&b));
+        }
+    }
 
     #[test]
     fn every_operation_runs_and_the_helper_exits_with_its_status() {

@@ -1,11 +1,13 @@
 //! System-call cost: the null calls through the `syscall` instruction, the
-//! vDSO's clock_gettime, and the smallest read and write.
+//! vDSO's clock_gettime, and the smallest read and write; and lmbench's
+//! `lat_syscall null`, getppid() called through the C library in a plain loop.
 
 use crate::arch::syscall3;
 use std::os::fd::AsRawFd;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Syscall {
+    Null,
     Getpid,
     Getppid,
     SchedYield,
@@ -15,11 +17,12 @@ pub enum Syscall {
 }
 
 impl Syscall {
-    pub const ALL: [Syscall; 6] =
-        [Syscall::Getpid, Syscall::Getppid, Syscall::SchedYield, Syscall::ClockGettime, Syscall::Read, Syscall::Write];
+    pub const ALL: [Syscall; 7] =
+        [Syscall::Null, Syscall::Getpid, Syscall::Getppid, Syscall::SchedYield, Syscall::ClockGettime, Syscall::Read, Syscall::Write];
 
     pub fn name(self) -> &'static str {
         match self {
+            Syscall::Null => "null",
             Syscall::Getpid => "getpid",
             Syscall::Getppid => "getppid",
             Syscall::SchedYield => "sched_yield",
@@ -31,6 +34,7 @@ impl Syscall {
 
     pub fn description(self) -> &'static str {
         match self {
+            Syscall::Null => "lat_syscall null: getppid() through the C library's wrapper, in a plain loop",
             Syscall::Getpid => "getpid through the syscall instruction (no C-library wrapper or cache)",
             Syscall::Getppid => "getppid through the syscall instruction",
             Syscall::SchedYield => "sched_yield through the syscall instruction, alone on its CPU",
@@ -67,6 +71,8 @@ impl Prepared {
                 return Err(std::io::Error::from_raw_os_error(libc::EINTR));
             }
             let r = match self.call {
+                // SAFETY: getppid takes no arguments and cannot fail.
+                Syscall::Null => i64::from(unsafe { libc::getppid() }),
                 // SAFETY: getpid, getppid and sched_yield take no arguments.
                 Syscall::Getpid => unsafe { syscall3(libc::SYS_getpid, 0, 0, 0) },
                 // SAFETY: as above.

@@ -27,14 +27,16 @@ fn latency_rows() -> Vec<Row> {
     ] {
         v.push(Row::new(label, mech.id(), hot_potato, ipc::ROUND_TRIP).comment(c));
     }
-    v.push(Row::new("lat_syscall null", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL).comment("getppid"));
+    v.push(Row::new("lat_syscall null", syscall::id(syscall::NULL), NoParams {}, syscall::PER_CALL).comment("getppid() through the C library"));
+    v.push(Row::new("(raw getppid)", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL).comment("the syscall instruction inline, no wrapper"));
     v.extend(Row::each(
         proc::id,
         proc::PER_OP,
         &[
-            ("lat_proc procedure", proc::PROCEDURE, "process creation"),
-            ("lat_proc fork", proc::FORK, ""),
-            ("lat_proc exec", proc::EXEC, "fork + exec of a 132-byte static ELF"),
+            ("lat_proc procedure", proc::PROCEDURE, "a call the compiler may not inline"),
+            ("lat_proc fork", proc::FORK, "fork + child _exit + wait of oscycles' static process (lmbench's is dynamic: its child's exit() runs the C library's and loader's exit path)"),
+            ("lat_proc exec", proc::EXEC_DYNAMIC, "fork + execve of /bin/true (dynamically linked) + wait"),
+            ("(static exec)", proc::EXEC, "fork + execve of a 132-byte static ELF + wait"),
             ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
             ("(vfork + exec)", proc::VFORK_EXEC, "not in lmbench"),
             ("(thread create)", proc::THREAD, "not in lmbench"),
@@ -45,7 +47,7 @@ fn latency_rows() -> Vec<Row> {
         pagefault::id,
         pagefault::PER_PAGE,
         &[
-            ("lat_pagefault", pagefault::FILE, "per page, cached file, read"),
+            ("lat_pagefault", pagefault::FILE, "per page, cached file, read in random order, munmap timed"),
             ("(anon first touch)", pagefault::ANON, "per page, 4 KiB, written"),
         ],
     ));
@@ -58,11 +60,13 @@ fn bandwidth_rows() -> Vec<Row> {
     };
     let (same, cross) = (Some(Cores::Same), Some(Cores::Cross));
     vec![
-        row("bw_file_rd 64M io_only", bw::FILE_RD, None, "read(2) from the page cache"),
-        row("bw_mmap_rd 64M", bw::MMAP_RD, None, "mmap + sum + munmap"),
-        row("bw_mem rd", bw::MEM_RD, None, "buffer 4x LLC"),
-        row("bw_mem_wr", bw::MEM_WR, None, ""),
-        row("bw_mem cp", bw::MEM_CP, None, "bytes copied"),
+        row("bw_file_rd 64M io_only", bw::FILE_RD, None, "64 KiB read(2)s from the page cache, each summed; bytes read"),
+        row("bw_mmap_rd 64M mmap_only", bw::MMAP_RD, None, "sum of a file mapped once; bytes of the file"),
+        row("bw_mmap_rd 64M open2close", bw::MMAP_RD_OPEN, None, "open + mmap + sum + close + munmap"),
+        row("bw_mem rd", bw::MEM_RD, None, "4 bytes read every 16, buffer 4x LLC; bytes of the buffer"),
+        row("bw_mem wr", bw::MEM_WR, None, "4 bytes written every 16; bytes of the buffer"),
+        row("bw_mem cp", bw::MEM_CP, None, "4 bytes copied every 16; bytes of one buffer"),
+        row("(libc memcpy)", bw::MEM_CP_LIBC, None, "not bw_mem cp: the C library's memcpy (bw_mem bcopy); bytes of one buffer"),
         row("bw_pipe", bw::PIPE, same, "64 KiB chunks, one CPU"),
         row("bw_pipe (cross core)", bw::PIPE, cross, ""),
         row("bw_unix", bw::UNIX, same, "64 KiB chunks, one CPU"),

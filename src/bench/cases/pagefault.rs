@@ -2,7 +2,7 @@
 //! of a first touch.
 
 use super::{pinned, summary};
-use crate::bench::pagefault::{FaultKind, PAGE, Region, thp_setting};
+use crate::bench::pagefault::{FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
@@ -57,11 +57,15 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             return Err(CaseError::NotApplicable("the kernel did not back a fresh 2 MiB region with a huge page".into()));
         }
     }
+    // lat_pagefault's order: a random permutation of the file's pages (a
+    // batch of n pages reads those below n, in this order).
+    let order = if kind == FaultKind::File { permutation(FILE_PAGES, 0x9e37_79b9_7f4a_7c15) } else { Vec::new() };
     let (m, placement) = pinned(ctx, || {
         harness::measure_prepared(&Tsc, ctx.clock.overhead_cycles, &cfg, map, |r| {
             match kind {
                 FaultKind::File => {
-                    std::hint::black_box(r.read_each_page());
+                    std::hint::black_box(r.read_pages_in(&order));
+                    r.unmap();
                 }
                 _ => r.write_each_page(),
             }
