@@ -1,5 +1,5 @@
 //! What a case may leave behind in the process that runs the next one:
-//! threads, open descriptors, children, mappings, anonymous memory, the CPU
+//! threads, open descriptors, children, mappings, timers, anonymous memory, the CPU
 //! affinity and scheduling policy. A case whose result depends on the cases
 //! before it is one that inherits some of this; `leaked` names what grew.
 
@@ -12,6 +12,8 @@ pub struct Residue {
     pub fds: usize,
     pub children: BTreeSet<i32>,
     pub mappings: usize,
+    /// POSIX timers (/proc/self/timers; 0 where the kernel does not list them).
+    pub timers: usize,
     /// Anonymous resident memory (RssAnon), KiB.
     pub rss_anon_kib: u64,
     pub affinity: Vec<usize>,
@@ -39,6 +41,7 @@ impl Residue {
             fds: std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count()),
             children: children(),
             mappings: std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count()),
+            timers: std::fs::read_to_string("/proc/self/timers").map_or(0, |t| t.lines().filter(|l| l.starts_with("ID:")).count()),
             rss_anon_kib: status_field(&status, "RssAnon:").unwrap_or(0),
             affinity: crate::placement::allowed_cpus(),
             policy: crate::placement::current_policy().to_string(),
@@ -57,6 +60,7 @@ impl Residue {
         more("threads", before.threads, self.threads);
         more("open descriptors", before.fds, self.fds);
         more("mappings", before.mappings, self.mappings);
+        more("timers", before.timers, self.timers);
         let new_children: Vec<&i32> = self.children.difference(&before.children).collect();
         if !new_children.is_empty() {
             out.push(format!("children left running: {new_children:?}"));
@@ -87,11 +91,12 @@ mod tests {
         after.threads += 1;
         after.fds += 2;
         after.mappings += 1;
+        after.timers += 1;
         after.children.insert(-7);
         after.rss_anon_kib += 4096;
         after.affinity = vec![usize::MAX];
         let leaked = after.leaked(&before, 1024).join("; ");
-        for what in ["threads", "open descriptors", "mappings", "children left running: [-7]", "anonymous memory", "CPU affinity"] {
+        for what in ["threads", "open descriptors", "mappings", "timers", "children left running: [-7]", "anonymous memory", "CPU affinity"] {
             assert!(leaked.contains(what), "{what} missing from: {leaked}");
         }
         assert!(after.leaked(&before, 8192).iter().all(|l| !l.starts_with("anonymous")), "within the slack");
