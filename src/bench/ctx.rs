@@ -1,8 +1,11 @@
 //! Context-switch latency as lmbench's lat_ctx measures it: N processes in a
 //! ring of pipes pass a token; each reads its private working set of S KiB
 //! before passing the token on. The ring's own cost (a pipe write and read
-//! and the working-set sum, in one process, with no switch) is measured the
-//! same way and subtracted.
+//! and the working-set sum, in one process, with no switch, going round N
+//! pipes) is measured the same way and subtracted. As in lmbench, the
+//! working set is read as words (every byte of it), by every member
+//! including the timing one, once per hop. Unlike lmbench on Linux (which
+//! leaves placement to the scheduler), every member runs on one CPU.
 
 use super::child::{self, Private};
 use super::ipc::fd::FdStream;
@@ -72,15 +75,17 @@ fn member(i: usize, n: usize, link: &mut FdStream, ws: &Private, ctl: &RingCtl) 
 }
 
 /// The ring's cost without switches: per hop, one pipe write and read and
-/// the working-set sum, in this process.
-fn overhead(ws: &Private, overhead_cycles: u64, cfg: &HarnessConfig) -> Result<Measurement, IpcError> {
-    let (r, w) = pipe()?;
-    let mut link = FdStream::new(r, Some(w));
+/// the working-set sum, in this process. As lmbench's overhead loop, the
+/// hops go round `procs` pipes, one after the other, as the ring's do.
+fn overhead(ws: &Private, procs: usize, overhead_cycles: u64, cfg: &HarnessConfig) -> Result<Measurement, IpcError> {
+    let mut links: Vec<FdStream> = (0..procs).map(|_| pipe().map(|(r, w)| FdStream::new(r, Some(w)))).collect::<Result<_, _>>()?;
     let mut t = [0u64; 1];
+    let mut i = 0;
     harness::measure(&Tsc, overhead_cycles, cfg, |n| {
         for _ in 0..n {
-            link.send(&t)?;
-            link.recv(&mut t)?;
+            links[i].send(&t)?;
+            links[i].recv(&mut t)?;
+            i = (i + 1) % procs;
             std::hint::black_box(ws.touch());
             t[0] += 1;
         }
@@ -140,7 +145,7 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
     }
     let _deadline = Deadline::arm(spec.timeout).map_err(IpcError::io("timer_create"))?;
     let ws = Private::new(spec.ws_kib * 1024).map_err(IpcError::io("mmap"))?;
-    let overhead = overhead(&ws, overhead_cycles, cfg)?;
+    let overhead = overhead(&ws, n, overhead_cycles, cfg)?;
 
     let ctl_mem = Shared::new(RingCtl {
         stop: AtomicBool::new(false),
