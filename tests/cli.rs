@@ -89,7 +89,7 @@ fn a_tiny_run_saves_a_document_that_show_prints_again() {
     let doc = oscycles::store::load(&path).unwrap();
     assert_eq!(doc.status, oscycles::results::RunStatus::Complete);
     assert_eq!(doc.results.len(), doc.planned_cases);
-    assert_eq!(doc.results.len(), 6);
+    assert_eq!(doc.results.len(), 7);
     for r in &doc.results {
         let m = r.metric("per_call").unwrap();
         assert_eq!(m.summary.n, 3);

@@ -34,10 +34,10 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
         assert_eq!(r["status"], "complete");
         let mut order: Vec<&str> = r["order"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
         order.sort();
-        assert_eq!(order.len(), 6, "every syscall case ran in every round");
+        assert_eq!(order.len(), 7, "every syscall case ran in every round");
     }
     let results = doc["results"].as_array().unwrap();
-    assert_eq!(results.len(), 6, "one cell per case, rounds merged");
+    assert_eq!(results.len(), 7, "one cell per case, rounds merged");
     for r in results {
         let m = &r["metrics"][0];
         let samples = m["samples"].as_array().unwrap();

@@ -21,7 +21,7 @@ pub struct Residue {
 }
 
 fn status_field(status: &str, key: &str) -> Option<u64> {
-    status.lines().find_map(|l| l.strip_prefix(key)?.trim().split_whitespace().next()?.parse().ok())
+    status.lines().find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse().ok())
 }
 
 /// The children of every thread of this process.
