@@ -14,16 +14,16 @@ fn latency_rows() -> Vec<Row> {
     for ws_kib in [0, 4, 16, 64] {
         for procs in [2, 3, 4, 10] {
             let p = ctx::Params { procs, ws_kib };
-            let mut r = Row::new(format!("lat_ctx -s {ws_kib} {procs}"), ctx::id(ctx::RING), p, ctx::SWITCH).comment("context switch");
+            let mut r = Row::new(format!("lat_ctx -s {ws_kib} {procs}"), ctx::id(ctx::RING), p, ctx::SWITCH).comment("per switch: hop less the ring's pipe + sum cost");
             r.aside = Some(ctx::OVERHEAD);
             v.push(r);
         }
     }
     let hot_potato = ipc::Params { words: 1, space: Space::Inter, cores: Cores::Same };
     for (label, mech, c) in [
-        ("lat_fifo", Mechanism::Fifo, "hot potato: round trip, 8 bytes, one CPU"),
-        ("lat_pipe", Mechanism::Pipe, ""),
-        ("lat_unix", Mechanism::UnixStream, ""),
+        ("lat_fifo", Mechanism::Fifo, "round trip between two processes on one CPU, 8 bytes (lmbench: 1)"),
+        ("lat_pipe", Mechanism::Pipe, "the same through two pipes"),
+        ("lat_unix", Mechanism::UnixStream, "the same through a UNIX stream socketpair"),
     ] {
         v.push(Row::new(label, mech.id(), hot_potato, ipc::ROUND_TRIP).comment(c));
     }
