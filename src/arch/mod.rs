@@ -1,5 +1,5 @@
 //! Everything that is specific to x86-64: the time-stamp counter, cpuid and the
-//! raw `syscall` instruction. Nothing outside this module uses inline assembly.
+//! raw `syscall` instruction, and the few loops that must stay as written. Nothing outside this module uses inline assembly.
 
 #[cfg(not(target_arch = "x86_64"))]
 compile_error!("oscycles measures in TSC cycles and supports x86-64 only");
@@ -103,6 +103,58 @@ pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
         );
     }
     ret
+}
+
+/// The wrapping sum of 4-byte words, one scalar `add` from memory per word
+/// into one accumulator, as lmbench's unrolled `sum += p[0] + p[1] + ...`
+/// compiles without vectorisation (its makefile's -O): bw_file_rd's sum of
+/// each buffer read. Written in assembly so that the compiler cannot
+/// vectorise it (which makes the sum of a cached 64 KiB buffer several
+/// times cheaper than lmbench's).
+pub fn sum_u32_scalar(words: &[u32]) -> u32 {
+    let mut acc = 0u32;
+    if !words.is_empty() {
+        // SAFETY: the loop reads 4 * len bytes from the slice, which holds
+        // len u32; the registers it changes are declared; it touches no stack.
+        unsafe {
+            asm!(
+                "2:",
+                "add {a:e}, dword ptr [{p}]",
+                "add {p}, 4",
+                "dec {n}",
+                "jnz 2b",
+                a = inout(reg) acc,
+                p = inout(reg) words.as_ptr() => _,
+                n = inout(reg) words.len() => _,
+                options(nostack, readonly),
+            );
+        }
+    }
+    acc
+}
+
+/// The wrapping sum of 8-byte words, one scalar `add` from memory per word,
+/// as lmbench's bread (bw_mmap_rd's sum) compiles: see `sum_u32_scalar`.
+pub fn sum_u64_scalar(words: &[u64]) -> u64 {
+    let mut acc = 0u64;
+    if !words.is_empty() {
+        // SAFETY: the loop reads 8 * len bytes from the slice, which holds
+        // len u64; the registers it changes are declared; it touches no stack.
+        unsafe {
+            asm!(
+                "2:",
+                "add {a}, qword ptr [{p}]",
+                "add {p}, 8",
+                "dec {n}",
+                "jnz 2b",
+                a = inout(reg) acc,
+                p = inout(reg) words.as_ptr() => _,
+                n = inout(reg) words.len() => _,
+                options(nostack, readonly),
+            );
+        }
+    }
+    acc
 }
 
 /// `dst = src`, element by element, as STREAM's Copy loop compiles without

@@ -167,19 +167,6 @@ pub fn stream_pair(kind: BwKind) -> io::Result<(OwnedFd, OwnedFd)> {
     })
 }
 
-/// Sums words with four accumulators, so the loop is bound by loads.
-#[inline(never)]
-pub fn read_sum(words: &[u64]) -> u64 {
-    let mut acc = [0u64; 4];
-    let mut it = words.chunks_exact(4);
-    for c in &mut it {
-        for k in 0..4 {
-            acc[k] = acc[k].wrapping_add(c[k]);
-        }
-    }
-    it.remainder().iter().fold(acc.iter().fold(0, |a, &b| a.wrapping_add(b)), |a, &b| a.wrapping_add(b))
-}
-
 /// lmbench's block: 512 bytes, 128 4-byte words, of which the loops touch
 /// every fourth.
 const BLOCK_INTS: usize = 128;
@@ -266,11 +253,12 @@ impl FileMap {
         Ok(FileMap { ptr, len })
     }
 
-    /// bw_mmap_rd's bread: the sum of every 8-byte word; returns the bytes read.
+    /// bw_mmap_rd's bread: the sum of every 8-byte word, one scalar add
+    /// each (as lmbench's compiled loop); returns the bytes read.
     pub fn sum(&self) -> u64 {
         // SAFETY: the mapping covers `len` readable bytes while self lives.
         let words = unsafe { std::slice::from_raw_parts(self.ptr as *const u64, self.len / 8) };
-        std::hint::black_box(read_sum(words));
+        std::hint::black_box(crate::arch::sum_u64_scalar(words));
         self.len as u64
     }
 }
@@ -292,10 +280,18 @@ pub fn mmap_read_open(f: &ScratchFile) -> io::Result<u64> {
     Ok(n)
 }
 
-/// bw_file_rd's sum of a buffer just read: every 4-byte word.
-#[inline(never)]
+/// bw_file_rd's sum of a buffer just read: every 4-byte word, one scalar
+/// add each (arch::sum_u32_scalar), as lmbench's compiled loop does.
 fn sum_ints(buf: &[u8]) -> u32 {
-    buf.chunks_exact(4).fold(0u32, |a, c| a.wrapping_add(u32::from_ne_bytes([c[0], c[1], c[2], c[3]])))
+    // SAFETY: u8 memory reinterpreted as u32 where aligned (align_to); the
+    // unaligned ends are summed byte-wise into words below.
+    let (head, body, tail) = unsafe { buf.align_to::<u32>() };
+    let ends = head.chunks(4).chain(tail.chunks(4)).fold(0u32, |a, c| {
+        let mut w = [0u8; 4];
+        w[..c.len()].copy_from_slice(c);
+        a.wrapping_add(u32::from_ne_bytes(w))
+    });
+    crate::arch::sum_u32_scalar(body).wrapping_add(ends)
 }
 
 /// bw_file_rd io_only: lseek to 0, then read(2) the whole file in
@@ -374,7 +370,6 @@ mod tests {
         let mut w = MemBuffers::new(BwKind::MemWr, 1 << 16).unwrap();
         w.pass(BwKind::MemWr, 0xdead_beef);
         assert!(ints(w.a.words()).iter().enumerate().all(|(i, &x)| (i % 4 == 0) == (x == 0xdead_beef)));
-        assert_eq!(read_sum(&[1, 2, 3, 4, 5, 6, 7]), 28);
         let tmp = tempfile::tempdir().unwrap();
         let f = ScratchFile::create(tmp.path(), "bwtest", 3 * CHUNK as u64 + 8).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
@@ -383,6 +378,9 @@ mod tests {
         assert_eq!(FileMap::new(&file, f.bytes as usize).unwrap().sum(), f.bytes);
         assert_eq!(mmap_read_open(&f).unwrap(), f.bytes);
         assert_eq!(sum_ints(&[1, 0, 0, 0, 2, 0, 0, 0]), 3);
+        assert_eq!(crate::arch::sum_u32_scalar(&[1, 2, u32::MAX]), 2, "wrapping");
+        assert_eq!(crate::arch::sum_u32_scalar(&[]), 0);
+        assert_eq!(crate::arch::sum_u64_scalar(&[3, 4, u64::MAX]), 6, "wrapping");
     }
 
     #[test]

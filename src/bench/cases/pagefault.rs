@@ -43,6 +43,11 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mut cfg = ctx.harness;
     cfg.max_inner = cfg.max_inner.min(max_units);
     cfg.fixed_inner = cfg.fixed_inner.map(|n| n.min(max_units));
+    // lat_pagefault maps and touches the whole file every time: its random
+    // order spans all of it (smaller batches would touch a smaller region).
+    if kind == FaultKind::File && cfg.fixed_inner.is_none() {
+        cfg.fixed_inner = Some(max_units);
+    }
     let map = |units: u64| match (kind, &file) {
         (FaultKind::File, Some(f)) => Region::file(f, units as usize),
         (FaultKind::AnonThp, _) => Region::anon_huge(units as usize, false),
