@@ -84,7 +84,8 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             (m, p, bytes)
         }
         _ => {
-            let f = ScratchFile::create(ctx.scratch, kind.name(), FILE_BYTES).map_err(io)?;
+            // Page-sized writes, as lmbench's file is written (see ScratchFile::written_in).
+            let f = ScratchFile::written_in(ctx.scratch, kind.name(), FILE_BYTES, 4096).map_err(io)?;
             let file = std::fs::File::open(&f.path).map_err(io)?;
             // mmap_only maps the file once, untimed, as bw_mmap_rd's init_open does.
             let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };

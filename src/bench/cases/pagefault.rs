@@ -31,7 +31,7 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     }
     let io = |e| CaseError::from_io(kind.name(), e);
     let scratch = match kind {
-        FaultKind::File => Some(ScratchFile::create(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64).map_err(io)?),
+        FaultKind::File => Some(ScratchFile::written_in(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64, PAGE).map_err(io)?),
         _ => None,
     };
     let file = scratch.as_ref().map(|f| std::fs::File::open(&f.path)).transpose().map_err(io)?;
