@@ -267,6 +267,22 @@ pub struct RunArgs {
     /// Seed of the case order (default: from the clock; the document records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// This host's name in a fleet: the column `report --by host` puts the
+    /// run in (default: the hostname). Letters, digits, '.', '_', '-'.
+    #[arg(long, value_name = "NAME", value_parser = parse_label)]
+    pub label: Option<String>,
+    /// The fleet run this run belongs to (`fleet run` sets it).
+    #[arg(long, value_name = "ID", value_parser = parse_label)]
+    pub fleet: Option<String>,
+}
+
+/// A label or fleet id: what a run id may hold, at most 64 characters.
+fn parse_label(s: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if s.is_empty() || s.len() > 64 || !s.chars().all(ok) || s.starts_with('.') {
+        return Err(format!("'{s}' is not a name: use 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.')"));
+    }
+    Ok(s.to_string())
 }
 
 impl RunArgs {
@@ -307,6 +323,8 @@ impl RunArgs {
             results: self.results.clone(),
             scratch: self.scratch.clone(),
             db: self.db.clone(),
+            label: self.label.clone(),
+            fleet: self.fleet.clone(),
         })
     }
 }

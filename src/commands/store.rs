@@ -6,6 +6,7 @@ use anyhow::Result;
 use oscycles::cli::{self, UsageError};
 use oscycles::results::RunDoc;
 use oscycles::{report, store};
+use oscycles::db::{DbError, Imported, Location};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,9 +14,9 @@ use std::process::ExitCode;
 pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     let path = default_db(a.db);
     if !path.exists() {
-        return Err(UsageError(format!("no run store at '{}' (oscycles run creates it; or give --db)", path.display())).into());
+        return Err(UsageError(format!("no run store at '{path}' (oscycles run creates it; or give --db)")).into());
     }
-    let db = open_db(&path)?;
+    let mut db = open_db(&path)?;
     let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
     let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
@@ -32,15 +33,25 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", report::for_terminal(&t.render()));
-    println!("{} runs in {}", rows.len(), path.display());
+    println!("{} runs in {path}", rows.len());
     Ok(ExitCode::SUCCESS)
 }
 
-/// `oscycles import FILES...`: run documents into the store; a duplicate or
-/// an unreadable document is refused with exit code 2.
+/// `oscycles import FILES...`: run documents into the store. A document
+/// already stored as it is adds nothing (said); an unreadable one, one whose
+/// id the store holds with other contents, or a label its fleet has for
+/// another run, is refused with exit code 2, and then nothing is imported.
 pub fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
-    let path = default_db(db);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let loc = default_db(db);
+    import_into(&loc, files)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The import itself (`import`, and `fleet run` with the documents it fetched).
+pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
+    if let Location::Sqlite(path) = loc
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
     }
     // Every document is read and checked before any is stored, and they are
@@ -53,16 +64,23 @@ pub fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
         }
         docs.push((doc, f.display().to_string()));
     }
-    let mut db = open_db(&path)?;
+    let mut db = open_db(loc)?;
     let stored: Vec<(&RunDoc, String)> = docs.iter().map(|(d, f)| (d, format!("imported from {f}"))).collect();
-    db.insert_all(&stored).map_err(|e| match e {
-        oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{e}; nothing was imported"))),
+    let done = db.import(&stored).map_err(|e| match e {
+        DbError::Duplicate(_) | DbError::Conflict(_) | DbError::LabelTaken { .. } => {
+            anyhow::Error::new(UsageError(format!("{e}; nothing was imported")))
+        }
         e => anyhow::Error::new(e),
     })?;
     for (doc, f) in &docs {
-        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), report::for_terminal(f));
+        let f = report::for_terminal(f);
+        if done.added.contains(&doc.id) {
+            println!("imported {} ({} cases) from {f}", doc.id, doc.results.len());
+        } else {
+            println!("already stored: {} from {f} (the same document; nothing added)", doc.id);
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(done)
 }
 
 /// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs.
@@ -81,11 +99,11 @@ pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
         if db.is_none() {
             let path = default_db(a.db.clone());
             if !path.exists() {
-                return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{}')", path.display())).into());
+                return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{path}')")).into());
             }
             db = Some(open_db(&path)?);
         }
-        match db.as_ref().expect("opened above").load(r)? {
+        match db.as_mut().expect("opened above").load(r)? {
             Some(d) => docs.push(d),
             None => return Err(UsageError(format!("'{r}' is neither a file nor a run id in the store")).into()),
         }
