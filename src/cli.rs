@@ -72,13 +72,14 @@ pub enum Command {
     LoadWorker(LoadWorkerArgs),
     /// List the runs in the store (the SQLite database beside the results), newest first.
     Runs(RunsArgs),
-    /// Add run documents (from other machines) to the store; duplicates are refused.
+    /// Add run documents (from other machines) to the store: one already
+    /// there as it is adds nothing; another under a stored run's id is refused.
     Import {
         /// Run documents written by `oscycles run`.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// The store. Default: oscycles-results/oscycles.sqlite.
-        #[arg(long, value_name = "FILE")]
+        /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+        #[arg(long, value_name = "FILE|URL")]
         db: Option<PathBuf>,
     },
     /// Reports over runs: a self-contained HTML page with plots, Markdown tables, CSV, or the JSON documents.
@@ -169,8 +170,9 @@ pub struct RunArgs {
     /// Directory for the run documents.
     #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
     pub results: PathBuf,
-    /// The store the run is also recorded in. Default: oscycles.sqlite in --results.
-    #[arg(long, value_name = "FILE")]
+    /// The store the run is also recorded in: an SQLite file or a
+    /// postgres:// URL. Default: oscycles.sqlite in --results.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Timed batches per case (samples for the statistics).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -347,8 +349,8 @@ pub struct LoadArgs {
 
 #[derive(Args, Debug)]
 pub struct RunsArgs {
-    /// The store. Default: oscycles-results/oscycles.sqlite.
-    #[arg(long, value_name = "FILE")]
+    /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Only runs whose suites contain this text.
     #[arg(long)]
@@ -366,12 +368,25 @@ pub struct RunsArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs: JSON documents, or run ids in the store.
-    #[arg(required = true, value_name = "RUN")]
+    /// Runs: JSON documents, or run ids in the store. With --by and none:
+    /// every run in the store (or in the --fleet).
+    #[arg(required_unless_present = "by", value_name = "RUN")]
     pub runs: Vec<String>,
-    /// The store, for run ids. Default: oscycles-results/oscycles.sqlite.
-    #[arg(long, value_name = "FILE")]
+    /// The store, for run ids: an SQLite file or a postgres:// URL.
+    /// Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
+    /// Runs side by side: a column per host (its --label, else its
+    /// hostname), per kernel or per environment; without a format option,
+    /// the tables on standard output.
+    #[arg(long, value_name = "WHAT", value_parser = ["host", "kernel", "environment"])]
+    pub by: Option<String>,
+    /// The column the others are relative to (default: the first).
+    #[arg(long, value_name = "NAME", requires = "by")]
+    pub baseline: Option<String>,
+    /// Only the runs of this fleet run (`fleet run` prints its id).
+    #[arg(long, value_name = "ID")]
+    pub fleet: Option<String>,
     /// Write a self-contained HTML report (index.html) into this directory.
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,
