@@ -92,6 +92,11 @@ pub enum Command {
         #[command(subcommand)]
         action: BaselineAction,
     },
+    /// Fleets: the same suites on many hosts, through Ansible.
+    Fleet {
+        #[command(subcommand)]
+        action: FleetAction,
+    },
     /// Check this machine for what makes measurements noisy (governor,
     /// turbo, SMT, busy CPUs, irqbalance, swap, THP...), with the command
     /// that fixes each; changes nothing.
@@ -119,6 +124,51 @@ pub enum BaselineAction {
         #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
         results: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FleetAction {
+    /// Run suites on every host of an Ansible inventory (each host's
+    /// inventory name is its label), fetch the run documents into --out,
+    /// import them into the store, and write a manifest; exit 0 only when
+    /// every host succeeded. Options after -- go to `oscycles run`.
+    Run(FleetRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FleetRunArgs {
+    /// An Ansible inventory (INI or YAML); ansible_host, ansible_user,
+    /// ansible_connection... as Ansible reads them; `oscycles_run_args`, a
+    /// host's extra run options.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: PathBuf,
+    /// Comma-separated suites to run on every host.
+    #[arg(long, default_value = "quick", value_name = "LIST")]
+    pub suite: String,
+    /// Hosts worked on at once (Ansible's forks, and the batch size).
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub forks: u64,
+    /// The store the runs are imported into: an SQLite file or a
+    /// postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
+    pub db: Option<PathBuf>,
+    /// Where the run documents (OUT/HOST/*.json) and manifest.json go.
+    /// Default: oscycles-results/fleet-ID.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Start no further batch of --forks hosts once more than this share
+    /// of the inventory has failed runs (unreachable hosts not counted).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub max_fail: Option<f64>,
+    /// Seconds a host's run may take before it is given up.
+    #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub host_timeout: u64,
+    /// Seconds to reach a host (ssh) before it counts as unreachable.
+    #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub connect_timeout: u64,
+    /// Options for `oscycles run` on every host (after --), e.g. -- --rounds 5.
+    #[arg(last = true, value_name = "RUN OPTIONS")]
+    pub run_args: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@
 //! `anyhow` with context, which `main` maps to exit codes.
 
 pub mod compare;
+pub mod fleet;
 pub mod load;
 pub mod run;
 pub mod show;
