@@ -133,7 +133,8 @@ pub fn config(forks: u64, connect_timeout: u64, tmp: &str) -> String {
     format!(
         "[defaults]\nstdout_callback = oscycles\ncallback_plugins = {tmp}/callback_plugins\nforks = {forks}\nhost_key_checking = False\n\
          retry_files_enabled = False\ninterpreter_python = auto_silent\ntimeout = {connect_timeout}\nlocal_tmp = {tmp}/local\n\
-         deprecation_warnings = False\n[ssh_connection]\npipelining = True\n"
+         deprecation_warnings = False\n\
+         [ssh_connection]\npipelining = True\nssh_args = -C -o ControlMaster=auto -o ControlPersist=5s\ncontrol_path_dir = {tmp}/cp\n"
     )
 }
 
