@@ -165,11 +165,13 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
 
 /// The key of a line within a family: case (with its condition) and metric.
 type Key = (String, String, String, String);
+/// A family's lines as they are gathered: its name, the keys, each key's cells.
+type Gathered<'a> = (String, Vec<Key>, Vec<Vec<Option<&'a Metric>>>);
 
 fn build_set<'a>(docs: &[&'a RunDoc], by: By, version: String) -> Set<'a> {
     let mut columns: Vec<String> = Vec::new();
     let mut facts: Vec<String> = Vec::new();
-    let mut families: Vec<(String, Vec<Key>, Vec<Vec<Option<&'a Metric>>>)> = Vec::new();
+    let mut families: Vec<Gathered<'a>> = Vec::new();
     let mut overlaps = 0;
     for d in docs {
         for r in d.results.iter().filter(|r| r.status == CaseStatus::Ok) {
