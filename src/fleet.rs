@@ -36,10 +36,18 @@ pub const PLAYBOOK: &str = r#"- name: oscycles fleet run
   gather_facts: false
   serial: "{{ oc_forks }}"
   max_fail_percentage: 100
+  ignore_errors: true
   vars:
     oc_dir: "{{ oc_remote }}/{{ oc_fleet }}-{{ inventory_hostname }}"
     oc_bin: "{{ oc_remote }}/bin/oscycles"
   tasks:
+    - name: reach
+      ansible.builtin.ping:
+      ignore_unreachable: true
+      register: oc_ping
+    - name: unreachable
+      ansible.builtin.meta: end_host
+      when: oc_ping.unreachable | default(false)
     - name: directories
       ansible.builtin.file:
         path: "{{ item }}"
@@ -57,7 +65,6 @@ pub const PLAYBOOK: &str = r#"- name: oscycles fleet run
       async: "{{ oc_timeout }}"
       poll: 2
       register: oc_run
-      ignore_errors: true
     - name: documents
       ansible.builtin.find:
         paths: "{{ oc_dir }}/results"
@@ -73,10 +80,6 @@ pub const PLAYBOOK: &str = r#"- name: oscycles fleet run
       ansible.builtin.file:
         path: "{{ oc_dir }}"
         state: absent
-    - name: verdict
-      ansible.builtin.fail:
-        msg: "oscycles run failed (exit {{ oc_run.rc | default('?') }}): {{ (oc_run.stderr | default(oc_run.msg | default(''))) | trim | truncate(600) }}"
-      when: oc_run is failed
     - name: max fail
       ansible.builtin.meta: end_play
       when: (ansible_play_hosts_all | map('extract', hostvars, 'oc_run') | select('defined') | select('failed') | list | length) * 100 > oc_max_fail * (ansible_play_hosts_all | length)
@@ -237,8 +240,8 @@ fn message(r: &Value) -> String {
 }
 
 /// Each host's status from the json callback's output: unreachable where a
-/// task could not reach it, failed where a task failed (the final verdict
-/// task fails a host whose run failed), ok where it has stats and neither,
+/// task could not reach it, failed where a task failed (errors are ignored
+/// in the play, so they are found here), ok where it has stats and neither,
 /// not run where Ansible never got to it. With the first message.
 pub fn statuses(hosts: &[String], out: &Value) -> Vec<(String, HostStatus, String)> {
     let stats = out.get("stats").and_then(Value::as_object);
@@ -247,19 +250,24 @@ pub fn statuses(hosts: &[String], out: &Value) -> Vec<(String, HostStatus, Strin
         .map(|h| {
             let st = stats.and_then(|s| s.get(h));
             let count = |k: &str| st.and_then(|s| s.get(k)).and_then(Value::as_u64).unwrap_or(0);
-            let status = match st {
-                None => HostStatus::NotRun,
-                Some(_) if count("unreachable") > 0 => HostStatus::Unreachable,
-                Some(_) if count("failures") > 0 => HostStatus::Failed,
-                Some(_) => HostStatus::Ok,
-            };
-            let first_bad = out
+            let results: Vec<&Value> = out
                 .pointer("/plays")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .flat_map(|p| p.get("tasks").and_then(Value::as_array).into_iter().flatten())
                 .filter_map(|t| t.pointer(&format!("/hosts/{}", h.replace('~', "~0").replace('/', "~1"))))
+                .collect();
+            let any = |k: &str| results.iter().any(|r| r.get(k) == Some(&Value::Bool(true)));
+            let status = match st {
+                None => HostStatus::NotRun,
+                Some(_) if count("unreachable") > 0 || any("unreachable") => HostStatus::Unreachable,
+                Some(_) if count("failures") > 0 || any("failed") => HostStatus::Failed,
+                Some(_) => HostStatus::Ok,
+            };
+            let first_bad = results
+                .iter()
+                .copied()
                 .find(|r| r.get("unreachable") == Some(&Value::Bool(true)) || r.get("failed") == Some(&Value::Bool(true)));
             let msg = if status == HostStatus::Ok { String::new() } else { first_bad.map(message).unwrap_or_default() };
             (h.clone(), status, msg)

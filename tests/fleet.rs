@@ -25,9 +25,11 @@ fn text(o: &Output) -> String {
 const RUN: [&str; 6] = ["--batches", "2", "--batch-ms", "0.05", "--rounds", "2"];
 
 /// `fleet run` with the inventory, the store, into `out`.
-fn fleet_run(inventory: &Path, db: &str, out: &Path) -> Output {
+fn fleet_run(inventory: &Path, db: &str, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["fleet", "run", "--inventory", inventory.to_str().unwrap(), "--suite", "syscall", "--db", db];
-    args.extend(["--out", out.to_str().unwrap(), "--connect-timeout", "5", "--"]);
+    args.extend(["--out", out.to_str().unwrap(), "--connect-timeout", "5"]);
+    args.extend(extra);
+    args.push("--");
     args.extend(RUN);
     oscycles(&args)
 }
@@ -72,14 +74,21 @@ fn without_ansible_a_sentence_and_exit_2() {
 fn a_fleet_of_local_connections() {
     let dir = common::tempdir("fleet-local");
     let py = "ansible_connection=local ansible_python_interpreter=/usr/bin/python3";
-    std::fs::write(dir.join("inv"), format!("l1 {py}\nl2 {py}\nbad {py} oscycles_run_args=\"--cpus 999\"\n")).unwrap();
+    std::fs::write(dir.join("inv"), format!("bad {py} oscycles_run_args=\"--cpus 999\"\nl1 {py}\nl2 {py}\n")).unwrap();
     let db = dir.join("s.sqlite");
     let out = dir.join("out");
-    let o = fleet_run(&dir.join("inv"), db.to_str().unwrap(), &out);
+    // One host at a time: a batch whose only host failed does not stop the fleet.
+    let o = fleet_run(&dir.join("inv"), db.to_str().unwrap(), &out, &["--forks", "1"]);
     assert_eq!(o.status.code(), Some(1), "one host failed: {}", text(&o));
     let m = manifest(&out);
     assert_eq!([status_of(&m, "l1"), status_of(&m, "l2"), status_of(&m, "bad")], ["ok", "ok", "failed"], "{m}");
     assert_eq!(m["imported"].as_array().unwrap().len(), 2);
+    // --max-fail: after the first batch a third of the inventory failed; no further batch starts.
+    let out2 = dir.join("out2");
+    let o = fleet_run(&dir.join("inv"), dir.join("s2.sqlite").to_str().unwrap(), &out2, &["--forks", "1", "--max-fail", "10%"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let m = manifest(&out2);
+    assert_eq!([status_of(&m, "bad"), status_of(&m, "l1"), status_of(&m, "l2")], ["failed", "not_run", "not_run"], "{m}");
     let report = oscycles(&["report", "--by", "host", "--baseline", "l2", "--db", db.to_str().unwrap()]);
     assert!(report.status.success() && text(&report).contains("l1 vs l2"), "{}", text(&report));
     // A bad run option is refused before any host is touched.
@@ -234,7 +243,7 @@ fn a_fleet_of_namespaces_over_ssh_into_postgres() {
     let server = pg::Postgres::start();
     let hosts = Hosts::start(&dir, 3);
     let out = dir.join("out");
-    let o = fleet_run(&inventory(&hosts, &dir), &server.url, &out);
+    let o = fleet_run(&inventory(&hosts, &dir), &server.url, &out, &[]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let m = manifest(&out);
     let st: Vec<String> = (1..=5).map(|i| status_of(&m, &format!("h{i}"))).collect();
