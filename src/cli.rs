@@ -72,13 +72,14 @@ pub enum Command {
     LoadWorker(LoadWorkerArgs),
     /// List the runs in the store (the SQLite database beside the results), newest first.
     Runs(RunsArgs),
-    /// Add run documents (from other machines) to the store; duplicates are refused.
+    /// Add run documents (from other machines) to the store: one already
+    /// there as it is adds nothing; another under a stored run's id is refused.
     Import {
         /// Run documents written by `oscycles run`.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// The store. Default: oscycles-results/oscycles.sqlite.
-        #[arg(long, value_name = "FILE")]
+        /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+        #[arg(long, value_name = "FILE|URL")]
         db: Option<PathBuf>,
     },
     /// Reports over runs: a self-contained HTML page with plots, Markdown tables, CSV, or the JSON documents.
@@ -90,6 +91,11 @@ pub enum Command {
     Baseline {
         #[command(subcommand)]
         action: BaselineAction,
+    },
+    /// Fleets: the same suites on many hosts, through Ansible.
+    Fleet {
+        #[command(subcommand)]
+        action: FleetAction,
     },
     /// Check this machine for what makes measurements noisy (governor,
     /// turbo, SMT, busy CPUs, irqbalance, swap, THP...), with the command
@@ -118,6 +124,51 @@ pub enum BaselineAction {
         #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
         results: PathBuf,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FleetAction {
+    /// Run suites on every host of an Ansible inventory (each host's
+    /// inventory name is its label), fetch the run documents into --out,
+    /// import them into the store, and write a manifest; exit 0 only when
+    /// every host succeeded. Options after -- go to `oscycles run`.
+    Run(FleetRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FleetRunArgs {
+    /// An Ansible inventory (INI or YAML); ansible_host, ansible_user,
+    /// ansible_connection... as Ansible reads them; `oscycles_run_args`, a
+    /// host's extra run options.
+    #[arg(long, value_name = "FILE")]
+    pub inventory: PathBuf,
+    /// Comma-separated suites to run on every host.
+    #[arg(long, default_value = "quick", value_name = "LIST")]
+    pub suite: String,
+    /// Hosts worked on at once (Ansible's forks, and the batch size).
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub forks: u64,
+    /// The store the runs are imported into: an SQLite file or a
+    /// postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
+    pub db: Option<PathBuf>,
+    /// Where the run documents (OUT/HOST/*.json) and manifest.json go.
+    /// Default: oscycles-results/fleet-ID.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Start no further batch of --forks hosts once more than this share
+    /// of the inventory has failed runs (unreachable hosts not counted).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub max_fail: Option<f64>,
+    /// Seconds a host's run may take before it is given up.
+    #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub host_timeout: u64,
+    /// Seconds to reach a host (ssh) before it counts as unreachable.
+    #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub connect_timeout: u64,
+    /// Options for `oscycles run` on every host (after --), e.g. -- --rounds 5.
+    #[arg(last = true, value_name = "RUN OPTIONS")]
+    pub run_args: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -169,8 +220,9 @@ pub struct RunArgs {
     /// Directory for the run documents.
     #[arg(long, default_value = "oscycles-results", value_name = "DIR")]
     pub results: PathBuf,
-    /// The store the run is also recorded in. Default: oscycles.sqlite in --results.
-    #[arg(long, value_name = "FILE")]
+    /// The store the run is also recorded in: an SQLite file or a
+    /// postgres:// URL. Default: oscycles.sqlite in --results.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Timed batches per case (samples for the statistics).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -267,6 +319,22 @@ pub struct RunArgs {
     /// Seed of the case order (default: from the clock; the document records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// This host's name in a fleet: the column `report --by host` puts the
+    /// run in (default: the hostname). Letters, digits, '.', '_', '-'.
+    #[arg(long, value_name = "NAME", value_parser = parse_label)]
+    pub label: Option<String>,
+    /// The fleet run this run belongs to (`fleet run` sets it).
+    #[arg(long, value_name = "ID", value_parser = parse_label)]
+    pub fleet: Option<String>,
+}
+
+/// A label or fleet id: what a run id may hold, at most 64 characters.
+fn parse_label(s: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if s.is_empty() || s.len() > 64 || !s.chars().all(ok) || s.starts_with('.') {
+        return Err(format!("'{s}' is not a name: use 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.')"));
+    }
+    Ok(s.to_string())
 }
 
 impl RunArgs {
@@ -307,6 +375,8 @@ impl RunArgs {
             results: self.results.clone(),
             scratch: self.scratch.clone(),
             db: self.db.clone(),
+            label: self.label.clone(),
+            fleet: self.fleet.clone(),
         })
     }
 }
@@ -329,8 +399,8 @@ pub struct LoadArgs {
 
 #[derive(Args, Debug)]
 pub struct RunsArgs {
-    /// The store. Default: oscycles-results/oscycles.sqlite.
-    #[arg(long, value_name = "FILE")]
+    /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Only runs whose suites contain this text.
     #[arg(long)]
@@ -348,12 +418,25 @@ pub struct RunsArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs: JSON documents, or run ids in the store.
-    #[arg(required = true, value_name = "RUN")]
+    /// Runs: JSON documents, or run ids in the store. With --by and none:
+    /// every run in the store (or in the --fleet).
+    #[arg(required_unless_present = "by", value_name = "RUN")]
     pub runs: Vec<String>,
-    /// The store, for run ids. Default: oscycles-results/oscycles.sqlite.
-    #[arg(long, value_name = "FILE")]
+    /// The store, for run ids: an SQLite file or a postgres:// URL.
+    /// Default: oscycles-results/oscycles.sqlite.
+    #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
+    /// Runs side by side: a column per host (its --label, else its
+    /// hostname), per kernel or per environment; without a format option,
+    /// the tables on standard output.
+    #[arg(long, value_name = "WHAT", value_parser = ["host", "kernel", "environment"])]
+    pub by: Option<String>,
+    /// The column the others are relative to (default: the first).
+    #[arg(long, value_name = "NAME", requires = "by")]
+    pub baseline: Option<String>,
+    /// Only the runs of this fleet run (`fleet run` prints its id).
+    #[arg(long, value_name = "ID")]
+    pub fleet: Option<String>,
     /// Write a self-contained HTML report (index.html) into this directory.
     #[arg(long, value_name = "DIR")]
     pub html: Option<PathBuf>,

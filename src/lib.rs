@@ -13,6 +13,7 @@ pub mod compare;
 pub mod db;
 pub mod doctor;
 pub mod env;
+pub mod fleet;
 pub mod harness;
 pub mod host;
 pub mod isolation;

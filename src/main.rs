@@ -4,7 +4,7 @@
 
 mod commands;
 
-use commands::{compare, load, run, show, store};
+use commands::{compare, fleet, load, run, show, store};
 use oscycles::cli::{self, Command, UsageError};
 use oscycles::report;
 use std::process::ExitCode;
@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
         Command::Baseline { action } => compare::baseline(action),
+        Command::Fleet { action: cli::FleetAction::Run(args) } => fleet::run(args),
         Command::Doctor { cpus } => show::doctor(cpus.as_deref()),
         Command::Load(args) => load::run_loads(args),
         Command::Runs(args) => store::list_runs(args),

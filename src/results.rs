@@ -336,6 +336,13 @@ pub struct RunDoc {
     /// The process that writes the run, while it runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// The host's name in a fleet (`run --label`, the inventory name under
+    /// `fleet run`): the column a by-host report puts the run in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The fleet run this run belongs to (`run --fleet`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<String>,
 }
 
 /// Parameters as people read them: "words=8 space=inter cores=cross".

@@ -52,6 +52,11 @@ pub struct RunSpec {
     pub results: PathBuf,
     pub scratch: Option<PathBuf>,
     pub db: Option<PathBuf>,
+    /// `--label`, `--fleet`: the host's name in a fleet and the fleet run.
+    #[serde(default)]
+    pub label: Option<String>,
+    #[serde(default)]
+    pub fleet: Option<String>,
 }
 
 /// What `oscycles run` measures without options: the quick suite at idle,
@@ -79,6 +84,8 @@ impl Default for RunSpec {
             results: PathBuf::from("oscycles-results"),
             scratch: None,
             db: None,
+            label: None,
+            fleet: None,
         }
     }
 }
@@ -161,7 +168,14 @@ impl RunSpec {
         RunDoc {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
-            id: format!("{}-{}-{}", started.replace([':', '-'], ""), self.suites.join("+"), std::process::id()),
+            // The label keeps ids of a fleet's hosts apart (same second, same pid).
+            id: format!(
+                "{}-{}-{}{}",
+                started.replace([':', '-'], ""),
+                self.suites.join("+"),
+                self.label.as_ref().map_or(String::new(), |l| format!("{l}-")),
+                std::process::id()
+            ),
             started_at: started,
             finished_at: None,
             status: RunStatus::Running,
@@ -187,6 +201,8 @@ impl RunSpec {
             planned_cases: cases,
             results: vec![],
             owner: Owner::this(),
+            label: self.label.clone(),
+            fleet: self.fleet.clone(),
         }
     }
 }

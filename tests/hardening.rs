@@ -260,7 +260,7 @@ fn hostile_ids_name_no_file_and_reach_no_terminal() {
             serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap())
                 .unwrap();
         bad.id = "../../stored-escape".into();
-        oscycles::db::Db::open(&db).unwrap().insert(&bad, "test").unwrap();
+        oscycles::db::Db::open_path(&db).unwrap().insert(&bad, "test").unwrap();
     }
     refused(&["report", "../../stored-escape", "--db", db.to_str().unwrap(), "--json", out_dir.to_str().unwrap()], "is not a valid run id");
     assert!(!d.join("stored-escape.json").exists());

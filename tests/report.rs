@@ -31,17 +31,25 @@ fn csv_and_markdown_exports_of_the_fixture_match_their_snapshots() {
 }
 
 #[test]
-fn import_refuses_a_duplicate_and_a_future_schema_with_exit_code_2() {
+fn import_refuses_a_conflicting_duplicate_and_a_future_schema_with_exit_code_2() {
     let d = tempdir("import");
     let db = d.join("store.sqlite");
     let db = db.to_str().unwrap();
     let first = oscycles(&["import", "--db", db, FIXTURE]);
     assert!(ok(&first).contains("imported"));
+    // The same document again adds nothing, and says so.
     let again = oscycles(&["import", "--db", db, FIXTURE]);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&again.stderr).contains("is already in the store"));
-    let future = d.join("future.json");
+    assert!(ok(&again).contains("nothing added"));
+    // Another document under the same id is refused.
     let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    let other = d.join("other.json");
+    let mut changed = doc.clone();
+    changed["started_at"] = "2000-01-01T00:00:00Z".into();
+    std::fs::write(&other, changed.to_string()).unwrap();
+    let refused = oscycles(&["import", "--db", db, other.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is already in the store with different contents"));
+    let future = d.join("future.json");
     doc["schema_version"] = 999.into();
     doc["id"] = "from-the-future".into();
     std::fs::write(&future, doc.to_string()).unwrap();

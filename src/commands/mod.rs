@@ -8,6 +8,7 @@
 //! `anyhow` with context, which `main` maps to exit codes.
 
 pub mod compare;
+pub mod fleet;
 pub mod load;
 pub mod run;
 pub mod show;
@@ -15,6 +16,7 @@ pub mod store;
 
 use anyhow::Result;
 use oscycles::cli::UsageError;
+use oscycles::db::Location;
 use oscycles::results::RunDoc;
 use oscycles::store as docs;
 use std::path::{Path, PathBuf};
@@ -30,14 +32,21 @@ pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
     Ok(doc)
 }
 
-/// Opens the store at `path`; a file that is not one is a usage error.
-pub fn open_db(path: &Path) -> Result<oscycles::db::Db> {
-    oscycles::db::Db::check_path(path).map_err(UsageError)?;
-    Ok(oscycles::db::Db::open(path)?)
+/// Opens the store at `loc`; a file that is not one is a usage error, and
+/// so is a store that refuses (a server that cannot be reached, a store
+/// migrated by a newer oscycles).
+pub fn open_db(loc: &Location) -> Result<oscycles::db::Db> {
+    loc.check().map_err(UsageError)?;
+    oscycles::db::Db::open(loc).map_err(|e| match e {
+        oscycles::db::DbError::Open(..) | oscycles::db::DbError::Newer(..) => UsageError(e.to_string()).into(),
+        e => anyhow::Error::new(e),
+    })
 }
 
-pub fn default_db(db: Option<PathBuf>) -> PathBuf {
-    db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME))
+/// `--db`: a PostgreSQL URL or an SQLite file, by default
+/// oscycles-results/oscycles.sqlite.
+pub fn default_db(db: Option<PathBuf>) -> Location {
+    Location::parse(&db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME)))
 }
 
 /// The private directory every file of a run (or of `oscycles load`) lives

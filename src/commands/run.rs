@@ -167,7 +167,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
-        oscycles::db::Db::check_path(&spec.db_path()).map_err(UsageError)?;
+        oscycles::db::Location::parse(&spec.db_path()).check().map_err(UsageError)?;
     }
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
     if !with_host {
@@ -231,7 +231,8 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
 
 /// Records the run in the store; a store that cannot be written costs a warning.
 fn record(db_path: &Path, doc: &RunDoc, path: &Path) {
-    if let Err(e) = oscycles::db::Db::open(db_path).and_then(|mut db| db.upsert(doc, &path.display().to_string())) {
+    let loc = oscycles::db::Location::parse(db_path);
+    if let Err(e) = oscycles::db::Db::open(&loc).and_then(|mut db| db.upsert(doc, &path.display().to_string())) {
         eprintln!("oscycles: warning: {e}");
     }
 }

@@ -6,6 +6,7 @@ use anyhow::Result;
 use oscycles::cli::{self, UsageError};
 use oscycles::results::RunDoc;
 use oscycles::{report, store};
+use oscycles::db::{DbError, Imported, Location};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -13,9 +14,9 @@ use std::process::ExitCode;
 pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     let path = default_db(a.db);
     if !path.exists() {
-        return Err(UsageError(format!("no run store at '{}' (oscycles run creates it; or give --db)", path.display())).into());
+        return Err(UsageError(format!("no run store at '{path}' (oscycles run creates it; or give --db)")).into());
     }
-    let db = open_db(&path)?;
+    let mut db = open_db(&path)?;
     let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
     let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
@@ -32,15 +33,25 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
         ]);
     }
     print!("{}", report::for_terminal(&t.render()));
-    println!("{} runs in {}", rows.len(), path.display());
+    println!("{} runs in {path}", rows.len());
     Ok(ExitCode::SUCCESS)
 }
 
-/// `oscycles import FILES...`: run documents into the store; a duplicate or
-/// an unreadable document is refused with exit code 2.
+/// `oscycles import FILES...`: run documents into the store. A document
+/// already stored as it is adds nothing (said); an unreadable one, one whose
+/// id the store holds with other contents, or a label its fleet has for
+/// another run, is refused with exit code 2, and then nothing is imported.
 pub fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
-    let path = default_db(db);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    let loc = default_db(db);
+    import_into(&loc, files)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The import itself (`import`, and `fleet run` with the documents it fetched).
+pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
+    if let Location::Sqlite(path) = loc
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
     }
     // Every document is read and checked before any is stored, and they are
@@ -53,55 +64,122 @@ pub fn import(files: &[PathBuf], db: Option<PathBuf>) -> Result<ExitCode> {
         }
         docs.push((doc, f.display().to_string()));
     }
-    let mut db = open_db(&path)?;
+    let mut db = open_db(loc)?;
     let stored: Vec<(&RunDoc, String)> = docs.iter().map(|(d, f)| (d, format!("imported from {f}"))).collect();
-    db.insert_all(&stored).map_err(|e| match e {
-        oscycles::db::DbError::Duplicate(_) => anyhow::Error::new(UsageError(format!("{e}; nothing was imported"))),
+    let done = db.import(&stored).map_err(|e| match e {
+        DbError::Duplicate(_) | DbError::Conflict(_) | DbError::LabelTaken { .. } => {
+            anyhow::Error::new(UsageError(format!("{e}; nothing was imported")))
+        }
         e => anyhow::Error::new(e),
     })?;
     for (doc, f) in &docs {
-        println!("imported {} ({} cases) from {}", doc.id, doc.results.len(), report::for_terminal(f));
+        let f = report::for_terminal(f);
+        if done.added.contains(&doc.id) {
+            println!("imported {} ({} cases) from {f}", doc.id, doc.results.len());
+        } else {
+            println!("already stored: {} from {f} (the same document; nothing added)", doc.id);
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(done)
 }
 
-/// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs.
-pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
-    if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
-        return Err(UsageError("report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR".into()).into());
-    }
+/// The runs a report is over: files, or ids in the store; with --by and no
+/// runs, every run in the store (or its --fleet).
+fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
     let mut db: Option<oscycles::db::Db> = None;
+    let open = |db: &mut Option<oscycles::db::Db>, what: &str| -> Result<()> {
+        if db.is_none() {
+            let path = default_db(a.db.clone());
+            if !path.exists() {
+                return Err(UsageError(format!("{what} (no run store at '{path}')")).into());
+            }
+            *db = Some(open_db(&path)?);
+        }
+        Ok(())
+    };
     let mut docs = Vec::new();
+    if a.runs.is_empty() {
+        open(&mut db, "no runs given")?;
+        docs = db.as_mut().expect("opened above").documents(a.fleet.as_deref())?;
+        if docs.is_empty() {
+            return Err(UsageError(format!("the store has no runs{}", a.fleet.as_ref().map_or(String::new(), |f| format!(" of fleet '{f}'")))).into());
+        }
+        return Ok(docs);
+    }
     for r in &a.runs {
         let p = std::path::Path::new(r);
         if p.exists() {
             docs.push(read_doc(p)?);
             continue;
         }
-        if db.is_none() {
-            let path = default_db(a.db.clone());
-            if !path.exists() {
-                return Err(UsageError(format!("'{r}' is neither a file nor a run id (no run store at '{}')", path.display())).into());
-            }
-            db = Some(open_db(&path)?);
-        }
-        match db.as_ref().expect("opened above").load(r)? {
+        open(&mut db, &format!("'{r}' is neither a file nor a run id"))?;
+        match db.as_mut().expect("opened above").load(r)? {
             Some(d) => docs.push(d),
             None => return Err(UsageError(format!("'{r}' is neither a file nor a run id in the store")).into()),
         }
     }
-    let write = |dest: &PathBuf, text: &str| -> Result<()> {
-        if dest.as_os_str() == "-" {
-            print!("{}", report::for_terminal(text));
-            return Ok(());
-        }
-        std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
-    };
-    use report::export::{Export, Format};
+    if let Some(f) = &a.fleet {
+        docs.retain(|d| d.fleet.as_deref() == Some(f.as_str()));
+    }
+    Ok(docs)
+}
+
+/// Writes `text` to `dest` ('-': standard output).
+fn write_out(dest: &PathBuf, text: &str) -> Result<()> {
+    if dest.as_os_str() == "-" {
+        print!("{}", report::for_terminal(text));
+        return Ok(());
+    }
+    std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
+}
+
+/// `oscycles report --by host|kernel|environment`: runs side by side.
+fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
+    use report::by;
+    let by = by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", by::By::NAMES)))?;
+    let r = by::build(docs, by, a.baseline.as_deref()).map_err(UsageError)?;
+    let policy = oscycles::uncertainty::Policy::default();
+    if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
+        report::table::set_width(Some(report::terminal_width()));
+        print!("{}", report::for_terminal(&by::render(&r, &policy)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(dest) = &a.markdown {
+        write_out(dest, &by::markdown(&r, &policy))?;
+    }
+    if let Some(dest) = &a.csv {
+        write_out(dest, &by::csv(&r, &policy))?;
+    }
+    if let Some(dir) = &a.html {
+        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+        write_out(&dir.join("index.html"), &report::export::html::by_page(&r, &policy))?;
+        eprintln!("report: {}", dir.join("index.html").display());
+    }
+    export_docs(&[(report::export::Format::Json, &a.json)], docs)
+}
+
+/// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs
+/// (with --by, side by side).
+pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    let docs = report_docs(&a)?;
+    if let Some(by) = &a.by {
+        return report_by(&a, by, &docs);
+    }
+    if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
+        return Err(UsageError("report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR (or --by host)".into()).into());
+    }
+    use report::export::Format;
+    export_docs(&[(Format::Markdown, &a.markdown), (Format::Csv, &a.csv), (Format::Json, &a.json), (Format::Html, &a.html)], &docs)
+}
+
+/// The exports of the runs, each format to its destination.
+fn export_docs(targets: &[(report::export::Format, &Option<PathBuf>)], docs: &[RunDoc]) -> Result<ExitCode> {
+    let write = write_out;
+    use report::export::Export;
     let mkdir = |d: &PathBuf| std::fs::create_dir_all(d).map_err(|e| UsageError(format!("cannot create '{}': {e}", d.display())));
-    for (format, dest) in [(Format::Markdown, &a.markdown), (Format::Csv, &a.csv), (Format::Json, &a.json), (Format::Html, &a.html)] {
+    for &(format, dest) in targets {
         let Some(dest) = dest else { continue };
-        match report::export::exporter(format).export(&docs).map_err(|e| UsageError(e.to_string()))? {
+        match report::export::exporter(format).export(docs).map_err(|e| UsageError(e.to_string()))? {
             Export::Text(text) => write(dest, &text)?,
             Export::Files { files, entry } => {
                 mkdir(dest)?;

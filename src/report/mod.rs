@@ -1,6 +1,7 @@
 //! Presentation: everything that turns run documents into text. Measurement
 //! code never prints; this module never measures.
 
+pub mod by;
 pub mod compare;
 pub mod doctor;
 pub mod env;

@@ -14,6 +14,8 @@ pub struct Lines {
     pub log_y: bool,
     pub caption: String,
     pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// The y axis, where several plots share it (None: from the data).
+    pub y_range: Option<(f64, f64)>,
 }
 
 const SIZE: (u32, u32) = (760, 440);
@@ -83,7 +85,7 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         let log_x = p.log_x && decade(&mut xs.clone());
         let log_y = p.log_y && decade(&mut ys.clone());
         let (x0, x1) = range(xs, log_x);
-        let (y0, y1) = range(ys, log_y);
+        let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
         let mut b = ChartBuilder::on(&root);
         b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
         macro_rules! draw {
@@ -169,6 +171,7 @@ mod tests {
             log_y: false,
             caption: String::new(),
             series: vec![("udp".into(), vec![(64.0, 50.0), (1450.0, 1000.0)])],
+            y_range: None,
         };
         let s = lines(&p).unwrap();
         assert!(s.starts_with("<svg") && s.contains("payload (bytes)") && s.contains("MiB/s") && s.contains("udp"));

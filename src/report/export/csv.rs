@@ -9,7 +9,7 @@ pub struct CsvExporter;
 /// The first line: the columns.
 pub const HEADER: &str = "run,environment,load,isolation,suite,benchmark,params,status,reason,metric,unit,statistic,value\n";
 
-fn field(s: &str) -> String {
+pub fn field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 

@@ -77,6 +77,7 @@ fn lines_of<P: CaseParams>(
         log_y: plot.log.1,
         caption: rs.first().map(|(r, _)| context(doc, r)).unwrap_or_default(),
         series: out,
+        y_range: None,
     })
 }
 
@@ -203,6 +204,7 @@ fn memory_lines(doc: &RunDoc) -> Vec<Lines> {
             log_y: false,
             caption: context(doc, first),
             series,
+            y_range: None,
         });
     }
     lines
@@ -340,6 +342,11 @@ pub fn page(docs: &[RunDoc]) -> String {
     }
     body += &plot_sections(docs, &figs);
     body += &table_sections(docs);
+    wrap(&body)
+}
+
+/// A page around `body`, with the report's style.
+pub fn wrap(body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>oscycles report</title>\n<style>\n\
          body {{ font-family: sans-serif; margin: 2em; max-width: 1400px; }}\n\
@@ -349,6 +356,70 @@ pub fn page(docs: &[RunDoc]) -> String {
          table.cmp {{ border-collapse: collapse; font-size: 12px; }} table.cmp td, table.cmp th {{ border: 1px solid #ddd; padding: 2px 6px; }}\n\
          </style></head>\n<body>\n{body}</body></html>\n"
     )
+}
+
+/// The page of `report --by`: host facts, each set's tables (verdicts
+/// coloured), and per table a plot of every column's performance relative
+/// to the baseline by case, all plots on one y axis.
+pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
+    use crate::report::by;
+    let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
+    let mut all: Vec<f64> = Vec::new();
+    let mut plots: Vec<Vec<Lines>> = Vec::new();
+    for s in &r.sets {
+        plots.push(s.grids.iter().map(|g| by_lines(s, g, policy)).collect());
+    }
+    for l in plots.iter().flatten() {
+        all.extend(l.series.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
+    }
+    let hi = all.iter().copied().filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.05;
+    for (s, lines) in r.sets.iter().zip(&mut plots) {
+        body += &HTML.heading(2, &s.version);
+        body += &s.facts.iter().map(|f| HTML.paragraph(f)).collect::<String>();
+        body += &HTML.paragraph(&by::legend(s));
+        for (g, l) in s.grids.iter().zip(lines.iter_mut()) {
+            body += &HTML.heading(3, &g.family);
+            body += &Html { class: "cmp" }.table(&by::markup(s, g, policy));
+            l.y_range = Some((0.0, hi));
+            match plot::lines(l) {
+                Ok(svg) => body += &format!("<figure class=\"plot\">{svg}<figcaption>{}</figcaption></figure>\n", esc(&l.caption)),
+                Err(e) => body += &HTML.paragraph(&format!("(no plot: {e})")),
+            }
+        }
+    }
+    wrap(&body)
+}
+
+/// A table's plot: x the case's number in the table, y each column's
+/// performance relative to the baseline.
+fn by_lines(s: &crate::report::by::Set, g: &crate::report::by::Grid, policy: &Policy) -> Lines {
+    let series = s
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            let pts = g
+                .lines
+                .iter()
+                .enumerate()
+                .filter_map(|(i, l)| {
+                    let y = if c == s.baseline { l.cells[c].map(|_| 1.0) } else { l.judged(s.baseline, c, policy).map(|j| j.ratio) };
+                    Some(((i + 1) as f64, y?))
+                })
+                .collect();
+            (name.clone(), pts)
+        })
+        .collect();
+    Lines {
+        title: format!("{}: performance relative to {}", g.family, s.columns[s.baseline]),
+        x_desc: "case (row of the table)".into(),
+        y_desc: "relative (above 1 = better)".into(),
+        log_x: false,
+        log_y: false,
+        caption: format!("{}; one series per column, every plot on the same y axis", s.version),
+        series,
+        y_range: None,
+    }
 }
 
 /// HTML: one self-contained page (`index.html`) over the runs.
