@@ -20,6 +20,7 @@ pub mod guest;
 pub mod microvm;
 pub mod native;
 pub mod qemu;
+pub mod xen;
 
 use crate::named::Named;
 use crate::bench::Runs;
@@ -99,7 +100,7 @@ pub trait Environment: Sync {
 pub type Env = &'static dyn Environment;
 
 impl Named for Env {
-    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm];
+    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU];
 
     fn name(&self) -> &'static str {
         Environment::name(*self)
@@ -125,8 +126,11 @@ pub struct EnvOptions {
     pub init_timeout: Duration,
     /// For the whole guest run.
     pub run_timeout: Duration,
-    /// What the child's init does: "run" (tests: "hang", "panic").
+    /// What the child's init does: "run" (tests: "hang", "panic"; Xen:
+    /// "xen-panic", "no-init").
     pub guest_mode: String,
+    /// How QEMU runs the Xen environments: "tcg" or "kvm" (nested).
+    pub accel: String,
 }
 
 /// A framed message from a child, with when it arrived (seconds since the
@@ -191,7 +195,20 @@ pub struct Ended {
 /// timeouts: no hello within `init_timeout`, or no end within
 /// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
 /// oscycles.
-pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+    supervise_watching(child, start, init_timeout, run_timeout, &mut || None)
+}
+
+/// [`supervise`], also asking `fatal` now and then (a console that shows
+/// a hypervisor's panic, after which the VM would idle on): a reason it
+/// gives ends the child with that reason.
+pub fn supervise_watching(
+    mut child: Child,
+    start: Instant,
+    init_timeout: Duration,
+    run_timeout: Duration,
+    fatal: &mut dyn FnMut() -> Option<String>,
+) -> Ended {
     let rx = reader(child.stdout.take().expect("stdout piped"), start);
     let mut stderr = child.stderr.take().expect("stderr piped");
     let err_thread = std::thread::spawn(move || {
@@ -221,7 +238,7 @@ pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_t
         } else if start.elapsed() > run_timeout {
             Some(format!("did not finish within {} s", run_timeout.as_secs()))
         } else {
-            None
+            fatal()
         };
         if let Some(w) = stop {
             let _ = child.kill();
@@ -308,7 +325,9 @@ pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map
 pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64), String> {
     let spec = GuestSpec { run: crate::spec::RunSpec::boot(seed), mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
     let out = env.launch(&spec, o)?;
-    let hello = out.first("hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
+    // The last hello: a guest started from another (a Xen domU from dom0)
+    // says it after its host did.
+    let hello = out.messages.iter().rev().find(|m| m.kind == "hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
     let result = out.first("run").ok_or_else(|| format!("{} sent no result; last output: {}", env.name(), out.log_tail))?;
     Ok((hello.at_s, result.at_s))
 }
@@ -325,7 +344,7 @@ mod tests {
 
     #[test]
     fn environments_are_named_and_parsed_as_before() {
-        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm");
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu");
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());
     }
