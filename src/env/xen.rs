@@ -120,6 +120,9 @@ fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str) -> Machine {
     // A PVH dom0, and any HVM or PVH domU, needs hardware-assisted paging
     // (nested SVM with NPT); a PVH dom0 an IOMMU too. With -cpu max a PV
     // dom0 dies at its first instructions, so qemu64 with what is needed.
+    // Not rdtscp: TCG reports its exit as rdtsc's, and Xen, which traps the
+    // TSC here (no invariant TSC), kills the domain on the mismatch;
+    // oscycles reads the TSC with lfence; rdtsc then.
     let xen_panic = guest_mode == "xen-panic";
     let pvh_dom0 = mode == Mode::Pvh || xen_panic;
     let iommu = mode == Mode::Pvh && !xen_panic;
