@@ -33,7 +33,12 @@ use std::time::{Duration, Instant};
 
 /// Where scripts/setup unpacks Xen: the hypervisor (gunzipped), `version`,
 /// and `dom0/` (the toolstack with its libraries, at their own paths).
+/// `OSCYCLES_XEN_DIR` names another (the tests: an empty one).
 pub const XEN_DIR: &str = "/var/cache/oscycles/xen";
+
+fn xen_dir() -> PathBuf {
+    std::env::var_os("OSCYCLES_XEN_DIR").map_or_else(|| PathBuf::from(XEN_DIR), PathBuf::from)
+}
 const HYPERVISOR: &str = "xen-4.17-amd64";
 /// In dom0's initramfs: what to start (a domU's dom0 only).
 const PLAN_PATH: &str = "/oscycles-xen-domu.json";
@@ -101,7 +106,7 @@ impl Environment for Xen {
 
 /// The hypervisor scripts/setup unpacked.
 fn find_xen() -> Result<PathBuf, String> {
-    let p = Path::new(XEN_DIR).join(HYPERVISOR);
+    let p = xen_dir().join(HYPERVISOR);
     if p.is_file() { Ok(p) } else { Err("Xen hypervisor not found (scripts/setup installs it)".into()) }
 }
 
@@ -206,7 +211,7 @@ fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
 
 /// The Debian version of the unpacked hypervisor (scripts/setup writes it).
 fn xen_version() -> String {
-    std::fs::read_to_string(Path::new(XEN_DIR).join("version")).map(|v| v.trim().to_string()).unwrap_or_else(|_| "4.17".into())
+    std::fs::read_to_string(xen_dir().join("version")).map(|v| v.trim().to_string()).unwrap_or_else(|_| "4.17".into())
 }
 
 /// Reads the console log as it grows and finds Xen's end: its panic, or a
@@ -273,7 +278,7 @@ fn module_dir(kernel: &Path) -> Result<PathBuf, String> {
 /// toolstack tree, the Xen modules, and the domU's kernel and initramfs
 /// (the one qemu-tcg boots, its results port hvc0).
 fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOptions, kind: &str) -> Result<(), String> {
-    let tree = Path::new(XEN_DIR).join("dom0");
+    let tree = xen_dir().join("dom0");
     if !tree.join(".complete").is_file() {
         return Err(format!("the Xen toolstack is missing ({} not found; scripts/setup installs it)", tree.display()));
     }
@@ -433,7 +438,15 @@ fn relay(out: &mut std::fs::File) {
             let _ = out.flush();
             let s = String::from_utf8_lossy(&bytes[at..]).to_string();
             d.feed(&s);
+            // The domU's own lines (its kernel's) also on dom0's console,
+            // where the host's log of the run and its error messages are.
             text += &s;
+            if let Some(nl) = text.rfind('\n') {
+                let lines: Vec<String> = text.drain(..=nl).collect::<String>().lines().filter(|l| !l.contains("@@OSCYCLES") && !l.trim().is_empty()).map(|l| format!("domU: {l}")).collect();
+                if !lines.is_empty() {
+                    say(&lines.join("\n"));
+                }
+            }
             at = bytes.len();
             done |= d.take().iter().any(|(k, _)| k == "run" || k == "error");
         }
@@ -447,8 +460,7 @@ fn relay(out: &mut std::fs::File) {
         std::thread::sleep(Duration::from_millis(100));
     }
     if !done {
-        let lines: Vec<&str> = text.lines().filter(|l| !l.contains("@@OSCYCLES")).collect();
-        say(&format!("oscycles dom0: the domU ended without results; its console ended: {}", lines[lines.len().saturating_sub(6)..].join(" | ")));
+        say("oscycles dom0: the domU ended without sending results");
     }
 }
 
