@@ -361,20 +361,53 @@ fn load_module(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs a toolstack program to its end; its output is the error if it fails.
+/// Runs a toolstack program to its end; its output is the error if it
+/// fails. The output goes through a file, not a pipe: `xl create` leaves a
+/// child behind (watching the domain) that would hold a pipe open. While it
+/// runs, what it and the toolstack's logs say goes to dom0's console every
+/// 20 s (a stuck `xl create` then says where).
 fn run_tool(program: &str, args: &[&str]) -> Result<(), String> {
-    let out = Command::new(program)
+    let log = format!("/tmp/{}.out", Path::new(program).file_name().map_or("tool".into(), |n| n.to_string_lossy()));
+    let f = std::fs::File::create(&log).map_err(|e| format!("{log}: {e}"))?;
+    let mut child = Command::new(program)
         .args(args)
         .env("LD_LIBRARY_PATH", "/lib/x86_64-linux-gnu")
         .env("PATH", format!("{TOOLS}:/usr/libexec"))
         .stdin(std::process::Stdio::null())
-        .output()
+        .stdout(f.try_clone().map_err(|e| e.to_string())?)
+        .stderr(f)
+        .spawn()
         .map_err(|e| format!("{program}: {e}"))?;
-    if out.status.success() {
+    let t = Instant::now();
+    let mut told = 0;
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break st;
+        }
+        if t.elapsed().as_secs() / 20 > told {
+            told += 1;
+            say(&format!("oscycles dom0: {program} {} still running after {} s: {}", args.join(" "), t.elapsed().as_secs(), logs(&log)));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if status.success() {
         Ok(())
     } else {
-        Err(format!("{program} {}: {}; {}", args.join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim()))
+        Err(format!("{program} {}: {status}; {}", args.join(" "), std::fs::read_to_string(&log).unwrap_or_default().trim()))
     }
+}
+
+/// The last lines of a tool's output and of the toolstack's logs.
+fn logs(own: &str) -> String {
+    let mut files = vec![PathBuf::from(own)];
+    files.extend(std::fs::read_dir("/var/log/xen").into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_file()));
+    let mut out = String::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        out += &format!("\n  [{}] {}", f.display(), lines[lines.len().saturating_sub(8)..].join("\n    "));
+    }
+    out
 }
 
 /// Waits until `path` exists.
@@ -420,7 +453,7 @@ fn start_domu(p: &DomUPlan) -> Result<(), String> {
     run_tool(&format!("{TOOLS}/xenconsoled"), &["--log=guest", "--log-dir=/var/log/xen/console"])?;
     std::fs::write("/tmp/domu.cfg", domu_config(p)).map_err(|e| e.to_string())?;
     say(&format!("oscycles dom0: xl create ({} domU)", p.kind));
-    run_tool(&format!("{TOOLS}/xl"), &["create", "/tmp/domu.cfg"])
+    run_tool(&format!("{TOOLS}/xl"), &["-vvv", "create", "/tmp/domu.cfg"])
 }
 
 /// Copies the domU's console log to `out` as it grows, until the domU sent
