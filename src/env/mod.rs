@@ -325,9 +325,7 @@ pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map
 pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64), String> {
     let spec = GuestSpec { run: crate::spec::RunSpec::boot(seed), mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
     let out = env.launch(&spec, o)?;
-    // The last hello: a guest started from another (a Xen domU from dom0)
-    // says it after its host did.
-    let hello = out.messages.iter().rev().find(|m| m.kind == "hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
+    let hello = out.first("hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
     let result = out.first("run").ok_or_else(|| format!("{} sent no result; last output: {}", env.name(), out.log_tail))?;
     Ok((hello.at_s, result.at_s))
 }

@@ -326,7 +326,8 @@ pub fn dom0_main() -> ! {
         guest::mount(src, target, fs);
     }
     let mut out = guest::port();
-    guest::send(&mut out, "hello", 0, b"dom0");
+    // Not a hello: the host's init timeout runs until the domU's /init says it.
+    guest::send(&mut out, "dom0", 0, b"init");
     let plan: Result<DomUPlan, String> =
         std::fs::read_to_string(PLAN_PATH).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
     let started = plan.and_then(|p| start_domu(&p));
