@@ -104,6 +104,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
     for e in &envs {
         let mut d = doc.clone();
         d.results.retain(|r| r.env(doc) == e && r.family != schema::boot::FAMILY);
+        d.environment.name = e.clone();
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e}{} #####\n", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
             out += &render_conditions(&d);
