@@ -148,9 +148,10 @@ impl Drop for Files {
     }
 }
 
-/// What one QEMU start left: how it ended and the tail of its console.
+/// What one QEMU start left: how it ended, its console, and the console's tail.
 pub struct Ran {
     pub end: super::Ended,
+    pub console: String,
     pub log_tail: String,
 }
 
@@ -167,7 +168,7 @@ pub fn start(name: &str, mut cmd: Command, files: &Files, o: &EnvOptions, fatal:
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
     let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
     let log_tail = tail(&format!("{console_text}\n{}", end.stderr));
-    Ok(Ran { end, log_tail })
+    Ok(Ran { end, console: console_text, log_tail })
 }
 
 /// QEMU's common arguments: no defaults, no display, no reboot.
@@ -196,7 +197,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     }
     cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&files.initrd);
     cmd.args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"]);
-    let Ran { end, log_tail } = start(name, cmd, &files, o, &mut || None)?;
+    let Ran { end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
     if let Some(w) = end.why {
         let hint =
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };

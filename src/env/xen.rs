@@ -189,7 +189,12 @@ fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     };
     let o = EnvOptions { init_timeout: o.init_timeout * scale, ..o.clone() };
     let mut watch = ConsoleWatch::new(&files.console);
-    let Ran { end, log_tail } = qemu::start(name, cmd, &files, &o, &mut || watch.fatal())?;
+    let Ran { end, console, log_tail } = qemu::start(name, cmd, &files, &o, &mut || watch.fatal())?;
+    // Xen's dumps bury what went wrong: its first telling line leads.
+    let log_tail = match telling(&console) {
+        Some(l) if !log_tail.contains(l) => format!("{l} | ... | {log_tail}"),
+        _ => log_tail,
+    };
     if let Some(w) = end.why {
         return Err(format!("{name} {w}; last output: {log_tail}"));
     }
@@ -252,6 +257,14 @@ pub fn xen_fatal(console: &str) -> Option<String> {
         return Some(format!("Xen: {} {reason}", lines[i]));
     }
     lines.iter().find(|l| l.contains("Hardware Dom0 crashed") || l.contains("Domain 0 crashed")).map(|l| format!("Xen: {l}"))
+}
+
+/// The first line of a Xen console that says something went wrong (a
+/// kernel's panic or oops, Xen's bug, crash or assertion, a domain's shutdown).
+fn telling(console: &str) -> Option<&str> {
+    const SIGNS: [&str; 8] =
+        ["Kernel panic", "BUG", "Oops", "general protection", "Assertion", "crashed", "Dom0 shutdown", "emulation failed"];
+    console.lines().map(str::trim).find(|l| SIGNS.iter().any(|s| l.contains(s)))
 }
 
 /// What dom0's /init starts, written into its initramfs.
