@@ -3,8 +3,8 @@
 //! dom0 that finds no /init end their cases with the reason, long before
 //! the timeouts; a missing Xen is n/a; no QEMU outlives a run, also on
 //! SIGTERM. Tiny iterations: under TCG a Xen boot takes 15-30 s, a domU's
-//! about two minutes (a PVH domU; the HVM domU stalls dom0 here, see
-//! /work/notes-xen.md).
+//! about two minutes (a PVH domU: an HVM domU's `xl create` stalls dom0
+//! under TCG here).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -477,7 +477,7 @@ fn relay(out: &mut std::fs::File) {
     let log = format!("/var/log/xen/console/guest-{DOMU_NAME}.log");
     let mut d = super::frame::Decoder::default();
     let (mut at, mut done, mut text) = (0usize, false, String::new());
-    let mut checked = Instant::now();
+    let (mut checked, mut misses) = (Instant::now(), 0);
     loop {
         let bytes = std::fs::read(&log).unwrap_or_default();
         if bytes.len() > at {
@@ -497,17 +497,18 @@ fn relay(out: &mut std::fs::File) {
             at = bytes.len();
             done |= d.take().iter().any(|(k, _)| k == "run" || k == "error");
         }
-        let gone = checked.elapsed() > Duration::from_secs(2) && {
+        if checked.elapsed() > Duration::from_secs(2) {
             checked = Instant::now();
-            run_tool(&format!("{TOOLS}/xl"), &["domid", DOMU_NAME]).is_err()
-        };
-        if done || gone {
+            // Three misses in a row: gone (not a toolstack busy for a moment).
+            misses = if run_tool(&format!("{TOOLS}/xl"), &["domid", DOMU_NAME]).is_err() { misses + 1 } else { 0 };
+        }
+        if done || misses >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     if !done {
-        say("oscycles dom0: the domU ended without sending results");
+        say(&format!("oscycles dom0: the domU ended without sending results; {}", logs("/tmp/xl.out")));
     }
 }
 
