@@ -1,7 +1,8 @@
 //! Environments the suites run in, each one module behind [`Environment`]:
 //! `native` (this process), `container` (namespaces oscycles makes itself),
 //! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
-//! /init is this same static binary), `microvm` (oscycles' own KVM guest).
+//! /init is this same static binary), `microvm` (oscycles' own KVM guest),
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is a new module
 //! and one line there.
 //!
