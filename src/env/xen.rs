@@ -121,7 +121,10 @@ struct Machine {
     qemu_mib: u32,
 }
 
-fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str) -> Machine {
+/// `initrd_mib`: the size of dom0's initramfs, which dom0 holds about three
+/// times over with a domU to start (the archive, its unpacked files, and
+/// what the toolstack reads of the domU's kernel and initramfs).
+fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str, initrd_mib: u32) -> Machine {
     // A PVH dom0, and any HVM or PVH domU, needs hardware-assisted paging
     // (nested SVM with NPT); a PVH dom0 an IOMMU too. With -cpu max a PV
     // dom0 dies at its first instructions, so qemu64 with what is needed.
@@ -133,7 +136,10 @@ fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str) -> Machine {
     let iommu = mode == Mode::Pvh && !xen_panic;
     let (dom0_mib, qemu_mib) = match mode.domu() {
         None => (o.vm_mem_mib, o.vm_mem_mib + 256),
-        Some(_) => (768, o.vm_mem_mib + 768 + 256),
+        Some(_) => {
+            let dom0 = 512 + 3 * initrd_mib;
+            (dom0, o.vm_mem_mib + dom0 + 256)
+        }
     };
     let mut xen_args = format!("console=com1 dom0_mem={dom0_mib}M,max:{dom0_mib}M dom0_max_vcpus={} noreboot", o.vm_cpus);
     if pvh_dom0 {
@@ -165,7 +171,8 @@ fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
         None => qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?,
         Some(kind) => write_dom0_initramfs(&files.initrd, &kernel, spec, o, kind)?,
     }
-    let m = machine(env.mode, o, &spec.mode);
+    let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
+    let m = machine(env.mode, o, &spec.mode, initrd_mib);
     let mut cmd = qemu::command(o, m.qemu_mib);
     cmd.args(["-machine", m.machine, "-accel", &o.accel, "-cpu", m.cpu]);
     if m.iommu {

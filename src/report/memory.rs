@@ -62,19 +62,24 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
             continue;
         }
         let mut cells = vec![row.label.clone()];
-        let mut notes: Vec<String> = Vec::new();
+        // Why a cell has no number, each reason once with the environments it holds for.
+        let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
         for (c, (name, _)) in cases.iter().zip(envs) {
             let (v, cv) = cell(*c, &row.metric);
             let failed = v == "n/a" || v == "fail";
             if failed && !cv.is_empty() {
-                notes.push(if one { cv.clone() } else { format!("{name}: {cv}") });
+                match notes.iter_mut().find(|n| n.0 == cv) {
+                    Some(n) => n.1.push(name),
+                    None => notes.push((cv.clone(), vec![name])),
+                }
             }
             cells.push(v);
             if one {
                 cells.push(if failed { String::new() } else { cv });
             }
         }
-        cells.push(notes.join("; "));
+        let said: Vec<String> = notes.into_iter().map(|(why, who)| if one { why } else { format!("{}: {why}", who.join(", ")) }).collect();
+        cells.push(said.join("; "));
         t.row(cells);
     }
     if t.rows.is_empty() {
