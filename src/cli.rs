@@ -266,7 +266,9 @@ pub struct RunArgs {
     /// Environments to run the suites in, each in turn (comma-separated):
     /// native; container (user, PID, mount, UTS, IPC and network namespaces
     /// made by oscycles); qemu-tcg and qemu-kvm (a guest kernel booted with an
-    /// initramfs holding this static binary as /init).
+    /// initramfs holding this static binary as /init); xen-pv and xen-pvh
+    /// (the suites in Xen's dom0, para-virtualised or PVH, under QEMU);
+    /// xen-hvm and xen-pvh-domu (in a guest dom0 starts with xl).
     #[arg(long, default_value = "native", value_name = "LIST")]
     pub env: String,
     /// Guest kernel for qemu-* (default: the newest /boot/vmlinuz-*).
@@ -286,9 +288,16 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub init_timeout: u64,
     /// (tests) What an environment's init does: run, hang (say hello, then
-    /// sleep), or panic (exit at once: a guest kernel panics).
-    #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic"])]
+    /// sleep), or panic (exit at once: a guest kernel panics); for the xen-*
+    /// environments also xen-panic (a PVH dom0 without an IOMMU: Xen
+    /// panics) and no-init (dom0's kernel finds no /init).
+    #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic", "xen-panic", "no-init"])]
     pub guest_mode: String,
+    /// How QEMU runs the xen-* environments: tcg (emulated; cycles are
+    /// emulated cycles) or kvm (needs nested virtualisation: SVM or VMX in
+    /// the host's KVM guests).
+    #[arg(long, default_value = "tcg", value_parser = ["tcg", "kvm"])]
+    pub accel: String,
     /// Seconds a whole environment's run may take.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub env_timeout: u64,

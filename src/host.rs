@@ -33,6 +33,12 @@ pub struct HostFacts {
     pub kernel_cmdline: String,
     /// The cpuid hypervisor vendor (leaf 0x40000000), None on bare metal.
     pub hypervisor: Option<String>,
+    /// What the kernel says of the hypervisor it runs on (/sys/hypervisor:
+    /// Xen, with the guest type PV, PVH or HVM), where it says anything. A
+    /// PV guest's cpuid is not Xen's (it is not trapped), so this is how a
+    /// run in a Xen PV domain knows it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sys_hypervisor: Option<SysHypervisor>,
     /// Loaded kvm* modules (kvm, kvm_intel, kvm_amd, kvm_pvm...).
     pub kvm_modules: Vec<String>,
     /// /sys/devices/system/cpu/vulnerabilities, file name -> state.
@@ -41,6 +47,27 @@ pub struct HostFacts {
     pub governor: Option<String>,
     /// Things a reader of the numbers should know (no constant TSC...).
     pub warnings: Vec<String>,
+}
+
+/// /sys/hypervisor, as a kernel running on Xen fills it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SysHypervisor {
+    /// "xen".
+    pub kind: String,
+    /// "PV", "PVH" or "HVM".
+    pub guest_type: Option<String>,
+    /// major.minor and extra, e.g. "4.17.7+13-g2445b30a44-0+deb12u1".
+    pub version: Option<String>,
+}
+
+/// What /sys/hypervisor says, None where it is missing or empty.
+pub fn sys_hypervisor() -> Option<SysHypervisor> {
+    let kind = read_trim("/sys/hypervisor/type").filter(|k| !k.is_empty())?;
+    let version = match (read_trim("/sys/hypervisor/version/major"), read_trim("/sys/hypervisor/version/minor")) {
+        (Some(a), Some(b)) => Some(format!("{a}.{b}{}", read_trim("/sys/hypervisor/version/extra").unwrap_or_default())),
+        _ => None,
+    };
+    Some(SysHypervisor { kind, guest_type: read_trim("/sys/hypervisor/guest_type"), version })
 }
 
 /// A /proc/meminfo field's number ("MemTotal" -> kiB, "HugePages_Free" -> pages).
@@ -185,6 +212,7 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
         kernel_version: version,
         kernel_cmdline: read_trim("/proc/cmdline").unwrap_or_default(),
         hypervisor: arch::hypervisor(),
+        sys_hypervisor: sys_hypervisor(),
         kvm_modules: kvm_modules(),
         mitigations: mitigations(),
         governor,

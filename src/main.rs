@@ -10,6 +10,9 @@ use oscycles::report;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    if oscycles::env::xen::is_dom0_init() {
+        oscycles::env::xen::dom0_main();
+    }
     if oscycles::env::guest::is_guest_init() {
         oscycles::env::guest::main(&run::measure_in_child);
     }

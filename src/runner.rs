@@ -565,6 +565,7 @@ mod tests {
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
             guest_mode: "run".into(),
+            accel: "tcg".into(),
         }
     }
 

@@ -5,19 +5,46 @@
 compile_error!("oscycles measures in TSC cycles and supports x86-64 only");
 
 use std::arch::asm;
-use std::arch::x86_64::{__cpuid_count, __rdtscp, _mm_lfence};
+use std::arch::x86_64::{__cpuid_count, __rdtscp, _mm_lfence, _rdtsc};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Whether the CPU has `rdtscp` (cpuid 0x80000001 edx bit 27): 0 not
+/// asked yet, 1 yes, 2 no.
+static RDTSCP: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has `rdtscp`: every x86-64 CPU since 2008 does, but not
+/// QEMU's qemu64 model, which Xen's guests under TCG need (QEMU's TCG
+/// reports an rdtscp exit as rdtsc, which Xen's SVM cannot emulate).
+#[inline(always)]
+pub fn has_rdtscp() -> bool {
+    match RDTSCP.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let max = cpuid(0x8000_0000, 0).0;
+            let has = max >= 0x8000_0001 && cpuid(0x8000_0001, 0).3 & (1 << 27) != 0;
+            RDTSCP.store(if has { 1 } else { 2 }, Ordering::Relaxed);
+            has
+        }
+    }
+}
 
 /// Reads the TSC with `rdtscp` followed by `lfence`: `rdtscp` waits for every
 /// earlier instruction to finish, and the `lfence` keeps later ones from
-/// starting before the counter is read.
+/// starting before the counter is read. Without `rdtscp`, `lfence; rdtsc;
+/// lfence` orders the read the same way.
 #[inline(always)]
 pub fn rdtscp() -> u64 {
     let mut aux = 0u32;
-    // SAFETY: rdtscp and lfence have no memory effects; the host has the
-    // rdtscp flag (checked by `tsc_flags()`, and every x86-64 CPU a KVM or
-    // Firecracker guest runs on since 2008 has it).
+    // SAFETY: rdtscp, rdtsc and lfence have no memory effects; rdtscp is
+    // used only where cpuid says the CPU has it.
     unsafe {
-        let t = __rdtscp(&mut aux);
+        let t = if has_rdtscp() {
+            __rdtscp(&mut aux)
+        } else {
+            _mm_lfence();
+            _rdtsc()
+        };
         _mm_lfence();
         t
     }

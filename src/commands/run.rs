@@ -226,6 +226,7 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
         init_timeout: Duration::from_secs(args.init_timeout),
         run_timeout: Duration::from_secs(args.env_timeout),
         guest_mode: args.guest_mode.clone(),
+        accel: args.accel.clone(),
     })
 }
 

@@ -58,6 +58,27 @@ impl<W: Write> Cpio<W> {
         self.entry(name, 0o100000 | (mode & 0o7777), data)
     }
 
+    /// Adds the tree under `root` (directories and regular files, links
+    /// followed), its paths relative to `root`.
+    pub fn tree(&mut self, root: &std::path::Path) -> io::Result<()> {
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            let mut entries: Vec<_> = std::fs::read_dir(&d)?.flatten().map(|e| e.path()).collect();
+            entries.sort();
+            for p in entries {
+                let name = p.strip_prefix(root).expect("under root").to_string_lossy().to_string();
+                let m = std::fs::metadata(&p)?;
+                if m.is_dir() {
+                    self.dir(&name)?;
+                    dirs.push(p);
+                } else if m.is_file() {
+                    self.file(&name, std::os::unix::fs::PermissionsExt::mode(&m.permissions()), &std::fs::read(&p)?)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the trailer and returns the writer.
     pub fn finish(mut self) -> io::Result<W> {
         self.entry("TRAILER!!!", 0, &[])?;

@@ -34,17 +34,22 @@ pub fn is_guest_init() -> bool {
     std::process::id() == 1 && Path::new(SPEC_PATH).exists()
 }
 
-fn mount(src: &str, target: &str, fstype: &str) {
+pub(crate) fn mount(src: &str, target: &str, fstype: &str) {
     let _ = std::fs::create_dir_all(target);
     let (s, t, f) = (CString::new(src).unwrap(), CString::new(target).unwrap(), CString::new(fstype).unwrap());
     // SAFETY: NUL-terminated strings that outlive the call; no data argument.
     unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, std::ptr::null()) };
 }
 
-/// The results port: the second serial port (nothing else writes there),
-/// else the console.
-fn port() -> std::fs::File {
-    for p in ["/dev/ttyS1", "/dev/console"] {
+/// Where the initramfs names another results port than ttyS1 (a Xen
+/// domU: its console, hvc0, which dom0 relays).
+pub const PORT_PATH: &str = "/oscycles-port";
+
+/// The results port: the one the initramfs names, else the second serial
+/// port (nothing else writes there), else the console.
+pub(crate) fn port() -> std::fs::File {
+    let named = std::fs::read_to_string(PORT_PATH).map(|p| p.trim().to_string()).ok();
+    for p in named.iter().map(String::as_str).chain(["/dev/ttyS1", "/dev/console"]) {
         if let Ok(f) = std::fs::OpenOptions::new().write(true).custom_flags_noctty().open(p) {
             return f;
         }
@@ -116,6 +121,9 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     f.insert("kernel_inside".into(), read("/proc/sys/kernel/osrelease").into());
     f.insert("cpus_inside".into(), read("/sys/devices/system/cpu/online").into());
     f.insert("memory_inside_kib".into(), crate::host::meminfo("MemTotal").unwrap_or(0).into());
+    if let Some(h) = crate::host::sys_hypervisor() {
+        f.insert("hypervisor_inside".into(), serde_json::to_value(h).unwrap_or_default());
+    }
     f
 }
 

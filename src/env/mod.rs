@@ -1,7 +1,8 @@
 //! Environments the suites run in, each one module behind [`Environment`]:
 //! `native` (this process), `container` (namespaces oscycles makes itself),
 //! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
-//! /init is this same static binary), `microvm` (oscycles' own KVM guest).
+//! /init is this same static binary), `microvm` (oscycles' own KVM guest),
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is a new module
 //! and one line there.
 //!
@@ -20,6 +21,7 @@ pub mod guest;
 pub mod microvm;
 pub mod native;
 pub mod qemu;
+pub mod xen;
 
 use crate::named::Named;
 use crate::bench::Runs;
@@ -99,7 +101,7 @@ pub trait Environment: Sync {
 pub type Env = &'static dyn Environment;
 
 impl Named for Env {
-    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm];
+    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU];
 
     fn name(&self) -> &'static str {
         Environment::name(*self)
@@ -125,8 +127,11 @@ pub struct EnvOptions {
     pub init_timeout: Duration,
     /// For the whole guest run.
     pub run_timeout: Duration,
-    /// What the child's init does: "run" (tests: "hang", "panic").
+    /// What the child's init does: "run" (tests: "hang", "panic"; Xen:
+    /// "xen-panic", "no-init").
     pub guest_mode: String,
+    /// How QEMU runs the Xen environments: "tcg" or "kvm" (nested).
+    pub accel: String,
 }
 
 /// A framed message from a child, with when it arrived (seconds since the
@@ -191,7 +196,20 @@ pub struct Ended {
 /// timeouts: no hello within `init_timeout`, or no end within
 /// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
 /// oscycles.
-pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+    supervise_watching(child, start, init_timeout, run_timeout, &mut || None)
+}
+
+/// [`supervise`], also asking `fatal` now and then (a console that shows
+/// a hypervisor's panic, after which the VM would idle on): a reason it
+/// gives ends the child with that reason.
+pub fn supervise_watching(
+    mut child: Child,
+    start: Instant,
+    init_timeout: Duration,
+    run_timeout: Duration,
+    fatal: &mut dyn FnMut() -> Option<String>,
+) -> Ended {
     let rx = reader(child.stdout.take().expect("stdout piped"), start);
     let mut stderr = child.stderr.take().expect("stderr piped");
     let err_thread = std::thread::spawn(move || {
@@ -221,7 +239,7 @@ pub fn supervise(mut child: Child, start: Instant, init_timeout: Duration, run_t
         } else if start.elapsed() > run_timeout {
             Some(format!("did not finish within {} s", run_timeout.as_secs()))
         } else {
-            None
+            fatal()
         };
         if let Some(w) = stop {
             let _ = child.kill();
@@ -325,7 +343,7 @@ mod tests {
 
     #[test]
     fn environments_are_named_and_parsed_as_before() {
-        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm");
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu");
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());
     }

@@ -6,7 +6,7 @@
 
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, SPEC_PATH};
-use super::{EnvOptions, Environment, Outcome, supervise, tail};
+use super::{EnvOptions, Environment, Outcome, tail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -81,8 +81,9 @@ pub fn is_static(p: &Path) -> std::io::Result<bool> {
     }))
 }
 
-/// Writes the initramfs: /init (this binary), the spec, and the mount points.
-pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), String> {
+/// Writes the initramfs: /init (this binary), the spec, the mount points,
+/// and `extra` files (name, contents).
+pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str, &[u8])]) -> Result<(), String> {
     if !is_static(exe).map_err(|e| format!("reading {}: {e}", exe.display()))? {
         return Err(format!(
             "{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)",
@@ -98,6 +99,9 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec) -> Result<(), 
         }
         c.file("init", 0o755, &bin)?;
         c.file(SPEC_PATH.trim_start_matches('/'), 0o644, serde_json::to_string(spec)?.as_bytes())?;
+        for (name, bytes) in extra {
+            c.file(name, 0o644, bytes)?;
+        }
         Ok(())
     })();
     w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
@@ -121,6 +125,60 @@ pub fn check_machine(machine: &str) -> Result<(), String> {
     }
 }
 
+/// The initramfs and console log of one start, in the run's private
+/// directory (unique names, created exclusively); removed when dropped.
+pub struct Files {
+    pub initrd: PathBuf,
+    pub console: PathBuf,
+}
+
+impl Files {
+    pub fn new(name: &str, o: &EnvOptions) -> Result<Files, String> {
+        let tag = crate::bench::scratch::unique_name(name);
+        let f = Files { initrd: o.work.join(format!("{tag}.cpio")), console: o.work.join(format!("{tag}.console.log")) };
+        crate::bench::scratch::create_new(&f.console, 0o600).map_err(|e| format!("creating {}: {e}", f.console.display()))?;
+        Ok(f)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.initrd);
+        let _ = std::fs::remove_file(&self.console);
+    }
+}
+
+/// What one QEMU start left: how it ended, its console, and the console's tail.
+pub struct Ran {
+    pub end: super::Ended,
+    pub console: String,
+    pub log_tail: String,
+}
+
+/// Starts QEMU as `cmd` (machine, kernel and initramfs set) with the console
+/// (ttyS0) to `files.console` and the results port (ttyS1) on its stdout,
+/// and supervises it; `fatal` is also asked (see [`super::supervise_watching`]).
+pub fn start(name: &str, mut cmd: Command, files: &Files, o: &EnvOptions, fatal: &mut dyn FnMut() -> Option<String>) -> Result<Ran, String> {
+    cmd.arg("-serial").arg(format!("file:{}", files.console.display()));
+    cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+    let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
+    let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
+    let log_tail = tail(&format!("{console_text}\n{}", end.stderr));
+    Ok(Ran { end, console: console_text, log_tail })
+}
+
+/// QEMU's common arguments: no defaults, no display, no reboot.
+pub fn command(o: &EnvOptions, mem_mib: u32) -> Command {
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
+    cmd.args(["-m", &mem_mib.to_string(), "-smp", &o.vm_cpus.to_string()]);
+    cmd
+}
+
 /// Boots the guest once with `spec` in its initramfs and watches it.
 fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
@@ -128,40 +186,24 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
-    // o.work is the run's private directory; the names are unique in it and
-    // created exclusively.
-    let tag = crate::bench::scratch::unique_name(name);
-    let initrd = o.work.join(format!("{tag}.cpio"));
-    let console = o.work.join(format!("{tag}.console.log"));
-    crate::bench::scratch::create_new(&console, 0o600).map_err(|e| format!("creating {}: {e}", console.display()))?;
-    write_initramfs(&initrd, &o.exe, spec)?;
-    let mut cmd = Command::new(QEMU);
-    cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
-    cmd.args(["-machine", &o.machine, "-m", &o.vm_mem_mib.to_string(), "-smp", &o.vm_cpus.to_string()]);
+    let files = Files::new(name, o)?;
+    write_initramfs(&files.initrd, &o.exe, spec, &[])?;
+    let mut cmd = command(o, o.vm_mem_mib);
+    cmd.args(["-machine", &o.machine]);
     if kvm {
         cmd.args(["-accel", "kvm", "-cpu", "host"]);
     } else {
         cmd.args(["-accel", "tcg", "-cpu", "max"]);
     }
-    cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&initrd);
+    cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&files.initrd);
     cmd.args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"]);
-    cmd.arg("-serial").arg(format!("file:{}", console.display()));
-    cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
-    let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
-    let super::Ended { messages, status, why, stderr: qemu_err } = supervise(child, start, o.init_timeout, o.run_timeout);
-    let console_text = std::fs::read_to_string(&console).unwrap_or_default();
-    let _ = std::fs::remove_file(&initrd);
-    let _ = std::fs::remove_file(&console);
-    let log_tail = tail(&format!("{console_text}\n{qemu_err}"));
-    if let Some(w) = why {
+    let Ran { end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
+    if let Some(w) = end.why {
         let hint =
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
         return Err(format!("{name} {w}{hint}; last output: {log_tail}"));
     }
-    let clean = status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
+    let clean = end.status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(QEMU));
     facts.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
@@ -170,7 +212,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
     facts.insert("clean_exit".into(), Value::Bool(clean));
-    Ok(Outcome { messages, status, facts, log_tail })
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
 }
 
 #[cfg(test)]

@@ -103,6 +103,26 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
     )
 }
 
+/// What to say of environment `e`'s cycles if QEMU emulated its CPU (its
+/// facts say accel tcg; qemu-tcg always): they are emulated cycles.
+pub fn emulated(doc: &RunDoc, e: &str) -> Option<String> {
+    let accel = doc.environment.settings.get(e).and_then(|f| f.get("accel")).and_then(|a| a.as_str());
+    (accel == Some("tcg") || (accel.is_none() && e == "qemu-tcg")).then(|| "under QEMU's TCG: emulated cycles".to_string())
+}
+
+/// A line naming the environments whose cycles are emulated, if any.
+pub fn render_emulated(doc: &RunDoc) -> String {
+    let tcg: Vec<String> = environments(doc).into_iter().filter(|e| emulated(doc, e).is_some()).collect();
+    if tcg.is_empty() {
+        return String::new();
+    }
+    format!(
+        "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran the\n\
+         guest's code), comparable with each other, not with a CPU's\n",
+        tcg.join(", ")
+    )
+}
+
 pub fn render_boot(doc: &RunDoc) -> String {
     let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();
     if rs.is_empty() {

@@ -52,10 +52,18 @@ fn host(doc: &RunDoc) -> String {
         h.preemption,
         crate::host::isolation_params(&h.kernel_cmdline)
     );
-    let hv = match &h.hypervisor {
+    let mut hv = match &h.hypervisor {
         Some(v) => format!("hypervisor '{v}'"),
         None => "no hypervisor (bare metal)".into(),
     };
+    if let Some(x) = &h.sys_hypervisor {
+        hv += &format!(
+            " (/sys/hypervisor: {} {}{})",
+            x.kind,
+            x.guest_type.as_deref().unwrap_or("guest"),
+            x.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()
+        );
+    }
     let kvm = if h.kvm_modules.is_empty() { "none".to_string() } else { h.kvm_modules.join(", ") };
     s += &format!("{hv}; kvm modules: {kvm}; cpufreq governor: {}\n", h.governor.as_deref().unwrap_or("none (no cpufreq)"));
     let flags: Vec<&str> = [

@@ -94,8 +94,9 @@ fn mbs(m: &Metric) -> String {
     format!("{:.0}", m.summary.median)
 }
 
-/// One table: with one run, value, cycles and CV; with two, A, B and Rel.
-fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Metric) -> String, show_cycles: bool) -> String {
+/// One table: with one run, value, cycles and CV; with two, their columns
+/// (named `names`) and Rel.
+fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], names: [&str; 2], value: fn(&Metric) -> String, show_cycles: bool) -> String {
     let mut headers: Vec<String> = vec![head.into()];
     match runs {
         [_] => {
@@ -106,7 +107,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
             headers.push("95% CI".into());
         }
         _ => {
-            headers.extend(["A".to_string(), "B".to_string(), "Rel. Perf".to_string()]);
+            headers.extend([names[0].to_string(), names[1].to_string(), "Rel. Perf".to_string()]);
         }
     }
     headers.push("Comment".into());
@@ -159,28 +160,37 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], value: fn(&Met
     if t.rows.is_empty() { String::new() } else { t.render() }
 }
 
-/// The seed's tables for the runs given (one or two).
+/// The seed's tables for the runs given (one or two, named A and B).
 pub fn render(runs: &[&RunDoc]) -> String {
+    render_named(runs, ["A", "B"])
+}
+
+/// The seed's tables for one or two runs, the two named `names` (two
+/// environments of one run: Linux and para-virtualised Linux).
+pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
     let mut s = String::new();
     let two = runs.len() == 2;
     let rel = if two {
-        " Rel. Perf above 1: B is better; then the verdict (faster, slower, same, unsure: the interval over rounds and a Mann-Whitney test, as in compare)."
+        format!(
+            " Rel. Perf above 1: {} is better; then the verdict (faster, slower, same, unsure: the interval over rounds and a Mann-Whitney test, as in compare).",
+            names[1]
+        )
     } else {
-        ""
+        String::new()
     };
-    let lat = table("us", "Latencies", &latency_rows(), runs, us, true);
+    let lat = table("us", "Latencies", &latency_rows(), runs, names, us, true);
     if !lat.is_empty() {
         s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n");
         s += &lat;
     }
-    let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), runs, mbs, false);
+    let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), runs, names, mbs, false);
     if !bw.is_empty() {
         s += &format!(
             "\nlmbench bandwidths: MB/s (1e6 bytes/s), higher is better; bytes as each row's benchmark counts them (see `oscycles list`).{rel}\n"
         );
         s += &bw;
     }
-    let aim = table("jobs/min/task", "Metric", &aim_rows(), runs, |m| format!("{:.1}", m.summary.median), false);
+    let aim = table("jobs/min/task", "Metric", &aim_rows(), runs, names, |m| format!("{:.1}", m.summary.median), false);
     if !aim.is_empty() {
         s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n");
         s += &aim;

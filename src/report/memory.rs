@@ -40,16 +40,47 @@ fn hermit_rows() -> Vec<Row> {
     rows
 }
 
-/// Seed 003's "Results of the Basic Benchmark": one column per run's environment.
+/// Seed 003's "Results of the Basic Benchmark": one column for the run's environment.
 pub fn render_hermit(doc: &RunDoc) -> String {
-    let env = doc.environment.name.clone();
-    let mut t = Table::new(&["System activity", &env, "CV", "note"], 1);
-    t.also_left = vec![3];
+    render_hermit_envs(&[(doc.environment.name.as_str(), doc)])
+}
+
+/// Seed 003's basic table with one column per environment (name, its results).
+pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
+    let mut head = vec!["System activity"];
+    head.extend(envs.iter().map(|e| e.0));
+    let one = envs.len() == 1;
+    if one {
+        head.push("CV");
+    }
+    head.push("note");
+    let mut t = Table::new(&head, 1);
+    t.also_left = vec![head.len() - 1];
     for row in hermit_rows() {
-        let Some(r) = row.case(doc) else { continue };
-        let (v, cv) = cell(Some(r), &row.metric);
-        let (cv, note) = if v == "n/a" || v == "fail" { (String::new(), cv) } else { (cv, String::new()) };
-        t.row(vec![row.label, v, cv, note]);
+        let cases: Vec<Option<&CaseResult>> = envs.iter().map(|(_, d)| row.case(d)).collect();
+        if cases.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut cells = vec![row.label.clone()];
+        // Why a cell has no number, each reason once with the environments it holds for.
+        let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+        for (c, (name, _)) in cases.iter().zip(envs) {
+            let (v, cv) = cell(*c, &row.metric);
+            let failed = v == "n/a" || v == "fail";
+            if failed && !cv.is_empty() {
+                match notes.iter_mut().find(|n| n.0 == cv) {
+                    Some(n) => n.1.push(name),
+                    None => notes.push((cv.clone(), vec![name])),
+                }
+            }
+            cells.push(v);
+            if one {
+                cells.push(if failed { String::new() } else { cv });
+            }
+        }
+        let said: Vec<String> = notes.into_iter().map(|(why, who)| if one { why } else { format!("{}: {why}", who.join(", ")) }).collect();
+        cells.push(said.join("; "));
+        t.row(cells);
     }
     if t.rows.is_empty() {
         return String::new();
@@ -81,15 +112,51 @@ pub fn render_stream(doc: &RunDoc) -> String {
         );
         let mut t = Table::new(&["Function", "Best Rate MB/s", "Avg time", "Min time", "Max time"], 1);
         for k in stream::KERNELS {
-            let (Some(rate), Some(time)) = (r.metric(&stream::rate(k)), r.metric(&stream::time(k))) else { continue };
-            let name = format!("{}{}", k[..1].to_uppercase(), &k[1..]);
-            t.row(vec![
-                name,
-                format!("{:.1}", rate.summary.max),
-                format!("{:.6}", time.summary.mean),
-                format!("{:.6}", time.summary.min),
-                format!("{:.6}", time.summary.max),
-            ]);
+            if let Some(cells) = stream_cells(r, k) {
+                t.row([vec![title(k)], cells].concat());
+            }
+        }
+        s += &t.render();
+    }
+    s.trim_start().to_string()
+}
+
+fn title(kernel: &str) -> String {
+    format!("{}{}", kernel[..1].to_uppercase(), &kernel[1..])
+}
+
+/// A STREAM kernel's best rate and its average, shortest and longest time.
+fn stream_cells(r: &CaseResult, kernel: &str) -> Option<Vec<String>> {
+    let (rate, time) = (r.metric(&stream::rate(kernel))?, r.metric(&stream::time(kernel))?);
+    Some(vec![
+        format!("{:.1}", rate.summary.max),
+        format!("{:.6}", time.summary.mean),
+        format!("{:.6}", time.summary.min),
+        format!("{:.6}", time.summary.max),
+    ])
+}
+
+/// Seed 003's "Results of the STREAM benchmark": per thread configuration
+/// and function, one row per environment (name, its results).
+pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
+    let id = stream::id(stream::KERNELS_BENCH);
+    let of = |d: &'_ RunDoc| d.results.iter().filter(|r| r.benchmark == id).cloned().collect::<Vec<CaseResult>>();
+    let threads: Vec<String> =
+        super::distinct(envs.iter().flat_map(|(_, d)| of(d)).filter_map(|r| r.params_as::<stream::Params>().map(|p| p.threads.name().to_string())));
+    let mut s = String::new();
+    for th in &threads {
+        let case = |d: &RunDoc| of(d).into_iter().find(|r| r.params_as::<stream::Params>().is_some_and(|p| p.threads.name() == th));
+        s += &format!("\nSTREAM ({th}), seed 003's form: best rate of each function per environment\n");
+        let mut t = Table::new(&["Function", "Environment", "Bandwidth MB/s", "Avg time", "Min time", "Max time"], 2);
+        for k in stream::KERNELS {
+            for (name, d) in envs {
+                let cells = match case(d) {
+                    Some(r) if r.status == CaseStatus::Ok => stream_cells(&r, k).unwrap_or_else(|| vec!["-".into()]),
+                    Some(r) => vec![unmeasured_mark(r.status).into()],
+                    None => vec!["-".into()],
+                };
+                t.row([vec![title(k), name.to_string()], cells].concat());
+            }
         }
         s += &t.render();
     }

@@ -98,18 +98,32 @@ const OWN_TABLES: [&str; 2] = ["lmbench", "hermit-basic"];
 pub fn render_tables(doc: &RunDoc) -> String {
     let envs = env::environments(doc);
     if envs.len() < 2 {
-        return render_conditions(doc);
+        return format!("{}{}", env::render_emulated(doc), render_conditions(doc));
     }
     let mut out = String::new();
+    let mut per_env: Vec<RunDoc> = Vec::new();
     for e in &envs {
         let mut d = doc.clone();
         d.results.retain(|r| r.env(doc) == e && r.family != schema::boot::FAMILY);
+        d.environment.name = e.clone();
         if !d.results.is_empty() {
-            out += &format!("\n##### environment {e} #####\n");
+            out += &format!("\n##### environment {e}{} #####\n", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
             out += &render_conditions(&d);
         }
+        per_env.push(d);
     }
-    for p in [env::render_side_by_side(doc), env::render_boot(doc)] {
+    out += &format!("\n##### environments side by side: {} #####\n", envs.join(", "));
+    let named: Vec<(&str, &RunDoc)> = envs.iter().map(String::as_str).zip(&per_env).collect();
+    let mut seed = vec![env::render_emulated(doc), env::render_side_by_side(doc)];
+    let hermit: Vec<RunDoc> = per_env.iter().map(|d| only_suites(d, &["hermit-basic", "quick"])).collect();
+    seed.push(memory::render_hermit_envs(&envs.iter().map(String::as_str).zip(&hermit).collect::<Vec<_>>()));
+    seed.push(memory::render_stream_envs(&named));
+    if let [(a, da), (b, db)] = named.as_slice() {
+        let (da, db) = (only_suites(da, &["lmbench", "quick"]), only_suites(db, &["lmbench", "quick"]));
+        seed.push(lmbench::render_named(&[&da, &db], [a, b]));
+    }
+    seed.push(env::render_boot(doc));
+    for p in seed {
         if !p.is_empty() {
             out += &format!("\n{p}");
         }

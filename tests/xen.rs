@@ -1,0 +1,154 @@
+//! The Xen environments (scripts/setup unpacks Xen and its toolstack): PV
+//! and PVH dom0s and a domU return parseable results; a Xen panic and a
+//! dom0 that finds no /init end their cases with the reason, long before
+//! the timeouts; a missing Xen is n/a; no QEMU outlives a run, also on
+//! SIGTERM. Tiny iterations: under TCG a Xen boot takes 15-30 s, a domU's
+//! about two minutes (a PVH domU: an HVM domU's `xl create` stalls dom0
+//! under TCG here).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{only_doc, tempdir};
+
+/// A tiny getpid run in `envs` with extra arguments: the saved document,
+/// how long it took, and its stdout.
+fn run(envs: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration, String) {
+    let d = tempdir(name);
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1"])
+        .args(["--env", envs, "--results"])
+        .arg(&d)
+        .args(extra)
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took, String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+fn result<'a>(doc: &'a serde_json::Value, env: &str) -> &'a serde_json::Value {
+    doc["results"].as_array().unwrap().iter().find(|r| r["environment"] == env).unwrap_or_else(|| panic!("no {env} result: {doc}"))
+}
+
+/// QEMU processes whose command line mentions `needle`.
+fn qemus_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.starts_with("qemu-system") && cmd.contains(needle) {
+                out.push(cmd);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn pv_and_pvh_dom0s_return_results_and_say_what_they_are() {
+    let (doc, _, stdout) = run("xen-pv,xen-pvh", "xen-dom0", &["--init-timeout", "60", "--full"]);
+    for (env, guest_type) in [("xen-pv", "PV"), ("xen-pvh", "PVH")] {
+        let r = result(&doc, env);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+        let facts = &doc["environment"]["settings"][env];
+        assert_eq!(facts["hypervisor_inside"]["kind"], "xen", "{facts}");
+        assert_eq!(facts["hypervisor_inside"]["guest_type"], guest_type, "{facts}");
+        assert_eq!(facts["accel"], "tcg");
+        assert_eq!(facts["clean_exit"], true, "dom0 ends through isa-debug-exit: {facts}");
+    }
+    assert!(stdout.contains("xen-pv, xen-pvh ran under QEMU's TCG emulator"), "{stdout}");
+}
+
+#[test]
+fn a_pvh_domu_started_from_dom0_returns_results() {
+    // The toolstack path: dom0's /init loads the Xen modules, starts
+    // xenstored and xenconsoled, `xl create`s the domU and relays its console.
+    // 512 MiB: a debug build's initramfs (~90 MB) unpacks into the domU's memory.
+    let (doc, _, _) = run("xen-pvh-domu", "xen-domu", &["--init-timeout", "60", "--vm-mem", "512"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+    let facts = &doc["environment"]["settings"]["xen-pvh-domu"];
+    assert_eq!(facts["hypervisor_inside"]["guest_type"], "PVH", "{facts}");
+    assert_eq!(facts["xen_mode"], "PVH domU of a PV dom0");
+    assert_eq!(facts["memory_inside_kib"].as_u64().map(|k| k < 512 * 1024), Some(true), "the domU's memory, not dom0's: {facts}");
+}
+
+#[test]
+fn a_xen_panic_ends_the_case_with_xens_line() {
+    // A PVH dom0 without an IOMMU: Xen panics while building dom0.
+    let (doc, took, _) = run("xen-pvh", "xen-panic", &["--guest-mode", "xen-panic", "--init-timeout", "60"]);
+    let r = result(&doc, "xen-pvh");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("Panic on CPU") && why.contains("iommu"), "{why}");
+    assert!(took < Duration::from_secs(240), "ended by the panic, not the init timeout (4 x 60 s): {took:?}");
+}
+
+#[test]
+fn a_dom0_without_init_ends_the_case_with_the_crash() {
+    let (doc, took, _) = run("xen-pv", "xen-noinit", &["--guest-mode", "no-init", "--init-timeout", "60"]);
+    let r = result(&doc, "xen-pv");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("Dom0 crashed"), "{why}");
+    assert!(took < Duration::from_secs(240), "ended by the crash, not the init timeout (4 x 60 s): {took:?}");
+}
+
+#[test]
+fn a_missing_xen_is_not_applicable() {
+    let empty = tempdir("no-xen");
+    let d = tempdir("no-xen-results");
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .env("OSCYCLES_XEN_DIR", &empty)
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet"])
+        .args(["--env", "native,xen-pv", "--results"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = only_doc(&d);
+    assert_eq!(result(&doc, "native")["status"], "ok");
+    let r = result(&doc, "xen-pv");
+    assert_eq!(r["status"], "not_applicable");
+    assert!(r["reason"].as_str().unwrap().contains("Xen hypervisor not found (scripts/setup installs it)"), "{r}");
+    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+#[test]
+fn sigterm_stops_a_xen_run_and_its_qemu() {
+    let d = tempdir("xen-sigterm");
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--env", "xen-pv", "--quiet", "--init-timeout", "60"])
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = scratch.to_str().unwrap().to_string();
+    let t = Instant::now();
+    while qemus_mentioning(&needle).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill with a pid this test spawned and has not reaped yet.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(20), "oscycles did not end within 20 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = qemus_mentioning(&needle);
+    assert!(left.is_empty(), "QEMU still running after the run ended: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
