@@ -263,6 +263,9 @@ pub mod proc {
     /// Cycles per operation.
     pub const PER_OP: &str = "per_op";
     pub const PROCEDURE: &str = "procedure";
+    /// lat_proc fork: fork in a small dynamically linked C process.
+    pub const FORK_DYNAMIC: &str = "fork-dynamic";
+    /// fork of oscycles' own static process.
     pub const FORK: &str = "fork";
     pub const EXEC: &str = "exec";
     /// lat_proc exec: fork + execve of a dynamically linked program.

@@ -1,5 +1,9 @@
 //! Process and thread creation, as lmbench's lat_proc: procedure call,
 //! fork+exit+wait, fork+exec, posix_spawn, vfork+exec, thread create+join.
+//! lmbench forks its own small, dynamically linked process, whose child
+//! leaves through the C library's exit(): `fork-dynamic` has such a process
+//! (helpers/fork-dynamic.c, built by build.rs) fork on request; `fork`
+//! forks this static process, whose child calls _exit.
 //! lmbench's exec runs a dynamically linked hello-world; `exec-dynamic` runs
 //! the system's /bin/true (dynamically linked, exits 0) the same way: the
 //! loader and the C library's start-up are in the cost. The other exec
@@ -15,6 +19,7 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcOp {
     Procedure,
+    ForkDynamic,
     Fork,
     ForkExec,
     ExecDynamic,
@@ -27,12 +32,21 @@ pub enum ProcOp {
 pub const HELPER_STATUS: i32 = 7;
 
 impl ProcOp {
-    pub const ALL: [ProcOp; 7] =
-        [ProcOp::Procedure, ProcOp::Fork, ProcOp::ForkExec, ProcOp::ExecDynamic, ProcOp::Spawn, ProcOp::VforkExec, ProcOp::Thread];
+    pub const ALL: [ProcOp; 8] = [
+        ProcOp::Procedure,
+        ProcOp::ForkDynamic,
+        ProcOp::Fork,
+        ProcOp::ForkExec,
+        ProcOp::ExecDynamic,
+        ProcOp::Spawn,
+        ProcOp::VforkExec,
+        ProcOp::Thread,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             ProcOp::Procedure => "procedure",
+            ProcOp::ForkDynamic => "fork-dynamic",
             ProcOp::Fork => "fork",
             ProcOp::ForkExec => "exec",
             ProcOp::ExecDynamic => "exec-dynamic",
@@ -45,7 +59,10 @@ impl ProcOp {
     pub fn description(self) -> &'static str {
         match self {
             ProcOp::Procedure => "a call of a function the compiler may not inline",
-            ProcOp::Fork => "fork, child _exit, parent waitpid",
+            ProcOp::ForkDynamic => {
+                "lat_proc fork: a small dynamically linked C process forks, its child exit()s, it waits (n forks a request, over a pipe)"
+            }
+            ProcOp::Fork => "fork of this static process, child _exit, parent waitpid",
             ProcOp::ForkExec => "fork, child execve of a tiny static ELF, parent waitpid",
             ProcOp::ExecDynamic => "lat_proc exec: fork, child closes stdout and execve's /bin/true (dynamically linked), parent waitpid",
             ProcOp::Spawn => "posix_spawn of the tiny static ELF, waitpid",
@@ -96,17 +113,70 @@ pub struct Helper {
 
 impl Helper {
     pub fn create(dir: &Path) -> io::Result<Helper> {
+        Helper::write(dir, "exit7", &helper_elf())
+    }
+
+    /// `bytes` as the executable `name` in a private directory under `dir`.
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<Helper> {
         let private = tempfile::Builder::new()
             .prefix("oscycles-exec-")
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(dir)?;
-        let path = private.path().join("exit7");
+        let path = private.path().join(name);
         {
             let mut f = super::scratch::create_new(&path, 0o700)?;
-            f.write_all(&helper_elf())?;
+            f.write_all(bytes)?;
         }
         let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
         Ok(Helper { _dir: private, c_path })
+    }
+}
+
+/// helpers/fork-dynamic.c, compiled by build.rs (dynamically linked).
+pub const FORK_DYNAMIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fork-dynamic"));
+
+/// lat_proc fork's process, running: asked for `n` forks at a time over
+/// its stdin, it answers one byte on its stdout when they are done.
+pub struct Forker {
+    _program: Helper,
+    child: std::process::Child,
+    pinned: bool,
+}
+
+impl Forker {
+    pub fn start(dir: &Path) -> io::Result<Forker> {
+        let program = Helper::write(dir, "fork-dynamic", FORK_DYNAMIC_ELF)?;
+        let path = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(program.c_path.as_bytes());
+        let child = std::process::Command::new(path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        Ok(Forker { _program: program, child, pinned: false })
+    }
+
+    /// `n` forks in the dynamic process. The first call gives it the CPUs
+    /// of the calling (measuring, pinned) thread: the forks run where the
+    /// measurement does.
+    pub fn forks(&mut self, n: u64) -> io::Result<()> {
+        use std::io::Read;
+        if !self.pinned {
+            crate::placement::set_affinity_of(self.child.id(), &crate::placement::allowed_cpus())?;
+            self.pinned = true;
+        }
+        let (stdin, stdout) = (self.child.stdin.as_mut().expect("piped"), self.child.stdout.as_mut().expect("piped"));
+        stdin.write_all(&n.to_ne_bytes())?;
+        let mut answer = [1u8];
+        stdout.read_exact(&mut answer)?;
+        if answer[0] == 0 { Ok(()) } else { Err(io::Error::other("fork-dynamic: a fork failed or a child did not exit with 1")) }
+    }
+}
+
+impl Drop for Forker {
+    fn drop(&mut self) {
+        // End of input ends it; then reap it.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
     }
 }
 
@@ -180,6 +250,7 @@ extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
 pub struct Prepared {
     op: ProcOp,
     helper: Option<Helper>,
+    forker: Option<Forker>,
     dynamic: CString,
     /// Stack for the vfork child (which runs until it execs).
     stack: Vec<u8>,
@@ -192,7 +263,8 @@ impl Prepared {
         if op == ProcOp::ExecDynamic && !std::fs::read(DYNAMIC_PROGRAM).is_ok_and(|b| is_dynamic_elf(&b)) {
             return Err(io::Error::new(io::ErrorKind::NotFound, format!("no dynamically linked {DYNAMIC_PROGRAM}")));
         }
-        Ok(Prepared { op, helper, dynamic: CString::new(DYNAMIC_PROGRAM).expect("no NUL"), stack })
+        let forker = (op == ProcOp::ForkDynamic).then(|| Forker::start(scratch)).transpose()?;
+        Ok(Prepared { op, helper, forker, dynamic: CString::new(DYNAMIC_PROGRAM).expect("no NUL"), stack })
     }
 
     fn path(&self) -> &CString {
@@ -200,6 +272,9 @@ impl Prepared {
     }
 
     pub fn run(&mut self, n: u64) -> io::Result<()> {
+        if let Some(f) = self.forker.as_mut() {
+            return f.forks(n);
+        }
         for i in 0..n {
             if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
                 return Err(io::Error::from_raw_os_error(libc::EINTR));
@@ -215,6 +290,7 @@ impl Prepared {
                 std::hint::black_box(procedure(std::hint::black_box(1)));
                 Ok(())
             }
+            ProcOp::ForkDynamic => unreachable!("run() hands fork-dynamic to its forker"),
             ProcOp::Fork => {
                 let pid = child::fork_child(|| 0)?;
                 check_status(child::reap(pid)?, 0, "fork")
@@ -290,6 +366,19 @@ mod tests {
             // Debian's coreutils are dynamically linked.
             assert!(is_dynamic_elf(&b));
         }
+    }
+
+    #[test]
+    fn the_fork_program_is_dynamically_linked_and_counts_its_children() {
+        assert!(is_dynamic_elf(FORK_DYNAMIC_ELF), "lmbench's fork runs in a dynamically linked process");
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = Forker::start(dir.path()).unwrap();
+        f.forks(3).unwrap();
+        f.forks(0).unwrap();
+        let pid = f.child.id();
+        drop(f);
+        // Dropping it ends and reaps the process.
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err());
     }
 
     #[test]

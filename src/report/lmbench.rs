@@ -34,7 +34,8 @@ fn latency_rows() -> Vec<Row> {
         proc::PER_OP,
         &[
             ("lat_proc procedure", proc::PROCEDURE, "a call the compiler may not inline"),
-            ("lat_proc fork", proc::FORK, "fork + child _exit + wait of oscycles' static process (lmbench's is dynamic: its child's exit() runs the C library's and loader's exit path)"),
+            ("lat_proc fork", proc::FORK_DYNAMIC, "fork + child exit() + wait in a small dynamically linked C process, as lmbench's"),
+            ("(static fork)", proc::FORK, "fork + child _exit + wait of oscycles' own static process"),
             ("lat_proc exec", proc::EXEC_DYNAMIC, "fork + execve of /bin/true (dynamically linked) + wait"),
             ("(static exec)", proc::EXEC, "fork + execve of a 132-byte static ELF + wait"),
             ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
