@@ -151,7 +151,12 @@ impl Forker {
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
-            .spawn()?;
+            .spawn()
+            .map_err(|e| match e.kind() {
+                // The file is there: what is missing is its interpreter.
+                io::ErrorKind::NotFound => io::Error::new(e.kind(), "no C library's dynamic loader here (a guest's initramfs has none)"),
+                _ => e,
+            })?;
         Ok(Forker { _program: program, child, pinned: false })
     }
 
