@@ -19,8 +19,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Where runs live on a host: `bin/oscycles` (kept, for the checksum) and
-/// `FLEET-HOST/` (the run's results and store; removed at the end).
-pub const REMOTE_DIR: &str = "/var/tmp/oscycles-fleet";
+/// `FLEET-HOST/` (the run's results and store; removed at the end). In the
+/// connecting user's home, not a shared directory such as /var/tmp, where
+/// another local user could make the directory first and swap the binary
+/// between its copy and its run (as root). Ansible's modules expand `~`;
+/// the run's command line takes the expanded paths the copy and file tasks
+/// return.
+pub const REMOTE_DIR: &str = "~/.cache/oscycles-fleet";
 
 /// Where `scripts/setup` puts ansible-core (a venv), searched after PATH.
 pub const ANSIBLE_DIR: &str = "/var/cache/oscycles/ansible";
@@ -53,15 +58,17 @@ pub const PLAYBOOK: &str = r#"- name: oscycles fleet run
         path: "{{ item }}"
         state: directory
         mode: "0700"
-      loop: ["{{ oc_remote }}/bin", "{{ oc_dir }}/results"]
+      loop: ["{{ oc_remote }}", "{{ oc_remote }}/bin", "{{ oc_dir }}/results"]
+      register: oc_dirs
     - name: binary
       ansible.builtin.copy:
         src: "{{ oc_binary }}"
         dest: "{{ oc_bin }}"
         mode: "0755"
+      register: oc_copy
     - name: run
       ansible.builtin.command:
-        argv: "{{ [oc_bin, 'run', '--suite', oc_suite, '--label', inventory_hostname, '--fleet', oc_fleet, '--results', oc_dir ~ '/results', '--quiet'] + oc_args + (oscycles_run_args | default('') | split) }}"
+        argv: "{{ [oc_copy.dest, 'run', '--suite', oc_suite, '--label', inventory_hostname, '--fleet', oc_fleet, '--results', oc_dirs.results[2].path, '--quiet'] + oc_args + (oscycles_run_args | default('') | split) }}"
       async: "{{ oc_timeout }}"
       poll: 2
       register: oc_run
