@@ -40,21 +40,25 @@ fn import_rules(db: &str, dir: &Path) {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("different contents"));
     let runs = oscycles(&["runs", "--db", db]);
     assert!(String::from_utf8_lossy(&runs.stdout).contains("1 runs in"), "{}", String::from_utf8_lossy(&runs.stdout));
-    // Many importers of new runs at once: every one stored once, none lost.
-    let files: Vec<String> = (0..8)
-        .map(|i| {
-            let mut d = doc.clone();
-            d["id"] = format!("concurrent-{}", i % 4).into();
-            write(dir, &format!("c{i}.json"), &d)
-        })
-        .collect();
-    let children: Vec<std::process::Child> =
-        files.iter().map(|f| Command::new(env!("CARGO_BIN_EXE_oscycles")).args(["import", "--db", db, f]).spawn().unwrap()).collect();
-    for mut c in children {
-        assert!(c.wait().unwrap().success(), "every importer succeeds: the same document twice adds nothing");
+    // Many importers of new runs at once, four per run: every one stored
+    // once, none lost, no importer failing on another's half-written run.
+    // The race is narrow: several rounds make a regression show.
+    for round in 0..4 {
+        let files: Vec<String> = (0..16)
+            .map(|i| {
+                let mut d = doc.clone();
+                d["id"] = format!("concurrent-{round}-{}", i % 4).into();
+                write(dir, &format!("c{round}-{i}.json"), &d)
+            })
+            .collect();
+        let children: Vec<std::process::Child> =
+            files.iter().map(|f| Command::new(env!("CARGO_BIN_EXE_oscycles")).args(["import", "--db", db, f]).spawn().unwrap()).collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success(), "every importer succeeds: the same document twice adds nothing");
+        }
     }
     let runs = oscycles(&["runs", "--db", db]);
-    assert!(String::from_utf8_lossy(&runs.stdout).contains("5 runs in"), "{}", String::from_utf8_lossy(&runs.stdout));
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("17 runs in"), "{}", String::from_utf8_lossy(&runs.stdout));
 }
 
 #[test]

@@ -330,7 +330,11 @@ impl Db {
     /// Stores a run, replacing an earlier state of the same run (a run
     /// recording itself case by case).
     pub fn upsert(&mut self, doc: &RunDoc, source: &str) -> Result<(), DbError> {
-        self.backend.transaction(&mut |c| write_in(c, doc, source))
+        self.backend.transaction(&mut |c| {
+            c.exec("DELETE FROM results WHERE run_id = $1", &[doc.id.as_str().into()])?;
+            c.exec("DELETE FROM runs WHERE id = $1", &[doc.id.as_str().into()])?;
+            write_in(c, doc, source)
+        })
     }
 
     /// Imports runs, all or none, by the rules of the module: a run already
@@ -434,11 +438,12 @@ fn import_one(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<bool, DbEr
     Ok(true)
 }
 
-/// One run's rows, inside the caller's transaction (replacing an earlier
-/// state of the same run).
+/// One run's rows, inserted inside the caller's transaction. Never a
+/// delete here: an import that raced another importer of the same run must
+/// collide on the runs table's unique id (retried, then found stored), not
+/// delete the other's committed run under its results (PostgreSQL's read
+/// committed snapshot is per statement).
 fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError> {
-    c.exec("DELETE FROM results WHERE run_id = $1", &[doc.id.as_str().into()])?;
-    c.exec("DELETE FROM runs WHERE id = $1", &[doc.id.as_str().into()])?;
     let run: Vec<Value> = vec![
         doc.id.as_str().into(),
         doc.started_at.as_str().into(),
