@@ -35,6 +35,10 @@ pub struct ClockInfo {
     pub cpuid_tsc_hz: Option<f64>,
     /// Minimum cost of two back-to-back reads, subtracted from every batch.
     pub overhead_cycles: u64,
+    /// When the TSC moves in steps (see [`steps`]): the median step in
+    /// cycles; batches then last many steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_cycles: Option<u64>,
 }
 
 impl ClockInfo {
@@ -85,6 +89,35 @@ pub fn read_overhead<C: Clock>(clock: &C, rounds: usize) -> u64 {
         .unwrap_or(0)
 }
 
+/// Whether `clock` moves in steps, and by how much. A hypervisor that
+/// emulates the TSC (Xen in a PVH dom0 whose CPU has no invariant TSC, as
+/// under QEMU's TCG) can hand out its last value plus one until it next
+/// updates its own time: back-to-back reads then differ by a cycle or two,
+/// where reading a real TSC takes tens of cycles, and a short batch can
+/// measure nothing (a few cycles) or a whole step. Reads up to `reads`
+/// times; the TSC steps if most back-to-back differences are under 8
+/// cycles, and the step is the median of the differences over 1000 (at
+/// least 3 seen, else `reads` as a lower bound of one step's reads).
+pub fn steps<C: Clock>(clock: &C, reads: usize) -> Option<u64> {
+    let (mut tiny, mut jumps, mut n) = (0usize, Vec::new(), 0usize);
+    let mut last = clock.now();
+    while n < reads && !(n >= 2000 && (tiny * 2 < n || jumps.len() >= 3)) {
+        let now = clock.now();
+        match now.saturating_sub(last) {
+            d if d < 8 => tiny += 1,
+            d if d > 1000 => jumps.push(d),
+            _ => {}
+        }
+        last = now;
+        n += 1;
+    }
+    if tiny * 2 < n {
+        return None;
+    }
+    jumps.sort_unstable();
+    Some(jumps.get(jumps.len() / 2).copied().unwrap_or(u64::MAX))
+}
+
 static LAST_TSC_HZ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The TSC rate of the last calibration in this process, or CPUID's, or
@@ -106,6 +139,7 @@ pub fn known_tsc(hz: f64) -> ClockInfo {
         tsc_hz_spread: 0.0,
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
+        step_cycles: steps(&Tsc, 100_000),
     }
 }
 
@@ -122,5 +156,50 @@ pub fn calibrate_tsc(rounds: usize, interval: Duration) -> ClockInfo {
         tsc_hz_spread: spread,
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
+        step_cycles: steps(&Tsc, 100_000),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A clock that advances by `by(read number)` each read.
+    struct Fake<F: Fn(u64) -> u64> {
+        t: Cell<u64>,
+        n: Cell<u64>,
+        by: F,
+    }
+
+    impl<F: Fn(u64) -> u64> Clock for Fake<F> {
+        fn now(&self) -> u64 {
+            self.n.set(self.n.get() + 1);
+            self.t.set(self.t.get() + (self.by)(self.n.get()));
+            self.t.get()
+        }
+    }
+
+    fn fake<F: Fn(u64) -> u64>(by: F) -> Fake<F> {
+        Fake { t: Cell::new(0), n: Cell::new(0), by }
+    }
+
+    #[test]
+    fn a_tsc_emulated_in_steps_is_told_from_a_real_one() {
+        // Xen's emulated TSC between updates: last + 1, a jump every 500 reads.
+        let stepped = fake(|n| if n % 500 == 0 { 2_000_000 + n } else { 1 });
+        assert_eq!(steps(&stepped, 100_000).map(|s| s / 1_000_000), Some(2));
+        // A real TSC: tens of cycles a read, now and then a preemption.
+        assert_eq!(steps(&fake(|n| if n % 997 == 0 { 50_000 } else { 30 }), 100_000), None);
+        // Steps but no update within the reads: one step is at least all of them.
+        assert_eq!(steps(&fake(|_| 1), 5_000), Some(u64::MAX));
+    }
+
+    #[test]
+    fn batches_span_fifty_steps_within_the_cap() {
+        let h = crate::harness::HarnessConfig::tiny();
+        assert_eq!(h.spanning_steps(None, 1 << 30).target_batch_cycles, h.target_batch_cycles);
+        assert_eq!(h.spanning_steps(Some(1000), 1 << 30).target_batch_cycles, 50_000);
+        assert_eq!(h.spanning_steps(Some(u64::MAX), 1 << 30).target_batch_cycles, 1 << 30);
     }
 }

@@ -19,6 +19,16 @@ pub struct HarnessConfig {
 }
 
 impl HarnessConfig {
+    /// Batches of at least 50 steps of a clock that moves in steps of
+    /// `step` cycles (see `clock::steps`), so that a step lands in each and
+    /// weighs 2% at most; never longer than `cap` cycles.
+    pub fn spanning_steps(self, step: Option<u64>, cap: u64) -> Self {
+        match step {
+            Some(s) => HarnessConfig { target_batch_cycles: self.target_batch_cycles.max(s.saturating_mul(50).min(cap)), ..self },
+            None => self,
+        }
+    }
+
     /// The smallest configuration that still exercises every step; for tests.
     pub fn tiny() -> Self {
         HarnessConfig { target_batch_cycles: 20_000, batches: 3, fixed_inner: None, max_inner: 1 << 10 }

@@ -494,17 +494,25 @@ impl Across<'_> {
         }
         let t = Instant::now();
         let boots = self.spec.boots();
-        let mut times = Vec::new();
+        let (mut times, mut failed) = (Vec::new(), Vec::new());
         for i in 0..boots {
             self.rep.boot_started(env.name(), i, boots);
             match env::boot_once(env, self.o, self.spec.seed) {
                 Ok(x) => times.push(x),
-                Err(why) => {
-                    r.status = if times.is_empty() { CaseStatus::NotApplicable } else { CaseStatus::Failed };
+                // The first start failing: the environment does not come up
+                // here; not two more timeouts' worth of trying.
+                Err(why) if i == 0 => {
+                    r.status = CaseStatus::NotApplicable;
                     r.reason = Some(why);
                     return r;
                 }
+                // A later one: the others' times stand, and the failure is said.
+                Err(why) => failed.push(format!("start {} of {boots}: {why}", i + 1)),
             }
+        }
+        if !failed.is_empty() {
+            r.reason = Some(format!("{} of {boots} starts failed; {}", failed.len(), failed.join("; ")));
+            r.details.insert("failed_starts".into(), json!(failed));
         }
         let init: Vec<f64> = times.iter().map(|t| t.0).collect();
         let first: Vec<f64> = times.iter().map(|t| t.1).collect();

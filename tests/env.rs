@@ -3,41 +3,20 @@
 //! that panics or hangs ends in a clear reason within its timeout.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
-use common::{only_doc, tempdir};
+use common::tempdir;
 
 /// A tiny getpid run in `env` with extra arguments; the saved document.
 fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
-    let d = tempdir(name);
-    let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args([
-            "run",
-            "--suite",
-            "syscall",
-            "--bench",
-            "syscall.getpid",
-            "--batches",
-            "3",
-            "--iterations",
-            "1000",
-            "--quiet",
-            "--env",
-            env,
-            "--results",
-        ])
-        .arg(&d)
-        .args(extra)
-        // Guests boot slower while the other tests' guests share the CPUs: a generous default.
-        .args(if extra.contains(&"--init-timeout") { &[][..] } else { &["--init-timeout", "120"][..] })
-        .output()
-        .unwrap();
-    let took = t.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = only_doc(&d);
-    let _ = std::fs::remove_dir_all(&d);
+    let mut args = vec!["--batches", "3", "--iterations", "1000", "--quiet"];
+    args.extend(extra);
+    // Guests boot slower while the other tests' guests share the CPUs: a generous default.
+    if !extra.contains(&"--init-timeout") {
+        args.extend(["--init-timeout", "120"]);
+    }
+    let (doc, took, _) = common::getpid_in(env, name, &args);
     (doc, took)
 }
 

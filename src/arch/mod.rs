@@ -132,56 +132,51 @@ pub unsafe fn syscall3(nr: i64, a1: u64, a2: u64, a3: u64) -> i64 {
     ret
 }
 
-/// The wrapping sum of 4-byte words, one scalar `add` from memory per word
-/// into one accumulator, as lmbench's unrolled `sum += p[0] + p[1] + ...`
-/// compiles without vectorisation (its makefile's -O): bw_file_rd's sum of
-/// each buffer read. Written in assembly so that the compiler cannot
-/// vectorise it (which makes the sum of a cached 64 KiB buffer several
-/// times cheaper than lmbench's).
-pub fn sum_u32_scalar(words: &[u32]) -> u32 {
-    let mut acc = 0u32;
-    if !words.is_empty() {
-        // SAFETY: the loop reads 4 * len bytes from the slice, which holds
-        // len u32; the registers it changes are declared; it touches no stack.
-        unsafe {
-            asm!(
-                "2:",
-                "add {a:e}, dword ptr [{p}]",
-                "add {p}, 4",
-                "dec {n}",
-                "jnz 2b",
-                a = inout(reg) acc,
-                p = inout(reg) words.as_ptr() => _,
-                n = inout(reg) words.len() => _,
-                options(nostack, readonly),
-            );
-        }
-    }
-    acc
-}
-
-/// The wrapping sum of 8-byte words, one scalar `add` from memory per word,
-/// as lmbench's bread (bw_mmap_rd's sum) compiles: see `sum_u32_scalar`.
+/// The wrapping sum of 8-byte words, one scalar `add` from memory per word
+/// into one accumulator, as lmbench's bread (`sum += p[0] + p[1] + ...` over
+/// longs; bw_mmap_rd's, bw_file_rd's and lat_ctx's working-set sum) compiles
+/// without vectorisation (its makefile's -O). Written in assembly so that
+/// the compiler cannot vectorise it (which makes the sum of a cached 64 KiB
+/// buffer several times cheaper than lmbench's).
 pub fn sum_u64_scalar(words: &[u64]) -> u64 {
+    // Blocks of 16 words, unrolled as lmbench's 128 (one add per word, few
+    // loop instructions, so as many loads in flight); the rest in Rust.
+    let blocks = words.len() / 16;
     let mut acc = 0u64;
-    if !words.is_empty() {
-        // SAFETY: the loop reads 8 * len bytes from the slice, which holds
-        // len u64; the registers it changes are declared; it touches no stack.
+    if blocks > 0 {
+        // SAFETY: the loop reads 16 * 8 * blocks bytes from the slice, which
+        // holds at least 16 * blocks u64; the registers it changes are
+        // declared; it touches no stack.
         unsafe {
             asm!(
                 "2:",
-                "add {a}, qword ptr [{p}]",
-                "add {p}, 8",
+                "add {a}, qword ptr [{p} + 0]",
+                "add {a}, qword ptr [{p} + 8]",
+                "add {a}, qword ptr [{p} + 16]",
+                "add {a}, qword ptr [{p} + 24]",
+                "add {a}, qword ptr [{p} + 32]",
+                "add {a}, qword ptr [{p} + 40]",
+                "add {a}, qword ptr [{p} + 48]",
+                "add {a}, qword ptr [{p} + 56]",
+                "add {a}, qword ptr [{p} + 64]",
+                "add {a}, qword ptr [{p} + 72]",
+                "add {a}, qword ptr [{p} + 80]",
+                "add {a}, qword ptr [{p} + 88]",
+                "add {a}, qword ptr [{p} + 96]",
+                "add {a}, qword ptr [{p} + 104]",
+                "add {a}, qword ptr [{p} + 112]",
+                "add {a}, qword ptr [{p} + 120]",
+                "add {p}, 128",
                 "dec {n}",
                 "jnz 2b",
                 a = inout(reg) acc,
                 p = inout(reg) words.as_ptr() => _,
-                n = inout(reg) words.len() => _,
+                n = inout(reg) blocks => _,
                 options(nostack, readonly),
             );
         }
     }
-    acc
+    words[blocks * 16..].iter().fold(acc, |a, &w| a.wrapping_add(w))
 }
 
 /// `dst = src`, element by element, as STREAM's Copy loop compiles without

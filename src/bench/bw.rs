@@ -64,7 +64,7 @@ impl BwKind {
             BwKind::MemCpLibc => "the C library's memcpy between two buffers 4x the LLC (bw_mem bcopy); bytes of one buffer",
             BwKind::MmapRd => "bw_mmap_rd mmap_only: sum every 8-byte word of a cached 64 MiB file mapped once; bytes of the file",
             BwKind::MmapRdOpen => "bw_mmap_rd open2close: open, mmap, sum every 8-byte word, close, munmap a cached 64 MiB file; bytes of the file",
-            BwKind::FileRd => "bw_file_rd io_only: lseek to 0, read(2) a cached 64 MiB file in 64 KiB reads, summing every 4-byte word; bytes read",
+            BwKind::FileRd => "bw_file_rd io_only: lseek to 0, read(2) a cached 64 MiB file in 64 KiB reads, summing every 8-byte word (bread); bytes read",
         }
     }
 
@@ -216,8 +216,9 @@ pub struct MemBuffers {
 
 impl MemBuffers {
     pub fn new(kind: BwKind, bytes: u64) -> io::Result<Self> {
-        let a = Private::new(bytes as usize)?;
-        let b = if matches!(kind, BwKind::MemCp | BwKind::MemCpLibc) { Some(Private::new(bytes as usize)?) } else { None };
+        // Where lmbench's two valloc()s put its buffers: the source 8 KiB
+        // beyond the destination's end (see Private::pair).
+        let (a, b) = Private::pair(bytes as usize, 8192, matches!(kind, BwKind::MemCp | BwKind::MemCpLibc))?;
         Ok(MemBuffers { a, b })
     }
 
@@ -280,18 +281,19 @@ pub fn mmap_read_open(f: &ScratchFile) -> io::Result<u64> {
     Ok(n)
 }
 
-/// bw_file_rd's sum of a buffer just read: every 4-byte word, one scalar
-/// add each (arch::sum_u32_scalar), as lmbench's compiled loop does.
-fn sum_ints(buf: &[u8]) -> u32 {
-    // SAFETY: u8 memory reinterpreted as u32 where aligned (align_to); the
+/// bw_file_rd's sum of a buffer just read: lmbench's bread, every 8-byte
+/// word with one scalar add each (arch::sum_u64_scalar), as its compiled
+/// loop does (`sum += p[0] + ... + p[127]` over longs, not its TYPE int).
+fn sum_words(buf: &[u8]) -> u64 {
+    // SAFETY: u8 memory reinterpreted as u64 where aligned (align_to); the
     // unaligned ends are summed byte-wise into words below.
-    let (head, body, tail) = unsafe { buf.align_to::<u32>() };
-    let ends = head.chunks(4).chain(tail.chunks(4)).fold(0u32, |a, c| {
-        let mut w = [0u8; 4];
+    let (head, body, tail) = unsafe { buf.align_to::<u64>() };
+    let ends = head.chunks(8).chain(tail.chunks(8)).fold(0u64, |a, c| {
+        let mut w = [0u8; 8];
         w[..c.len()].copy_from_slice(c);
-        a.wrapping_add(u32::from_ne_bytes(w))
+        a.wrapping_add(u64::from_ne_bytes(w))
     });
-    crate::arch::sum_u32_scalar(body).wrapping_add(ends)
+    crate::arch::sum_u64_scalar(body).wrapping_add(ends)
 }
 
 /// bw_file_rd io_only: lseek to 0, then read(2) the whole file in
@@ -301,13 +303,13 @@ pub fn file_read(file: &std::fs::File, bytes: u64, buf: &mut [u8]) -> io::Result
     let mut f = file;
     f.seek(SeekFrom::Start(0))?;
     let mut off = 0u64;
-    let mut sum = 0u32;
+    let mut sum = 0u64;
     while off < bytes {
         let n = f.read(buf)?;
         if n == 0 {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shorter than laid out"));
         }
-        sum = sum.wrapping_add(sum_ints(&buf[..n]));
+        sum = sum.wrapping_add(sum_words(&buf[..n]));
         off += n as u64;
     }
     std::hint::black_box(sum);
@@ -377,10 +379,14 @@ mod tests {
         assert_eq!(file_read(&file, f.bytes, &mut vec![0; CHUNK]).unwrap(), f.bytes, "read again from offset 0");
         assert_eq!(FileMap::new(&file, f.bytes as usize).unwrap().sum(), f.bytes);
         assert_eq!(mmap_read_open(&f).unwrap(), f.bytes);
-        assert_eq!(sum_ints(&[1, 0, 0, 0, 2, 0, 0, 0]), 3);
-        assert_eq!(crate::arch::sum_u32_scalar(&[1, 2, u32::MAX]), 2, "wrapping");
-        assert_eq!(crate::arch::sum_u32_scalar(&[]), 0);
+        let words = [1u64, 2, 4];
+        // SAFETY: u64 memory viewed as bytes.
+        let bytes = unsafe { words.align_to::<u8>().1 };
+        assert_eq!((sum_words(&bytes[..16]), sum_words(&bytes[..17])), (3, 7), "whole words, and a partial one at the end");
+        assert_eq!(crate::arch::sum_u64_scalar(&[]), 0);
         assert_eq!(crate::arch::sum_u64_scalar(&[3, 4, u64::MAX]), 6, "wrapping");
+        let many: Vec<u64> = (1..=100).collect();
+        assert_eq!(crate::arch::sum_u64_scalar(&many), 5050, "six blocks of 16 and a rest of 4");
     }
 
     #[test]

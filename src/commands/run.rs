@@ -202,8 +202,9 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         loads: spec.loads.clone(),
         isolations: spec.isolations.clone(),
         exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
-        quick: spec.harness(hz, true),
-        full: spec.harness(hz, false),
+        // A TSC that moves in steps (emulated) needs batches of many steps.
+        quick: spec.harness(hz, true).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
+        full: spec.harness(hz, false).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
         timeout: Duration::from_secs(spec.timeout_s),
         scratch: run_dir.path().to_path_buf(),
         mem_bytes: spec.mem_bytes,

@@ -124,6 +124,10 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     if let Some(h) = crate::host::sys_hypervisor() {
         f.insert("hypervisor_inside".into(), serde_json::to_value(h).unwrap_or_default());
     }
+    // A TSC the hypervisor emulates in steps (the run lengthens its batches).
+    if let Some(step) = crate::clock::steps(&crate::clock::Tsc, 100_000) {
+        f.insert("tsc_step_cycles".into(), step.into());
+    }
     f
 }
 

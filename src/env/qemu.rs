@@ -90,7 +90,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
             exe.display()
         ));
     }
-    let bin = std::fs::read(exe).map_err(|e| e.to_string())?;
+    let bin = guest_image(exe, path)?;
     let f = crate::bench::scratch::create_new(path, 0o600).map_err(|e| format!("creating {}: {e}", path.display()))?;
     let mut c = Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
@@ -105,6 +105,27 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
         Ok(())
     })();
     w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The executable as a guest gets it: without its debug sections, through
+/// binutils' objcopy where there is one (as it is otherwise). A debug
+/// build's are about 100 MB that a guest would copy in and unpack: under
+/// TCG, an HVM domU's firmware copies its initramfs for minutes. `beside`
+/// is a path in the run's private directory to put the copy next to.
+pub fn guest_image(exe: &Path, beside: &Path) -> Result<Vec<u8>, String> {
+    let stripped = beside.with_extension("stripped");
+    let ok = Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg(exe)
+        .arg(&stripped)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let bytes = std::fs::read(if ok { &stripped } else { exe }).map_err(|e| format!("reading {}: {e}", exe.display()));
+    let _ = std::fs::remove_file(&stripped);
+    bytes
 }
 
 /// Checks a QEMU machine type (`--machine`) against the list this QEMU

@@ -308,13 +308,14 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
     let domu = std::fs::read(&domu_initrd).map_err(|e| e.to_string());
     let _ = std::fs::remove_file(&domu_initrd);
     let plan = DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus };
+    let init = qemu::guest_image(&o.exe, path)?;
     let f = crate::bench::scratch::create_new(path, 0o600).map_err(|e| format!("creating {}: {e}", path.display()))?;
     let mut c = super::cpio::Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run", "var", "domu", "modules"] {
             c.dir(d)?;
         }
-        c.file("init", 0o755, &std::fs::read(&o.exe)?)?;
+        c.file("init", 0o755, &init)?;
         c.file(PLAN_PATH.trim_start_matches('/'), 0o644, serde_json::to_string(&plan)?.as_bytes())?;
         c.file("domu/vmlinuz", 0o644, &std::fs::read(kernel)?)?;
         c.file("domu/initrd.cpio", 0o644, &domu.map_err(std::io::Error::other)?)?;
@@ -473,8 +474,35 @@ fn start_domu(p: &DomUPlan) -> Result<(), String> {
     run_tool(&format!("{TOOLS}/xen-init-dom0"), &[])?;
     run_tool(&format!("{TOOLS}/xenconsoled"), &["--log=guest", "--log-dir=/var/log/xen/console"])?;
     std::fs::write("/tmp/domu.cfg", domu_config(p)).map_err(|e| e.to_string())?;
-    say(&format!("oscycles dom0: xl create ({} domU)", p.kind));
-    run_tool(&format!("{TOOLS}/xl"), &["-vvv", "create", "/tmp/domu.cfg"])
+    let xl = format!("{TOOLS}/xl");
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        say(&format!("oscycles dom0: xl create ({} domU, try {tries} of 2)", p.kind));
+        match run_tool(&xl, &["-vvv", "create", "/tmp/domu.cfg"]) {
+            // libxl gives an HVM domU's device model 60 s to start, a limit
+            // built into it; an emulated dom0 on a busy host can miss it once
+            // (the second start finds its libraries in the page cache).
+            Err(e) if tries < 2 => {
+                say(&format!("oscycles dom0: xl create failed, destroying the domU and trying again: {e}"));
+                let _ = run_tool(&xl, &["destroy", DOMU_NAME]);
+            }
+            r => return r,
+        }
+    }
+}
+
+/// A quiet domU (its kernel boots with loglevel=3) is not a stuck one: its
+/// line of `xl list` (with its CPU seconds) on dom0's console, which the
+/// host's log of the run keeps.
+fn say_domu_state(since: Instant, console_bytes: usize) {
+    if run_tool(&format!("{TOOLS}/xl"), &["list"]).is_ok() {
+        let list = std::fs::read_to_string("/tmp/xl.out").unwrap_or_default();
+        let line = list.lines().find(|l| l.starts_with(DOMU_NAME)).unwrap_or("(not listed)");
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let secs = since.elapsed().as_secs();
+        say(&format!("oscycles dom0: domU {line} (name id MiB vcpus state seconds) after {secs} s, {console_bytes} bytes of console"));
+    }
 }
 
 /// Copies the domU's console log to `out` as it grows, until the domU sent
@@ -485,6 +513,7 @@ fn relay(out: &mut std::fs::File) {
     let mut d = super::frame::Decoder::default();
     let (mut at, mut done, mut text) = (0usize, false, String::new());
     let (mut checked, mut misses) = (Instant::now(), 0);
+    let (started, mut told) = (Instant::now(), 0);
     loop {
         let bytes = std::fs::read(&log).unwrap_or_default();
         if bytes.len() > at {
@@ -508,6 +537,10 @@ fn relay(out: &mut std::fs::File) {
             checked = Instant::now();
             // Three misses in a row: gone (not a toolstack busy for a moment).
             misses = if run_tool(&format!("{TOOLS}/xl"), &["domid", DOMU_NAME]).is_err() { misses + 1 } else { 0 };
+        }
+        if started.elapsed().as_secs() / 30 > told {
+            told += 1;
+            say_domu_state(started, at);
         }
         if done || misses >= 3 {
             break;

@@ -96,11 +96,13 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         t.row(row);
     }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
-    format!(
-        "environments side by side: medians; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
-         of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare\n{}{notes}",
-        t.render()
-    )
+    let legend = if envs.iter().any(|e| e == "native") {
+        "; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
+         of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare"
+    } else {
+        ""
+    };
+    format!("environments side by side: medians{legend}\n{}{notes}", t.render())
 }
 
 /// What to say of environment `e`'s cycles if QEMU emulated its CPU (its
@@ -110,17 +112,28 @@ pub fn emulated(doc: &RunDoc, e: &str) -> Option<String> {
     (accel == Some("tcg") || (accel.is_none() && e == "qemu-tcg")).then(|| "under QEMU's TCG: emulated cycles".to_string())
 }
 
-/// A line naming the environments whose cycles are emulated, if any.
+/// Lines naming the environments whose cycles are emulated, if any, and
+/// those whose TSC moved in steps.
 pub fn render_emulated(doc: &RunDoc) -> String {
     let tcg: Vec<String> = environments(doc).into_iter().filter(|e| emulated(doc, e).is_some()).collect();
-    if tcg.is_empty() {
-        return String::new();
+    let mut s = String::new();
+    if !tcg.is_empty() {
+        s += &format!(
+            "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran\n\
+             the guest's code), comparable with each other, not with a CPU's\n",
+            tcg.join(", ")
+        );
     }
-    format!(
-        "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran the\n\
-         guest's code), comparable with each other, not with a CPU's\n",
-        tcg.join(", ")
-    )
+    for e in environments(doc) {
+        let step = doc.environment.settings.get(&e).and_then(|f| f.get("tsc_step_cycles")).and_then(serde_json::Value::as_u64);
+        if let Some(step) = step {
+            s += &format!(
+                "note: in {e} the TSC moves in steps of about {step} cycles (its hypervisor emulates it and hands out the last value\n\
+                 plus one between updates): batches there lasted at least 50 steps\n"
+            );
+        }
+    }
+    s
 }
 
 pub fn render_boot(doc: &RunDoc) -> String {
@@ -133,13 +146,23 @@ pub fn render_boot(doc: &RunDoc) -> String {
     for r in rs {
         let e = r.env(doc).to_string();
         match (r.metric(boot::TO_INIT), r.metric(boot::TO_FIRST_RESULT)) {
-            (Some(a), Some(b)) if r.status == CaseStatus::Ok => t.row(vec![
-                e,
-                format!("{:.3}", a.summary.median),
-                format!("{:.3}", b.summary.median),
-                a.summary.n.to_string(),
-                format!("{:.3}..{:.3}", a.summary.min, a.summary.max),
-            ]),
+            (Some(a), Some(b)) if r.status == CaseStatus::Ok => {
+                // Starts that failed after one that came up: said, not hidden.
+                let failed = r.details.get("failed_starts").and_then(|f| f.as_array()).map_or(0, Vec::len);
+                let starts = if failed > 0 {
+                    notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or_default());
+                    format!("{} of {}", a.summary.n, a.summary.n + failed)
+                } else {
+                    a.summary.n.to_string()
+                };
+                t.row(vec![
+                    e,
+                    format!("{:.3}", a.summary.median),
+                    format!("{:.3}", b.summary.median),
+                    starts,
+                    format!("{:.3}..{:.3}", a.summary.min, a.summary.max),
+                ])
+            }
             _ => {
                 notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or("failed"));
                 t.row(vec![e, if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);

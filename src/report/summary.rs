@@ -1,6 +1,7 @@
 //! The one-screen answer to "what does this machine cost me": the headline
 //! figure of every family that ran, with its interval, and (when several
-//! environments ran) each environment against native with its verdict.
+//! environments ran) each environment against native (or the first of
+//! --env) with its verdict.
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
 use super::table::{Table, cycles};
@@ -168,7 +169,7 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
     }
     s += &t.render_width(width);
     if !others.is_empty() {
-        s += "  rel. = performance against native (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n";
+        s += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
     }
     s
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// A fresh, empty, private directory for one test, named after it.
 pub fn tempdir(name: &str) -> PathBuf {
@@ -33,4 +34,23 @@ pub fn tiny_run(dir: &Path, columns: usize, extra: &[&str]) -> std::process::Out
         .args(extra)
         .output()
         .expect("the binary runs")
+}
+
+/// A run of the syscall suite's getpid case alone in `envs`, into a fresh
+/// directory, with `args`: the saved document, how long the run took, and
+/// its stdout. The run must succeed.
+pub fn getpid_in(envs: &str, name: &str, args: &[&str]) -> (serde_json::Value, Duration, String) {
+    let d = tempdir(name);
+    let t = Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", envs, "--results"])
+        .arg(&d)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took, String::from_utf8_lossy(&out.stdout).to_string())
 }

@@ -89,12 +89,14 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let file = std::fs::File::open(&f.path).map_err(io)?;
             // mmap_only maps the file once, untimed, as bw_mmap_rd's init_open does.
             let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };
-            let mut buf = vec![0u8; CHUNK];
+            // Page-aligned, as lmbench's valloc(XFERSIZE): the kernel's copy
+            // into a buffer misaligned by 16 bytes (malloc's) is slower.
+            let mut buf = crate::bench::child::Private::new(CHUNK).map_err(io)?;
             details.insert("file_bytes".into(), json!(FILE_BYTES));
             let read = |n| {
                 (0..n).try_for_each(|_| {
                     match (kind, &map) {
-                        (BwKind::FileRd, _) => bw::file_read(&file, f.bytes, &mut buf),
+                        (BwKind::FileRd, _) => bw::file_read(&file, f.bytes, buf.bytes_mut()),
                         (_, Some(map)) => Ok(map.sum()),
                         _ => bw::mmap_read_open(&f),
                     }
