@@ -89,25 +89,27 @@ fn an_hvm_domu_started_from_dom0_returns_results() {
     domu_returns_results("xen-hvm", "HVM", "HVM domU of a PV dom0");
 }
 
+/// A Xen run of `env` in a broken `--guest-mode`: the case is n/a, and
+/// ended by what broke, long before the init timeout (4 x 60 s); its reason.
+fn ends_early(env: &str, mode: &str, by: &str) -> String {
+    let (doc, took, _) = run(env, &format!("xen-{mode}"), &["--guest-mode", mode, "--init-timeout", "60"]);
+    let r = result(&doc, env);
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    assert!(took < Duration::from_secs(240), "ended by {by}, not the init timeout (4 x 60 s): {took:?}");
+    r["reason"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn a_xen_panic_ends_the_case_with_xens_line() {
     // A PVH dom0 without an IOMMU: Xen panics while building dom0.
-    let (doc, took, _) = run("xen-pvh", "xen-panic", &["--guest-mode", "xen-panic", "--init-timeout", "60"]);
-    let r = result(&doc, "xen-pvh");
-    assert_eq!(r["status"], "not_applicable", "{r}");
-    let why = r["reason"].as_str().unwrap();
+    let why = ends_early("xen-pvh", "xen-panic", "the panic");
     assert!(why.contains("Panic on CPU") && why.contains("iommu"), "{why}");
-    assert!(took < Duration::from_secs(240), "ended by the panic, not the init timeout (4 x 60 s): {took:?}");
 }
 
 #[test]
 fn a_dom0_without_init_ends_the_case_with_the_crash() {
-    let (doc, took, _) = run("xen-pv", "xen-noinit", &["--guest-mode", "no-init", "--init-timeout", "60"]);
-    let r = result(&doc, "xen-pv");
-    assert_eq!(r["status"], "not_applicable", "{r}");
-    let why = r["reason"].as_str().unwrap();
+    let why = ends_early("xen-pv", "no-init", "the crash");
     assert!(why.contains("Dom0 crashed"), "{why}");
-    assert!(took < Duration::from_secs(240), "ended by the crash, not the init timeout (4 x 60 s): {took:?}");
 }
 
 #[test]
