@@ -9,16 +9,6 @@ fn main() {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=OSCYCLES_GIT={rev}");
-    // The compiler, for `list` to say what built the measuring loops.
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let version = std::process::Command::new(rustc)
-        .arg("--version")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().take(2).collect::<Vec<_>>().join(" "))
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "rustc".into());
-    println!("cargo:rustc-env=OSCYCLES_RUSTC={version}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
     assemble_guest("guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");

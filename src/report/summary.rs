@@ -77,7 +77,7 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
         "malloc + free (C library, best case)".into(),
         extreme(measured(doc, env).filter(|r| r.benchmark == system), alloc::PER_PAIR, false),
     );
-    push("STREAM triad (best)".into(), extreme(of(stream::FAMILY), &stream::rate(stream::TRIAD), true));
+    push("STREAM triad (median rate)".into(), extreme(of(stream::FAMILY), &stream::rate(stream::TRIAD), true));
     push("boot to /init".into(), one(boot::id(boot::START_BENCH), boot::TO_INIT));
     push("FWQ: worst sample (noise)".into(), extreme(of(noise::FAMILY), noise::SAMPLE, true));
     push("control loop: deviation (nanosleep)".into(), one(control::id(control::NANOSLEEP), control::DEVIATION));
