@@ -574,6 +574,7 @@ mod tests {
             run_timeout: Duration::from_secs(1),
             guest_mode: "run".into(),
             accel: "tcg".into(),
+            keep_console: None,
         }
     }
 

@@ -16,7 +16,7 @@ fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
     if !extra.contains(&"--init-timeout") {
         args.extend(["--init-timeout", "120"]);
     }
-    let (doc, took, _) = common::getpid_in(env, name, &args);
+    let (doc, took, _, _) = common::getpid_in(env, name, &args);
     (doc, took)
 }
 

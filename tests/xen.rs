@@ -21,9 +21,8 @@ fn turn() -> MutexGuard<'static, ()> {
     ONE_XEN_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// A tiny getpid run in `envs` with extra arguments (one Xen at a time):
-/// the saved document, how long it took, and its stdout.
-fn run(envs: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration, String) {
+/// A tiny getpid run in `envs` with extra arguments (one Xen at a time).
+fn run(envs: &str, name: &str, extra: &[&str]) -> common::GetpidRun {
     let _turn = turn();
     let mut args = vec!["--batches", "2", "--batch-ms", "0.05", "--rounds", "1"];
     args.extend(extra);
@@ -50,7 +49,7 @@ fn qemus_mentioning(needle: &str) -> Vec<String> {
 
 #[test]
 fn pv_and_pvh_dom0s_return_results_and_say_what_they_are() {
-    let (doc, _, stdout) = run("xen-pv,xen-pvh", "xen-dom0", &["--init-timeout", "60", "--full"]);
+    let (doc, _, stdout, _) = run("xen-pv,xen-pvh", "xen-dom0", &["--init-timeout", "60", "--full"]);
     for (env, guest_type) in [("xen-pv", "PV"), ("xen-pvh", "PVH")] {
         let r = result(&doc, env);
         assert_eq!(r["status"], "ok", "{r}");
@@ -68,9 +67,10 @@ fn pv_and_pvh_dom0s_return_results_and_say_what_they_are() {
 /// and xenconsoled, `xl create`s the domU (for HVM with the device model)
 /// and relays its console.
 fn domu_returns_results(env: &str, guest_type: &str, mode: &str) {
-    let (doc, _, _) = run(env, env, &["--init-timeout", "60", "--vm-mem", "512"]);
+    let (doc, _, _, consoles) = run(env, env, &["--init-timeout", "60", "--vm-mem", "512"]);
     let r = &doc["results"][0];
-    assert_eq!(r["status"], "ok", "{r}");
+    let texts: Vec<&str> = consoles.iter().map(|(_, text)| text.as_str()).collect();
+    assert_eq!(r["status"], "ok", "{r}\nconsole kept:\n{}", texts.join("\n"));
     assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
     let facts = &doc["environment"]["settings"][env];
     assert_eq!(facts["hypervisor_inside"]["guest_type"], guest_type, "{facts}");
@@ -90,25 +90,31 @@ fn an_hvm_domu_started_from_dom0_returns_results() {
 }
 
 /// A Xen run of `env` in a broken `--guest-mode`: the case is n/a, and
-/// ended by what broke, long before the init timeout (4 x 60 s); its reason.
-fn ends_early(env: &str, mode: &str, by: &str) -> String {
-    let (doc, took, _) = run(env, &format!("xen-{mode}"), &["--guest-mode", mode, "--init-timeout", "60"]);
+/// ended by what broke, long before the init timeout (4 x 60 s); its
+/// reason, which names the console log kept beside the results (its text).
+fn ends_early(env: &str, mode: &str, by: &str) -> (String, String) {
+    let (doc, took, _, consoles) = run(env, &format!("xen-{mode}"), &["--guest-mode", mode, "--init-timeout", "60"]);
     let r = result(&doc, env);
     assert_eq!(r["status"], "not_applicable", "{r}");
     assert!(took < Duration::from_secs(240), "ended by {by}, not the init timeout (4 x 60 s): {took:?}");
-    r["reason"].as_str().unwrap().to_string()
+    let why = r["reason"].as_str().unwrap().to_string();
+    let named = why.split("(console: ").nth(1).and_then(|t| t.split(')').next()).unwrap_or_else(|| panic!("no console named: {why}"));
+    let (_, console) = consoles.into_iter().find(|(name, _)| named.ends_with(&format!("/{name}"))).unwrap_or_else(|| panic!("{named} not kept"));
+    assert!(console.contains("Xen version"), "{console}");
+    (why, console)
 }
 
 #[test]
 fn a_xen_panic_ends_the_case_with_xens_line() {
     // A PVH dom0 without an IOMMU: Xen panics while building dom0.
-    let why = ends_early("xen-pvh", "xen-panic", "the panic");
+    let (why, console) = ends_early("xen-pvh", "xen-panic", "the panic");
     assert!(why.contains("Panic on CPU") && why.contains("iommu"), "{why}");
+    assert!(console.contains("Panic on CPU"), "{console}");
 }
 
 #[test]
 fn a_dom0_without_init_ends_the_case_with_the_crash() {
-    let why = ends_early("xen-pv", "no-init", "the crash");
+    let (why, _) = ends_early("xen-pv", "no-init", "the crash");
     assert!(why.contains("Dom0 crashed"), "{why}");
 }
 

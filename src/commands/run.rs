@@ -34,7 +34,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let envs = cli::resolve_names::<Env>("--env", &args.env)?;
     let Checked { suites, plan, cpus } = checked(&spec, true)?;
     let run_dir = private_dir(&scratch_base(&spec))?;
-    let opts = env_options(&args, run_dir.path())?;
+    let mut opts = env_options(&args, run_dir.path())?;
     check_fits(&spec, &opts, &plan, &envs)?;
     check_rt(&spec)?;
     let (ex, clock) = execution(&spec, cpus, &run_dir)?;
@@ -45,6 +45,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let findings = oscycles::doctor::check(&doc.settings.cpus);
     doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
     let mut writer = RunWriter::create(&spec.results, doc)?;
+    // A guest that fails leaves its console beside the run's JSON.
+    opts.keep_console = Some(writer.path().with_extension(""));
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it.
     let db_path = spec.db_path();
@@ -228,6 +230,7 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
         run_timeout: Duration::from_secs(args.env_timeout),
         guest_mode: args.guest_mode.clone(),
         accel: args.accel.clone(),
+        keep_console: None,
     })
 }
 

@@ -78,6 +78,8 @@ type Partial = BTreeMap<(String, u32), BTreeMap<usize, (usize, Vec<u8>)>>;
 pub struct Decoder {
     pending: String,
     chunks: Partial,
+    /// Messages complete (a chunk's second copy after that is ignored).
+    finished: std::collections::BTreeSet<(String, u32)>,
     done: Vec<(String, Vec<u8>)>,
     /// Chunk lines whose checksum did not match (torn by other output).
     pub damaged: usize,
@@ -113,14 +115,24 @@ impl Decoder {
             return;
         };
         let key = (kind.clone(), id);
+        if self.finished.contains(&key) {
+            return;
+        }
         let entry = self.chunks.entry(key.clone()).or_default();
         entry.insert(i, (n, bytes));
         if entry.len() == n && entry.values().all(|(m, _)| *m == n) {
             let msg: Vec<u8> = self.chunks.remove(&key).expect("present").into_values().flat_map(|(_, b)| b).collect();
+            self.finished.insert(key);
             if !self.done.iter().any(|(k, m)| *k == kind && *m == msg) {
                 self.done.push((kind, msg));
             }
         }
+    }
+
+    /// Whether a message has begun and not yet ended (some of its chunks
+    /// in, or a line in the middle of arriving).
+    pub fn midway(&self) -> bool {
+        !self.chunks.is_empty() || self.pending.contains(START)
     }
 
     /// Complete messages so far, in arrival order (each once).
@@ -141,6 +153,19 @@ mod tests {
         }
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64(b"fo"), "Zm8=");
+    }
+
+    #[test]
+    fn a_message_cut_short_is_seen_midway() {
+        let payload = vec![7u8; 3 * CHUNK];
+        let wire = encode("run", 1, &payload);
+        let mut d = Decoder::default();
+        assert!(!d.midway());
+        d.feed(&wire[..wire.len() / 2]);
+        assert!(d.midway() && d.take().is_empty(), "half a message");
+        d.feed(&wire[wire.len() / 2..]);
+        assert!(!d.midway());
+        assert_eq!(d.take(), vec![("run".to_string(), payload)]);
     }
 
     #[test]

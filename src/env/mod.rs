@@ -132,6 +132,10 @@ pub struct EnvOptions {
     pub guest_mode: String,
     /// How QEMU runs the Xen environments: "tcg" or "kvm" (nested).
     pub accel: String,
+    /// Where a guest that sent no results leaves its console log: a path
+    /// prefix (the run's JSON without `.json`) the log's name is added to.
+    /// None: the log goes with the run's private directory.
+    pub keep_console: Option<PathBuf>,
 }
 
 /// A framed message from a child, with when it arrived (seconds since the

@@ -188,8 +188,22 @@ pub fn start(name: &str, mut cmd: Command, files: &Files, o: &EnvOptions, fatal:
     let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
     let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
-    let log_tail = tail(&format!("{console_text}\n{}", end.stderr));
+    let mut log_tail = tail(&format!("{console_text}\n{}", end.stderr));
+    if !end.messages.iter().any(|m| m.kind == "run")
+        && let Some(kept) = keep_console(files, o)
+    {
+        log_tail += &format!(" (console: {})", kept.display());
+    }
     Ok(Ran { end, console: console_text, log_tail })
+}
+
+/// Copies the console log of a start that sent no results to where the
+/// options keep them; its path, if it was copied.
+fn keep_console(files: &Files, o: &EnvOptions) -> Option<PathBuf> {
+    let prefix = o.keep_console.as_ref()?;
+    let name = files.console.file_name()?.to_string_lossy().to_string();
+    let kept = PathBuf::from(format!("{}.{}", prefix.display(), name.trim_start_matches("oscycles-")));
+    std::fs::copy(&files.console, &kept).ok().map(|_| kept)
 }
 
 /// QEMU's common arguments: no defaults, no display, no reboot.

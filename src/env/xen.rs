@@ -449,7 +449,7 @@ fn domu_config(p: &DomUPlan) -> String {
     let mut cfg = format!(
         "name = \"{DOMU_NAME}\"\ntype = \"{}\"\nmemory = {}\nvcpus = {}\nkernel = \"/domu/vmlinuz\"\nramdisk = \"/domu/initrd.cpio\"\n\
          extra = \"console=hvc0 rdinit=/init quiet loglevel=3 panic=-1 oops=panic\"\n\
-         on_poweroff = \"destroy\"\non_reboot = \"destroy\"\non_crash = \"destroy\"\n",
+         on_poweroff = \"preserve\"\non_reboot = \"preserve\"\non_crash = \"preserve\"\n",
         p.kind, p.memory_mib, p.vcpus
     );
     if p.kind == "hvm" {
@@ -492,31 +492,36 @@ fn start_domu(p: &DomUPlan) -> Result<(), String> {
     }
 }
 
-/// A quiet domU (its kernel boots with loglevel=3) is not a stuck one: its
-/// line of `xl list` (with its CPU seconds) on dom0's console, which the
-/// host's log of the run keeps.
-fn say_domu_state(since: Instant, console_bytes: usize) {
-    if run_tool(&format!("{TOOLS}/xl"), &["list"]).is_ok() {
-        let list = std::fs::read_to_string("/tmp/xl.out").unwrap_or_default();
-        let line = list.lines().find(|l| l.starts_with(DOMU_NAME)).unwrap_or("(not listed)");
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        let secs = since.elapsed().as_secs();
-        say(&format!("oscycles dom0: domU {line} (name id MiB vcpus state seconds) after {secs} s, {console_bytes} bytes of console"));
-    }
+/// The domU's line of `xl list` (name id MiB vcpus state seconds, single
+/// spaces), None when it is not listed.
+fn domu_line() -> Option<String> {
+    run_tool(&format!("{TOOLS}/xl"), &["list"]).ok()?;
+    let list = std::fs::read_to_string("/tmp/xl.out").unwrap_or_default();
+    list.lines().find(|l| l.starts_with(DOMU_NAME)).map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Whether the domU has stopped running: shut down, crashed or dying (the
+/// state letters s, c, d of `xl list`).
+fn stopped(line: &str) -> bool {
+    line.split_whitespace().nth(4).is_some_and(|state| state.contains(['s', 'c', 'd']))
 }
 
 /// Copies the domU's console log to `out` as it grows, until the domU sent
-/// its results (or an error) or is gone; says the log's end on dom0's
-/// console if no results came.
+/// its results (or an error), or stopped and its console stayed quiet for
+/// a few seconds; says the log's end on dom0's console if no results came.
+/// The domU is preserved when it stops (xl's on_poweroff): a destroyed
+/// domain takes what xenconsoled has not yet read of its console ring with
+/// it, which under an emulated dom0 can be the end of the results.
 fn relay(out: &mut std::fs::File) {
     let log = format!("/var/log/xen/console/guest-{DOMU_NAME}.log");
     let mut d = super::frame::Decoder::default();
     let (mut at, mut done, mut text) = (0usize, false, String::new());
-    let (mut checked, mut misses) = (Instant::now(), 0);
+    let (mut checked, mut last_byte, mut stopped_at) = (Instant::now(), Instant::now(), None);
     let (started, mut told) = (Instant::now(), 0);
     loop {
         let bytes = std::fs::read(&log).unwrap_or_default();
         if bytes.len() > at {
+            last_byte = Instant::now();
             let _ = out.write_all(&bytes[at..]);
             let _ = out.flush();
             let s = String::from_utf8_lossy(&bytes[at..]).to_string();
@@ -533,22 +538,31 @@ fn relay(out: &mut std::fs::File) {
             at = bytes.len();
             done |= d.take().iter().any(|(k, _)| k == "run" || k == "error");
         }
-        if checked.elapsed() > Duration::from_secs(2) {
+        if stopped_at.is_none() && checked.elapsed() > Duration::from_secs(2) {
             checked = Instant::now();
-            // Three misses in a row: gone (not a toolstack busy for a moment).
-            misses = if run_tool(&format!("{TOOLS}/xl"), &["domid", DOMU_NAME]).is_err() { misses + 1 } else { 0 };
+            match domu_line() {
+                Some(line) if stopped(&line) => {
+                    say(&format!("oscycles dom0: domU stopped: {line} (name id MiB vcpus state seconds)"));
+                    stopped_at = Some(Instant::now());
+                }
+                Some(_) => {}
+                None => stopped_at = Some(Instant::now()),
+            }
         }
         if started.elapsed().as_secs() / 30 > told {
             told += 1;
-            say_domu_state(started, at);
+            let line = domu_line().unwrap_or_else(|| "(not listed)".into());
+            say(&format!("oscycles dom0: domU {line} (name id MiB vcpus state seconds) after {} s, {at} bytes of console", started.elapsed().as_secs()));
         }
-        if done || misses >= 3 {
+        let drained = |t: Instant| t.elapsed() > Duration::from_secs(5) && last_byte.elapsed() > Duration::from_secs(5);
+        if done || stopped_at.is_some_and(drained) {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     if !done {
-        say(&format!("oscycles dom0: the domU ended without sending results; {}", logs("/tmp/xl.out")));
+        let partial = if d.midway() { "; a message began and did not end" } else { "" };
+        say(&format!("oscycles dom0: the domU ended without sending results ({at} bytes of console{partial}); {}", logs("/tmp/xl.out")));
     }
 }
 
@@ -573,5 +587,14 @@ mod tests {
         assert!(hvm.contains("type = \"hvm\"") && hvm.contains("device_model_override") && hvm.contains("serial = \"none\""));
         let pvh = domu_config(&DomUPlan { kind: "pvh".into(), memory_mib: 512, vcpus: 1 });
         assert!(pvh.contains("memory = 512") && !pvh.contains("device_model_override"));
+        assert!(pvh.contains("on_poweroff = \"preserve\""), "kept until its console is read");
+    }
+
+    #[test]
+    fn a_stopped_domu_is_told_by_its_state() {
+        assert!(stopped("oscycles 1 504 1 ---s-- 12.5"));
+        assert!(stopped("oscycles 1 504 1 ----c- 3.0"));
+        assert!(!stopped("oscycles 1 504 1 r----- 12.5"));
+        assert!(!stopped("oscycles 1 504 1 -b---- 12.5"));
     }
 }

@@ -36,10 +36,13 @@ pub fn tiny_run(dir: &Path, columns: usize, extra: &[&str]) -> std::process::Out
         .expect("the binary runs")
 }
 
+/// What [`getpid_in`] saw: the saved document, how long the run took, its
+/// stdout, and the console logs it left beside the document (name, text).
+pub type GetpidRun = (serde_json::Value, Duration, String, Vec<(String, String)>);
+
 /// A run of the syscall suite's getpid case alone in `envs`, into a fresh
-/// directory, with `args`: the saved document, how long the run took, and
-/// its stdout. The run must succeed.
-pub fn getpid_in(envs: &str, name: &str, args: &[&str]) -> (serde_json::Value, Duration, String) {
+/// directory, with `args`. The run must succeed.
+pub fn getpid_in(envs: &str, name: &str, args: &[&str]) -> GetpidRun {
     let d = tempdir(name);
     let t = Instant::now();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
@@ -51,6 +54,14 @@ pub fn getpid_in(envs: &str, name: &str, args: &[&str]) -> (serde_json::Value, D
     let took = t.elapsed();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = only_doc(&d);
+    let consoles = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.ends_with(".console.log").then(|| (name, std::fs::read_to_string(e.path()).unwrap_or_default()))
+        })
+        .collect();
     let _ = std::fs::remove_dir_all(&d);
-    (doc, took, String::from_utf8_lossy(&out.stdout).to_string())
+    (doc, took, String::from_utf8_lossy(&out.stdout).to_string(), consoles)
 }
