@@ -387,6 +387,8 @@ mod tests {
         assert_eq!(crate::arch::sum_u64_scalar(&[3, 4, u64::MAX]), 6, "wrapping");
         let many: Vec<u64> = (1..=100).collect();
         assert_eq!(crate::arch::sum_u64_scalar(&many), 5050, "six blocks of 16 and a rest of 4");
+        let more: Vec<u64> = (1..=300).collect();
+        assert_eq!(crate::arch::sum_u64_scalar(&more), 45150, "two blocks of 128, two of 16, a rest of 12");
     }
 
     #[test]
