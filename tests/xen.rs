@@ -84,7 +84,6 @@ fn a_pvh_domu_started_from_dom0_returns_results() {
 }
 
 #[test]
-#[ignore = "passes about four times in five here: an HVM domU under nested TCG sometimes ends without results (cause not found yet); run with --ignored"]
 fn an_hvm_domu_started_from_dom0_returns_results() {
     domu_returns_results("xen-hvm", "HVM", "HVM domU of a PV dom0");
 }

@@ -10,8 +10,12 @@ fn supported(op: ProcOp) -> Result<(), String> {
 }
 
 fn run(op: ProcOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let mut p = Prepared::new(op, ctx.scratch)
-        .map_err(|e| CaseError::Failed(format!("cannot prepare {} in {}: {e}", op.name(), ctx.scratch.display())))?;
+    // A system without a C library (a guest's initramfs) cannot run the
+    // dynamically linked programs: n/a there, not a failure.
+    let mut p = Prepared::new(op, ctx.scratch).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CaseError::NotApplicable(format!("{}: {e}", op.name())),
+        _ => CaseError::Failed(format!("cannot prepare {} in {}: {e}", op.name(), ctx.scratch.display())),
+    })?;
     let (m, placement) = measure(ctx, |n| p.run(n), |e| CaseError::from_io(op.name(), e))?;
     Ok(measured(placement, &m, vec![per_op_metric(schema::proc::PER_OP, &m, ctx.clock)?], serde_json::Map::new()))
 }
