@@ -282,7 +282,8 @@ mod tests {
         for n in [0usize, 1, 2, 3, 16, 17, 1001] {
             let x: Vec<f64> = (0..n).map(|i| i as f64 * 1.5 - 7.0).collect();
             let y: Vec<f64> = (0..n).map(|i| 3.0 - i as f64 * 0.25).collect();
-            let forms: [(F64Loop, fn(f64, f64) -> f64); 4] = [
+            type Want = fn(f64, f64) -> f64;
+            let forms: [(F64Loop, Want); 4] = [
                 (F64Loop::Copy, |x, _| x),
                 (F64Loop::Scale, |x, _| 3.0 * x),
                 (F64Loop::Add, |x, y| x + y),
