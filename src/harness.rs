@@ -29,6 +29,11 @@ impl HarnessConfig {
         }
     }
 
+    /// Batches of at least `seconds` of a TSC at `tsc_hz`.
+    pub fn at_least_s(self, seconds: f64, tsc_hz: f64) -> Self {
+        HarnessConfig { target_batch_cycles: self.target_batch_cycles.max((seconds * tsc_hz) as u64), ..self }
+    }
+
     /// The smallest configuration that still exercises every step; for tests.
     pub fn tiny() -> Self {
         HarnessConfig { target_batch_cycles: 20_000, batches: 3, fixed_inner: None, max_inner: 1 << 10 }

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 pub struct Planned {
     pub suite: &'static str,
     pub scale: Scale,
+    /// Its suite's shortest batch in seconds (0: none).
+    pub min_batch_s: f64,
     pub benchmark: Benchmark,
     pub params: Params,
 }
@@ -48,7 +50,7 @@ pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> 
             if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || out.iter().any(|p| p.benchmark.id == b.id && p.params == params) {
                 continue;
             }
-            out.push(Planned { suite: s.name, scale: s.scale, benchmark: b, params });
+            out.push(Planned { suite: s.name, scale: s.scale, min_batch_s: s.min_batch_s, benchmark: b, params });
         }
     }
     out
@@ -67,6 +69,8 @@ pub struct Execution {
     /// Per scale; `harness_for` picks.
     pub quick: HarnessConfig,
     pub full: HarnessConfig,
+    /// Whether suites' shortest batches apply (not when `--batch-ms` set the batch).
+    pub suite_batches: bool,
     pub timeout: Duration,
     pub scratch: std::path::PathBuf,
     pub mem_bytes: Option<u64>,
@@ -88,6 +92,7 @@ impl Execution {
             exe: None,
             quick: harness,
             full: harness,
+            suite_batches: false,
             timeout: Duration::from_secs(30),
             scratch,
             mem_bytes: None,
@@ -150,7 +155,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         pin: mode.pin,
         policy: mode.policy,
         memory_locked: mode.memory_locked,
-        harness: ex.harness_for(p.scale),
+        harness: ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz),
         scale: p.scale,
         point_ms: ex.point_ms,
         clock,

@@ -57,7 +57,7 @@ impl Family for Echo {
     }
 }
 
-static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], scale: Scale::Full };
+static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], min_batch_s: 0.0, scale: Scale::Full };
 
 #[test]
 fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {

@@ -207,6 +207,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         // A TSC that moves in steps (emulated) needs batches of many steps.
         quick: spec.harness(hz, true).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
         full: spec.harness(hz, false).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
+        suite_batches: spec.batch_ms.is_none(),
         timeout: Duration::from_secs(spec.timeout_s),
         scratch: run_dir.path().to_path_buf(),
         mem_bytes: spec.mem_bytes,

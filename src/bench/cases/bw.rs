@@ -56,32 +56,10 @@ fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurem
     Ok((m, placement))
 }
 
-/// The shortest batch of a bandwidth case in a full suite, in seconds.
-/// lmbench times each sample over ENOUGH (its probe picks 5 ms to 1 s; 1 s
-/// on this VM). Measured here in interleaved runs, batches of 5 ms read
-/// lower than batches of 100 ms (bw_pipe 3.5-4.4 against 4.3-4.4 GB/s,
-/// bw_mmap_rd 17-20 against 20-23 GB/s); with 100 ms batches every bandwidth
-/// row read within 0.84-1.05 of lmbench's at ENOUGH = 100 ms.
-const MIN_BATCH_S: f64 = 0.1;
-
-/// The case's context with batches of at least [`MIN_BATCH_S`] in full
-/// suites (quick ones keep theirs).
-fn lmbench_interval<'a>(ctx: &CaseCtx<'a>) -> CaseCtx<'a> {
-    let mut c = ctx.clone();
-    if c.scale == Scale::Full {
-        c.harness.target_batch_cycles = c.harness.target_batch_cycles.max((MIN_BATCH_S * ctx.clock.tsc_hz) as u64);
-    }
-    c
-}
-
 fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let ctx = &lmbench_interval(ctx);
     let cores = ctx.typed::<schema::bw::Params>()?.cores;
     let io = |e| CaseError::from_io(kind.name(), e);
     let mut details = serde_json::Map::new();
-    if ctx.scale == Scale::Full {
-        details.insert("batch_s_at_least".into(), json!(MIN_BATCH_S));
-    }
     let (m, placement, bytes_per_op) = match kind {
         BwKind::Pipe | BwKind::Unix => {
             let (m, p) = stream(kind, cores, ctx)?;
