@@ -552,7 +552,7 @@ fn relay(out: &mut std::fs::File) {
     let log = format!("/var/log/xen/console/guest-{DOMU_NAME}.log");
     let mut d = super::frame::Decoder::default();
     let (mut at, mut done, mut text) = (0usize, false, String::new());
-    let (mut checked, mut last_byte, mut stopped_at) = (Instant::now(), Instant::now(), None);
+    let (mut checked, mut last_byte, mut stopped_at, mut misses) = (Instant::now(), Instant::now(), None, 0);
     let (started, mut told) = (Instant::now(), 0);
     loop {
         let bytes = std::fs::read(&log).unwrap_or_default();
@@ -581,8 +581,15 @@ fn relay(out: &mut std::fs::File) {
                     say(&format!("oscycles dom0: domU stopped: {line} (name id MiB vcpus state seconds)"));
                     stopped_at = Some(Instant::now());
                 }
-                Some(_) => {}
-                None => stopped_at = Some(Instant::now()),
+                Some(_) => misses = 0,
+                // Three misses in a row: gone (not a toolstack busy for a
+                // moment; a preserved domU stays listed until destroyed).
+                None => {
+                    misses += 1;
+                    if misses >= 3 {
+                        stopped_at = Some(Instant::now());
+                    }
+                }
             }
         }
         if started.elapsed().as_secs() / 30 > told {
