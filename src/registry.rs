@@ -66,6 +66,13 @@ pub struct Suite {
     pub min_batch_s: f64,
 }
 
+impl Suite {
+    /// A suite at full scale with the harness's own batches.
+    const fn full(name: &'static str, description: &'static str, members: &'static [Member]) -> Suite {
+        Suite { name, description, members, scale: Scale::Full, min_batch_s: 0.0 }
+    }
+}
+
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "quick",
@@ -94,47 +101,36 @@ pub const SUITES: &[Suite] = &[
         scale: Scale::Quick,
         min_batch_s: 0.0,
     },
+    Suite::full("syscall", "system-call cost (seed 004's syscall column)", &[Member::Family(&Syscalls)]),
+    Suite::full("l4-ipc", "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)", &[Member::Family(&Ipc)]),
     Suite {
-        name: "syscall",
-        description: "system-call cost (seed 004's syscall column)",
-        members: &[Member::Family(&Syscalls)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "l4-ipc",
-        description: "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)",
-        members: &[Member::Family(&Ipc)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "lmbench",
-        description: "seed 000's LMBench latency and bandwidth tables and AIM7-style jobs/min/task; batches of at least 100 ms, as LMBench times its samples",
-        members: &[
-            Member::Family(&Ctx),
-            Member::Case("ipc.fifo", r#"{"words":1,"space":"inter","cores":"same"}"#),
-            Member::Case("ipc.pipe", r#"{"words":1,"space":"inter","cores":"same"}"#),
-            Member::Case("ipc.unix-stream", r#"{"words":1,"space":"inter","cores":"same"}"#),
-            Member::Case("syscall.null", "{}"),
-            Member::Case("syscall.getppid", "{}"),
-            Member::Family(&Procs),
-            Member::Family(&Pagefaults),
-            Member::Family(&Bandwidths),
-            Member::Family(&Aim),
-        ],
-        scale: Scale::Full,
         // LMBench times each sample over ENOUGH (its probe picks 5 ms
         // to 1 s; 1 s on this VM). Measured here against lmbench at ENOUGH =
         // 100 ms, interleaved: with oscycles' 5 ms batches lat_pipe read 1.37
         // of lmbench's and bw_pipe 0.83, bw_mmap_rd 0.77; with 100 ms batches
         // 1.04, 1.02, 1.03.
         min_batch_s: 0.1,
+        ..Suite::full(
+            "lmbench",
+            "seed 000's LMBench latency and bandwidth tables and AIM7-style jobs/min/task; batches of at least 100 ms, as LMBench times its samples",
+            &[
+                Member::Family(&Ctx),
+                Member::Case("ipc.fifo", r#"{"words":1,"space":"inter","cores":"same"}"#),
+                Member::Case("ipc.pipe", r#"{"words":1,"space":"inter","cores":"same"}"#),
+                Member::Case("ipc.unix-stream", r#"{"words":1,"space":"inter","cores":"same"}"#),
+                Member::Case("syscall.null", "{}"),
+                Member::Case("syscall.getppid", "{}"),
+                Member::Family(&Procs),
+                Member::Family(&Pagefaults),
+                Member::Family(&Bandwidths),
+                Member::Family(&Aim),
+            ],
+        )
     },
-    Suite {
-        name: "hermit-basic",
-        description: "seed 003's basic benchmark: getpid, sched_yield (alone, and with a second runnable thread), malloc(1 MiB), first write access",
-        members: &[
+    Suite::full(
+        "hermit-basic",
+        "seed 003's basic benchmark: getpid, sched_yield (alone, and with a second runnable thread), malloc(1 MiB), first write access",
+        &[
             Member::Case("syscall.getpid", "{}"),
             Member::Case("syscall.sched_yield", "{}"),
             Member::Case("hermit.sched_yield-busy", "{}"),
@@ -143,86 +139,50 @@ pub const SUITES: &[Suite] = &[
             Member::Case("pagefault.anon-thp", "{}"),
             Member::Case("pagefault.anon-hugetlb", "{}"),
         ],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "stream",
-        description: "a variant of STREAM (seed 003's table), single-threaded and a thread per CPU",
-        members: &[Member::Family(&Stream)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "memcpy",
-        description: "memcpy by size and source/destination alignment: C library, byte loop, word loop (seed 002)",
-        members: &[Member::Family(&Memcpys)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "alloc",
-        description: "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (seed 002)",
-        members: &[Member::Family(&Allocators)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "packet-stream",
-        description: "shared-memory packet stream with batched notifications against synchronous RPC (seed 002)",
-        members: &[Member::Family(&PacketStream)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "fwq",
-        description: "OS noise by fixed work quantum on the first --cpus CPU (seed 001's first table)",
-        members: &[Member::Family(&Noise)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "control-loop",
-        description: "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
-        members: &[Member::Family(&ControlLoop)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "boot",
-        description: "seed 003's boot-time table: start to /init and to the first result, per environment of --env",
-        members: &[Member::Family(&Boot)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "microvm",
-        description: "the price of each kind of VM exit in oscycles' own KVM guest (no QEMU), and a VM start; kvm-unit-tests' vmexit table",
-        members: &[Member::Family(&Microvm)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "net",
-        description: "seed 002's network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
-        members: &[Member::Family(&Net)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "blk",
-        description: "seed 002's block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
-        members: &[Member::Family(&Blk)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
-    Suite {
-        name: "parallel",
-        description: "syscall and same-core IPC on 1..all CPUs at once (seed 004's plots)",
-        members: &[Member::Family(&Parallel)],
-        scale: Scale::Full,
-        min_batch_s: 0.0,
-    },
+    ),
+    Suite::full("stream", "a variant of STREAM (seed 003's table), single-threaded and a thread per CPU", &[Member::Family(&Stream)]),
+    Suite::full(
+        "memcpy",
+        "memcpy by size and source/destination alignment: C library, byte loop, word loop (seed 002)",
+        &[Member::Family(&Memcpys)],
+    ),
+    Suite::full(
+        "alloc",
+        "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (seed 002)",
+        &[Member::Family(&Allocators)],
+    ),
+    Suite::full(
+        "packet-stream",
+        "shared-memory packet stream with batched notifications against synchronous RPC (seed 002)",
+        &[Member::Family(&PacketStream)],
+    ),
+    Suite::full("fwq", "OS noise by fixed work quantum on the first --cpus CPU (seed 001's first table)", &[Member::Family(&Noise)]),
+    Suite::full(
+        "control-loop",
+        "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
+        &[Member::Family(&ControlLoop)],
+    ),
+    Suite::full(
+        "boot",
+        "seed 003's boot-time table: start to /init and to the first result, per environment of --env",
+        &[Member::Family(&Boot)],
+    ),
+    Suite::full(
+        "microvm",
+        "the price of each kind of VM exit in oscycles' own KVM guest (no QEMU), and a VM start; kvm-unit-tests' vmexit table",
+        &[Member::Family(&Microvm)],
+    ),
+    Suite::full(
+        "net",
+        "seed 002's network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
+        &[Member::Family(&Net)],
+    ),
+    Suite::full(
+        "blk",
+        "seed 002's block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
+        &[Member::Family(&Blk)],
+    ),
+    Suite::full("parallel", "syscall and same-core IPC on 1..all CPUs at once (seed 004's plots)", &[Member::Family(&Parallel)]),
 ];
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {

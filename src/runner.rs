@@ -499,11 +499,17 @@ impl Across<'_> {
         }
         let t = Instant::now();
         let boots = self.spec.boots();
-        let (mut times, mut failed) = (Vec::new(), Vec::new());
+        let (mut times, mut failed, mut restarts) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..boots {
             self.rep.boot_started(env.name(), i, boots);
             match env::boot_once(env, self.o, self.spec.seed) {
-                Ok(x) => times.push(x),
+                Ok((to_init, to_result, restarted)) => {
+                    times.push((to_init, to_result));
+                    // Timed from the last start; the repeated ones are said.
+                    if let Some(faults) = restarted {
+                        restarts.push(json!({"start": i + 1, "restarted_after": faults}));
+                    }
+                }
                 // The first start failing: the environment does not come up
                 // here; not two more timeouts' worth of trying.
                 Err(why) if i == 0 => {
@@ -525,6 +531,9 @@ impl Across<'_> {
             r.metrics = vec![Metric::cost("to_init", "s", a), Metric::cost("to_first_result", "s", b)];
         }
         r.details.insert("boots".into(), json!(times));
+        if !restarts.is_empty() {
+            r.details.insert("restarted_starts".into(), json!(restarts));
+        }
         r.elapsed_s = t.elapsed().as_secs_f64();
         r
     }
@@ -560,7 +569,9 @@ mod tests {
             }
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
-            Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new() })
+            // As Xen under TCG says a start it repeated after a triple fault.
+            let facts = [("restarted_after".to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
         }
     }
 
@@ -620,6 +631,7 @@ mod tests {
         let boot = w.doc.results.iter().find(|r| r.benchmark == "boot.start").unwrap();
         assert_eq!(boot.metric("to_init").unwrap().summary.median, 0.1);
         assert_eq!(boot.metric("to_first_result").unwrap().summary.median, 0.2);
+        assert_eq!(boot.details["restarted_starts"][0], json!({"start": 1, "restarted_after": ["d0v0 Triple fault"]}));
         assert!(
             w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r
                 .reason
