@@ -7,7 +7,9 @@
 //! munmap + mmap and subtracts munmap + mmap of an untouched mapping; here
 //! the mmap is outside the timed region and the unmap of the touched
 //! mapping inside, which is the same difference less the unmap of an empty
-//! mapping, a few microseconds a batch).
+//! mapping, a few microseconds a pass). Its unit is a whole pass over the
+//! file, so that a batch holds several, as lmbench's 100 ms samples hold
+//! several of its iterations.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -15,6 +17,10 @@ use std::os::fd::AsRawFd;
 pub const PAGE: usize = 4096;
 
 pub const HUGE: usize = 2 << 20;
+
+/// The file kind's file, in pages (64 MiB): lmbench's lat_pagefault maps and
+/// reads all of it each time, so that its random order spans all of it.
+pub const FILE_PAGES: usize = 16384;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
@@ -44,10 +50,13 @@ impl FaultKind {
             FaultKind::AnonHugetlb => "first write to each 4 KiB page of a fresh MAP_HUGETLB mapping (one fault per 2 MiB huge page)",
         }
     }
-    /// 4 KiB pages per unit the harness counts: huge kinds map whole 2 MiB units.
+    /// 4 KiB pages per unit the harness counts: huge kinds map whole 2 MiB
+    /// units, the file kind whole passes over its file (as lmbench's
+    /// iterations, so that a batch of lmbench's 100 ms holds several).
     pub fn pages_per_unit(self) -> usize {
         match self {
-            FaultKind::Anon | FaultKind::File => 1,
+            FaultKind::Anon => 1,
+            FaultKind::File => FILE_PAGES,
             FaultKind::AnonThp | FaultKind::AnonHugetlb => HUGE / PAGE,
         }
     }

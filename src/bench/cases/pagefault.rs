@@ -2,7 +2,7 @@
 //! of a first touch.
 
 use super::{pinned, summary};
-use crate::bench::pagefault::{FaultKind, PAGE, Region, permutation, thp_setting};
+use crate::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
@@ -11,10 +11,11 @@ use crate::results::Metric;
 use crate::schema;
 use serde_json::json;
 
-/// The file's size; also the most pages one batch can map.
-pub const FILE_PAGES: usize = 16384;
 /// The most 2 MiB units one batch maps (the huge kinds).
 pub const MAX_HUGE_UNITS: u64 = 64;
+/// The most passes over the file one batch makes (each its own 64 MiB
+/// mapping, made before the batch: 2 GiB of address space, no memory).
+pub const MAX_FILE_PASSES: u64 = 32;
 
 fn supported(kind: FaultKind) -> Result<(), String> {
     kind.unavailable().map_or(Ok(()), Err)
@@ -35,44 +36,46 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         _ => None,
     };
     let file = scratch.as_ref().map(|f| std::fs::File::open(&f.path)).transpose().map_err(io)?;
-    // The harness counts units: pages, or 2 MiB units for the huge kinds.
+    // The harness counts units: pages, 2 MiB units for the huge kinds, or
+    // whole passes over the file.
     let max_units = match kind {
-        FaultKind::File | FaultKind::Anon => FILE_PAGES as u64,
+        FaultKind::Anon => FILE_PAGES as u64,
+        FaultKind::File => MAX_FILE_PASSES,
         FaultKind::AnonThp | FaultKind::AnonHugetlb => MAX_HUGE_UNITS,
     };
     let mut cfg = ctx.harness;
     cfg.max_inner = cfg.max_inner.min(max_units);
     cfg.fixed_inner = cfg.fixed_inner.map(|n| n.min(max_units));
-    // lat_pagefault maps and touches the whole file every time: its random
-    // order spans all of it (smaller batches would touch a smaller region).
-    if kind == FaultKind::File && cfg.fixed_inner.is_none() {
-        cfg.fixed_inner = Some(max_units);
-    }
-    let map = |units: u64| match (kind, &file) {
-        (FaultKind::File, Some(f)) => Region::file(f, units as usize),
-        (FaultKind::AnonThp, _) => Region::anon_huge(units as usize, false),
-        (FaultKind::AnonHugetlb, _) => Region::anon_huge(units as usize, true),
-        _ => Region::anon(units as usize),
+    // One mapping per unit of the file kind (each pass maps the whole file
+    // afresh, as lat_pagefault's iterations); one of `units` units otherwise.
+    let map = |units: u64| -> std::io::Result<Vec<Region>> {
+        match (kind, &file) {
+            (FaultKind::File, Some(f)) => (0..units).map(|_| Region::file(f, FILE_PAGES)).collect(),
+            (FaultKind::AnonThp, _) => Ok(vec![Region::anon_huge(units as usize, false)?]),
+            (FaultKind::AnonHugetlb, _) => Ok(vec![Region::anon_huge(units as usize, true)?]),
+            _ => Ok(vec![Region::anon(units as usize)?]),
+        }
     };
     // The huge kinds must really get huge pages, or they measure something else.
     if matches!(kind, FaultKind::AnonThp | FaultKind::AnonHugetlb) {
         let mut probe = map(1).map_err(io)?;
-        probe.write_each_page();
-        if !probe.backed_by_huge_pages() {
+        probe[0].write_each_page();
+        if !probe[0].backed_by_huge_pages() {
             return Err(CaseError::NotApplicable("the kernel did not back a fresh 2 MiB region with a huge page".into()));
         }
     }
-    // lat_pagefault's order: a random permutation of the file's pages (a
-    // batch of n pages reads those below n, in this order).
+    // lat_pagefault's order: a random permutation of the file's pages.
     let order = if kind == FaultKind::File { permutation(FILE_PAGES, 0x9e37_79b9_7f4a_7c15) } else { Vec::new() };
     let (m, placement) = pinned(ctx, || {
-        harness::measure_prepared(&Tsc, ctx.clock.overhead_cycles, &cfg, map, |r| {
-            match kind {
-                FaultKind::File => {
-                    std::hint::black_box(r.read_pages_in(&order));
-                    r.unmap();
+        harness::measure_prepared(&Tsc, ctx.clock.overhead_cycles, &cfg, map, |regions| {
+            for r in regions.iter_mut() {
+                match kind {
+                    FaultKind::File => {
+                        std::hint::black_box(r.read_pages_in(&order));
+                        r.unmap();
+                    }
+                    _ => r.write_each_page(),
                 }
-                _ => r.write_each_page(),
             }
             Ok(())
         })
@@ -101,7 +104,7 @@ impl Family for Pagefaults {
         schema::pagefault::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages per batch doubled)", "-"))
+        Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"))
     }
     fn supported(&self, variant: usize) -> Result<(), String> {
         supported(FaultKind::ALL[variant])
