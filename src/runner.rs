@@ -507,7 +507,7 @@ impl Across<'_> {
                     times.push((to_init, to_result));
                     // Timed from the last start; the repeated ones are said.
                     if let Some(faults) = restarted {
-                        restarts.push(json!({"start": i + 1, "restarted_after": faults}));
+                        restarts.push(json!({"start": i + 1, env::RESTARTED_AFTER: faults}));
                     }
                 }
                 // The first start failing: the environment does not come up
@@ -570,7 +570,7 @@ mod tests {
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
             // As Xen under TCG says a start it repeated after a triple fault.
-            let facts = [("restarted_after".to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            let facts = [(crate::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
             Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
         }
     }

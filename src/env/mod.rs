@@ -325,6 +325,10 @@ pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map
     Ok((doc, facts))
 }
 
+/// The fact in which an environment lists the faults of the starts it
+/// repeated (Xen under TCG, after a triple fault).
+pub const RESTARTED_AFTER: &str = "restarted_after";
+
 /// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::spec::RunSpec::boot)):
 /// seconds from start to the hello of its /init, and to its first result;
 /// and the faults of earlier starts the environment repeated (Xen under
@@ -335,7 +339,7 @@ pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Optio
     let hello = out.first("hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
     let result = out.first("run").ok_or_else(|| format!("{} sent no result; last output: {}", env.name(), out.log_tail))?;
     let (to_init, to_result) = (hello.at_s, result.at_s);
-    Ok((to_init, to_result, out.facts.remove("restarted_after")))
+    Ok((to_init, to_result, out.facts.remove(RESTARTED_AFTER)))
 }
 
 /// Whether `p` exists and can be executed.

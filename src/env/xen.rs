@@ -174,7 +174,7 @@ fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
             Some(f) if faults.len() + 1 < STARTS => faults.push(f.to_string()),
             _ => {
                 if !faults.is_empty() {
-                    out.facts.insert("restarted_after".into(), json!(faults));
+                    out.facts.insert(super::RESTARTED_AFTER.into(), json!(faults));
                     if out.first("run").is_none() {
                         out.log_tail = format!("{} (earlier starts ended too: {})", out.log_tail, faults.join("; "));
                     }

@@ -11,6 +11,8 @@ use crate::results::Metric;
 use crate::schema;
 use serde_json::json;
 
+/// The most 4 KiB pages one batch of the anonymous kind maps.
+pub const MAX_ANON_PAGES: u64 = 16384;
 /// The most 2 MiB units one batch maps (the huge kinds).
 pub const MAX_HUGE_UNITS: u64 = 64;
 /// The most passes over the file one batch makes (each its own 64 MiB
@@ -39,7 +41,7 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     // The harness counts units: pages, 2 MiB units for the huge kinds, or
     // whole passes over the file.
     let max_units = match kind {
-        FaultKind::Anon => FILE_PAGES as u64,
+        FaultKind::Anon => MAX_ANON_PAGES,
         FaultKind::File => MAX_FILE_PASSES,
         FaultKind::AnonThp | FaultKind::AnonHugetlb => MAX_HUGE_UNITS,
     };
