@@ -56,10 +56,11 @@ pub fn kernels(k: Kernel, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
     }
 }
 
-/// Elements per array: `bytes` each (4x the LLC, or an override).
+/// Elements per array: `bytes` each (4x the LLC, or an override), rounded
+/// down to whole pairs of doubles (16 bytes), which the kernels move at once.
 pub fn array_len(llc: Option<u64>, override_bytes: Option<u64>, ram_bytes: u64) -> usize {
     let bytes = override_bytes.unwrap_or_else(|| super::bw::mem_buffer_bytes(llc, ram_bytes));
-    (bytes / 8).max(1024) as usize
+    (bytes / 16 * 2).max(1024) as usize
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +115,8 @@ pub fn validate(a: &[f64], b: &[f64], c: &[f64], reps: usize) -> Result<(), Vali
 
 /// Runs `reps` repetitions (the first is discarded) with `threads` pinned
 /// threads (to `cpus` in turn), each owning a contiguous chunk, which it
-/// also initialises (first touch puts its pages near it).
+/// also initialises (first touch puts its pages near it). `elements` must
+/// be even ([`array_len`] is).
 pub fn run(
     elements: usize,
     reps: usize,
@@ -130,10 +132,15 @@ pub fn run(
     // comparable with STREAM's must collide as STREAM's does.
     // Zeroed memory from the allocator (fresh pages, not yet touched): each
     // thread's initialisation below is the first touch of its chunk.
-    let mut block = vec![0.0f64; 3 * elements];
+    // STREAM's arrays start 16-byte aligned, which gcc's loops (and so
+    // ours) rely on: the block starts at a pair, and each array and each
+    // thread's chunk is a whole number of pairs.
+    assert!(elements % 2 == 0, "STREAM's arrays hold whole pairs of doubles");
+    let mut buf = vec![0.0f64; 3 * elements + 1];
+    let block = crate::arch::aligned16(&mut buf, 3 * elements);
     let (c, rest) = block.split_at_mut(elements);
     let (b, a) = rest.split_at_mut(elements);
-    let chunk = elements.div_ceil(threads);
+    let chunk = elements.div_ceil(threads).next_multiple_of(2);
     let barrier = Barrier::new(threads);
     let mut times = vec![vec![0.0f64; reps]; 4];
     std::thread::scope(|s| {
@@ -217,5 +224,6 @@ mod tests {
         assert_eq!(array_len(Some(32 << 20), None, 64 << 30), (128 << 20) / 8);
         assert_eq!(array_len(Some(32 << 20), Some(8 << 20), 64 << 30), (8 << 20) / 8);
         assert_eq!(array_len(None, Some(10), 64 << 30), 1024, "never below 1024 elements");
+        assert_eq!(array_len(None, Some(8 * 2049), 64 << 30), 2048, "whole pairs only");
     }
 }

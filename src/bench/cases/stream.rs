@@ -71,7 +71,7 @@ impl Family for Stream {
             concat!(
                 "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated; ",
                 "each kernel the loop gcc -O2 makes of STREAM's C for x86-64, in assembly: one pair of doubles per iteration, ",
-                "SSE2 loads and stores through the cache (copy never the C library's memcpy with non-temporal stores); the arrays in one block as STREAM's static ",
+                "aligned SSE2 loads and stores through the cache, addpd reading its second array from memory (copy never the C library's memcpy with non-temporal stores); the arrays in one block as STREAM's static ",
                 "arrays (OFFSET 0); best of 9 repetitions in full suites; bytes counted as STREAM counts them"
             ),
             "threads single|per-cpu (one pinned per --cpus entry)",
