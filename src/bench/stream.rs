@@ -135,7 +135,7 @@ pub fn run(
     // STREAM's arrays start 16-byte aligned, which gcc's loops (and so
     // ours) rely on: the block starts at a pair, and each array and each
     // thread's chunk is a whole number of pairs.
-    assert!(elements % 2 == 0, "STREAM's arrays hold whole pairs of doubles");
+    assert!(elements.is_multiple_of(2), "STREAM's arrays hold whole pairs of doubles");
     let mut buf = vec![0.0f64; 3 * elements + 1];
     let block = crate::arch::aligned16(&mut buf, 3 * elements);
     let (c, rest) = block.split_at_mut(elements);
