@@ -141,7 +141,10 @@ pub fn run(
     let (c, rest) = block.split_at_mut(elements);
     let (b, a) = rest.split_at_mut(elements);
     let chunk = elements.div_ceil(threads).next_multiple_of(2);
-    let barrier = Barrier::new(threads);
+    // The threads that run are the chunks there are, which can be fewer
+    // than asked when the arrays are small (1024 elements in chunks of 12 are
+    // 86 chunks, not 100): the barrier waits for those, not for `threads`.
+    let barrier = Barrier::new(elements.div_ceil(chunk));
     let mut times = vec![vec![0.0f64; reps]; 4];
     std::thread::scope(|s| {
         let parts = a.chunks_mut(chunk).zip(b.chunks_mut(chunk)).zip(c.chunks_mut(chunk)).enumerate();
@@ -199,6 +202,13 @@ mod tests {
             assert_eq!(r.kernels.len(), 4);
             assert!(r.kernels.iter().all(|k| k.times.len() == 3 && k.best_rate_mbs() > 0.0));
         }
+    }
+
+    #[test]
+    fn more_threads_than_chunks_of_pairs_still_run() {
+        // 1024 elements for 100 threads: chunks of 12, so 86 threads run.
+        let r = run(1024, 3, &crate::placement::allowed_cpus(), 100, kernels).unwrap();
+        assert!(r.kernels.iter().all(|k| k.times.len() == 2 && k.best_rate_mbs() > 0.0));
     }
 
     #[test]
