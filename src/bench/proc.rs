@@ -106,6 +106,11 @@ pub fn helper_elf() -> Vec<u8> {
 /// The helper written to a file in a private directory (0700, made with
 /// mkdtemp) of its own, created exclusively and never reopened for
 /// writing: no other user can replace what root executes. Removed on drop.
+///
+/// A forked child writes it, so this process never holds a writable
+/// descriptor to it: a child another thread forks meanwhile (a test's, a
+/// ring's) would inherit that descriptor and keep the file busy (exec
+/// fails with ETXTBSY) for as long as that child lives.
 pub struct Helper {
     _dir: tempfile::TempDir,
     c_path: CString,
@@ -122,14 +127,46 @@ impl Helper {
             .prefix("oscycles-exec-")
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(dir)?;
-        let path = private.path().join(name);
-        {
-            let mut f = super::scratch::create_new(&path, 0o700)?;
-            f.write_all(bytes)?;
-        }
-        let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
+        let c_path = Helper::write_at(private.path(), name, bytes)?;
         Ok(Helper { _dir: private, c_path })
     }
+
+    /// `bytes` as the new executable `dir/name`, written by a child.
+    fn write_at(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<CString> {
+        let path = dir.join(name);
+        let c_path = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| io::Error::other("path with a NUL byte"))?;
+        let status = child::reap(child::fork_child(|| write_in_child(&c_path, bytes))?)?;
+        if !child::exited_with(status, 0) {
+            let errno = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { libc::EIO };
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        Ok(c_path)
+    }
+}
+
+/// Creates `path` exclusively (0700, never through a symlink) and writes
+/// `bytes` to it; returns 0 or the errno. Allocation-free: it runs in a
+/// forked child.
+fn write_in_child(path: &CString, bytes: &[u8]) -> i32 {
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: path is NUL-terminated; the mode is passed as open's third argument.
+    let fd = unsafe { libc::open(path.as_ptr(), flags, 0o700 as libc::c_uint) };
+    // SAFETY: errno of this thread.
+    let errno = || unsafe { *libc::__errno_location() };
+    if fd < 0 {
+        return errno();
+    }
+    let mut done = 0;
+    while done < bytes.len() {
+        // SAFETY: the pointer and length lie inside `bytes`.
+        let n = unsafe { libc::write(fd, bytes[done..].as_ptr().cast(), bytes.len() - done) };
+        if n < 0 && errno() != libc::EINTR {
+            return errno();
+        }
+        done += n.max(0) as usize;
+    }
+    // SAFETY: fd is this function's own.
+    if unsafe { libc::close(fd) } != 0 { errno() } else { 0 }
 }
 
 /// helpers/fork-dynamic.c, compiled by build.rs (dynamically linked).
@@ -215,10 +252,10 @@ pub fn is_dynamic_elf(bytes: &[u8]) -> bool {
     (0..phnum).any(|i| bytes.get(phoff + i * phentsize..phoff + i * phentsize + 4) == Some(&3u32.to_le_bytes()[..]))
 }
 
-/// How often exec retries a helper that is busy (ETXTBSY), 1 ms apart. A
-/// child forked by another thread while the helper was being written holds
-/// a writable descriptor to it until that child execs or exits; the kernel
-/// refuses to exec a file open for writing meanwhile.
+/// How often exec retries a helper that is busy (ETXTBSY), 1 ms apart. The
+/// kernel refuses to exec a file open for writing anywhere; `Helper` is
+/// written by a child of its own so that this process never holds it open,
+/// and the retry is for whatever else might (a copy in progress, a tool).
 const TXTBSY_TRIES: u32 = 200;
 
 fn pause_1ms() {
@@ -392,6 +429,59 @@ mod tests {
         for op in ProcOp::ALL {
             Prepared::new(op, dir.path()).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
         }
+    }
+
+    #[test]
+    fn a_helper_written_while_another_thread_forks_is_never_busy() {
+        // Before the helper was written by a child of its own, a child
+        // forked during the write inherited the writable descriptor and the
+        // exec failed with ETXTBSY for as long as that child lived. Here a
+        // thread forks a child living 20 ms every millisecond, and the file
+        // (the helper and 4 MiB after it, which exec does not load) takes
+        // long enough to write that such a fork lands inside the write.
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let forker = {
+            let (stop, started) = (stop.clone(), started.clone());
+            std::thread::spawn(move || {
+                started.wait();
+                let mut pids = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    pids.push(child::fork_child(|| {
+                        pause_1ms_times(20);
+                        0
+                    }));
+                    pause_1ms();
+                }
+                pids.into_iter().for_each(|p| drop(child::reap(p.unwrap())));
+            })
+        };
+        started.wait();
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = helper_elf();
+        bytes.resize(4 << 20, 0);
+        for i in 0..20 {
+            let private = tempfile::tempdir_in(dir.path()).unwrap();
+            let path = Helper::write_at(private.path(), "exit7", &bytes).unwrap();
+            let st = std::process::Command::new(path.to_str().unwrap()).status();
+            assert_eq!(st.map(|s| s.code()).map_err(|e| e.kind()), Ok(Some(HELPER_STATUS)), "helper {i}");
+        }
+        stop.store(true, Ordering::Relaxed);
+        forker.join().unwrap();
+    }
+
+    fn pause_1ms_times(n: u32) {
+        (0..n).for_each(|_| pause_1ms());
+    }
+
+    #[test]
+    fn a_helper_is_refused_where_a_file_already_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = Helper::create(dir.path()).unwrap();
+        let taken = std::path::Path::new(h.c_path.to_str().unwrap()).parent().unwrap();
+        let e = Helper::write_at(taken, "exit7", b"x").expect_err("the name is taken");
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
     }
 
     #[test]
