@@ -152,7 +152,10 @@ pub fn run(
     let t0 = Instant::now();
     let (mut slice_start, mut slice_bytes) = (t0, 0u64);
     let mut n = 0u32;
-    while t0.elapsed() < measure {
+    // At least MIN_SLICES rates, running on up to MAX_STRETCH times as
+    // long (a block that takes longer than a slice on a loaded machine).
+    use crate::bench::net::{MAX_STRETCH, MIN_SLICES};
+    while t0.elapsed() < measure || (r.slice_mib_s.len() < MIN_SLICES && t0.elapsed() < measure * MAX_STRETCH) {
         step(&mut buf)?;
         r.bytes += block as u64;
         r.ops += 1;
@@ -213,5 +216,17 @@ mod tests {
         drop(file);
         drop(f);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_window_too_short_for_three_slices_runs_on_until_it_has_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = crate::bench::scratch::ScratchFile::create(tmp.path(), "blk-test", 1 << 20).unwrap();
+        let file = open(&f.path, false).unwrap();
+        // 10 ms measured in slices of 8 ms: one slice when the time is up.
+        let (measure, slice) = (Duration::from_millis(10), Duration::from_millis(8));
+        let r = run(&file, f.bytes, Op::Read, 4096, Duration::ZERO, measure, slice).unwrap();
+        assert!(r.slice_mib_s.len() >= crate::bench::net::MIN_SLICES, "{} slices", r.slice_mib_s.len());
+        assert!(r.window_s >= 0.024, "the window ({} s) holds three 8 ms slices", r.window_s);
     }
 }

@@ -14,7 +14,7 @@ pub mod netns;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -155,8 +155,9 @@ impl Window {
         }
     }
 
-    /// Accounts `n` bytes (one message) received while the run is in `phase`.
-    fn add(&mut self, phase: u8, n: u64, slice: Duration) {
+    /// Accounts `n` bytes (one message) received while the run is in
+    /// `phase`; true when that closed a slice.
+    fn add(&mut self, phase: u8, n: u64, slice: Duration) -> bool {
         if phase == MEASURE && self.phase_seen == WARM {
             self.phase_seen = MEASURE;
             self.t0 = Instant::now();
@@ -176,8 +177,10 @@ impl Window {
                 self.slices.push(self.slice_bytes as f64 / dt.as_secs_f64() / (1 << 20) as f64);
                 self.slice_start = now;
                 self.slice_bytes = 0;
+                return true;
             }
         }
+        false
     }
 
     fn close(&mut self) {
@@ -189,12 +192,30 @@ impl Window {
     }
 }
 
+/// The fewest per-slice rates a measured window holds: a window that has
+/// fewer when `measure` is over (a receiver starved of CPU on a loaded
+/// machine) runs on, up to `MAX_STRETCH` times as long, until it has them.
+/// Fewer samples than this give no interval.
+pub const MIN_SLICES: usize = 3;
+pub const MAX_STRETCH: u32 = 10;
+
+/// What the driver, the sender and the receiver share: the phase, and how
+/// many slices the receiver has closed.
+struct Progress {
+    phase: AtomicU8,
+    slices: AtomicUsize,
+}
+
 /// Drives the phases from the calling thread.
-fn drive(phase: &AtomicU8, t: Timing) {
+fn drive(p: &Progress, t: Timing) {
     std::thread::sleep(t.warm);
-    phase.store(MEASURE, Ordering::SeqCst);
+    p.phase.store(MEASURE, Ordering::SeqCst);
+    let t0 = Instant::now();
     std::thread::sleep(t.measure);
-    phase.store(STOP, Ordering::SeqCst);
+    while p.slices.load(Ordering::Relaxed) < MIN_SLICES && t0.elapsed() < t.measure * MAX_STRETCH {
+        std::thread::sleep(t.slice);
+    }
+    p.phase.store(STOP, Ordering::SeqCst);
 }
 
 /// What the receiving side hands back: its window, every byte it got, the
@@ -209,10 +230,10 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
             format!("UDP payloads carry a {UDP_HEADER}-byte header; {size} is too small"),
         ));
     }
-    let phase = AtomicU8::new(WARM);
+    let progress = Progress { phase: AtomicU8::new(WARM), slices: AtomicUsize::new(0) };
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<u16>>();
     std::thread::scope(|s| {
-        let receiver = s.spawn(|| receive(proto, size, &ends, t, &phase, ready_tx));
+        let receiver = s.spawn(|| receive(proto, size, &ends, t, &progress, ready_tx));
         let port = match ready_rx.recv() {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => return Err(e),
@@ -223,9 +244,9 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
                 ));
             }
         };
-        let phase_ref = &phase;
+        let phase_ref = &progress.phase;
         let sender = s.spawn(move || send(proto, size, &ends, phase_ref, port));
-        drive(&phase, t);
+        drive(&progress, t);
         let sent = sender.join().map_err(|_| io::Error::other("sender panicked"))?;
         let recv = receiver.join().map_err(|_| io::Error::other("receiver panicked"))?;
         let (sent_bytes, sent_msgs, sender_cpu_s, scpu) = sent?;
@@ -249,7 +270,7 @@ pub fn stream(proto: Proto, size: usize, ends: Ends, t: Timing) -> io::Result<St
 
 /// The receiving side: binds, says its port on `ready` (or why it could
 /// not), then counts what arrives until the stream ends.
-fn receive(proto: Proto, size: usize, ends: &Ends, t: Timing, phase: &AtomicU8, ready: Sender<io::Result<u16>>) -> io::Result<ReceiverOut> {
+fn receive(proto: Proto, size: usize, ends: &Ends, t: Timing, p: &Progress, ready: Sender<io::Result<u16>>) -> io::Result<ReceiverOut> {
     let setup = || -> io::Result<_> {
         take_side(ends.receiver_ns, ends.receiver_cpu)?;
         let bind = SocketAddr::V4(SocketAddrV4::new(ends.receiver_addr, 0));
@@ -278,13 +299,13 @@ fn receive(proto: Proto, size: usize, ends: &Ends, t: Timing, phase: &AtomicU8, 
     let _ = ready.send(Ok(local.port()));
     let mut buf = vec![0u8; size.max(64 << 10)];
     match (udp, tcp) {
-        (Some(sock), _) => receive_udp(&sock, &mut buf, t, phase),
-        (None, Some(l)) => receive_tcp(&l, &mut buf, t, phase),
+        (Some(sock), _) => receive_udp(&sock, &mut buf, t, p),
+        (None, Some(l)) => receive_tcp(&l, &mut buf, t, p),
         (None, None) => unreachable!("setup made one socket"),
     }
 }
 
-fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, phase: &AtomicU8) -> io::Result<ReceiverOut> {
+fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, progress: &Progress) -> io::Result<ReceiverOut> {
     let (mut w, mut total, mut seqs) = (Window::new(), 0u64, SeqTracker::default());
     loop {
         match sock.recv(buf) {
@@ -298,11 +319,13 @@ fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, phase: &AtomicU8) ->
                 if p == MEASURE {
                     seqs.record(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
                 }
-                w.add(p, n as u64, t.slice);
+                if w.add(p, n as u64, t.slice) {
+                    progress.slices.fetch_add(1, Ordering::Relaxed);
+                }
             }
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
                 // The end markers may all be lost: stop once the driver has.
-                if phase.load(Ordering::SeqCst) == STOP {
+                if progress.phase.load(Ordering::SeqCst) == STOP {
                     w.close();
                     break;
                 }
@@ -313,7 +336,7 @@ fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, phase: &AtomicU8) ->
     Ok((w, total, Some(seqs), crate::placement::current_cpu()))
 }
 
-fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, phase: &AtomicU8) -> io::Result<ReceiverOut> {
+fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, progress: &Progress) -> io::Result<ReceiverOut> {
     let (mut w, mut total) = (Window::new(), 0u64);
     let (mut conn, _) = l.accept()?;
     conn.set_read_timeout(Some(STUCK))?;
@@ -323,7 +346,9 @@ fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, phase: &AtomicU8) -> 
             break;
         }
         total += n as u64;
-        w.add(phase.load(Ordering::Relaxed), n as u64, t.slice);
+        if w.add(progress.phase.load(Ordering::Relaxed), n as u64, t.slice) {
+            progress.slices.fetch_add(1, Ordering::Relaxed);
+        }
     }
     w.close();
     Ok((w, total, None, crate::placement::current_cpu()))
@@ -550,6 +575,16 @@ mod tests {
     }
 
     const SHORT: Timing = Timing { warm: Duration::from_millis(10), measure: Duration::from_millis(60), slice: Duration::from_millis(5) };
+
+    #[test]
+    fn a_window_too_short_for_three_slices_runs_on_until_it_has_them() {
+        // 10 ms measured in slices of 8 ms: one slice when the time is up.
+        let t = Timing { warm: Duration::from_millis(5), measure: Duration::from_millis(10), slice: Duration::from_millis(8) };
+        let r = stream(Proto::Tcp, 1000, loopback(), t).unwrap();
+        assert!(r.slice_mib_s.len() >= MIN_SLICES, "{} slices", r.slice_mib_s.len());
+        assert!(r.window_s >= 0.024, "the window ({} s) holds three 8 ms slices", r.window_s);
+        assert_eq!(r.received_total, r.sent_bytes.iter().sum::<u64>());
+    }
 
     #[test]
     fn every_tcp_byte_sent_is_received() {
