@@ -261,6 +261,8 @@ pub struct RunArgs {
     pub mem_bytes: Option<u64>,
     /// Measured milliseconds per point of the net and blk suites (after a
     /// warm-up of a fifth of it). Default: 150 in quick, 1000 in full suites.
+    /// The rate is sampled in 20 slices; a point with fewer than 3 when the
+    /// time is up runs on (up to 10 times as long) until it has them.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub point_ms: Option<u64>,
     /// Environments to run the suites in, each in turn (comma-separated):
