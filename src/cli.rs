@@ -212,6 +212,12 @@ pub struct RunArgs {
     /// Only these benchmark ids (comma-separated), within the chosen suites.
     #[arg(long = "bench", value_name = "LIST")]
     pub bench: Option<String>,
+    /// Of the cases that have parameter KEY, only those where it reads
+    /// VALUE, as the tables print it (e.g. `--where procs=2`); cases
+    /// without KEY are kept. Repeat it: values of one key are
+    /// alternatives, different keys must all hold.
+    #[arg(long = "where", value_name = "KEY=VALUE", value_parser = parse_where)]
+    pub cases_where: Vec<(String, String)>,
     /// CPUs to use: the first runs single-threaded cases and the client of
     /// IPC cases; the second is the partner for cross-core cases. Default:
     /// the first two CPUs this process may use.
@@ -339,6 +345,14 @@ pub struct RunArgs {
     pub fleet: Option<String>,
 }
 
+/// `--where KEY=VALUE`: both sides non-empty.
+fn parse_where(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("'{s}' is not KEY=VALUE (a case parameter and its value, e.g. procs=2)")),
+    }
+}
+
 /// A label or fleet id: what a run id may hold, at most 64 characters.
 fn parse_label(s: &str) -> Result<String, String> {
     let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
@@ -368,6 +382,7 @@ impl RunArgs {
         Ok(RunSpec {
             suites: suites.iter().map(|s| s.name.to_string()).collect(),
             benchmarks,
+            cases_where: self.cases_where.clone(),
             cpus,
             loads,
             isolations,

@@ -101,6 +101,9 @@ pub struct Condition {
 pub struct Settings {
     pub suites: Vec<String>,
     pub benchmarks: Option<Vec<String>>,
+    /// `--where`: the cases kept, as KEY=VALUE.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cases_where: Vec<String>,
     pub cpus: Vec<usize>,
     pub policy: String,
     pub memory_locked: bool,
@@ -347,7 +350,12 @@ pub struct RunDoc {
 
 /// Parameters as people read them: "words=8 space=inter cores=cross".
 pub fn params_label(p: &Params) -> String {
-    p.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from))).collect::<Vec<_>>().join(" ")
+    p.iter().map(|(k, v)| format!("{k}={}", param_text(v))).collect::<Vec<_>>().join(" ")
+}
+
+/// A parameter's value as labels print it (and `--where` matches it).
+pub fn param_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), String::from)
 }
 
 impl RunDoc {

@@ -40,6 +40,48 @@ impl Planned {
     }
 }
 
+/// Keeps the cases whose parameters match `filters` (`--where`): for each
+/// parameter named that a case has, its value is one of those given (a
+/// case without that parameter is not restricted by it). A parameter no
+/// case has, or a filter that keeps nothing, is refused with a sentence
+/// naming what there is.
+pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)]) -> Result<(), String> {
+    use std::collections::BTreeMap;
+    let mut wanted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (k, v) in filters {
+        wanted.entry(k.as_str()).or_default().push(v.as_str());
+    }
+    let mut present: BTreeMap<&str, std::collections::BTreeSet<String>> = BTreeMap::new();
+    for p in plan.iter() {
+        for (k, v) in &p.params {
+            present.entry(k.as_str()).or_default().insert(crate::results::param_text(v));
+        }
+    }
+    let described = |keys: &mut dyn Iterator<Item = &str>| {
+        let values = |k: &str| {
+            let mut v: Vec<&String> = present[k].iter().collect();
+            // Numbers in numeric order, before words.
+            v.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => x.total_cmp(&y),
+                (x, y) => x.is_err().cmp(&y.is_err()).then(a.cmp(b)),
+            });
+            v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        };
+        keys.map(|k| format!("{k} ({})", values(k))).collect::<Vec<_>>().join("; ")
+    };
+    if let Some(k) = wanted.keys().find(|k| !present.contains_key(*k)) {
+        let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
+        return Err(format!("--where {k}: no case chosen has that parameter; they have: {have}"));
+    }
+    let matches = |p: &Planned| wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())));
+    let kept: Vec<Planned> = plan.iter().filter(|p| matches(p)).cloned().collect();
+    if kept.is_empty() {
+        return Err(format!("--where keeps no case; the values there are: {}", described(&mut wanted.keys().copied())));
+    }
+    *plan = kept;
+    Ok(())
+}
+
 /// Every case of the suites, restricted to `only` benchmark ids if given.
 /// A case in two suites (same benchmark, same parameters) runs once, under
 /// the first.
@@ -542,6 +584,29 @@ impl Across<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn where_keeps_matching_values_and_leaves_cases_without_the_parameter() {
+        let suites = [crate::registry::find_suite("lmbench").unwrap()];
+        let only: Vec<String> = ["ctx.ring", "bw.mem-rd"].map(String::from).to_vec();
+        let all = plan(&suites, Some(&only));
+        let filters = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let mut p = all.clone();
+        keep_where(&mut p, &filters(&[("procs", "2"), ("ws_kib", "0"), ("ws_kib", "16")])).unwrap();
+        let rings: Vec<String> = p.iter().filter(|c| c.benchmark.id == "ctx.ring").map(Planned::label).collect();
+        assert_eq!(rings, ["ctx.ring procs=2 ws_kib=0", "ctx.ring procs=2 ws_kib=16"]);
+        let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
+        assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
+        let mut p = all.clone();
+        let e = keep_where(&mut p, &filters(&[("nosuch", "1")])).unwrap_err();
+        assert!(e.contains("procs (2, 3, 4, 10)"), "{e}");
+        let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
+        let e = keep_where(&mut p, &filters(&[("procs", "99")])).unwrap_err();
+        assert!(e.contains("keeps no case"), "{e}");
+        let mut p = all.clone();
+        keep_where(&mut p, &[]).unwrap();
+        assert_eq!(p.len(), all.len(), "no filter keeps everything");
+    }
     use crate::env::{Environment, Message, Outcome};
     use crate::harness::HarnessConfig;
     use crate::progress::Log;

@@ -23,6 +23,10 @@ pub struct RunSpec {
     pub suites: Vec<String>,
     /// Benchmark ids (`--bench`) within those suites; None: all of them.
     pub benchmarks: Option<Vec<String>>,
+    /// `--where`: (parameter, value) pairs a case must match (values of one
+    /// parameter are alternatives).
+    #[serde(default)]
+    pub cases_where: Vec<(String, String)>,
     /// `--cpus`; each process checks them against the CPUs it may use (a
     /// guest has its own). None: the first two allowed.
     pub cpus: Option<Vec<usize>>,
@@ -66,6 +70,7 @@ impl Default for RunSpec {
         RunSpec {
             suites: vec!["quick".into()],
             benchmarks: None,
+            cases_where: vec![],
             cpus: None,
             loads: vec![LoadKind::Idle],
             isolations: vec![Isolation::Pinned],
@@ -190,6 +195,7 @@ impl RunSpec {
             settings: Settings {
                 suites: self.suites.clone(),
                 benchmarks: self.benchmarks.clone(),
+                cases_where: self.cases_where.iter().map(|(k, v)| format!("{k}={v}")).collect(),
                 cpus,
                 policy: names(self.isolations.iter().map(|i| i.policy().to_string()).collect()),
                 memory_locked: self.memory_locked(),
