@@ -40,23 +40,33 @@ impl Planned {
     }
 }
 
-/// Keeps the cases whose parameters match `filters` (`--where`): for each
-/// parameter named that a case has, its value is one of those given (a
-/// case without that parameter is not restricted by it). A parameter no
-/// case has, or a filter that keeps nothing, is refused with a sentence
-/// naming what there is.
-pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)]) -> Result<(), String> {
-    use std::collections::BTreeMap;
-    let mut wanted: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+/// `--where` filters by parameter: the values given for each.
+type Wanted<'a> = std::collections::BTreeMap<&'a str, Vec<&'a str>>;
+/// The parameters of a plan and the values each takes.
+type Present<'a> = std::collections::BTreeMap<&'a str, std::collections::BTreeSet<String>>;
+
+fn wanted_and_present<'a>(plan: &'a [Planned], filters: &'a [(String, String)]) -> (Wanted<'a>, Present<'a>) {
+    let mut wanted = Wanted::new();
     for (k, v) in filters {
         wanted.entry(k.as_str()).or_default().push(v.as_str());
     }
-    let mut present: BTreeMap<&str, std::collections::BTreeSet<String>> = BTreeMap::new();
-    for p in plan.iter() {
+    let mut present = Present::new();
+    for p in plan {
         for (k, v) in &p.params {
             present.entry(k.as_str()).or_default().insert(crate::results::param_text(v));
         }
     }
+    (wanted, present)
+}
+
+/// Keeps the cases whose parameters match `filters` (`--where`): for each
+/// parameter named that a case has, its value is one of those given (a
+/// case without that parameter is not restricted by it). With `strict`
+/// (the run's own process, which has the whole plan), a parameter no case
+/// has is refused; a filter that keeps nothing always is. The sentence
+/// names the parameters and values there are.
+pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict: bool) -> Result<(), String> {
+    let (wanted, present) = wanted_and_present(plan, filters);
     let described = |keys: &mut dyn Iterator<Item = &str>| {
         let values = |k: &str| {
             let mut v: Vec<&String> = present[k].iter().collect();
@@ -69,14 +79,14 @@ pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)]) -> Resu
         };
         keys.map(|k| format!("{k} ({})", values(k))).collect::<Vec<_>>().join("; ")
     };
-    if let Some(k) = wanted.keys().find(|k| !present.contains_key(*k)) {
+    if let Some(k) = wanted.keys().find(|k| strict && !present.contains_key(*k)) {
         let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
         return Err(format!("--where {k}: no case chosen has that parameter; they have: {have}"));
     }
     let matches = |p: &Planned| wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())));
     let kept: Vec<Planned> = plan.iter().filter(|p| matches(p)).cloned().collect();
     if kept.is_empty() {
-        return Err(format!("--where keeps no case; the values there are: {}", described(&mut wanted.keys().copied())));
+        return Err(format!("--where keeps no case; the values there are: {}", described(&mut wanted.keys().copied().filter(|k| present.contains_key(k)))));
     }
     *plan = kept;
     Ok(())
@@ -592,19 +602,23 @@ mod tests {
         let all = plan(&suites, Some(&only));
         let filters = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
         let mut p = all.clone();
-        keep_where(&mut p, &filters(&[("procs", "2"), ("ws_kib", "0"), ("ws_kib", "16")])).unwrap();
+        keep_where(&mut p, &filters(&[("procs", "2"), ("ws_kib", "0"), ("ws_kib", "16")]), true).unwrap();
         let rings: Vec<String> = p.iter().filter(|c| c.benchmark.id == "ctx.ring").map(Planned::label).collect();
         assert_eq!(rings, ["ctx.ring procs=2 ws_kib=0", "ctx.ring procs=2 ws_kib=16"]);
         let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
         assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
         let mut p = all.clone();
-        let e = keep_where(&mut p, &filters(&[("nosuch", "1")])).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err();
         assert!(e.contains("procs (2, 3, 4, 10)"), "{e}");
+        // A round or an environment's child has part of the plan: a
+        // parameter only the rest has restricts nothing there.
+        keep_where(&mut p, &filters(&[("nosuch", "1")]), false).unwrap();
+        assert_eq!(p.len(), all.len());
         let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
-        let e = keep_where(&mut p, &filters(&[("procs", "99")])).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err();
         assert!(e.contains("keeps no case"), "{e}");
         let mut p = all.clone();
-        keep_where(&mut p, &[]).unwrap();
+        keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
     use crate::env::{Environment, Message, Outcome};

@@ -172,7 +172,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
         oscycles::db::Location::parse(&spec.db_path()).check().map_err(UsageError)?;
     }
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
-    runner::keep_where(&mut plan, &spec.cases_where).map_err(UsageError)?;
+    runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(UsageError)?;
     if !with_host {
         plan.retain(|p| p.benchmark.runs() != Runs::FromHost);
     }
