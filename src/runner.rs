@@ -79,7 +79,7 @@ pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict:
         };
         keys.map(|k| format!("{k} ({})", values(k))).collect::<Vec<_>>().join("; ")
     };
-    if let Some(k) = wanted.keys().find(|k| strict && !present.contains_key(*k)) {
+    if strict && let Some(k) = wanted.keys().find(|k| !present.contains_key(*k)) {
         let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
         return Err(format!("--where {k}: no case chosen has that parameter; they have: {have}"));
     }

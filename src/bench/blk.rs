@@ -152,10 +152,9 @@ pub fn run(
     let t0 = Instant::now();
     let (mut slice_start, mut slice_bytes) = (t0, 0u64);
     let mut n = 0u32;
-    // At least MIN_SLICES rates, running on up to MAX_STRETCH times as
-    // long (a block that takes longer than a slice on a loaded machine).
-    use crate::bench::net::{MAX_STRETCH, MIN_SLICES};
-    while t0.elapsed() < measure || (r.slice_mib_s.len() < MIN_SLICES && t0.elapsed() < measure * MAX_STRETCH) {
+    // Runs on past `measure` while it has too few rates (a block that takes
+    // longer than a slice on a loaded machine), as net's windows do.
+    while crate::bench::net::window_open(t0.elapsed(), measure, r.slice_mib_s.len()) {
         step(&mut buf)?;
         r.bytes += block as u64;
         r.ops += 1;

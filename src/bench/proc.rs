@@ -156,17 +156,15 @@ fn write_in_child(path: &CString, bytes: &[u8]) -> i32 {
     if fd < 0 {
         return errno();
     }
-    let mut done = 0;
-    while done < bytes.len() {
-        // SAFETY: the pointer and length lie inside `bytes`.
-        let n = unsafe { libc::write(fd, bytes[done..].as_ptr().cast(), bytes.len() - done) };
-        if n < 0 && errno() != libc::EINTR {
-            return errno();
-        }
-        done += n.max(0) as usize;
-    }
+    let wrote = super::ipc::fd::write_all(fd, bytes);
     // SAFETY: fd is this function's own.
-    if unsafe { libc::close(fd) } != 0 { errno() } else { 0 }
+    let closed = unsafe { libc::close(fd) } == 0;
+    match wrote {
+        Err(super::ipc::IpcError::Sys { errno, .. }) => errno,
+        Err(_) => libc::EIO,
+        Ok(()) if closed => 0,
+        Ok(()) => errno(),
+    }
 }
 
 /// helpers/fork-dynamic.c, compiled by build.rs (dynamically linked).

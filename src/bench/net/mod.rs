@@ -197,7 +197,14 @@ impl Window {
 /// machine) runs on, up to `MAX_STRETCH` times as long, until it has them.
 /// Fewer samples than this give no interval.
 pub const MIN_SLICES: usize = 3;
-pub const MAX_STRETCH: u32 = 10;
+const MAX_STRETCH: u32 = 10;
+
+/// Whether a measured window (net's, blk's) that has run `elapsed` and
+/// closed `slices` slices goes on: until `measure`, then while it has
+/// fewer than `MIN_SLICES`, up to `MAX_STRETCH` times `measure`.
+pub fn window_open(elapsed: Duration, measure: Duration, slices: usize) -> bool {
+    elapsed < measure || (slices < MIN_SLICES && elapsed < measure * MAX_STRETCH)
+}
 
 /// What the driver, the sender and the receiver share: the phase, and how
 /// many slices the receiver has closed.
@@ -212,7 +219,7 @@ fn drive(p: &Progress, t: Timing) {
     p.phase.store(MEASURE, Ordering::SeqCst);
     let t0 = Instant::now();
     std::thread::sleep(t.measure);
-    while p.slices.load(Ordering::Relaxed) < MIN_SLICES && t0.elapsed() < t.measure * MAX_STRETCH {
+    while window_open(t0.elapsed(), t.measure, p.slices.load(Ordering::Relaxed)) {
         std::thread::sleep(t.slice);
     }
     p.phase.store(STOP, Ordering::SeqCst);
