@@ -39,6 +39,9 @@ pub enum Command {
         /// Everything about every benchmark.
         #[arg(long)]
         long: bool,
+        /// The published evaluations whose tables the suites reproduce, and their suites.
+        #[arg(long, conflicts_with_all = ["bench", "long"])]
+        sources: bool,
     },
     /// A saved run again: its summary, or with --full every table.
     Show {

@@ -29,6 +29,7 @@ pub mod results;
 pub mod rounds;
 pub mod runner;
 pub mod schema;
+pub mod sources;
 pub mod spec;
 pub mod stats;
 pub mod store;

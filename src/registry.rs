@@ -101,8 +101,12 @@ pub const SUITES: &[Suite] = &[
         scale: Scale::Quick,
         min_batch_s: 0.0,
     },
-    Suite::full("syscall", "system-call cost (seed 004's syscall column)", &[Member::Family(&Syscalls)]),
-    Suite::full("l4-ipc", "one-way IPC cost by payload, intra/inter, same/cross core (seeds 000, 004)", &[Member::Family(&Ipc)]),
+    Suite::full("syscall", "system-call cost (the L4Re performance overview's syscall column)", &[Member::Family(&Syscalls)]),
+    Suite::full(
+        "l4-ipc",
+        "one-way IPC cost by payload, intra/inter, same/cross core (the L4 performance page, the L4Re performance overview)",
+        &[Member::Family(&Ipc)],
+    ),
     Suite {
         // LMBench times each sample over ENOUGH (its probe picks 5 ms
         // to 1 s; 1 s on this VM). Measured here against lmbench at ENOUGH =
@@ -112,7 +116,7 @@ pub const SUITES: &[Suite] = &[
         min_batch_s: 0.1,
         ..Suite::full(
             "lmbench",
-            "seed 000's LMBench latency and bandwidth tables and AIM7-style jobs/min/task; batches of at least 100 ms, as LMBench times its samples",
+            "the LMBench latency and bandwidth tables of the L4 performance page (Wombat) and AIM7-style jobs/min/task; batches of at least 100 ms, as LMBench times its samples",
             &[
                 Member::Family(&Ctx),
                 Member::Case("ipc.fifo", r#"{"words":1,"space":"inter","cores":"same"}"#),
@@ -129,7 +133,7 @@ pub const SUITES: &[Suite] = &[
     },
     Suite::full(
         "hermit-basic",
-        "seed 003's basic benchmark: getpid, sched_yield (alone, and with a second runnable thread), malloc(1 MiB), first write access",
+        "the HermitCore PVH/HVM benchmark post's basic benchmark: getpid, sched_yield (alone, and with a second runnable thread), malloc(1 MiB), first write access",
         &[
             Member::Case("syscall.getpid", "{}"),
             Member::Case("syscall.sched_yield", "{}"),
@@ -140,31 +144,39 @@ pub const SUITES: &[Suite] = &[
             Member::Case("pagefault.anon-hugetlb", "{}"),
         ],
     ),
-    Suite::full("stream", "a variant of STREAM (seed 003's table), single-threaded and a thread per CPU", &[Member::Family(&Stream)]),
+    Suite::full(
+        "stream",
+        "a variant of STREAM (the HermitCore post's table), single-threaded and a thread per CPU",
+        &[Member::Family(&Stream)],
+    ),
     Suite::full(
         "memcpy",
-        "memcpy by size and source/destination alignment: C library, byte loop, word loop (seed 002)",
+        "memcpy by size and source/destination alignment: C library, byte loop, word loop (Genode's Pandaboard article)",
         &[Member::Family(&Memcpys)],
     ),
     Suite::full(
         "alloc",
-        "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (seed 002)",
+        "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (Genode's Pandaboard article)",
         &[Member::Family(&Allocators)],
     ),
     Suite::full(
         "packet-stream",
-        "shared-memory packet stream with batched notifications against synchronous RPC (seed 002)",
+        "shared-memory packet stream with batched notifications against synchronous RPC (Genode's Pandaboard article)",
         &[Member::Family(&PacketStream)],
     ),
-    Suite::full("fwq", "OS noise by fixed work quantum on the first --cpus CPU (seed 001's first table)", &[Member::Family(&Noise)]),
+    Suite::full(
+        "fwq",
+        "OS noise by fixed work quantum on the first --cpus CPU (the L4Re detaching slides' first table)",
+        &[Member::Family(&Noise)],
+    ),
     Suite::full(
         "control-loop",
-        "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (seed 001's second table)",
+        "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (the L4Re detaching slides' second table)",
         &[Member::Family(&ControlLoop)],
     ),
     Suite::full(
         "boot",
-        "seed 003's boot-time table: start to /init and to the first result, per environment of --env",
+        "the HermitCore post's boot-time table: start to /init and to the first result, per environment of --env",
         &[Member::Family(&Boot)],
     ),
     Suite::full(
@@ -174,15 +186,19 @@ pub const SUITES: &[Suite] = &[
     ),
     Suite::full(
         "net",
-        "seed 002's network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
+        "Genode's Pandaboard network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
         &[Member::Family(&Net)],
     ),
     Suite::full(
         "blk",
-        "seed 002's block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
+        "Genode's Pandaboard block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
         &[Member::Family(&Blk)],
     ),
-    Suite::full("parallel", "syscall and same-core IPC on 1..all CPUs at once (seed 004's plots)", &[Member::Family(&Parallel)]),
+    Suite::full(
+        "parallel",
+        "syscall and same-core IPC on 1..all CPUs at once (the L4Re performance overview's plots)",
+        &[Member::Family(&Parallel)],
+    ),
 ];
 
 pub fn find_suite(name: &str) -> Option<&'static Suite> {

@@ -1,6 +1,6 @@
 //! An AIM7-style throughput mix: T concurrent processes each repeat a fixed,
 //! deterministic job (compute, memory, file, process) for a fixed time; the
-//! result is jobs per minute per task, as in seed 000's AIM7 table.
+//! result is jobs per minute per task, as in the AIM7 table of the L4 performance page (Wombat).
 
 use super::child::{self, Private};
 use super::ipc::shm::Shared;

@@ -1,4 +1,4 @@
-//! Allocators of fixed-size blocks, as seed 002 compared them: the system
+//! Allocators of fixed-size blocks, as Genode's Pandaboard article compared them: the system
 //! allocator, a slab, a bitmap of fixed slots (Genode's packet allocator) and
 //! best-fit over an ordered tree of free ranges (Genode's AVL allocator). The
 //! workload keeps a live set of blocks and replaces a pseudo-random one per

@@ -1,4 +1,4 @@
-//! Block I/O as seed 002 measured the SD card: sequential reads and writes
+//! Block I/O as Genode's Pandaboard article measured the SD card: sequential reads and writes
 //! of one block size at a time, with O_DIRECT (the page cache bypassed) and
 //! through the page cache for contrast, on a file laid out first in the
 //! scratch directory (which must be a real filesystem: tmpfs has no direct

@@ -1,4 +1,4 @@
-//! A periodic control loop, as seed 001 measured it: a period with absolute
+//! A periodic control loop, as the L4Re "Detaching Linux threads" slides measured it: a period with absolute
 //! deadlines; each iteration waits for its deadline and records how far
 //! from it the thread actually woke. Three ways to wait: clock_nanosleep
 //! with TIMER_ABSTIME, an absolute timerfd, and busy-waiting on the TSC. An

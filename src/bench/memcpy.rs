@@ -1,7 +1,7 @@
 //! memcpy by size and alignment: the C library's memcpy against a byte loop
 //! and a word loop that aligns the destination first, at source and
 //! destination offsets from a page boundary, so that the effect of
-//! alignment seed 002 describes is visible.
+//! alignment Genode's Pandaboard article describes is visible.
 
 use super::child::Private;
 

@@ -7,9 +7,13 @@ use oscycles::report;
 use oscycles::results::RunDoc;
 use std::process::ExitCode;
 
-/// `oscycles list [BENCH] [--long]`, within the terminal's width.
-pub fn list(bench: Option<&str>, long: bool) -> Result<ExitCode> {
+/// `oscycles list [BENCH] [--long] [--sources]`, within the terminal's width.
+pub fn list(bench: Option<&str>, long: bool, sources: bool) -> Result<ExitCode> {
     let width = report::terminal_width();
+    if sources {
+        print!("{}", report::list::render_sources(width));
+        return Ok(ExitCode::SUCCESS);
+    }
     match bench {
         Some(id) => match oscycles::catalogue::benchmark(id) {
             Some(b) => print!("{}", report::render_benchmark(&b, width)),

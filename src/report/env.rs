@@ -1,11 +1,12 @@
 //! Environments side by side: every case measured in more than one
 //! environment, one column per environment and a relative column against
-//! native (seed 000's "Rel. Perf": above 1 = faster than native); and seed
-//! 003's boot-time table.
+//! native (the "Rel. Perf" of the L4 performance page's Wombat table: above 1 = faster than
+//! native); and the boot-time table of the HermitCore PVH/HVM benchmark post.
 
 use super::table::Table;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::boot;
+use crate::sources::Source;
 
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
@@ -173,7 +174,8 @@ pub fn render_boot(doc: &RunDoc) -> String {
         notes = format!("not measured:\n{notes}");
     }
     format!(
-        "boot: from starting the environment to the first act of its init, and to its first result (seed 003), medians\n{}{notes}",
+        "boot: from starting the environment to the first act of its init, and to its first result (as in {}), medians\n{}{notes}",
+        Source::HermitCoreXen.short(),
         t.render()
     )
 }

@@ -3,11 +3,12 @@
 //! response round trips, and throughput by block size (rows sizes, columns
 //! read / write x direct / cached).
 
-use crate::named::Named;
 use super::num;
 use super::table::{Table, bytes_label, percent};
+use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{blk, net};
+use crate::sources::Source;
 
 /// A net result with its parameters.
 type Net<'a> = (&'a CaseResult, net::Params);
@@ -71,7 +72,7 @@ fn net_grid(rs: &[Net]) -> String {
         }
         t.row(row);
     }
-    format!("net: payload throughput at the receiver in MiB/s by payload size (seed 002)\n{}", t.render())
+    format!("net: payload throughput at the receiver in MiB/s by payload size (as in {})\n{}", Source::GenodePandaboard.short(), t.render())
 }
 
 /// Every measured stream case: rate, loss, CPU cost, spread, CPUs.
@@ -186,7 +187,8 @@ pub fn render_blk(doc: &RunDoc) -> String {
         t.row(row);
     }
     format!(
-        "blk: sequential throughput in MiB/s by block size (seed 002), one request in flight, direct = O_DIRECT\n{}\nblk per case (cached writes: the fdatasync after the window is not in the rate)\n{}{}",
+        "blk: sequential throughput in MiB/s by block size (as in {}), one request in flight, direct = O_DIRECT\n{}\nblk per case (cached writes: the fdatasync after the window is not in the rate)\n{}{}",
+        Source::GenodePandaboard.short(),
         t.render(),
         d.render(),
         reasons(rs.iter().map(|(r, p)| (*r, p.mode.name())))

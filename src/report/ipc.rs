@@ -7,6 +7,7 @@ use super::table::{Table, cycles};
 use crate::results::{CaseResult, CaseStatus};
 use crate::schema::ipc::{self, Cores, Mechanism, Params, Space};
 use crate::schema::syscall;
+use crate::sources::Source;
 use std::collections::BTreeSet;
 
 /// CV above which a cell is marked noisy.
@@ -87,7 +88,7 @@ pub fn render(results: &[&CaseResult]) -> String {
 
 /// Seed 004's layout: per mechanism, one IPC at 0 words on one core, intra
 /// and inter address space, beside the null system call.
-pub fn render_seed004(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
+pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
     let median = |r: Option<&CaseResult>, metric: &str| {
         r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| r.metric(metric)).map_or("-".to_string(), |m| cycles(m.summary.median))
     };
@@ -109,7 +110,10 @@ pub fn render_seed004(ipc_results: &[&CaseResult], syscall_results: &[&CaseResul
     if t.rows.is_empty() {
         return String::new();
     }
-    let mut s = "seed 004 layout: one IPC (0 words, both sides on one core) and a null syscall, median TSC cycles\n".to_string();
+    let mut s = format!(
+        "as in {}: one IPC (0 words, both sides on one core) and a null syscall, median TSC cycles\n",
+        Source::L4ReOverview.short()
+    );
     s += &t.render();
     s
 }

@@ -72,3 +72,16 @@ pub fn render_benchmark(b: &BenchmarkInfo, width: usize) -> String {
     }
     s
 }
+
+/// `oscycles list --sources`: each published evaluation, as cited, with the suites that
+/// reproduce its tables, wrapped to `width`.
+pub fn render_sources(width: usize) -> String {
+    use crate::named::Named;
+    use crate::sources::Source;
+    let mut out = String::from("the published evaluations whose tables the suites reproduce:\n");
+    for s in Source::ALL {
+        out += &wrap(&format!("- {} ({}): {}", s.short(), s.name(), s.citation()), width, "");
+        out += &wrap(&format!("suites: {}", s.suites().join(", ")), width, "    ");
+    }
+    out
+}

@@ -1,11 +1,12 @@
-//! Seed 003's basic-benchmark and STREAM tables, and seed 002's memcpy and
+//! The basic-benchmark and STREAM tables of the HermitCore PVH/HVM benchmark post, and the memcpy and
 //! allocator comparisons.
 
-use crate::named::Named;
 use super::rows::{Row, unmeasured_mark};
 use super::table::{Table, bytes_label, cycles};
+use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{alloc, hermit, memcpy, pagefault, stream, syscall};
+use crate::sources::Source;
 use std::collections::BTreeSet;
 
 /// A cell: the median of `metric` in cycles, or n/a / fail.
@@ -20,7 +21,7 @@ fn cell(r: Option<&CaseResult>, metric: &str) -> (String, String) {
     }
 }
 
-/// The rows of seed 003's basic benchmark.
+/// The rows of the HermitCore post's basic benchmark.
 fn hermit_rows() -> Vec<Row> {
     let mut rows = Row::each(syscall::id, syscall::PER_CALL, &[("getpid", syscall::GETPID, ""), ("sched_yield", syscall::SCHED_YIELD, "")]);
     rows.extend(Row::each(
@@ -85,7 +86,7 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
     if t.rows.is_empty() {
         return String::new();
     }
-    format!("hermit-basic: results of the basic benchmark (seed 003), median TSC cycles per operation\n{}", t.render())
+    format!("hermit-basic: the basic benchmark of {}, median TSC cycles per operation\n{}", Source::HermitCoreXen.short(), t.render())
 }
 
 /// Seed 003's STREAM table, per thread configuration.
@@ -141,12 +142,13 @@ fn stream_cells(r: &CaseResult, kernel: &str) -> Option<Vec<String>> {
 pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
     let id = stream::id(stream::KERNELS_BENCH);
     let of = |d: &'_ RunDoc| d.results.iter().filter(|r| r.benchmark == id).cloned().collect::<Vec<CaseResult>>();
-    let threads: Vec<String> =
-        super::distinct(envs.iter().flat_map(|(_, d)| of(d)).filter_map(|r| r.params_as::<stream::Params>().map(|p| p.threads.name().to_string())));
+    let threads: Vec<String> = super::distinct(
+        envs.iter().flat_map(|(_, d)| of(d)).filter_map(|r| r.params_as::<stream::Params>().map(|p| p.threads.name().to_string())),
+    );
     let mut s = String::new();
     for th in &threads {
         let case = |d: &RunDoc| of(d).into_iter().find(|r| r.params_as::<stream::Params>().is_some_and(|p| p.threads.name() == th));
-        s += &format!("\nSTREAM ({th}), seed 003's form: best rate of each function per environment\n");
+        s += &format!("\nSTREAM ({th}), in the form of {}: best rate of each function per environment\n", Source::HermitCoreXen.short());
         let mut t = Table::new(&["Function", "Environment", "Bandwidth MB/s", "Avg time", "Min time", "Max time"], 2);
         for k in stream::KERNELS {
             for (name, d) in envs {

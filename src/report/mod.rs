@@ -180,7 +180,7 @@ fn render_family_tables(doc: &RunDoc) -> String {
         parts.push(ipc::render(&ipc));
     }
     if !ipc.is_empty() && !sys.is_empty() {
-        parts.push(ipc::render_seed004(&ipc, &sys));
+        parts.push(ipc::render_l4re_overview(&ipc, &sys));
     }
     parts.push(lmbench::render(&[&only_suites(doc, &["lmbench", "quick"])]));
     parts.push(memory::render_hermit(&only_suites(doc, &["hermit-basic", "quick"])));

@@ -9,6 +9,7 @@ use super::{distinct, num};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::schema::{condition, control, noise};
+use crate::sources::Source;
 
 fn pct(v: f64, of: f64) -> String {
     format!("{v:.0} ({:.2}%)", 100.0 * v / of)
@@ -128,7 +129,8 @@ pub fn render_fwq(doc: &RunDoc) -> String {
         ]
     });
     format!(
-        "fwq: deltas to minimum in CPU cycles (seed 001): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
+        "fwq: deltas to minimum in CPU cycles (as in {}): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
+        Source::L4ReDetaching.short(),
         grid.render(),
         detail.render(),
         notes(doc, &rs)
@@ -173,8 +175,9 @@ pub fn render_control(doc: &RunDoc) -> String {
         ]
     });
     format!(
-        "control-loop: maximum deviation in CPU cycles (seed 001): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
+        "control-loop: maximum deviation in CPU cycles (as in {}): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
          control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",
+        Source::L4ReDetaching.short(),
         grid.render(),
         detail.render(),
         notes(doc, &rs)

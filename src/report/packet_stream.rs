@@ -1,7 +1,8 @@
-//! Packet stream against RPC (seed 002), and every core at once (seed 004).
+//! Packet stream against RPC (Genode's Pandaboard article), and every core at once (the L4Re
+//! performance overview).
 
-use crate::named::Named;
 use super::table::{Table, cycles};
+use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
 use crate::schema::parallel;

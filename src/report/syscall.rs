@@ -1,4 +1,4 @@
-//! The syscall table (seed 004's syscall column, one row per call).
+//! The syscall table (the L4Re performance overview's syscall column, one row per call).
 
 use super::noise_note;
 use super::table::{Table, cycles, interval, interval_note, percent};

@@ -45,7 +45,7 @@ fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     Ok(measured(placement, &m, vec![per_op_metric(schema::hermit::PER_OP, &m, ctx.clock)?], serde_json::Map::new()))
 }
 
-/// hermit.*: seed 003's basic benchmark beyond syscalls and page faults.
+/// hermit.*: the HermitCore post's basic benchmark beyond syscalls and page faults.
 pub struct Hermit;
 
 impl Family for Hermit {

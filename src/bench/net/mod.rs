@@ -1,4 +1,4 @@
-//! Network throughput and latency as seed 002 measured it: UDP and TCP
+//! Network throughput and latency as Genode's Pandaboard article measured it: UDP and TCP
 //! streams by payload size, and request/response round trips, between a
 //! sender and a receiver thread pinned to given CPUs, over loopback or over
 //! a veth pair between two network namespaces.
