@@ -115,6 +115,27 @@ fn interval(h: &Headline) -> String {
     }
 }
 
+/// One line per headline whose rounds (or batches) fall into two levels: both, with shares.
+fn levels_note(lines: &[Headline], width: usize) -> String {
+    let mut s = String::new();
+    for h in lines {
+        if let Some(l) = h.metric.estimate.and_then(|e| e.levels) {
+            let units = if l.of_rounds { "rounds" } else { "batches" };
+            let unit = value(h).1;
+            let text = format!(
+                "two levels in {}: {} {unit} ({:.0}% of {units}) and {} ({:.0}%); the median above lies in one of them",
+                h.what,
+                cycles(l.low),
+                100.0 * l.low_share,
+                cycles(l.high),
+                100.0 * (1.0 - l.low_share)
+            );
+            s += &super::wrap(&text, width, "  ");
+        }
+    }
+    s
+}
+
 fn ns(h: &Headline, tsc_hz: f64) -> String {
     if h.metric.unit != UNIT_CYCLES || worst_case(&h.result.family) {
         return String::new();
@@ -168,6 +189,7 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
         t.row(row);
     }
     s += &t.render_width(width);
+    s += &levels_note(&lines, width);
     if !others.is_empty() {
         s += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
     }
