@@ -131,11 +131,17 @@ pub fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
 /// run's leftovers), and load groups are removed.
 fn recover() {
     watchdog::install();
-    let restored = isolation::recover_stale();
-    for line in &restored {
-        eprintln!("oscycles: {line}");
+    let mut restored = false;
+    for r in isolation::recover_stale() {
+        match r {
+            Ok(line) => {
+                eprintln!("oscycles: {line}");
+                restored = true;
+            }
+            Err(e) => eprintln!("oscycles: warning: {e}"),
+        }
     }
-    if !restored.is_empty() {
+    if restored {
         // This process was born while the dead run had everything else moved
         // away from its CPU, and Linux keeps the narrowed mask: take the
         // parent's again (restored from the journal with the rest).
