@@ -71,9 +71,14 @@ pub struct RunWriter {
 }
 
 impl RunWriter {
+    /// Where the document of `doc` goes in results directory `dir`.
+    pub fn path_in(dir: &Path, doc: &RunDoc) -> PathBuf {
+        dir.join(format!("{}.json", doc.id))
+    }
+
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, StoreError> {
         check_writable(dir, "results", "--results")?;
-        let w = RunWriter { path: dir.join(format!("{}.json", doc.id)), doc };
+        let w = RunWriter { path: Self::path_in(dir, &doc), doc };
         w.save()?;
         Ok(w)
     }

@@ -144,7 +144,7 @@ impl Location {
     /// sentence if not.
     pub fn check(&self) -> Result<(), String> {
         match self {
-            Location::Sqlite(p) => sqlite::check_path(p),
+            Location::Sqlite(p) => sqlite::check_path(p).map_err(|e| e.to_string()),
             Location::Postgres(_) => Ok(()),
         }
     }
@@ -270,7 +270,11 @@ impl Db {
         };
         let mut db = Db { backend };
         migrate(db.backend.as_mut(), &loc.to_string())?;
-        db.mark_killed()?;
+        // A write a reader does on the side: a store that cannot take it
+        // (a full disk) is still read.
+        if let Err(e) = db.mark_killed() {
+            eprintln!("oscycles: warning: runs whose process died are not yet marked killed in the store: {e}");
+        }
         Ok(db)
     }
 
