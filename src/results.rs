@@ -9,6 +9,8 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod check;
+
 pub const SCHEMA: &str = "oscycles.run";
 /// Version 2 added raw samples by round, intervals, rounds and the case
 /// order; version 1 documents still load (they have none of those).
