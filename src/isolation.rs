@@ -237,7 +237,12 @@ impl Drop for Applied {
 /// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
 /// is missing (the results then say so; nothing else is measured instead).
 pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
-    let mut a = Applied { mode, journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false }, _dma_latency: None, facts: Map::new() };
+    let mut a = Applied {
+        mode,
+        journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false },
+        _dma_latency: None,
+        facts: Map::new(),
+    };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
         crate::placement::set_policy(mode.policy()).map_err(|e| format!("{} needs SCHED_FIFO: {e}", mode.name()))?;
@@ -324,37 +329,47 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
     }
     let m = cgroup::mounts();
     let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::lists(&r.join("cgroup.controllers"), "cpuset"));
-    let pid = std::process::id();
     if let (true, Some(root)) = (v2_has_cpuset, m.v2.clone()) {
-        // cgroup v2: an isolated partition; the root loses the CPU by itself.
-        let sub = root.join("cgroup.subtree_control");
-        if !cgroup::lists(&sub, "cpuset") {
-            cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
-            a.journal.record(Change::File { path: sub, before: "-cpuset".into() }).map_err(|e| e.to_string())?;
-        }
-        let g = root.join(format!("oscycles-isolated-{pid}"));
-        make_dir(a, &g)?;
-        // Files inside a directory oscycles made go with the directory; the
-        // partition is reverted to a member first so that the CPU returns.
-        put(&g.join("cpuset.cpus"), &cpu.to_string())?;
-        if g.join("cpuset.cpus.exclusive").exists() {
-            put(&g.join("cpuset.cpus.exclusive"), &cpu.to_string())?;
-        }
-        set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
-        let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
-        if state != "isolated" {
-            return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
-        }
-        record_affinities(a).map_err(|e| e.to_string())?;
-        let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
-        a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back }).map_err(|e| e.to_string())?;
-        cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
-        a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
-        return Ok(());
+        return isolate_v2(a, cpu, &root);
     }
     let Some(root) = m.v1_cpuset else {
         return Err("isolated needs the cpuset controller (neither cgroup v2 nor v1 offers it here)".into());
     };
+    isolate_v1(a, cpu, rest, root)
+}
+
+/// cgroup v2: an isolated partition; the root loses the CPU by itself.
+fn isolate_v2(a: &mut Applied, cpu: usize, root: &Path) -> Result<(), String> {
+    let pid = std::process::id();
+    let sub = root.join("cgroup.subtree_control");
+    if !cgroup::lists(&sub, "cpuset") {
+        cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
+        a.journal.record(Change::File { path: sub, before: "-cpuset".into() }).map_err(|e| e.to_string())?;
+    }
+    let g = root.join(format!("oscycles-isolated-{pid}"));
+    make_dir(a, &g)?;
+    // Files inside a directory oscycles made go with the directory; the
+    // partition is reverted to a member first so that the CPU returns.
+    put(&g.join("cpuset.cpus"), &cpu.to_string())?;
+    if g.join("cpuset.cpus.exclusive").exists() {
+        put(&g.join("cpuset.cpus.exclusive"), &cpu.to_string())?;
+    }
+    set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
+    let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
+    if state != "isolated" {
+        return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
+    }
+    record_affinities(a).map_err(|e| e.to_string())?;
+    let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
+    a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back }).map_err(|e| e.to_string())?;
+    cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
+    a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
+    Ok(())
+}
+
+/// cgroup v1: `cpu` as an exclusive cpuset, `rest` as another.
+fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> Result<(), String> {
+    let pid = std::process::id();
     // cgroup v1: what cset shield does. Load balancing off at the root, an
     // exclusive cpuset for the CPU holding oscycles' threads, one for the
     // other CPUs holding every other task that can move.

@@ -225,7 +225,10 @@ fn isolated_names_the_cpuset_that_holds_its_cpu_exclusively() {
     let r = &doc["results"][0];
     assert_eq!(r["status"], "not_applicable", "{r}");
     let why = r["reason"].as_str().unwrap();
-    assert!(why.contains(&sibling.0.display().to_string()) && why.contains("exclusively"), "the reason names the cpuset that holds the CPU: {why}");
+    assert!(
+        why.contains(&sibling.0.display().to_string()) && why.contains("exclusively"),
+        "the reason names the cpuset that holds the CPU: {why}"
+    );
     assert_same(&before, &settings());
     drop(sibling);
     let _ = std::fs::remove_dir_all(d);

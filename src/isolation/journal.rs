@@ -101,7 +101,12 @@ pub fn create(path: &Path) -> Result<(), JournalError> {
 pub fn replace(path: &Path, text: &str) -> Result<(), JournalError> {
     let write = |err| JournalError::Write { path: path.to_path_buf(), err };
     let dir = path.parent().unwrap_or(Path::new(DIR));
-    let mut tmp = tempfile::Builder::new().prefix(".isolation-").suffix(".tmp").permissions(fs::Permissions::from_mode(0o600)).tempfile_in(dir).map_err(write)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".isolation-")
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .map_err(write)?;
     tmp.write_all(text.as_bytes()).map_err(write)?;
     tmp.persist(path).map(drop).map_err(|e| write(e.error))
 }
