@@ -31,6 +31,9 @@ pub enum RunStatus {
     /// The process died without finishing (SIGKILL, a crash, power loss):
     /// found by a later command that opened the store.
     Killed,
+    /// Finished, but no case measured successfully: some failed or timed
+    /// out and the rest were not applicable (the run exits 1).
+    Failed,
 }
 
 /// Which process writes a run: enough to tell later whether it still lives

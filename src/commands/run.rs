@@ -84,6 +84,10 @@ fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitC
             eprintln!("oscycles: interrupted by signal {}; the results measured so far are saved", watchdog::interrupted().unwrap_or(0));
             ExitCode::from(130)
         }
+        RunStatus::Failed => {
+            eprintln!("oscycles: no case measured successfully (each failed or was not applicable; the reasons are in the document)");
+            ExitCode::from(1)
+        }
         _ => ExitCode::SUCCESS,
     })
 }
