@@ -46,6 +46,13 @@ pub const PLAYBOOK: &str = r#"- name: oscycles fleet run
     oc_dir: "{{ oc_remote }}/{{ oc_fleet }}-{{ inventory_hostname }}"
     oc_bin: "{{ oc_remote }}/bin/oscycles"
   tasks:
+    # A local host runs modules with the Python running Ansible unless the
+    # inventory says otherwise: discovery would take the first python3.N on
+    # PATH, which may be a shim of a version not installed (pyenv).
+    - name: interpreter
+      ansible.builtin.set_fact:
+        ansible_python_interpreter: "{{ ansible_playbook_python }}"
+      when: (ansible_connection | default('ssh')) == 'local' and ansible_python_interpreter is not defined
     - name: reach
       ansible.builtin.ping:
       ignore_unreachable: true
@@ -103,7 +110,7 @@ class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "stdout"
     CALLBACK_NAME = "oscycles"
-    KEEP = ("msg", "stderr", "rc", "changed")
+    KEEP = ("msg", "stderr", "rc", "changed", "module_stderr")
 
     def __init__(self):
         super().__init__()
@@ -239,11 +246,20 @@ pub fn inventory_hosts(list: &Value) -> Vec<String> {
     out
 }
 
-/// What a failed or unreachable result says, shortly.
+/// What a failed or unreachable result says, shortly: its first line, and
+/// where a module did not even start ("MODULE FAILURE"), the module's
+/// stderr, which says why (an interpreter that does not run, say).
 fn message(r: &Value) -> String {
     let s = |k: &str| r.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(String::from);
     let text = s("stderr").or_else(|| s("msg")).unwrap_or_else(|| "failed".into());
-    text.lines().next().unwrap_or_default().chars().take(300).collect()
+    let first: String = text.lines().next().unwrap_or_default().chars().take(300).collect();
+    match s("module_stderr") {
+        Some(m) => format!(
+            "{first}; the module's stderr: {}",
+            m.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" / ").chars().take(500).collect::<String>()
+        ),
+        None => first,
+    }
 }
 
 /// Each host's status from the json callback's output: unreachable where a
@@ -305,6 +321,16 @@ mod tests {
         assert_eq!(s.iter().map(|x| x.1).collect::<Vec<_>>(), [HostStatus::Ok, HostStatus::Unreachable, HostStatus::Failed, HostStatus::NotRun]);
         assert_eq!(s[1].2, "ssh: connect to host 10.0.0.9 port 22: Connection refused");
         assert!(s[2].2.contains("bad cpus"));
+    }
+
+    #[test]
+    fn a_module_failure_says_what_the_module_said() {
+        let r: Value = serde_json::from_str(
+            r#"{"failed":true,"msg":"MODULE FAILURE\nSee stdout/stderr for the exact error","rc":127,"module_stderr":"pyenv: python3.13: command not found\n\nThe `python3.13' command exists in these Python versions:\n"}"#,
+        )
+        .unwrap();
+        let m = message(&r);
+        assert!(m.starts_with("MODULE FAILURE; the module's stderr: pyenv: python3.13: command not found / The"), "{m}");
     }
 
     #[test]

@@ -25,6 +25,9 @@ use serde_json::{Map, Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+pub mod journal;
+pub use journal::JournalError;
+
 pub const RT_PRIORITY: i32 = 50;
 
 crate::named_enum! {
@@ -78,6 +81,9 @@ pub enum Change {
 pub struct Journal {
     pub pid: u32,
     pub changes: Vec<Change>,
+    /// Whether this process made the journal's file.
+    #[serde(skip)]
+    on_disk: bool,
 }
 
 /// Where the journal lives while changes are in force.
@@ -86,19 +92,24 @@ pub fn journal_path() -> PathBuf {
 }
 
 impl Journal {
-    fn save(&self) {
+    /// Writes the journal to its file in the trusted directory (claimed
+    /// exclusively on the first save).
+    fn save(&mut self) -> Result<(), JournalError> {
         let p = journal_path_of(self.pid);
-        if let Some(d) = p.parent() {
-            let _ = fs::create_dir_all(d);
+        if !self.on_disk {
+            journal::open_dir(Path::new(journal::DIR), true)?;
+            journal::create(&p)?;
+            self.on_disk = true;
         }
-        if let Ok(t) = serde_json::to_string(self) {
-            let _ = crate::store::write_atomically(&p, t);
-        }
+        let text = serde_json::to_string(self).expect("a journal always serialises");
+        journal::replace(&p, &text)
     }
 
-    fn record(&mut self, c: Change) {
+    /// Records a change already made (restored on drop even when the
+    /// journal cannot be written).
+    fn record(&mut self, c: Change) -> Result<(), JournalError> {
         self.changes.push(c);
-        self.save();
+        self.save()
     }
 
     /// Undoes every change, newest first; returns what could not be undone.
@@ -141,7 +152,10 @@ impl Journal {
                 }
             }
         }
-        let _ = fs::remove_file(journal_path_of(self.pid));
+        if self.on_disk {
+            let _ = fs::remove_file(journal_path_of(self.pid));
+            self.on_disk = false;
+        }
         failed
     }
 }
@@ -150,28 +164,54 @@ fn journal_path_of(pid: u32) -> PathBuf {
     PathBuf::from("/run/oscycles").join(format!("isolation-{pid}.json"))
 }
 
-/// Restores what an oscycles that died without cleaning up left changed.
-/// Returns a sentence per journal restored.
-pub fn recover_stale() -> Vec<String> {
-    let mut out = Vec::new();
-    let Ok(dir) = fs::read_dir("/run/oscycles") else { return out };
-    for e in dir.flatten() {
-        let Ok(text) = fs::read_to_string(e.path()) else { continue };
-        let Ok(mut j) = serde_json::from_str::<Journal>(&text) else { continue };
-        if j.pid == std::process::id() || Path::new(&format!("/proc/{}", j.pid)).exists() {
-            continue;
-        }
-        // The dead process's memory lock died with it.
-        j.changes.retain(|c| *c != Change::MemoryLocked);
-        let n = j.changes.len();
-        let failed = j.restore();
-        out.push(format!(
-            "restored {n} isolation settings left by oscycles process {} that did not finish{}",
-            j.pid,
-            if failed.is_empty() { String::new() } else { format!(" ({} failed: {})", failed.len(), failed.join("; ")) }
-        ));
+/// Restores what an oscycles that died without cleaning up left changed,
+/// from the journals in the trusted directory that hold only what oscycles
+/// does. Returns a sentence per journal restored, or why one (or the
+/// directory) was not trusted.
+pub fn recover_stale() -> Vec<Result<String, JournalError>> {
+    let dir = Path::new(journal::DIR);
+    match journal::open_dir(dir, false) {
+        Ok(true) => {}
+        Ok(false) => return vec![],
+        Err(e) => return vec![Err(e)],
     }
-    out
+    let Ok(entries) = fs::read_dir(dir) else { return vec![] };
+    let mut names: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    names.sort();
+    names.iter().filter_map(|p| recover_one(p)).collect()
+}
+
+/// The journal at `path`, if it is one of a dead process: restored (a
+/// sentence), refused (the reason), or None (not a journal, or its process lives).
+fn recover_one(path: &Path) -> Option<Result<String, JournalError>> {
+    let name = path.file_name()?.to_str()?;
+    let pid: u32 = name.strip_prefix("isolation-")?.strip_suffix(".json")?.parse().ok()?;
+    if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        return None;
+    }
+    let text = match journal::read_trusted(path) {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
+    let bad = |entry: String| Some(Err(JournalError::Entry { path: path.to_path_buf(), entry }));
+    let Ok(mut j) = serde_json::from_str::<Journal>(&text) else { return bad("it does not parse as a journal".into()) };
+    if j.pid != pid {
+        return bad(format!("pid {} in a journal named for {pid}", j.pid));
+    }
+    // The dead process's memory lock and threads died with it.
+    j.changes.retain(|c| !matches!(c, Change::MemoryLocked | Change::Affinity { .. }));
+    let m = cgroup::mounts();
+    let roots: Vec<PathBuf> = m.v2.into_iter().chain(m.v1_cpuset).collect();
+    if let Some(c) = j.changes.iter().find(|c| !journal::allowed(c, pid, &roots)) {
+        return bad(format!("{c:?}"));
+    }
+    j.on_disk = true;
+    let n = j.changes.len();
+    let failed = j.restore();
+    Some(Ok(format!(
+        "restored {n} isolation settings left by oscycles process {pid} that did not finish{}",
+        if failed.is_empty() { String::new() } else { format!(" ({} failed: {})", failed.len(), failed.join("; ")) }
+    )))
 }
 
 /// An isolation mode in force; dropping it restores everything.
@@ -197,14 +237,20 @@ impl Drop for Applied {
 /// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
 /// is missing (the results then say so; nothing else is measured instead).
 pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
-    let mut a = Applied { mode, journal: Journal { pid: std::process::id(), changes: vec![] }, _dma_latency: None, facts: Map::new() };
+    let mut a = Applied {
+        mode,
+        journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false },
+        _dma_latency: None,
+        facts: Map::new(),
+    };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
         crate::placement::set_policy(mode.policy()).map_err(|e| format!("{} needs SCHED_FIFO: {e}", mode.name()))?;
         crate::placement::set_policy(Policy::Other).map_err(|e| e.to_string())?;
         if !crate::placement::memory_locked() {
             crate::placement::lock_memory().map_err(|e| format!("{} needs locked memory: {e}", mode.name()))?;
-            a.journal.record(Change::MemoryLocked);
+            // In memory only: a dead process's lock dies with it.
+            a.journal.changes.push(Change::MemoryLocked);
         }
         let rt = fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
         a.facts.insert(condition::SCHED_RT_RUNTIME_US.into(), json!(rt.trim()));
@@ -217,8 +263,10 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
         if unsafe { libc::geteuid() } != 0 {
             return Err("isolated needs root (cpusets and IRQ affinity)".into());
         }
+        // On disk before the first change, for a later run to undo after a SIGKILL.
+        a.journal.save().map_err(|e| e.to_string())?;
         isolate_cpuset(&mut a, cpu)?;
-        move_irqs(&mut a, cpu);
+        move_irqs(&mut a, cpu).map_err(|e| e.to_string())?;
     }
     Ok(a)
 }
@@ -244,8 +292,7 @@ fn set(a: &mut Applied, path: &Path, value: &str) -> Result<(), String> {
         return Ok(());
     }
     cgroup::write(path, value).map_err(|e| e.to_string())?;
-    a.journal.record(Change::File { path: path.to_path_buf(), before });
-    Ok(())
+    a.journal.record(Change::File { path: path.to_path_buf(), before }).map_err(|e| e.to_string())
 }
 
 /// Writes a file in a directory oscycles made (not journalled: it goes with the directory).
@@ -255,8 +302,7 @@ fn put(path: &Path, value: &str) -> Result<(), String> {
 
 fn make_dir(a: &mut Applied, path: &Path) -> Result<(), String> {
     fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
-    a.journal.record(Change::Dir { path: path.to_path_buf() });
-    Ok(())
+    a.journal.record(Change::Dir { path: path.to_path_buf() }).map_err(|e| e.to_string())
 }
 
 fn own_threads() -> Vec<u32> {
@@ -265,13 +311,14 @@ fn own_threads() -> Vec<u32> {
 
 /// Journals the affinity of every thread of oscycles, to restore after it
 /// leaves a cpuset (restored after the move back: journal order is reversed).
-fn record_affinities(a: &mut Applied) {
+fn record_affinities(a: &mut Applied) -> Result<(), JournalError> {
     for tid in own_threads() {
         let cpus = crate::placement::affinity_of(tid);
         if !cpus.is_empty() {
-            a.journal.record(Change::Affinity { tid, cpus });
+            a.journal.record(Change::Affinity { tid, cpus })?;
         }
     }
+    Ok(())
 }
 
 /// Carves `cpu` out as a cpuset that holds oscycles and nothing else movable.
@@ -282,37 +329,47 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
     }
     let m = cgroup::mounts();
     let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::lists(&r.join("cgroup.controllers"), "cpuset"));
-    let pid = std::process::id();
     if let (true, Some(root)) = (v2_has_cpuset, m.v2.clone()) {
-        // cgroup v2: an isolated partition; the root loses the CPU by itself.
-        let sub = root.join("cgroup.subtree_control");
-        if !cgroup::lists(&sub, "cpuset") {
-            cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
-            a.journal.record(Change::File { path: sub, before: "-cpuset".into() });
-        }
-        let g = root.join(format!("oscycles-isolated-{pid}"));
-        make_dir(a, &g)?;
-        // Files inside a directory oscycles made go with the directory; the
-        // partition is reverted to a member first so that the CPU returns.
-        put(&g.join("cpuset.cpus"), &cpu.to_string())?;
-        if g.join("cpuset.cpus.exclusive").exists() {
-            put(&g.join("cpuset.cpus.exclusive"), &cpu.to_string())?;
-        }
-        set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
-        let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
-        if state != "isolated" {
-            return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
-        }
-        record_affinities(a);
-        let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
-        a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back });
-        cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
-        a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
-        return Ok(());
+        return isolate_v2(a, cpu, &root);
     }
     let Some(root) = m.v1_cpuset else {
         return Err("isolated needs the cpuset controller (neither cgroup v2 nor v1 offers it here)".into());
     };
+    isolate_v1(a, cpu, rest, root)
+}
+
+/// cgroup v2: an isolated partition; the root loses the CPU by itself.
+fn isolate_v2(a: &mut Applied, cpu: usize, root: &Path) -> Result<(), String> {
+    let pid = std::process::id();
+    let sub = root.join("cgroup.subtree_control");
+    if !cgroup::lists(&sub, "cpuset") {
+        cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
+        a.journal.record(Change::File { path: sub, before: "-cpuset".into() }).map_err(|e| e.to_string())?;
+    }
+    let g = root.join(format!("oscycles-isolated-{pid}"));
+    make_dir(a, &g)?;
+    // Files inside a directory oscycles made go with the directory; the
+    // partition is reverted to a member first so that the CPU returns.
+    put(&g.join("cpuset.cpus"), &cpu.to_string())?;
+    if g.join("cpuset.cpus.exclusive").exists() {
+        put(&g.join("cpuset.cpus.exclusive"), &cpu.to_string())?;
+    }
+    set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
+    let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
+    if state != "isolated" {
+        return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
+    }
+    record_affinities(a).map_err(|e| e.to_string())?;
+    let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
+    a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back }).map_err(|e| e.to_string())?;
+    cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
+    a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
+    Ok(())
+}
+
+/// cgroup v1: `cpu` as an exclusive cpuset, `rest` as another.
+fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> Result<(), String> {
+    let pid = std::process::id();
     // cgroup v1: what cset shield does. Load balancing off at the root, an
     // exclusive cpuset for the CPU holding oscycles' threads, one for the
     // other CPUs holding every other task that can move.
@@ -321,18 +378,23 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
     let system = root.join(format!("oscycles-system-{pid}"));
     for (dir, cpus) in [(&shield, vec![cpu]), (&system, rest)] {
         make_dir(a, dir)?;
-        put(&dir.join("cpuset.cpus"), &format_cpus(&cpus))?;
+        // Another cpuset holding some of the CPUs exclusively makes the kernel refuse (EINVAL): say which.
+        let held = |e: String| match exclusive_holder(&root, &cpus, &[&shield, &system]) {
+            Some(h) => held_by(&cpus, &h, &e),
+            None => e,
+        };
+        put(&dir.join("cpuset.cpus"), &format_cpus(&cpus)).map_err(held)?;
         put(&dir.join("cpuset.mems"), &mems)?;
-        put(&dir.join("cpuset.cpu_exclusive"), "1")?;
+        put(&dir.join("cpuset.cpu_exclusive"), "1").map_err(held)?;
     }
     put(&shield.join("cpuset.sched_load_balance"), "0")?;
     set(a, &root.join("cpuset.sched_load_balance"), "0")?;
     let ours = own_threads();
     let tasks: Vec<u32> = cgroup::read(&root.join("tasks")).unwrap_or_default().lines().filter_map(|l| l.parse().ok()).collect();
     let others_tasks: Vec<u32> = tasks.into_iter().filter(|t| !ours.contains(t)).collect();
-    record_affinities(a);
-    a.journal.record(Change::Drain { from: system.join("tasks"), to: root.join("tasks") });
-    a.journal.record(Change::Drain { from: shield.join("tasks"), to: root.join("tasks") });
+    record_affinities(a).map_err(|e| e.to_string())?;
+    a.journal.record(Change::Drain { from: system.join("tasks"), to: root.join("tasks") }).map_err(|e| e.to_string())?;
+    a.journal.record(Change::Drain { from: shield.join("tasks"), to: root.join("tasks") }).map_err(|e| e.to_string())?;
     let (mut moved, mut stayed) = (0usize, 0usize);
     for t in &others_tasks {
         match cgroup::write(&system.join("tasks"), &t.to_string()) {
@@ -355,8 +417,29 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// A cpuset under `root`, other than `ours`, holding any of `cpus`
+/// exclusively (cgroup v1 `cpuset.cpu_exclusive`): its path and CPUs.
+fn exclusive_holder(root: &Path, cpus: &[usize], ours: &[&PathBuf]) -> Option<(PathBuf, String)> {
+    fs::read_dir(root).ok()?.flatten().map(|e| e.path()).filter(|p| p.is_dir() && !ours.contains(&p)).find_map(|p| {
+        if cgroup::read(&p.join("cpuset.cpu_exclusive")).ok()? != "1" {
+            return None;
+        }
+        let theirs = cgroup::read(&p.join("cpuset.cpus")).ok()?;
+        parse_cpu_list(&theirs).ok()?.iter().any(|c| cpus.contains(c)).then_some((p, theirs))
+    })
+}
+
+/// The sentence for CPUs another cpuset holds exclusively.
+fn held_by(cpus: &[usize], (holder, theirs): &(PathBuf, String), kernel: &str) -> String {
+    format!(
+        "isolated needs CPUs {} in a cpuset of their own, but cpuset {} holds CPUs {theirs} exclusively (its cpuset.cpu_exclusive is 1); free them or leave out isolated (the kernel said: {kernel})",
+        format_cpus(cpus),
+        holder.display()
+    )
+}
+
 /// Points every IRQ that allows it away from `cpu`, and the default affinity of new ones.
-fn move_irqs(a: &mut Applied, cpu: usize) {
+fn move_irqs(a: &mut Applied, cpu: usize) -> Result<(), JournalError> {
     let away = format_cpus(&others(cpu));
     let (mut moved, mut unmovable) = (0usize, Vec::new());
     let mut irqs: Vec<(u32, PathBuf)> = fs::read_dir("/proc/irq")
@@ -370,7 +453,7 @@ fn move_irqs(a: &mut Applied, cpu: usize) {
         }
         match cgroup::write(&p, &away) {
             Ok(()) => {
-                a.journal.record(Change::File { path: p, before });
+                a.journal.record(Change::File { path: p, before })?;
                 moved += 1;
             }
             Err(_) => unmovable.push(n), // managed or per-CPU interrupts refuse (EIO)
@@ -380,11 +463,12 @@ fn move_irqs(a: &mut Applied, cpu: usize) {
     if let Ok(before) = cgroup::read(def) {
         let mask = others(cpu).iter().fold(0u128, |m, &c| m | (1u128 << c.min(127)));
         if cgroup::write(def, &format!("{mask:x}")).is_ok() {
-            a.journal.record(Change::File { path: def.to_path_buf(), before });
+            a.journal.record(Change::File { path: def.to_path_buf(), before })?;
         }
     }
     a.facts.insert(condition::IRQS_MOVED_AWAY.into(), json!(moved));
     a.facts.insert(condition::IRQS_UNMOVABLE.into(), json!(unmovable));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -397,14 +481,14 @@ mod tests {
         let base = tmp.path().to_path_buf();
         let file = base.join("setting");
         fs::write(&file, "0-1").unwrap();
-        let mut j = Journal { pid: std::process::id(), changes: vec![] };
+        let mut j = Journal { pid: std::process::id(), changes: vec![], on_disk: false };
         let made = base.join("made");
         fs::create_dir(&made).unwrap();
-        j.record(Change::Dir { path: made.clone() });
+        j.record(Change::Dir { path: made.clone() }).unwrap();
         cgroup::write(&file, "1").unwrap();
-        j.record(Change::File { path: file.clone(), before: "0-1".into() });
+        j.record(Change::File { path: file.clone(), before: "0-1".into() }).unwrap();
         cgroup::write(&file, "0").unwrap(); // changed twice: the oldest value wins
-        j.record(Change::File { path: file.clone(), before: "1".into() });
+        j.record(Change::File { path: file.clone(), before: "1".into() }).unwrap();
         let saved: Journal = serde_json::from_str(&fs::read_to_string(journal_path()).unwrap()).unwrap();
         assert_eq!(saved.changes, j.changes, "the journal on disk holds every change");
         assert!(j.restore().is_empty());

@@ -9,6 +9,8 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod check;
+
 pub const SCHEMA: &str = "oscycles.run";
 /// Version 2 added raw samples by round, intervals, rounds and the case
 /// order; version 1 documents still load (they have none of those).
@@ -29,6 +31,9 @@ pub enum RunStatus {
     /// The process died without finishing (SIGKILL, a crash, power loss):
     /// found by a later command that opened the store.
     Killed,
+    /// Finished, but no case measured successfully: some failed or timed
+    /// out and the rest were not applicable (the run exits 1).
+    Failed,
 }
 
 /// Which process writes a run: enough to tell later whether it still lives

@@ -429,7 +429,15 @@ pub fn run(
         }
         across.environment(env, plan)?;
     }
-    finish(across.writer)
+    let status = finish(across.writer)?;
+    // A run that measured nothing is a failure, said in the document too.
+    let results = &across.writer.doc.results;
+    let measured_nothing = !results.iter().any(|r| r.status == CaseStatus::Ok) && results.iter().any(|r| r.status == CaseStatus::Failed);
+    if status == RunStatus::Complete && measured_nothing {
+        across.writer.finish(RunStatus::Failed)?;
+        return Ok(RunStatus::Failed);
+    }
+    Ok(status)
 }
 
 /// A run across environments, while it goes.

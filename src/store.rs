@@ -20,11 +20,42 @@ pub enum StoreError {
     TooLarge { path: PathBuf },
     #[error("'{path}': {err}")]
     BadId { path: PathBuf, err: String },
+    #[error("'{path}': {err}")]
+    BadNumber { path: PathBuf, err: crate::results::check::BadNumber },
+    #[error(
+        "'{path}': the documents read so far hold more than {} MiB or {} results, the most one command reads; give fewer or smaller documents",
+        MAX_TOTAL_BYTES >> 20,
+        MAX_TOTAL_RESULTS
+    )]
+    TooMuch { path: PathBuf },
 }
 
 /// The largest run document any command reads (a run of every suite with
 /// its raw samples is a few MiB).
 pub const MAX_DOC_BYTES: u64 = 64 << 20;
+
+/// The most one command reads over all its documents (files and stored
+/// runs): in bytes of JSON, and in results, which cost far more in memory
+/// than in JSON (a few KiB each parsed). A run of every suite has a few
+/// thousand results; a report over a fleet of dozens of such runs fits.
+pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
+pub const MAX_TOTAL_RESULTS: u64 = 200_000;
+
+/// What this process has read so far, against the bounds above.
+static READ_BYTES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static READ_RESULTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Counts a document read by this process (`bytes` of JSON, `results`
+/// results) and refuses it when the total goes beyond the bounds.
+pub fn charge(path: &Path, bytes: u64, results: u64) -> Result<(), StoreError> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let b = READ_BYTES.fetch_add(bytes, Relaxed) + bytes;
+    let r = READ_RESULTS.fetch_add(results, Relaxed) + results;
+    if b > MAX_TOTAL_BYTES || r > MAX_TOTAL_RESULTS {
+        return Err(StoreError::TooMuch { path: path.into() });
+    }
+    Ok(())
+}
 
 /// Checks a run id: it names files (`report --json`, the results
 /// directory), so it is 1 to 200 of `[A-Za-z0-9._+-]` (`+` joins suite
@@ -71,9 +102,14 @@ pub struct RunWriter {
 }
 
 impl RunWriter {
+    /// Where the document of `doc` goes in results directory `dir`.
+    pub fn path_in(dir: &Path, doc: &RunDoc) -> PathBuf {
+        dir.join(format!("{}.json", doc.id))
+    }
+
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, StoreError> {
         check_writable(dir, "results", "--results")?;
-        let w = RunWriter { path: dir.join(format!("{}.json", doc.id)), doc };
+        let w = RunWriter { path: Self::path_in(dir, &doc), doc };
         w.save()?;
         Ok(w)
     }
@@ -108,7 +144,23 @@ impl RunWriter {
 
 /// Reads a run document, refusing other documents and other schema versions.
 pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
+    parse(path, read_bounded(path)?)
+}
+
+/// [`load`], for a command reading documents it was given (which anyone may
+/// have written): counted against the bounds of what one command reads
+/// ([`charge`]), and its numbers checked ([`crate::results::check`]). A run
+/// merging its own rounds' documents uses [`load`].
+pub fn read(path: &Path) -> Result<RunDoc, StoreError> {
     let text = read_bounded(path)?;
+    charge(path, text.len() as u64, 0)?;
+    let doc = parse(path, text)?;
+    charge(path, 0, doc.results.len() as u64)?;
+    crate::results::check::check(&doc).map_err(|err| StoreError::BadNumber { path: path.into(), err })?;
+    Ok(doc)
+}
+
+fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
         return Err(StoreError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });

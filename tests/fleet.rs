@@ -181,7 +181,9 @@ impl Hosts {
     fn wait_listening(&self, n: usize) {
         for i in 1..=n {
             let t = std::time::Instant::now();
-            while std::net::TcpStream::connect_timeout(&format!("{}:22", self.addr(i)).parse().unwrap(), std::time::Duration::from_secs(1)).is_err() {
+            while std::net::TcpStream::connect_timeout(&format!("{}:22", self.addr(i)).parse().unwrap(), std::time::Duration::from_secs(1))
+                .is_err()
+            {
                 assert!(t.elapsed().as_secs() < 20, "sshd in {} does not listen", self.ns(i));
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
@@ -268,13 +270,59 @@ fn a_fleet_of_namespaces_over_ssh_into_postgres() {
     let t = String::from_utf8_lossy(&from_pg.stdout).to_string();
     assert!(t.contains("by host: 3 columns, baseline h1"), "{t}");
     let head = t.lines().find(|l| l.starts_with("benchmark")).unwrap();
-    assert!(head.contains("h1 vs h1") && head.contains("h2 vs h1") && head.contains("h3 vs h1") && !head.contains("h4"), "{head}");
+    // No column of the baseline against itself (issue 30, item 13; it said "1.00" on every row).
+    assert!(!head.contains("h1 vs h1") && head.contains("h2 vs h1") && head.contains("h3 vs h1") && !head.contains("h4"), "{head}");
     let geo = t.lines().find(|l| l.starts_with("geometric mean")).expect("a geometric-mean row");
     assert!(geo.contains("cases every column has"), "{geo}");
-    let first_row = t.lines().skip_while(|l| !l.starts_with("---")).nth(1).unwrap();
-    assert!(first_row.contains(" 1.00 "), "h1 = 1.00: {first_row}");
     assert_eq!(t, String::from_utf8_lossy(&from_sqlite.stdout), "the same report from both stores");
     drop(hosts);
     drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn local_hosts_use_the_python_running_ansible_and_a_module_failure_says_why() {
+    let dir = common::tempdir("fleet-shim");
+    // A pyenv-style shim of a Python that is not installed, first on PATH:
+    // Ansible's interpreter discovery would take it.
+    let shims = dir.join("shims");
+    std::fs::create_dir(&shims).unwrap();
+    let shim = shims.join("python3.13");
+    std::fs::write(&shim, "#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n").unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", shims.display(), std::env::var("PATH").unwrap_or_default());
+    let fleet = |inventory: &str, out: &Path| {
+        std::fs::write(dir.join("inv"), inventory).unwrap();
+        let mut args: Vec<String> = vec![
+            "fleet".into(),
+            "run".into(),
+            "--inventory".into(),
+            dir.join("inv").to_str().unwrap().to_string(),
+            "--suite".into(),
+            "syscall".into(),
+        ];
+        args.extend(["--db".into(), dir.join("s.sqlite").to_str().unwrap().into(), "--out".into(), out.to_str().unwrap().into()]);
+        args.push("--".into());
+        args.extend(RUN.map(String::from));
+        Command::new(env!("CARGO_BIN_EXE_oscycles")).env("PATH", &path).env("COLUMNS", "1000").args(&args).output().unwrap()
+    };
+    let out = dir.join("out");
+    let o = fleet("h1 ansible_connection=local\nh2 ansible_connection=local\n", &out);
+    let m = manifest(&out);
+    assert_eq!([status_of(&m, "h1"), status_of(&m, "h2")], ["ok", "ok"], "{m}\n{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The report by host: a column per host, and one relative column (h2 against h1, not h1 against itself).
+    let report = oscycles(&["report", "--by", "host", "--db", dir.join("s.sqlite").to_str().unwrap()]);
+    let t = text(&report);
+    assert!(report.status.success() && t.contains("h2 vs h1"), "{t}");
+    assert!(!t.contains("h1 vs h1"), "{t}");
+    // A host told to use the shim fails, and says why.
+    let out3 = dir.join("out3");
+    let o = fleet(&format!("h3 ansible_connection=local ansible_python_interpreter={}\n", shim.display()), &out3);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let m = manifest(&out3);
+    assert_eq!(status_of(&m, "h3"), "failed", "{m}");
+    let msg = m["hosts"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("python3.13: command not found"), "the module's stderr is in the message: {msg}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

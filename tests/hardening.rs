@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 mod common;
 use common::{only_json, tempdir};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_oscycles")
+/// The binary under test: this build's, or the one OSCYCLES_UNDER_TEST
+/// names (to show that a test fails against an older oscycles).
+fn bin() -> String {
+    std::env::var("OSCYCLES_UNDER_TEST").unwrap_or_else(|_| env!("CARGO_BIN_EXE_oscycles").to_string())
 }
 
 fn oscycles(args: &[&str]) -> Output {
@@ -42,9 +44,19 @@ struct OtherUser {
     uid: u32,
 }
 
+/// Tests that create users or lower fs.protected_* take turns (the
+/// sysctls are one setting for all of them).
+static AS_ROOT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn as_root_alone() -> std::sync::MutexGuard<'static, ()> {
+    AS_ROOT.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl OtherUser {
     fn create() -> OtherUser {
-        let name = format!("oscprobe{}", std::process::id() % 100_000);
+        static MADE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("oscprobe{}x{n}", std::process::id() % 100_000);
         // One left by a test run that died is removed first.
         let _ = Command::new("userdel").arg(&name).output();
         let st = Command::new("useradd").args(["--no-create-home", "--shell", "/bin/sh", &name]).status().expect("useradd runs");
@@ -114,6 +126,7 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
         eprintln!("skipped: needs root (it creates a user and runs oscycles as root against it)");
         return;
     }
+    let _alone = as_root_alone();
     let _unprotected = Unprotected::set();
     let user = OtherUser::create();
     let shared = tempdir("planted");
@@ -342,7 +355,8 @@ fn timeout_stops_cpu_bound_cases() {
         let mut args = vec!["run", "--suite", "syscall", "--bench", "syscall.getpid", "--timeout", "2", "--quiet", "--results", r];
         args.extend(extra.iter());
         let out = oscycles(&args);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        // Its only case failed: the run measured nothing (issue 30, item 9).
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(t.elapsed() < Duration::from_secs(5), "{extra:?}: {:?}", t.elapsed());
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
         let res = &doc["results"][0];
@@ -429,5 +443,490 @@ fn the_header_counts_every_case_it_will_save() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("measuring 4 cases"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("(4 of 4 cases"));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A tiny root run of one syscall case into `results`, with `extra` arguments.
+fn tiny(results: &Path, extra: &[&str]) -> Output {
+    Command::new(bin())
+        .args([
+            "run",
+            "--suite",
+            "syscall",
+            "--bench",
+            "syscall.getpid",
+            "--batches",
+            "2",
+            "--batch-ms",
+            "0.05",
+            "--rounds",
+            "1",
+            "--quiet",
+        ])
+        .arg("--results")
+        .arg(results)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A pid no process has (a journal of it is a dead run's).
+fn dead_pid() -> u32 {
+    (1000..32000).rev().find(|p| !Path::new(&format!("/proc/{p}")).exists()).unwrap()
+}
+
+/// /run/oscycles as it was, put back on drop, with the journals a test planted removed.
+struct JournalDir {
+    mode: Option<u32>,
+    planted: Vec<PathBuf>,
+}
+
+impl JournalDir {
+    fn take() -> JournalDir {
+        let mode = std::fs::metadata("/run/oscycles").ok().map(|m| m.mode() & 0o7777);
+        std::fs::create_dir_all("/run/oscycles").unwrap();
+        JournalDir { mode, planted: vec![] }
+    }
+
+    fn chmod(&self, mode: u32) {
+        std::fs::set_permissions("/run/oscycles", std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A journal of a dead run that writes `text` into `target`, owned by `uid`.
+    fn plant(&mut self, target: &Path, uid: u32) -> PathBuf {
+        let pid = dead_pid();
+        let p = PathBuf::from(format!("/run/oscycles/isolation-{pid}.json"));
+        let j = serde_json::json!({"pid": pid, "changes": [{"File": {"path": target, "before": "PWNED"}}]});
+        std::fs::write(&p, j.to_string()).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::lchown(&p, Some(uid), Some(uid)).unwrap();
+        self.planted.push(p.clone());
+        p
+    }
+}
+
+impl Drop for JournalDir {
+    fn drop(&mut self) {
+        for p in &self.planted {
+            let _ = std::fs::remove_file(p);
+        }
+        match self.mode {
+            Some(m) => self.chmod(m),
+            None => {
+                let _ = std::fs::remove_dir("/run/oscycles");
+            }
+        }
+    }
+}
+
+#[test]
+fn an_isolation_journal_another_user_could_write_is_never_acted_on() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it plants journals in /run/oscycles as another user)");
+        return;
+    }
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let d = tempdir("journal");
+    let precious = d.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    let mut jd = JournalDir::take();
+    let cases: [(u32, u32, &str); 3] = [
+        // The directory as an old oscycles made it under umask 000, and the other user's journal in it.
+        (0o777, user.uid, "writable by group or others"),
+        // A root directory, but a journal the other user owns (planted while it was open).
+        (0o700, user.uid, "belongs to uid"),
+        // Root's own journal whose entry is no setting oscycles changes.
+        (0o700, 0, "holds an entry oscycles never makes"),
+    ];
+    for (mode, owner, said) in cases {
+        jd.chmod(mode);
+        let planted = jd.plant(&precious, owner);
+        let out = tiny(&d, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            std::fs::read(&precious).unwrap(),
+            b"root's data",
+            "mode {mode:o}, journal of uid {owner}: the root file was written ({err})"
+        );
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains(said), "mode {mode:o}, journal of uid {owner}: stderr should say '{said}': {err}");
+        let _ = std::fs::remove_file(&planted);
+    }
+    drop(jd);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_store_is_never_opened_through_a_link_another_user_planted() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it plants links as another user)");
+        return;
+    }
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let private = tempdir("store-link-target");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let precious = private.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    let anywhere = private.join("anywhere.sqlite");
+    // A shared directory every user may write (no sticky bit, the other
+    // user's), and a world-writable sticky one (root's, as /tmp).
+    for (mode, owner) in [(0o777, user.uid), (0o1777, 0)] {
+        let shared = tempdir("store-link");
+        std::os::unix::fs::lchown(&shared, Some(owner), Some(owner)).unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
+        for target in [&anywhere, &precious] {
+            let link = shared.join("oscycles.sqlite");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(target, &link).unwrap();
+            std::os::unix::fs::lchown(&link, Some(user.uid), Some(user.uid)).unwrap();
+            let t = Instant::now();
+            let out = tiny(&shared, &[]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!anywhere.exists(), "directory {mode:o}: root made a store at the link's target ({err})");
+            assert_eq!(std::fs::read(&precious).unwrap(), b"root's data", "directory {mode:o}: the root file was written");
+            assert_eq!(out.status.code(), Some(2), "directory {mode:o}, link to {}: {err}", target.display());
+            assert!(err.contains("--db"), "{err}");
+            assert!(t.elapsed() < Duration::from_secs(5), "refused before measuring, not after: {:?}", t.elapsed());
+        }
+        let _ = std::fs::remove_dir_all(&shared);
+    }
+    let _ = std::fs::remove_dir_all(&private);
+}
+
+#[test]
+fn a_fifo_or_a_device_as_the_store_is_refused_at_once() {
+    let d = tempdir("fifo-db");
+    let fifo = d.join("store.sqlite");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let doc = doc_with_id(&d, "a-fifo-test-run");
+    let r = d.to_str().unwrap();
+    for db in [fifo.to_str().unwrap(), "/dev/null"] {
+        for args in [
+            vec!["run", "--results", r, "--suite", "syscall", "--bench", "syscall.getpid", "--db", db],
+            vec!["runs", "--db", db],
+            vec!["import", doc.to_str().unwrap(), "--db", db],
+            vec!["report", "--by", "host", "--db", db],
+        ] {
+            let t = Instant::now();
+            let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+            while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if child.try_wait().unwrap().is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{args:?} still runs after 5 s");
+            }
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(t.elapsed() < Duration::from_secs(1), "{args:?} took {:?}", t.elapsed());
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("not a regular file"), "{args:?}: {err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The fixture document with `change` made to it, as JSON, in `dir`.
+fn changed_doc(dir: &Path, name: &str, change: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let fixture = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&fixture).unwrap();
+    v["id"] = serde_json::json!(name);
+    change(&mut v);
+    let p = dir.join(format!("{name}.json"));
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+/// Every metric summary (and its ns twin) of a document.
+fn summaries(v: &mut serde_json::Value) -> Vec<&mut serde_json::Value> {
+    let mut out = Vec::new();
+    for r in v["results"].as_array_mut().unwrap() {
+        for m in r["metrics"].as_array_mut().unwrap() {
+            let m = m.as_object_mut().unwrap();
+            for (k, s) in m.iter_mut() {
+                if k == "summary" || k == "ns" {
+                    out.push(s);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn absurd_numbers_in_documents_are_refused_naming_the_field() {
+    let d = tempdir("absurd-numbers");
+    let good = changed_doc(&d, "a-good-run", |_| {});
+    fn set(keys: &'static [(&'static str, f64)]) -> impl Fn(&mut serde_json::Value) {
+        move |v: &mut serde_json::Value| {
+            for s in summaries(v) {
+                for (k, x) in keys {
+                    s[*k] = serde_json::json!(x);
+                }
+            }
+        }
+    }
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (changed_doc(&d, "tsc-zero", |v| v["host"]["clock"]["tsc_hz"] = serde_json::json!(0.0)), "host.clock.tsc_hz"),
+        (changed_doc(&d, "tsc-negative", |v| v["host"]["clock"]["tsc_hz"] = serde_json::json!(-1.0)), "host.clock.tsc_hz"),
+        (changed_doc(&d, "rounds-huge", |v| v["settings"]["rounds"] = serde_json::json!(4294967295u64)), "settings.rounds"),
+        (
+            changed_doc(
+                &d,
+                "negative",
+                set(&[("min", -2e12), ("median", -1325640869141.0), ("mean", -1e12), ("p99", -1.0), ("p999", -1.0), ("max", -1.0)]),
+            ),
+            ".median",
+        ),
+        (
+            changed_doc(
+                &d,
+                "zero",
+                set(&[
+                    ("min", 0.0),
+                    ("median", 0.0),
+                    ("mean", 0.0),
+                    ("p99", 0.0),
+                    ("p999", 0.0),
+                    ("max", 0.0),
+                    ("stddev", 0.0),
+                    ("cv", 0.0),
+                ]),
+            ),
+            ".median",
+        ),
+    ];
+    let db = d.join("s.sqlite");
+    let r = d.to_str().unwrap();
+    for (doc, field) in &cases {
+        let p = doc.to_str().unwrap();
+        refused(&["show", p], field);
+        refused(&["compare", good.to_str().unwrap(), p], field);
+        refused(&["compare", p, good.to_str().unwrap(), "--fail-above", "5%"], field);
+        refused(&["report", p, "--csv", "-"], field);
+        refused(&["import", p, "--db", db.to_str().unwrap()], field);
+        refused(&["baseline", "save", "b", p, "--results", r], field);
+        assert!(!d.join("baselines").join("b.json").exists(), "{p}: a baseline was saved");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_baseline_whose_statistics_overflow_is_refused_not_written_as_null() {
+    let d = tempdir("overflow");
+    let out = Command::new(bin())
+        .args([
+            "run",
+            "--suite",
+            "syscall",
+            "--bench",
+            "syscall.getpid",
+            "--batches",
+            "2",
+            "--batch-ms",
+            "0.05",
+            "--rounds",
+            "2",
+            "--quiet",
+        ])
+        .arg("--results")
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let docs: Vec<PathBuf> = ["big-a", "big-b"]
+        .iter()
+        .map(|id| {
+            let mut v = run.clone();
+            v["id"] = serde_json::json!(id);
+            for s in summaries(&mut v) {
+                for k in ["min", "median", "mean", "p99", "p999", "max"] {
+                    s[k] = serde_json::json!(1.7e308);
+                }
+                for k in ["stddev", "cv"] {
+                    s[k] = serde_json::json!(0.0);
+                }
+            }
+            for r in v["results"].as_array_mut().unwrap() {
+                for m in r["metrics"].as_array_mut().unwrap() {
+                    m.as_object_mut().unwrap().remove("estimate");
+                    for round in m["samples"].as_array_mut().into_iter().flatten() {
+                        round.as_array_mut().unwrap().iter_mut().for_each(|x| *x = serde_json::json!(1.7e308));
+                    }
+                }
+            }
+            let p = d.join(format!("{id}.doc"));
+            std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+            p
+        })
+        .collect();
+    // Each document on its own is finite, and shown.
+    let shown = oscycles(&["show", docs[0].to_str().unwrap()]);
+    assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
+    let out = refused(
+        &["baseline", "save", "big", docs[0].to_str().unwrap(), docs[1].to_str().unwrap(), "--results", d.to_str().unwrap()],
+        "nothing was saved",
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("which no measurement gives"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!d.join("baselines").join("big.json").exists(), "the baseline was written");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_store_that_cannot_take_the_run_refuses_it_before_the_first_case() {
+    let d = tempdir("store-refuses");
+    let results = d.join("results");
+    // A server where nothing listens.
+    let t = Instant::now();
+    let out = tiny(&results, &["--db", "postgres://u@127.0.0.1:1/db"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was measured"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    let docs =
+        std::fs::read_dir(&results).map(|r| r.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json")).count()).unwrap_or(0);
+    assert_eq!(docs, 0, "a run document was written for a refused run");
+    // An SQLite store whose pages after the first are garbage: its header and schema read, its tables do not.
+    let db = d.join("corrupt.sqlite");
+    let imported = oscycles(&["import", concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json"), "--db", db.to_str().unwrap()]);
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    let mut bytes = std::fs::read(&db).unwrap();
+    let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+    assert!(bytes.len() > 2 * page, "the store has pages beyond its schema");
+    bytes[page..].iter_mut().enumerate().for_each(|(i, b)| *b = (i * 7 + 13) as u8);
+    std::fs::write(&db, bytes).unwrap();
+    let out = tiny(&results, &["--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn listing_runs_needs_no_write() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it mounts a small tmpfs to fill)");
+        return;
+    }
+    let d = tempdir("full-disk");
+    let st = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&d).status().unwrap();
+    assert!(st.success());
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let _mounted = Unmount(d.clone());
+    // A run of this host marked running whose process is gone: opening the store would mark it killed (a write).
+    let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_string();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string();
+    let doc = changed_doc(Path::new("/tmp"), &format!("oscycles-test-dead-run-{}", std::process::id()), |v| {
+        v["status"] = serde_json::json!("running");
+        v["host"]["hostname"] = serde_json::json!(host);
+        v["owner"] = serde_json::json!({"pid": dead_pid(), "boot_id": boot, "start_ticks": 1});
+    });
+    let db = d.join("s.sqlite");
+    let imported = oscycles(&["import", doc.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    std::fs::remove_file(&doc).unwrap();
+    assert!(imported.status.success(), "{}", String::from_utf8_lossy(&imported.stderr));
+    // The file system full.
+    let _ =
+        Command::new("dd").args(["if=/dev/zero", "bs=4k"]).arg(format!("of={}", d.join("fill").display())).stderr(Stdio::null()).status();
+    let out = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("oscycles-test-dead-run"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn a_run_that_measured_nothing_fails_and_says_why() {
+    let d = tempdir("measured-nothing");
+    let out = tiny(&d, &["--iterations", "1000000000000", "--timeout", "2"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no case measured successfully"), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    assert_eq!(doc["status"], "failed");
+    let runs = oscycles(&["runs", "--db", d.join("oscycles.sqlite").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&runs.stdout).contains("failed"), "{}", String::from_utf8_lossy(&runs.stdout));
+    // A ring that cannot finish in time says so, not that it waited for a peer.
+    std::fs::remove_file(only_json(&d)).unwrap();
+    let out = Command::new(bin())
+        .args(["run", "--suite", "lmbench", "--bench", "ctx.ring", "--iterations", "1000000000000", "--timeout", "3"])
+        .args(["--rounds", "1", "--quiet", "--results", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    for r in doc["results"].as_array().unwrap() {
+        let why = r["reason"].as_str().unwrap_or_default();
+        assert!(!why.contains("waiting for the peer"), "{r}");
+        if r["status"] == "failed" {
+            assert!(why.contains("timed out"), "{r}");
+        }
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn microvm_cases_without_kvm_access_are_not_applicable() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it runs oscycles as a user it creates)");
+        return;
+    }
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let d = tempdir("no-kvm");
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let out = Command::new("runuser")
+        .args(["-u", &user.name, "--"])
+        .arg(bin())
+        .args(["run", "--suite", "microvm", "--bench", "microvm.cpuid", "--rounds", "1", "--quiet", "--results"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let kvm_open = Command::new("runuser").args(["-u", &user.name, "--", "sh", "-c", "exec 3<>/dev/kvm"]).status().unwrap().success();
+    for r in doc["results"].as_array().unwrap() {
+        if kvm_open {
+            assert_ne!(r["status"], "not_applicable", "{r}");
+        } else {
+            assert_eq!(r["status"], "not_applicable", "{r}");
+            assert!(r["reason"].as_str().unwrap().contains("/dev/kvm"), "{r}");
+        }
+    }
+    if !kvm_open {
+        assert!(out.status.success(), "n/a is no failure: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn the_documents_one_command_reads_are_bounded_in_total() {
+    let d = tempdir("total-bound");
+    // 50,000 results a document (n/a, no metrics: small on disk), five of them.
+    let docs: Vec<PathBuf> = (0..5)
+        .map(|k| {
+            changed_doc(&d, &format!("many-{k}"), |v| {
+                let mut one = v["results"][0].clone();
+                one["status"] = serde_json::json!("not_applicable");
+                one["reason"] = serde_json::json!("test");
+                one["metrics"] = serde_json::json!([]);
+                one["details"] = serde_json::json!({});
+                one["placement"] = serde_json::Value::Null;
+                v["results"] = serde_json::Value::Array(vec![one; 50_000]);
+            })
+        })
+        .collect();
+    let one = oscycles(&["report", docs[0].to_str().unwrap(), "--csv", "-"]);
+    assert!(one.status.success(), "one such document is read: {}", String::from_utf8_lossy(&one.stderr));
+    let mut args = vec!["report"];
+    args.extend(docs.iter().map(|p| p.to_str().unwrap()));
+    args.extend(["--csv", "-"]);
+    refused(&args, "the most one command reads");
     let _ = std::fs::remove_dir_all(&d);
 }

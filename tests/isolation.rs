@@ -178,3 +178,58 @@ fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
     assert_same(&before, &settings());
     let _ = std::fs::remove_dir_all(d);
 }
+
+/// Where the cgroup v1 cpuset hierarchy is mounted, if it is.
+fn v1_cpuset() -> Option<std::path::PathBuf> {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().find_map(|line| {
+        let is_v1_cpuset = line.contains(" - cgroup ") && line.rsplit(' ').next().is_some_and(|o| o.split(',').any(|o| o == "cpuset"));
+        is_v1_cpuset.then(|| std::path::PathBuf::from(line.split_whitespace().nth(4).unwrap()))
+    })
+}
+
+#[test]
+fn isolated_names_the_cpuset_that_holds_its_cpu_exclusively() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: geteuid has no arguments.
+    let (Some(root), true) = (v1_cpuset(), unsafe { libc::geteuid() } == 0) else {
+        eprintln!("skipped: needs root and the cpuset controller on cgroup v1 (cpuset.cpu_exclusive)");
+        return;
+    };
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    if online.trim() == "0" {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    // A sibling cpuset holding CPU 1 exclusively, as another tool's shield would.
+    struct Sibling(std::path::PathBuf);
+    impl Drop for Sibling {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+    let sibling = Sibling(root.join(format!("oscycles-test-holder-{}", std::process::id())));
+    std::fs::create_dir(&sibling.0).unwrap();
+    std::fs::write(sibling.0.join("cpuset.cpus"), "1").unwrap();
+    std::fs::write(sibling.0.join("cpuset.mems"), std::fs::read_to_string(root.join("cpuset.mems")).unwrap().trim()).unwrap();
+    std::fs::write(sibling.0.join("cpuset.cpu_exclusive"), "1").unwrap();
+    let d = tempdir("isolation-held");
+    let before = settings();
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--isolation", "isolated", "--cpus", "1,0"])
+        .args(["--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--quiet", "--results"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "not applicable is no failure: {}", String::from_utf8_lossy(&out.stderr));
+    let doc = common::only_doc(&d);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.contains(&sibling.0.display().to_string()) && why.contains("exclusively"),
+        "the reason names the cpuset that holds the CPU: {why}"
+    );
+    assert_same(&before, &settings());
+    drop(sibling);
+    let _ = std::fs::remove_dir_all(d);
+}

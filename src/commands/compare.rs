@@ -57,10 +57,13 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
     match action {
         cli::BaselineAction::Save { name, runs, results } => {
             let path = baseline_path(&results, &name)?;
-            let docs = runs.iter().map(|r| store::load(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+            let docs = runs.iter().map(|r| store::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
             let n = docs.len();
             let mut pooled = oscycles::rounds::pool(docs, oscycles::compare::seed_of(&name)).expect("at least one run");
             pooled.id = format!("baseline-{name}");
+            // Statistics over the pooled runs that overflow would be written as null, never to be read back.
+            oscycles::results::check::check(&pooled)
+                .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
             std::fs::create_dir_all(path.parent().expect("a directory"))
                 .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
             store::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 /// A run document to show or compare. A run that ended mid-round (killed)
 /// has raw samples but no intervals yet: they are computed here.
 pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
-    let mut doc = docs::load(path).map_err(|e| UsageError(e.to_string()))?;
+    let mut doc = docs::read(path).map_err(|e| UsageError(e.to_string()))?;
     if doc.results.iter().flat_map(|r| &r.metrics).any(|m| !m.samples.is_empty() && m.estimate.is_none()) {
         let seed = oscycles::compare::seed_of(&doc.id);
         oscycles::rounds::estimate_all(&mut doc, seed);
@@ -37,10 +37,18 @@ pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
 /// migrated by a newer oscycles).
 pub fn open_db(loc: &Location) -> Result<oscycles::db::Db> {
     loc.check().map_err(UsageError)?;
-    oscycles::db::Db::open(loc).map_err(|e| match e {
-        oscycles::db::DbError::Open(..) | oscycles::db::DbError::Newer(..) => UsageError(e.to_string()).into(),
+    oscycles::db::Db::open(loc).map_err(db_error)
+}
+
+/// A store's error as the binary reports it: what the user can change (a
+/// store that is not one, too much asked of it) is a usage error.
+pub fn db_error(e: oscycles::db::DbError) -> anyhow::Error {
+    match e {
+        oscycles::db::DbError::Open(..) | oscycles::db::DbError::Newer(..) | oscycles::db::DbError::Bounded(..) => {
+            UsageError(e.to_string()).into()
+        }
         e => anyhow::Error::new(e),
-    })
+    }
 }
 
 /// `--db`: a PostgreSQL URL or an SQLite file, by default

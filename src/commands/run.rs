@@ -44,13 +44,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // What would make this run noisy, said before it starts (doctor's warnings).
     let findings = oscycles::doctor::check(&doc.settings.cpus);
     doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
+    // In the store from its start, so that a run killed with SIGKILL is
+    // found there (and marked killed) by the next command that opens it; a
+    // store that cannot take it refuses the run before anything is measured.
+    let db_path = spec.db_path();
+    let loc = oscycles::db::Location::parse(&db_path);
+    record(&loc, &doc, &RunWriter::path_in(&spec.results, &doc))
+        .map_err(|e| UsageError(format!("--db {loc}: {e}; nothing was measured (the store must accept the run before its first case)")))?;
     let mut writer = RunWriter::create(&spec.results, doc)?;
     // A guest that fails leaves its console beside the run's JSON.
     opts.keep_console = Some(writer.path().with_extension(""));
-    // In the store from its start, so that a run killed with SIGKILL is
-    // found there (and marked killed) by the next command that opens it.
-    let db_path = spec.db_path();
-    record(&db_path, &writer.doc, writer.path());
     if !args.json {
         print!("{}", report::for_terminal(&report::header::render(&writer.doc, true)));
     }
@@ -60,7 +63,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     drop(run_dir);
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
-    record(&db_path, &writer.doc, writer.path());
+    if let Err(e) = record(&loc, &writer.doc, writer.path()) {
+        eprintln!("oscycles: warning: {e}");
+    }
     finish(&writer, status, &args)
 }
 
@@ -78,6 +83,10 @@ fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitC
         RunStatus::Interrupted => {
             eprintln!("oscycles: interrupted by signal {}; the results measured so far are saved", watchdog::interrupted().unwrap_or(0));
             ExitCode::from(130)
+        }
+        RunStatus::Failed => {
+            eprintln!("oscycles: no case measured successfully (each failed or was not applicable; the reasons are in the document)");
+            ExitCode::from(1)
         }
         _ => ExitCode::SUCCESS,
     })
@@ -131,11 +140,17 @@ pub fn env_child(a: EnvChildArgs) -> Result<ExitCode> {
 /// run's leftovers), and load groups are removed.
 fn recover() {
     watchdog::install();
-    let restored = isolation::recover_stale();
-    for line in &restored {
-        eprintln!("oscycles: {line}");
+    let mut restored = false;
+    for r in isolation::recover_stale() {
+        match r {
+            Ok(line) => {
+                eprintln!("oscycles: {line}");
+                restored = true;
+            }
+            Err(e) => eprintln!("oscycles: warning: {e}"),
+        }
     }
-    if !restored.is_empty() {
+    if restored {
         // This process was born while the dead run had everything else moved
         // away from its CPU, and Linux keeps the narrowed mask: take the
         // parent's again (restored from the journal with the rest).
@@ -236,12 +251,9 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
     })
 }
 
-/// Records the run in the store; a store that cannot be written costs a warning.
-fn record(db_path: &Path, doc: &RunDoc, path: &Path) {
-    let loc = oscycles::db::Location::parse(db_path);
-    if let Err(e) = oscycles::db::Db::open(&loc).and_then(|mut db| db.upsert(doc, &path.display().to_string())) {
-        eprintln!("oscycles: warning: {e}");
-    }
+/// Records the run, whose JSON is at `path`, in the store.
+fn record(loc: &oscycles::db::Location, doc: &RunDoc, path: &Path) -> Result<(), oscycles::db::DbError> {
+    oscycles::db::Db::open(loc).and_then(|mut db| db.upsert(doc, &path.display().to_string()))
 }
 
 /// Refuses, before measuring, what cannot work: memory buffers larger than

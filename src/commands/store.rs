@@ -58,7 +58,7 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
     // stored in one transaction: all or none.
     let mut docs = Vec::new();
     for f in files {
-        let doc = store::load(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
+        let doc = store::read(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
         if let Some((_, other)) = docs.iter().find(|(d, _): &&(RunDoc, String)| d.id == doc.id) {
             return Err(UsageError(format!("{} and {other} hold the same run '{}'; nothing was imported", f.display(), doc.id)).into());
         }
@@ -100,7 +100,7 @@ fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
     let mut docs = Vec::new();
     if a.runs.is_empty() {
         open(&mut db, "no runs given")?;
-        docs = db.as_mut().expect("opened above").documents(a.fleet.as_deref())?;
+        docs = db.as_mut().expect("opened above").documents(a.fleet.as_deref()).map_err(super::db_error)?;
         if docs.is_empty() {
             return Err(UsageError(format!("the store has no runs{}", a.fleet.as_ref().map_or(String::new(), |f| format!(" of fleet '{f}'")))).into());
         }
@@ -113,7 +113,7 @@ fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
             continue;
         }
         open(&mut db, &format!("'{r}' is neither a file nor a run id"))?;
-        match db.as_mut().expect("opened above").load(r)? {
+        match db.as_mut().expect("opened above").load(r).map_err(super::db_error)? {
             Some(d) => docs.push(d),
             None => return Err(UsageError(format!("'{r}' is neither a file nor a run id in the store")).into()),
         }

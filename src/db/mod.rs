@@ -57,6 +57,8 @@ pub enum DbError {
     Race(String),
     #[error("run store: a stored document does not parse: {0}")]
     Document(String),
+    #[error("run store: {0}")]
+    Bounded(String),
     #[error("the run store '{0}' was migrated by a newer oscycles (version {1}, this one knows {2}); use that oscycles")]
     Newer(String, i64, i64),
 }
@@ -144,7 +146,7 @@ impl Location {
     /// sentence if not.
     pub fn check(&self) -> Result<(), String> {
         match self {
-            Location::Sqlite(p) => sqlite::check_path(p),
+            Location::Sqlite(p) => sqlite::check_path(p).map_err(|e| e.to_string()),
             Location::Postgres(_) => Ok(()),
         }
     }
@@ -270,7 +272,11 @@ impl Db {
         };
         let mut db = Db { backend };
         migrate(db.backend.as_mut(), &loc.to_string())?;
-        db.mark_killed()?;
+        // A write a reader does on the side: a store that cannot take it
+        // (a full disk) is still read.
+        if let Err(e) = db.mark_killed() {
+            eprintln!("oscycles: warning: runs whose process died are not yet marked killed in the store: {e}");
+        }
         Ok(db)
     }
 
@@ -412,8 +418,15 @@ impl Db {
     }
 }
 
+/// A stored document, read under the bounds of [`crate::store::charge`]
+/// and checked as a file would be.
 fn parse_doc(text: &str) -> Result<RunDoc, DbError> {
-    serde_json::from_str(text).map_err(|e| DbError::Document(e.to_string()))
+    let bounded = |e: crate::store::StoreError| DbError::Bounded(e.to_string());
+    crate::store::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
+    let doc: RunDoc = serde_json::from_str(text).map_err(|e| DbError::Document(e.to_string()))?;
+    crate::store::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
+    crate::results::check::check(&doc).map_err(|e| DbError::Document(format!("run '{}': {e}", doc.id)))?;
+    Ok(doc)
 }
 
 /// The document as the store compares it: its canonical JSON.

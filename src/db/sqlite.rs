@@ -17,24 +17,124 @@ impl From<rusqlite::Error> for DbError {
     }
 }
 
-/// Checks that `path` can serve as a store: an SQLite database, or a file
-/// that does not exist yet. A sentence if not.
-pub fn check_path(path: &Path) -> Result<(), String> {
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(format!("--db '{}' is a directory; give the path of an SQLite file", path.display())),
-        Ok(_) => {}
-        Err(_) => return Ok(()),
+/// Why a path cannot serve as the SQLite store.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("--db '{0}' is a directory; give the path of an SQLite file")]
+    Directory(String),
+    #[error("--db '{0}' is a {1}, not a regular file; give the path of an SQLite file (or of one to be made)")]
+    NotRegular(String, &'static str),
+    #[error(
+        "--db '{0}' is a symbolic link (to '{1}'); the store is never opened through a link, which another user may have planted: give the path of the file itself"
+    )]
+    Link(String, String),
+    #[error(
+        "--db '{0}': its directory '{1}' can be written by every user and has no sticky bit, so another user could replace the store or plant a link in its place; keep the store in a directory only you can write (or one with the sticky bit, as /tmp)"
+    )]
+    OpenDirectory(String, String),
+    #[error(
+        "--db '{0}' belongs to uid {1}, another user, in a directory every user can write; refused (that user could swap it for something else)"
+    )]
+    Foreign(String, u32),
+    #[error("--db '{0}' cannot be opened as an SQLite store: {1}")]
+    Open(String, String),
+    #[error("--db '{0}' is not an oscycles run store (an SQLite database): {1}")]
+    NotStore(String, String),
+}
+
+/// What kind of file a non-regular file is, for a sentence.
+fn kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_fifo() {
+        "FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "device"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
     }
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| format!("--db '{}' cannot be opened as an SQLite store: {e}", path.display()))?;
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Checks that `path` can serve as a store: an SQLite database, or a file
+/// that does not exist yet, in a directory no other user can swap it in;
+/// never a link, FIFO, device or directory (refused without opening it, so
+/// a FIFO cannot block).
+pub fn check_path(path: &Path) -> Result<(), PathError> {
+    use std::os::unix::fs::MetadataExt;
+    let name = path.display().to_string();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let open_dir = std::fs::metadata(dir).ok().filter(|m| m.mode() & 0o002 != 0);
+    if let Some(d) = &open_dir
+        && d.mode() & 0o1000 == 0
+        && d.uid() != euid()
+    {
+        return Err(PathError::OpenDirectory(name, dir.display().to_string()));
+    }
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(_) => return Ok(()),
+    };
+    if m.file_type().is_symlink() {
+        let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+        return Err(PathError::Link(name, to));
+    }
+    if m.is_dir() {
+        return Err(PathError::Directory(name));
+    }
+    if !m.is_file() {
+        return Err(PathError::NotRegular(name, kind(&m)));
+    }
+    if open_dir.is_some() && m.uid() != euid() && m.uid() != 0 {
+        return Err(PathError::Foreign(name, m.uid()));
+    }
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
     conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| format!("--db '{}' is not an oscycles run store (an SQLite database): {e}", path.display()))?;
+        .map_err(|e| PathError::NotStore(name, e.to_string()))?;
+    Ok(())
+}
+
+/// Makes or opens the store's file without following a link and without
+/// blocking, and checks it is a regular file: what SQLite then opens (also
+/// without following a link) is that file.
+fn claim(path: &Path) -> Result<(), PathError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let name = path.display().to_string();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => {
+                PathError::Link(name.clone(), std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default())
+            }
+            Some(libc::EISDIR) => PathError::Directory(name.clone()),
+            _ => PathError::Open(name.clone(), e.to_string()),
+        })?;
+    let m = f.metadata().map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
+    if !m.is_file() {
+        return Err(PathError::NotRegular(name, kind(&m)));
+    }
     Ok(())
 }
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Sqlite, DbError> {
-        let conn = Connection::open(path).map_err(|e| DbError::Open(path.display().to_string(), e.to_string()))?;
+        let refused = |e: String| DbError::Open(path.display().to_string(), e);
+        check_path(path).map_err(|e| refused(e.to_string()))?;
+        claim(path).map_err(|e| refused(e.to_string()))?;
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| refused(e.to_string()))?;
         // Several oscycles may write one store at once: wait for a writer
         // instead of failing with "database is locked".
         conn.busy_timeout(std::time::Duration::from_secs(60))?;

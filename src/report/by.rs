@@ -247,14 +247,17 @@ pub fn rel_cell(l: &Line, b: usize, c: usize, policy: &Policy) -> String {
     l.judged(b, c, policy).map_or(String::new(), |j| format!("{} {}", super::compare::ratio_cell(&j), super::compare::verdict_cell(&j)))
 }
 
-/// The columns of a set's tables: the labels, then a value and a relative
-/// column per host.
+/// The columns of a set's tables: the labels, then a value per host and a
+/// relative column for each host but the baseline (itself against itself
+/// says nothing).
 pub fn headers(s: &Set) -> Vec<String> {
     let base = &s.columns[s.baseline];
     let mut h: Vec<String> = ["benchmark", "case", "metric", "unit"].map(String::from).to_vec();
-    for c in &s.columns {
+    for (i, c) in s.columns.iter().enumerate() {
         h.push(c.clone());
-        h.push(format!("{c} vs {base}"));
+        if i != s.baseline {
+            h.push(format!("{c} vs {base}"));
+        }
     }
     h
 }
@@ -266,15 +269,19 @@ pub fn rows(s: &Set, g: &Grid, policy: &Policy) -> Vec<Vec<String>> {
         let mut r = vec![l.benchmark.clone(), l.case.clone(), l.metric.clone(), l.unit.clone()];
         for c in 0..s.columns.len() {
             r.push(l.cells[c].map_or(String::new(), value_cell));
-            r.push(rel_cell(l, s.baseline, c, policy));
+            if c != s.baseline {
+                r.push(rel_cell(l, s.baseline, c, policy));
+            }
         }
         out.push(r);
     }
     let (means, n) = geomean(g, s.baseline);
     let mut r = vec!["geometric mean".to_string(), format!("{n} cases every column has"), "relative".into(), "".into()];
-    for m in means {
+    for (c, m) in means.into_iter().enumerate() {
         r.push(String::new());
-        r.push(if m.is_finite() { format!("{m:.2}") } else { "-".into() });
+        if c != s.baseline {
+            r.push(if m.is_finite() { format!("{m:.2}") } else { "-".into() });
+        }
     }
     out.push(r);
     out
@@ -445,6 +452,7 @@ mod tests {
         assert!((means[1] - expected).abs() < 1e-9, "{} vs {expected}", means[1]);
         let text = render(&r, &Policy::default());
         assert!(text.contains("geometric mean") && text.contains("h2 vs h1"), "{text}");
+        assert!(!text.contains("h1 vs h1"), "no column of the baseline against itself: {text}");
         assert!(build(&docs, By::Host, Some("nope")).err().unwrap().contains("h1, h2"));
     }
 

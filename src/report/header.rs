@@ -12,6 +12,7 @@ fn status(doc: &RunDoc, live: bool) -> String {
         RunStatus::Killed => {
             format!(" [KILLED: {} of {} cases saved; the process died without finishing]", doc.results.len(), doc.planned_cases)
         }
+        RunStatus::Failed => format!(" [FAILED: no case of {} measured successfully]", doc.results.len()),
     }
 }
 

@@ -131,6 +131,9 @@ pub fn native_null_syscall() -> f64 {
 }
 
 fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    // Without access to /dev/kvm (no KVM here, or a user outside the kvm
+    // group) nothing can be measured: not applicable, as `list` says.
+    supported().map_err(CaseError::NotApplicable)?;
     let layer = layer::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
     let (mode, why_not_long) = guest_mode(op, ctx.typed::<schema::microvm::Params>()?.cpl)?;

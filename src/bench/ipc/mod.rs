@@ -25,7 +25,8 @@ pub enum IpcError {
     Short { got: usize, want: usize },
     #[error("the peer closed the channel")]
     Closed,
-    #[error("timed out waiting for the peer (the case's watchdog fired)")]
+    /// The case's deadline (--timeout) passed, or the next batch would end after it.
+    #[error("timed out: the case would not finish within --timeout (its deadline)")]
     TimedOut,
     #[error("interrupted by a signal")]
     Interrupted,
