@@ -50,7 +50,8 @@ impl Bench {
     fn round(&self, id: &str) -> Vec<f64> {
         let b = oscycles::registry::find_benchmark(id).unwrap();
         let params = b.cases(Scale::Quick).remove(0);
-        let harness = HarnessConfig { target_batch_cycles: (0.02 * self.clock.tsc_hz) as u64, batches: 8, fixed_inner: None, max_inner: 1 << 16 };
+        let harness =
+            HarnessConfig { target_batch_cycles: (0.02 * self.clock.tsc_hz) as u64, batches: 8, fixed_inner: None, max_inner: 1 << 16 };
         let data = b.run(&self.ctx(&params, harness, Scale::Quick)).unwrap_or_else(|e| panic!("{id}: {e:?}"));
         data.metrics.into_iter().find(|m| m.name == "per_op").unwrap().samples.remove(0)
     }
@@ -80,7 +81,11 @@ fn median(v: &[f64]) -> f64 {
 #[test]
 fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     let cpus = allowed_cpus();
-    let bench = Bench { clock: oscycles::clock::calibrate_tsc(3, std::time::Duration::from_millis(20)), cpus: vec![cpus[0]], scratch: tempfile::tempdir().unwrap() };
+    let bench = Bench {
+        clock: oscycles::clock::calibrate_tsc(3, std::time::Duration::from_millis(20)),
+        cpus: vec![cpus[0]],
+        scratch: tempfile::tempdir().unwrap(),
+    };
     for id in ROWS {
         if let Err(why) = oscycles::registry::find_benchmark(id).unwrap().supported() {
             eprintln!("{id} cannot run here ({why}): not checked");
@@ -109,7 +114,8 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
             m / est.median
         );
         if !est.interval.contains(m) {
-            failures.push(format!("{id}: {m:.0} cycles after the alloc cases, outside [{:.0}, {:.0}] alone", est.interval.lo, est.interval.hi));
+            failures
+                .push(format!("{id}: {m:.0} cycles after the alloc cases, outside [{:.0}, {:.0}] alone", est.interval.lo, est.interval.hi));
         }
     }
     assert!(failures.is_empty(), "the cost depends on what ran before: {failures:?}");

@@ -273,13 +273,16 @@ impl Forker {
         if touch.thp {
             cmd.arg("--thp");
         }
-        let child = cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().map_err(
-            |e| match e.kind() {
+        let child = cmd
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| match e.kind() {
                 // The file is there: what is missing is its interpreter.
                 io::ErrorKind::NotFound => io::Error::new(e.kind(), "no C library's dynamic loader here (a guest's initramfs has none)"),
                 _ => e,
-            },
-        )?;
+            })?;
         let linked = if op.linked == Linked::Static { "static" } else { "dynamic" };
         let what = format!("{linked} C helper{}", if op.worker { " (its worker child)" } else { "" });
         Ok(Forker { _program: program, child, pinned: false, what })
@@ -457,7 +460,9 @@ mod tests {
             let pid = f.child.id();
             drop(f);
             // Dropping it ends and reaps the process.
-            assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err());
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err()
+            );
         }
     }
 

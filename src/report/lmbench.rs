@@ -51,18 +51,29 @@ fn proc_rows() -> Vec<Row> {
     let none = proc::Params::NONE;
     let mut v = vec![
         row("lat_proc procedure", proc::PROCEDURE, none, "a call the compiler may not inline"),
-        row("lat_proc fork", proc::FORK_DYNAMIC, none, "fork + child exit() + wait in a small dynamically linked C process's worker, as lmbench's"),
+        row(
+            "lat_proc fork",
+            proc::FORK_DYNAMIC,
+            none,
+            "fork + child exit() + wait in a small dynamically linked C process's worker, as lmbench's",
+        ),
         row("(static fork)", proc::FORK, proc::Params::touched(0, false), "fork + child _exit + wait in a small static C process"),
     ];
     for mib in crate::bench::cases::proc::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
         for thp in [false, true] {
             let label = format!("(static fork, {mib} MiB touched{})", if thp { ", THP" } else { "" });
-            let comment = if thp { "the same, the memory in transparent huge pages" } else { "the same with that much memory written, 4 KiB pages" };
+            let comment =
+                if thp { "the same, the memory in transparent huge pages" } else { "the same with that much memory written, 4 KiB pages" };
             v.push(row(&label, proc::FORK, proc::Params::touched(mib, thp), comment));
         }
     }
     v.extend([
-        row("lat_proc exec", proc::EXEC_DYNAMIC, none, "fork + execve of /bin/true (dynamically linked) + wait, from lat_proc fork's process"),
+        row(
+            "lat_proc exec",
+            proc::EXEC_DYNAMIC,
+            none,
+            "fork + execve of /bin/true (dynamically linked) + wait, from lat_proc fork's process",
+        ),
         row("(static exec)", proc::EXEC, none, "fork + execve of a 132-byte static ELF + wait, from the small static process"),
         row("(posix_spawn)", proc::SPAWN, none, "not in lmbench; of the 132-byte ELF, from the small static process"),
         row("(vfork + exec)", proc::VFORK_EXEC, none, "not in lmbench; the same"),

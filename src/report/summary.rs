@@ -65,7 +65,11 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
     }
     push("context switch (lat_ctx, 2 processes)".into(), extreme(of(ctx::FAMILY), ctx::SWITCH, false));
     let static_fork = proc::Params::touched(0, false);
-    let fork = extreme(measured(doc, env).filter(|r| r.benchmark == proc::id(proc::FORK) && r.params_as::<proc::Params>() == Some(static_fork)), proc::PER_OP, false);
+    let fork = extreme(
+        measured(doc, env).filter(|r| r.benchmark == proc::id(proc::FORK) && r.params_as::<proc::Params>() == Some(static_fork)),
+        proc::PER_OP,
+        false,
+    );
     push(fork_line(fork.map(|f| f.0)), fork);
     push("first touch of a page (anonymous)".into(), one(pagefault::id(pagefault::ANON), pagefault::PER_PAGE));
     let libc = memcpy::id(memcpy::LIBC);
