@@ -13,22 +13,26 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/index");
     assemble_guest("guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");
     assemble_guest("guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
-    compile_fork_dynamic();
+    compile_forker("forker-dynamic", &[]);
+    compile_forker("forker-static", &["-static"]);
 }
 
-/// lat_proc fork's process: a small C program, dynamically linked (cc's
-/// default), that proc.fork-dynamic runs and asks for forks.
-fn compile_fork_dynamic() {
-    let src = "helpers/fork-dynamic.c";
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("fork-dynamic");
+/// The process proc.* rows fork from (helpers/forker.c), linked as
+/// `link` says: dynamically (cc's default; lmbench's own kind of process)
+/// or statically (-static). Stripped: its size is part of what it measures.
+fn compile_forker(out: &str, link: &[&str]) {
+    let src = "helpers/forker.c";
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(out);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let st = std::process::Command::new(&cc)
-        .args(["-O1", "-o"])
+        .args(["-O1", "-s"])
+        .args(link)
+        .arg("-o")
         .arg(&out)
         .arg(src)
         .status()
         .unwrap_or_else(|e| panic!("running {cc}: {e} (a C compiler: Rust's linker on Linux is cc already)"));
-    assert!(st.success(), "{cc} {src} failed");
+    assert!(st.success(), "{cc} {src} {link:?} failed (-static needs the C library's static archive, libc6-dev)");
     println!("cargo:rerun-if-changed={src}");
 }
 

@@ -258,8 +258,49 @@ pub mod ctx {
 /// lat_proc: process and thread creation.
 pub mod proc {
     family!("proc");
-    /// No parameters.
-    pub type Params = super::NoParams;
+
+    params! {
+        /// A proc case: the static fork has the size of the process it forks
+        /// (`touched_mib` of anonymous memory written, in 4 KiB pages or, with
+        /// `thp`, transparent huge pages); the other benchmarks have none.
+        Params {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            touched_mib: Option<u64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            thp: Option<bool>,
+        }
+    }
+
+    impl Params {
+        /// No parameters: every benchmark but the static fork.
+        pub const NONE: Params = Params { touched_mib: None, thp: None };
+
+        /// The static fork of a process with `mib` MiB touched (`thp`:
+        /// in transparent huge pages; only said where `mib` is above 0).
+        pub fn touched(mib: u64, thp: bool) -> Params {
+            Params { touched_mib: Some(mib), thp: (mib > 0).then_some(thp) }
+        }
+    }
+
+    /// Details key: the process that forked ([`ProcessSize`]).
+    pub const FORKER: &str = "forker";
+
+    /// The size of the process a row's operations were created from, read
+    /// from /proc after the measurement.
+    #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    pub struct ProcessSize {
+        /// What it is: "static C helper", "dynamic C helper (worker)"...
+        pub program: String,
+        /// VmSize of /proc/PID/status.
+        pub vm_size_kib: u64,
+        /// VmRSS.
+        pub rss_kib: u64,
+        /// Lines of /proc/PID/maps.
+        pub mappings: u64,
+        pub threads: u64,
+        /// AnonHugePages of /proc/PID/smaps_rollup (0 where the kernel has none).
+        pub anon_huge_kib: u64,
+    }
     /// Cycles per operation.
     pub const PER_OP: &str = "per_op";
     pub const PROCEDURE: &str = "procedure";
@@ -778,7 +819,9 @@ mod tests {
         writes(syscall::Params {}, "{}");
         writes(ipc::Params { words: 8, space: Space::Inter, cores: Cores::Cross }, r#"{"cores":"cross","space":"inter","words":8}"#);
         writes(ctx::Params { procs: 2, ws_kib: 16 }, r#"{"procs":2,"ws_kib":16}"#);
-        writes(proc::Params {}, "{}");
+        writes(proc::Params::NONE, "{}");
+        writes(proc::Params::touched(0, true), r#"{"touched_mib":0}"#);
+        writes(proc::Params::touched(64, true), r#"{"thp":true,"touched_mib":64}"#);
         writes(bw::Params { cores: Some(Cores::Same) }, r#"{"cores":"same"}"#);
         writes(bw::Params { cores: None }, "{}");
         writes(pagefault::Params {}, "{}");

@@ -1,18 +1,29 @@
 //! Process and thread creation, as lmbench's lat_proc: procedure call,
 //! fork+exit+wait, fork+exec, posix_spawn, vfork+exec, thread create+join.
-//! lmbench forks its own small, dynamically linked process, whose child
-//! leaves through the C library's exit(): `fork-dynamic` has such a process
-//! (helpers/fork-dynamic.c, built by build.rs) fork on request; `fork`
-//! forks this static process, whose child calls _exit.
+//!
+//! A fork copies the forking process (page tables, mappings, open files),
+//! so its cost depends on that process's size. This process's size depends
+//! on the cases that ran before in it (an allocator's grown heap, buffers
+//! kept mapped), so no process is created from it: every process-creation
+//! row asks a small C program, started fresh for the case
+//! (helpers/forker.c, built by build.rs and embedded), to create processes,
+//! and records that program's size (VmSize, RSS, mappings, threads). The
+//! lmbench rows (`fork-dynamic`, `exec-dynamic`) use it dynamically linked
+//! and forking from a worker child, as lmbench's lat_proc under benchmp();
+//! the others use it statically linked, forking itself. `fork` also forks it
+//! with a given amount of memory touched: fork cost against process size.
+//!
 //! lmbench's exec runs a dynamically linked hello-world; `exec-dynamic` runs
 //! the system's /bin/true (dynamically linked, exits 0) the same way: the
 //! loader and the C library's start-up are in the cost. The other exec
 //! kinds run a 132-byte static ELF that oscycles writes itself: it exits
 //! with status 7 and does nothing else, so exec cost is the kernel's, not a
-//! dynamic loader's.
+//! dynamic loader's. A procedure call and a thread are made in this process
+//! (neither copies an address space).
 
 use super::child;
-use std::ffi::CString;
+use crate::schema::proc::ProcessSize;
+use std::ffi::{CStr, CString};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -60,16 +71,73 @@ impl ProcOp {
         match self {
             ProcOp::Procedure => "a call of a function the compiler may not inline",
             ProcOp::ForkDynamic => {
-                "lat_proc fork: a small dynamically linked C process forks, its child exit()s, it waits (n forks a request, over a pipe)"
+                "lat_proc fork: a small dynamically linked C process (a worker child, as lmbench's benchmp) forks, its child exit()s, it waits"
             }
-            ProcOp::Fork => "fork of this static process, child _exit, parent waitpid",
-            ProcOp::ForkExec => "fork, child execve of a tiny static ELF, parent waitpid",
-            ProcOp::ExecDynamic => "lat_proc exec: fork, child closes stdout and execve's /bin/true (dynamically linked), parent waitpid",
-            ProcOp::Spawn => "posix_spawn of the tiny static ELF, waitpid",
-            ProcOp::VforkExec => "clone(CLONE_VM|CLONE_VFORK) + execve of the tiny static ELF, waitpid",
-            ProcOp::Thread => "std::thread::spawn of an empty closure + join",
+            ProcOp::Fork => "a small static C process, with touched_mib MiB of memory written, forks, its child _exits, it waits",
+            ProcOp::ForkExec => "a small static C process forks, its child execve's a tiny static ELF, it waits",
+            ProcOp::ExecDynamic => {
+                "lat_proc exec: a small dynamically linked C process (a worker child) forks, its child closes stdout and execve's /bin/true (dynamically linked), it waits"
+            }
+            ProcOp::Spawn => "a small static C process posix_spawns the tiny static ELF, waits",
+            ProcOp::VforkExec => "a small static C process vforks, its child execve's the tiny static ELF, it waits",
+            ProcOp::Thread => "std::thread::spawn of an empty closure + join, in this process",
         }
     }
+
+    /// How the forker does this operation; None for those made in this
+    /// process (procedure, thread).
+    fn forker_op(self) -> Option<ForkerOp> {
+        let (linked, op, status, target, worker) = match self {
+            ProcOp::Procedure | ProcOp::Thread => return None,
+            ProcOp::ForkDynamic => (Linked::Dynamic, "fork", 1, Target::None, true),
+            ProcOp::ExecDynamic => (Linked::Dynamic, "exec", 0, Target::Dynamic, true),
+            ProcOp::Fork => (Linked::Static, "fork-raw", 0, Target::None, false),
+            ProcOp::ForkExec => (Linked::Static, "exec", HELPER_STATUS, Target::Tiny, false),
+            ProcOp::Spawn => (Linked::Static, "spawn", HELPER_STATUS, Target::Tiny, false),
+            ProcOp::VforkExec => (Linked::Static, "vfork", HELPER_STATUS, Target::Tiny, false),
+        };
+        Some(ForkerOp { linked, op, status, target, worker })
+    }
+}
+
+/// How the forker is linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Linked {
+    /// lmbench's kind of process (needs the C library's loader).
+    Dynamic,
+    /// Runs anywhere, a guest's initramfs too.
+    Static,
+}
+
+/// The program an operation executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    None,
+    /// [`DYNAMIC_PROGRAM`].
+    Dynamic,
+    /// The tiny static ELF ([`helper_elf`]).
+    Tiny,
+}
+
+/// One operation as helpers/forker.c takes it.
+#[derive(Debug, Clone, Copy)]
+struct ForkerOp {
+    linked: Linked,
+    /// Its OP argument.
+    op: &'static str,
+    /// The exit status every child must end with.
+    status: i32,
+    target: Target,
+    /// Whether a worker child does the operations (lmbench's benchmp).
+    worker: bool,
+}
+
+/// Memory the forker writes before it forks: `mib` MiB, in transparent
+/// huge pages with `thp` (4 KiB pages otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Touch {
+    pub mib: u64,
+    pub thp: bool,
 }
 
 /// The tiny helper: ELF64 header, one PT_LOAD program header, 9 bytes of code
@@ -167,22 +235,45 @@ fn write_in_child(path: &CString, bytes: &[u8]) -> i32 {
     }
 }
 
-/// helpers/fork-dynamic.c, compiled by build.rs (dynamically linked).
-pub const FORK_DYNAMIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fork-dynamic"));
+/// helpers/forker.c, compiled by build.rs, dynamically and statically linked.
+pub const FORKER_DYNAMIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-dynamic"));
+pub const FORKER_STATIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-static"));
 
-/// lat_proc fork's process, running: asked for `n` forks at a time over
-/// its stdin, it answers one byte on its stdout when they are done.
+/// The process a case's processes are created from, running: asked for
+/// `n` operations at a time over its stdin, it answers one byte on its
+/// stdout when they are done.
 pub struct Forker {
     _program: Helper,
     child: std::process::Child,
     pinned: bool,
+    what: String,
 }
 
 impl Forker {
-    pub fn start(dir: &Path) -> io::Result<Forker> {
-        let program = Helper::write(dir, "fork-dynamic", FORK_DYNAMIC_ELF)?;
+    /// Writes the forker into `dir` and starts it doing `op` (on `target`
+    /// for the exec kinds), with `touch` written first.
+    fn start(dir: &Path, op: ForkerOp, target: Option<&CStr>, touch: Touch) -> io::Result<Forker> {
+        let (name, elf) = match op.linked {
+            Linked::Dynamic => ("forker-dynamic", FORKER_DYNAMIC_ELF),
+            Linked::Static => ("forker-static", FORKER_STATIC_ELF),
+        };
+        let program = Helper::write(dir, name, elf)?;
         let path = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(program.c_path.as_bytes());
-        let child = std::process::Command::new(path)
+        let mut cmd = std::process::Command::new(path);
+        cmd.arg(op.op).arg(op.status.to_string());
+        if let Some(t) = target {
+            cmd.arg(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(t.to_bytes()));
+        }
+        if op.worker {
+            cmd.arg("--worker");
+        }
+        if touch.mib > 0 {
+            cmd.arg("--touch-mib").arg(touch.mib.to_string());
+        }
+        if touch.thp {
+            cmd.arg("--thp");
+        }
+        let child = cmd
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -192,23 +283,48 @@ impl Forker {
                 io::ErrorKind::NotFound => io::Error::new(e.kind(), "no C library's dynamic loader here (a guest's initramfs has none)"),
                 _ => e,
             })?;
-        Ok(Forker { _program: program, child, pinned: false })
+        let linked = if op.linked == Linked::Static { "static" } else { "dynamic" };
+        let what = format!("{linked} C helper{}", if op.worker { " (its worker child)" } else { "" });
+        Ok(Forker { _program: program, child, pinned: false, what })
     }
 
-    /// `n` forks in the dynamic process. The first call gives it the CPUs
-    /// of the calling (measuring, pinned) thread: the forks run where the
+    fn pipes(&mut self) -> (&mut std::process::ChildStdin, &mut std::process::ChildStdout) {
+        (self.child.stdin.as_mut().expect("piped"), self.child.stdout.as_mut().expect("piped"))
+    }
+
+    /// `n` operations in the forker. The first call gives it the CPUs of
+    /// the calling (measuring, pinned) thread: they run where the
     /// measurement does.
-    pub fn forks(&mut self, n: u64) -> io::Result<()> {
+    pub fn run(&mut self, n: u64) -> io::Result<()> {
         use std::io::Read;
         if !self.pinned {
             crate::placement::set_affinity_of(self.child.id(), &crate::placement::allowed_cpus())?;
             self.pinned = true;
         }
-        let (stdin, stdout) = (self.child.stdin.as_mut().expect("piped"), self.child.stdout.as_mut().expect("piped"));
+        let (stdin, stdout) = self.pipes();
         stdin.write_all(&n.to_ne_bytes())?;
         let mut answer = [1u8];
-        stdout.read_exact(&mut answer)?;
-        if answer[0] == 0 { Ok(()) } else { Err(io::Error::other("fork-dynamic: a fork failed or a child did not exit with 1")) }
+        stdout.read_exact(&mut answer).map_err(|e| self.ended(e))?;
+        if answer[0] == 0 { Ok(()) } else { Err(io::Error::other("the forker: an operation failed or a child ended with another status")) }
+    }
+
+    /// The error of a forker that stopped answering, with its exit status.
+    fn ended(&mut self, e: io::Error) -> io::Error {
+        match self.child.try_wait() {
+            // 3: bad arguments, 4: the memory to touch could not be mapped.
+            Ok(Some(st)) => io::Error::other(format!("the forker ended ({st}) instead of answering")),
+            _ => e,
+        }
+    }
+
+    /// The size of the process that forks, as /proc has it now.
+    pub fn size(&mut self) -> io::Result<ProcessSize> {
+        use std::io::Read;
+        let (stdin, stdout) = self.pipes();
+        stdin.write_all(&u64::MAX.to_ne_bytes())?;
+        let mut pid = [0u8; 4];
+        stdout.read_exact(&mut pid).map_err(|e| self.ended(e))?;
+        process_size(i32::from_ne_bytes(pid), &self.what)
     }
 }
 
@@ -220,17 +336,30 @@ impl Drop for Forker {
     }
 }
 
+/// A field of /proc/PID/status or smaps_rollup ("VmSize:   1008 kB"): its number.
+fn proc_field(text: &str, field: &str) -> Option<u64> {
+    text.lines().find(|l| l.split(':').next() == Some(field))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Process `pid`'s size from /proc.
+pub fn process_size(pid: i32, what: &str) -> io::Result<ProcessSize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))?;
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+    let field = |f| proc_field(&status, f).ok_or_else(|| io::Error::other(format!("/proc/{pid}/status has no {f}")));
+    Ok(ProcessSize {
+        program: what.into(),
+        vm_size_kib: field("VmSize")?,
+        rss_kib: field("VmRSS")?,
+        mappings: maps.lines().count() as u64,
+        threads: field("Threads")?,
+        anon_huge_kib: proc_field(&rollup, "AnonHugePages").unwrap_or(0),
+    })
+}
+
 #[inline(never)]
 fn procedure(x: u64) -> u64 {
     std::hint::black_box(x).wrapping_add(1)
-}
-
-fn check_status(status: i32, want: i32, what: &str) -> io::Result<()> {
-    if child::exited_with(status, want) {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!("{what}: child ended with wait status {status:#x}, not exit {want}")))
-    }
 }
 
 /// The dynamically linked program exec-dynamic runs.
@@ -250,147 +379,55 @@ pub fn is_dynamic_elf(bytes: &[u8]) -> bool {
     (0..phnum).any(|i| bytes.get(phoff + i * phentsize..phoff + i * phentsize + 4) == Some(&3u32.to_le_bytes()[..]))
 }
 
-/// How often exec retries a helper that is busy (ETXTBSY), 1 ms apart. The
-/// kernel refuses to exec a file open for writing anywhere; `Helper` is
-/// written by a child of its own so that this process never holds it open,
-/// and the retry is for whatever else might (a copy in progress, a tool).
-const TXTBSY_TRIES: u32 = 200;
-
-fn pause_1ms() {
-    let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
-    // SAFETY: ts is a valid timespec; no remainder is wanted.
-    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-}
-
-/// execve of the helper, retried while ETXTBSY; returns only on failure.
-/// Allocation-free: it runs in forked and vforked children.
-fn exec_helper(path: *const libc::c_char) {
-    let argv = [path, std::ptr::null()];
-    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-    for _ in 0..TXTBSY_TRIES {
-        // SAFETY: path is NUL-terminated and alive; argv and envp are NULL-terminated.
-        unsafe { libc::execve(path, argv.as_ptr(), envp.as_ptr()) };
-        // SAFETY: errno of this thread.
-        if unsafe { *libc::__errno_location() } != libc::ETXTBSY {
-            return;
-        }
-        pause_1ms();
-    }
-}
-
-extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
-    // arg is the NUL-terminated path the parent keeps alive until this child
-    // has exec'd (CLONE_VFORK suspends the parent until then).
-    exec_helper(arg as *const libc::c_char);
-    // SAFETY: _exit ends the child without touching the shared memory's state.
-    unsafe { libc::_exit(127) }
-}
-
 /// Runs one operation `n` times.
 pub struct Prepared {
     op: ProcOp,
-    helper: Option<Helper>,
     forker: Option<Forker>,
-    dynamic: CString,
-    /// Stack for the vfork child (which runs until it execs).
-    stack: Vec<u8>,
+    /// The tiny ELF the exec kinds run (kept until the forker is gone).
+    _tiny: Option<Helper>,
 }
 
 impl Prepared {
-    pub fn new(op: ProcOp, scratch: &Path) -> io::Result<Prepared> {
-        let helper = matches!(op, ProcOp::ForkExec | ProcOp::Spawn | ProcOp::VforkExec).then(|| Helper::create(scratch)).transpose()?;
-        let stack = if op == ProcOp::VforkExec { vec![0u8; 64 * 1024] } else { Vec::new() };
-        if op == ProcOp::ExecDynamic && !std::fs::read(DYNAMIC_PROGRAM).is_ok_and(|b| is_dynamic_elf(&b)) {
-            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no dynamically linked {DYNAMIC_PROGRAM}")));
-        }
-        let forker = (op == ProcOp::ForkDynamic).then(|| Forker::start(scratch)).transpose()?;
-        Ok(Prepared { op, helper, forker, dynamic: CString::new(DYNAMIC_PROGRAM).expect("no NUL"), stack })
-    }
-
-    fn path(&self) -> &CString {
-        &self.helper.as_ref().expect("exec operations have a helper").c_path
+    /// `touch` applies to the static fork only.
+    pub fn new(op: ProcOp, scratch: &Path, touch: Touch) -> io::Result<Prepared> {
+        let Some(fop) = op.forker_op() else {
+            return Ok(Prepared { op, forker: None, _tiny: None });
+        };
+        let tiny = (fop.target == Target::Tiny).then(|| Helper::create(scratch)).transpose()?;
+        let dynamic = CString::new(DYNAMIC_PROGRAM).expect("no NUL");
+        let target = match fop.target {
+            Target::None => None,
+            Target::Dynamic if std::fs::read(DYNAMIC_PROGRAM).is_ok_and(|b| is_dynamic_elf(&b)) => Some(dynamic.as_c_str()),
+            Target::Dynamic => return Err(io::Error::new(io::ErrorKind::NotFound, format!("no dynamically linked {DYNAMIC_PROGRAM}"))),
+            Target::Tiny => tiny.as_ref().map(|h| h.c_path.as_c_str()),
+        };
+        let touch = if op == ProcOp::Fork { touch } else { Touch::default() };
+        let forker = Forker::start(scratch, fop, target, touch)?;
+        Ok(Prepared { op, forker: Some(forker), _tiny: tiny })
     }
 
     pub fn run(&mut self, n: u64) -> io::Result<()> {
         if let Some(f) = self.forker.as_mut() {
-            return f.forks(n);
+            return f.run(n);
         }
         for i in 0..n {
             if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
                 return Err(io::Error::from_raw_os_error(libc::EINTR));
             }
-            self.once()?;
+            match self.op {
+                ProcOp::Thread => std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked"))?,
+                _ => {
+                    std::hint::black_box(procedure(std::hint::black_box(1)));
+                }
+            }
         }
         Ok(())
     }
 
-    fn once(&mut self) -> io::Result<()> {
-        match self.op {
-            ProcOp::Procedure => {
-                std::hint::black_box(procedure(std::hint::black_box(1)));
-                Ok(())
-            }
-            ProcOp::ForkDynamic => unreachable!("run() hands fork-dynamic to its forker"),
-            ProcOp::Fork => {
-                let pid = child::fork_child(|| 0)?;
-                check_status(child::reap(pid)?, 0, "fork")
-            }
-            ProcOp::ForkExec => {
-                let path = self.path().as_ptr();
-                let pid = child::fork_child(|| {
-                    exec_helper(path);
-                    127
-                })?;
-                check_status(child::reap(pid)?, HELPER_STATUS, "fork+exec")
-            }
-            ProcOp::ExecDynamic => {
-                let path = self.dynamic.as_ptr();
-                let pid = child::fork_child(|| {
-                    // SAFETY: the child's own copy of stdout, as lmbench's child closes it.
-                    unsafe { libc::close(1) };
-                    exec_helper(path);
-                    127
-                })?;
-                check_status(child::reap(pid)?, 0, "fork+exec of /bin/true")
-            }
-            ProcOp::Spawn => {
-                let path = self.path().as_ptr();
-                let argv = [path as *mut libc::c_char, std::ptr::null_mut()];
-                let envp: [*mut libc::c_char; 1] = [std::ptr::null_mut()];
-                let mut pid = 0;
-                let mut rc = libc::ETXTBSY;
-                for _ in 0..TXTBSY_TRIES {
-                    // SAFETY: path, argv and envp are valid and NULL-terminated;
-                    // no file actions or attributes.
-                    rc = unsafe { libc::posix_spawn(&mut pid, path, std::ptr::null(), std::ptr::null(), argv.as_ptr(), envp.as_ptr()) };
-                    if rc != libc::ETXTBSY {
-                        break;
-                    }
-                    pause_1ms();
-                }
-                if rc != 0 {
-                    return Err(io::Error::from_raw_os_error(rc));
-                }
-                check_status(child::reap(pid)?, HELPER_STATUS, "posix_spawn")
-            }
-            ProcOp::VforkExec => {
-                let arg = self.path().as_ptr() as *mut libc::c_void;
-                // SAFETY: the stack grows down from its end, which is 16-byte
-                // aligned; the child only execs or _exits, and the parent is
-                // suspended until it has (CLONE_VFORK), so sharing memory
-                // (CLONE_VM) is safe.
-                let pid = unsafe {
-                    let top = self.stack.as_mut_ptr().add(self.stack.len());
-                    let top = top.sub(top as usize % 16);
-                    libc::clone(vfork_child, top.cast(), libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, arg)
-                };
-                if pid < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                check_status(child::reap(pid)?, HELPER_STATUS, "vfork+exec")
-            }
-            ProcOp::Thread => std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked")),
-        }
+    /// The size of the process the operations are created from; None for
+    /// those made in this process.
+    pub fn forker_size(&mut self) -> Option<io::Result<ProcessSize>> {
+        self.forker.as_mut().map(Forker::size)
     }
 }
 
@@ -409,23 +446,58 @@ mod tests {
     }
 
     #[test]
-    fn the_fork_program_is_dynamically_linked_and_counts_its_children() {
-        assert!(is_dynamic_elf(FORK_DYNAMIC_ELF), "lmbench's fork runs in a dynamically linked process");
+    fn the_forkers_are_linked_as_named_and_count_their_children() {
+        assert!(is_dynamic_elf(FORKER_DYNAMIC_ELF), "lmbench's fork runs in a dynamically linked process");
+        assert!(!is_dynamic_elf(FORKER_STATIC_ELF), "the static rows fork a static process");
         let dir = tempfile::tempdir().unwrap();
-        let mut f = Forker::start(dir.path()).unwrap();
-        f.forks(3).unwrap();
-        f.forks(0).unwrap();
-        let pid = f.child.id();
-        drop(f);
-        // Dropping it ends and reaps the process.
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err());
+        for (op, worker) in [(ProcOp::ForkDynamic, true), (ProcOp::Fork, false)] {
+            let fop = op.forker_op().unwrap();
+            let mut f = Forker::start(dir.path(), fop, None, Touch::default()).unwrap();
+            f.run(3).unwrap();
+            f.run(0).unwrap();
+            let size = f.size().unwrap();
+            assert_eq!(size.program.contains("worker"), worker, "{size:?}");
+            let pid = f.child.id();
+            drop(f);
+            // Dropping it ends and reaps the process.
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists() || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_err()
+            );
+        }
+    }
+
+    #[test]
+    fn a_forker_whose_children_end_otherwise_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let fop = ForkerOp { status: 9, ..ProcOp::Fork.forker_op().unwrap() };
+        let mut f = Forker::start(dir.path(), fop, None, Touch::default()).unwrap();
+        assert!(f.run(1).is_err(), "its children exit 0, not 9");
+    }
+
+    #[test]
+    fn the_static_forker_is_small_and_touched_memory_makes_it_as_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut small = Prepared::new(ProcOp::Fork, dir.path(), Touch::default()).unwrap();
+        small.run(1).unwrap();
+        let s = small.forker_size().unwrap().unwrap();
+        assert_eq!((s.threads, s.program.as_str()), (1, "static C helper"));
+        assert!(s.vm_size_kib < 8 << 10 && s.mappings < 32, "a small static process: {s:?}");
+        let mut big = Prepared::new(ProcOp::Fork, dir.path(), Touch { mib: 16, thp: false }).unwrap();
+        big.run(1).unwrap();
+        let b = big.forker_size().unwrap().unwrap();
+        assert!(b.rss_kib >= s.rss_kib + (16 << 10), "16 MiB written: {b:?} against {s:?}");
+        assert_eq!(b.anon_huge_kib, 0, "without thp the region is in 4 KiB pages");
+        // Only the static fork takes a size.
+        let mut exec = Prepared::new(ProcOp::ForkExec, dir.path(), Touch { mib: 16, thp: false }).unwrap();
+        assert!(exec.forker_size().unwrap().unwrap().rss_kib < b.rss_kib);
+        assert!(Prepared::new(ProcOp::Thread, dir.path(), Touch::default()).unwrap().forker_size().is_none());
     }
 
     #[test]
     fn every_operation_runs_and_the_helper_exits_with_its_status() {
         let dir = tempfile::tempdir().unwrap();
         for op in ProcOp::ALL {
-            Prepared::new(op, dir.path()).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+            Prepared::new(op, dir.path(), Touch::default()).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
         }
     }
 
@@ -467,6 +539,12 @@ mod tests {
         }
         stop.store(true, Ordering::Relaxed);
         forker.join().unwrap();
+    }
+
+    fn pause_1ms() {
+        let ts = libc::timespec { tv_sec: 0, tv_nsec: 1_000_000 };
+        // SAFETY: ts is a valid timespec; no remainder is wanted.
+        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
     }
 
     fn pause_1ms_times(n: u32) {

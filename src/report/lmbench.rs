@@ -5,7 +5,7 @@
 use super::rows::Row;
 use super::table::{Table, cycles};
 use crate::compare::{judge, seed_of, verdict_word};
-use crate::results::{Metric, RunDoc};
+use crate::results::{CaseResult, Metric, RunDoc};
 use crate::schema::ipc::{Cores, Mechanism, Space};
 use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
 
@@ -29,20 +29,7 @@ fn latency_rows() -> Vec<Row> {
     }
     v.push(Row::new("lat_syscall null", syscall::id(syscall::NULL), NoParams {}, syscall::PER_CALL).comment("getppid() through the C library"));
     v.push(Row::new("(raw getppid)", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL).comment("the syscall instruction inline, no wrapper"));
-    v.extend(Row::each(
-        proc::id,
-        proc::PER_OP,
-        &[
-            ("lat_proc procedure", proc::PROCEDURE, "a call the compiler may not inline"),
-            ("lat_proc fork", proc::FORK_DYNAMIC, "fork + child exit() + wait in a small dynamically linked C process, as lmbench's"),
-            ("(static fork)", proc::FORK, "fork + child _exit + wait of oscycles' own static process"),
-            ("lat_proc exec", proc::EXEC_DYNAMIC, "fork + execve of /bin/true (dynamically linked) + wait"),
-            ("(static exec)", proc::EXEC, "fork + execve of a 132-byte static ELF + wait"),
-            ("(posix_spawn)", proc::SPAWN, "not in lmbench"),
-            ("(vfork + exec)", proc::VFORK_EXEC, "not in lmbench"),
-            ("(thread create)", proc::THREAD, "not in lmbench"),
-        ],
-    ));
+    v.extend(proc_rows());
     // Page faults report per page.
     v.extend(Row::each(
         pagefault::id,
@@ -53,6 +40,62 @@ fn latency_rows() -> Vec<Row> {
         ],
     ));
     v
+}
+
+/// lat_proc's rows and the extra ones: every process is created from a
+/// small C helper started for the case, whose size the case records.
+fn proc_rows() -> Vec<Row> {
+    let row = |label: &str, name: &str, params: proc::Params, comment: &'static str| {
+        Row::new(label, proc::id(name), params, proc::PER_OP).comment(comment)
+    };
+    let none = proc::Params::NONE;
+    let mut v = vec![
+        row("lat_proc procedure", proc::PROCEDURE, none, "a call the compiler may not inline"),
+        row(
+            "lat_proc fork",
+            proc::FORK_DYNAMIC,
+            none,
+            "fork + child exit() + wait in a small dynamically linked C process's worker, as lmbench's",
+        ),
+        row("(static fork)", proc::FORK, proc::Params::touched(0, false), "fork + child _exit + wait in a small static C process"),
+    ];
+    for mib in crate::bench::cases::proc::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
+        for thp in [false, true] {
+            let label = format!("(static fork, {mib} MiB touched{})", if thp { ", THP" } else { "" });
+            let comment =
+                if thp { "the same, the memory in transparent huge pages" } else { "the same with that much memory written, 4 KiB pages" };
+            v.push(row(&label, proc::FORK, proc::Params::touched(mib, thp), comment));
+        }
+    }
+    v.extend([
+        row(
+            "lat_proc exec",
+            proc::EXEC_DYNAMIC,
+            none,
+            "fork + execve of /bin/true (dynamically linked) + wait, from lat_proc fork's process",
+        ),
+        row("(static exec)", proc::EXEC, none, "fork + execve of a 132-byte static ELF + wait, from the small static process"),
+        row("(posix_spawn)", proc::SPAWN, none, "not in lmbench; of the 132-byte ELF, from the small static process"),
+        row("(vfork + exec)", proc::VFORK_EXEC, none, "not in lmbench; the same"),
+        row("(thread create)", proc::THREAD, none, "not in lmbench"),
+    ]);
+    v
+}
+
+/// What a process-creation case forked, as its details record it.
+fn forked_from(c: &CaseResult) -> Option<String> {
+    let s: proc::ProcessSize = serde_json::from_value(c.details.get(proc::FORKER)?.clone()).ok()?;
+    let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
+    let huge = if s.anon_huge_kib > 0 { format!(" ({} in huge pages)", mib(s.anon_huge_kib)) } else { String::new() };
+    Some(format!(
+        "{}: VmSize {}, RSS {}{huge}, {} mappings, {} thread{}",
+        s.program,
+        mib(s.vm_size_kib),
+        mib(s.rss_kib),
+        s.mappings,
+        s.threads,
+        if s.threads == 1 { "" } else { "s" }
+    ))
 }
 
 fn bandwidth_rows() -> Vec<Row> {
@@ -137,6 +180,9 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], names: [&str; 
                 cells.push(if m.estimate.is_some() { super::table::interval(m) } else { format!("CV {:.1}%", m.summary.cv * 100.0) });
                 if let Some(aside) = r.aside.and_then(|a| r.find(runs[0]).and_then(|(c, _)| c.metric(a))) {
                     comment = format!("{comment}; ring overhead {} us subtracted", us(aside));
+                }
+                if let Some(forker) = r.find(runs[0]).and_then(|(c, _)| forked_from(c)) {
+                    comment = format!("{comment}; forks: {forker}");
                 }
             }
             (_, [a, b]) => {

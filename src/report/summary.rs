@@ -64,7 +64,13 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
         push(format!("one-way IPC, {cn}-core, pipe"), pipe_inter);
     }
     push("context switch (lat_ctx, 2 processes)".into(), extreme(of(ctx::FAMILY), ctx::SWITCH, false));
-    push("fork + exit + wait".into(), one(proc::id(proc::FORK), proc::PER_OP));
+    let static_fork = proc::Params::touched(0, false);
+    let fork = extreme(
+        measured(doc, env).filter(|r| r.benchmark == proc::id(proc::FORK) && r.params_as::<proc::Params>() == Some(static_fork)),
+        proc::PER_OP,
+        false,
+    );
+    push(fork_line(fork.map(|f| f.0)), fork);
     push("first touch of a page (anonymous)".into(), one(pagefault::id(pagefault::ANON), pagefault::PER_PAGE));
     let libc = memcpy::id(memcpy::LIBC);
     let aligned = |r: &CaseResult| r.params_as::<memcpy::Params>().is_some_and(|p| p.src_off == 0 && p.dst_off == 0);
@@ -85,6 +91,16 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
     push("net peak (UDP/TCP stream)".into(), extreme(of(net::FAMILY), net::THROUGHPUT, true));
     push("block I/O peak".into(), extreme(of(blk::FAMILY), blk::THROUGHPUT, true));
     out
+}
+
+/// The summary's fork line names its fork: the static one, and the size of
+/// the process that forked where the case recorded it.
+fn fork_line(r: Option<&CaseResult>) -> String {
+    let size = r.and_then(|r| r.details.get(proc::FORKER)).and_then(|v| serde_json::from_value::<proc::ProcessSize>(v.clone()).ok());
+    match size {
+        Some(s) => format!("fork + _exit + wait ((static fork): a {:.1} MiB static C process)", s.vm_size_kib as f64 / 1024.0),
+        None => "fork + _exit + wait ((static fork): a small static C process)".into(),
+    }
 }
 
 /// The value of a headline: the median (the max for noise and control
