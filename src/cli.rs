@@ -50,6 +50,11 @@ pub enum Command {
         /// The document as JSON on standard output, for scripts.
         #[arg(long, conflicts_with = "full")]
         json: bool,
+        /// The kernel's event counts per operation beside each cell (context
+        /// switches, migrations, faults, task clock; cycles and instructions
+        /// where a PMU counted them), before the summary.
+        #[arg(long, conflicts_with = "json")]
+        counters: bool,
     },
     /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output.
     Completions {

@@ -547,3 +547,85 @@ impl Counts {
         self.events.get(event.name()).map(|e| e.summary.median)
     }
 }
+
+/// Counts that differ between two runs of a cell enough to explain a
+/// difference of time: (event, A's median, B's median) where both have the
+/// event and they differ by at least 0.1 per operation and 10% of the larger.
+/// Task clock and core cycles are left out: they are the time itself.
+pub fn changed(a: &Counts, b: &Counts) -> Vec<(Event, f64, f64)> {
+    Event::SOFTWARE
+        .into_iter()
+        .chain(Event::HARDWARE)
+        .filter(|e| !matches!(e, Event::TaskClock | Event::Cycles | Event::RefCycles))
+        .filter_map(|e| {
+            let (x, y) = (a.median(e)?, b.median(e)?);
+            let d = (y - x).abs();
+            (d >= 0.1 && d >= 0.1 * x.abs().max(y.abs())).then_some((e, x, y))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(events: &[(Event, &[&[f64]])]) -> Counts {
+        let mut c = Counts::none("");
+        c.reason = None;
+        for (e, rounds) in events {
+            let samples: Vec<Vec<f64>> = rounds.iter().map(|r| r.to_vec()).collect();
+            let pooled: Vec<f64> = samples.iter().flatten().copied().collect();
+            c.events.insert(e.name().into(), EventCounts { summary: Summary::of(&pooled).unwrap(), samples });
+        }
+        c
+    }
+
+    #[test]
+    fn rounds_absorb_into_one_summary_and_keep_their_spread() {
+        let mut a = counts(&[(Event::ContextSwitches, &[&[2.0, 2.0, 2.1]])]);
+        a.absorb(&counts(&[(Event::ContextSwitches, &[&[1.9, 2.0, 2.0]]), (Event::MinorFaults, &[&[1.0]])]));
+        let cs = &a.events["context_switches"];
+        assert_eq!(cs.samples.len(), 2);
+        assert_eq!(cs.summary.n, 6);
+        assert_eq!(cs.summary.median, 2.0);
+        assert_eq!(cs.round_medians(), vec![2.0, 2.0]);
+        assert_eq!(a.median(Event::MinorFaults), Some(1.0));
+    }
+
+    #[test]
+    fn a_case_counts_its_last_measurement_and_says_why_not() {
+        let b = |cs: f64| vec![(Event::ContextSwitches, Some(cs)), (Event::TaskClock, None)];
+        let last = Counted::Batches { batches: vec![b(2.0), b(2.2)], unavailable: vec![(Event::Cycles, "no PMU".into())] };
+        let c = Counts::of_case(&[Counted::Batches { batches: vec![b(9.0)], unavailable: vec![] }, last]);
+        assert_eq!(c.events["context_switches"].samples, vec![vec![2.0, 2.2]]);
+        assert_eq!(c.unavailable["core_cycles"], "no PMU");
+        assert!(c.unavailable.contains_key("task_clock_ns"));
+        assert!(c.reason.is_none());
+        assert!(Counts::of_case(&[]).reason.unwrap().contains("not counted"));
+        assert_eq!(Counts::of_case(&[Counted::NotCounted("why".into())]).reason.as_deref(), Some("why"));
+    }
+
+    #[test]
+    fn only_counts_that_moved_are_changes() {
+        let a = counts(&[(Event::ContextSwitches, &[&[2.0]]), (Event::MinorFaults, &[&[10.0]]), (Event::TaskClock, &[&[100.0]])]);
+        let b = counts(&[(Event::ContextSwitches, &[&[4.0]]), (Event::MinorFaults, &[&[10.5]]), (Event::TaskClock, &[&[900.0]])]);
+        assert_eq!(changed(&a, &b), vec![(Event::ContextSwitches, 2.0, 4.0)]);
+        assert!(changed(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_cause() {
+        let e = |errno| std::io::Error::from_raw_os_error(errno);
+        assert_eq!(CounterError::of(Event::ContextSwitches, &e(libc::ENOSYS)), CounterError::NoSyscall);
+        assert!(matches!(CounterError::of(Event::Cycles, &e(libc::ENOENT)), CounterError::NoPmu { .. }));
+        assert!(CounterError::of(Event::Cycles, &e(libc::EACCES)).to_string().contains("perf_event_paranoid"));
+        assert!(matches!(CounterError::of(Event::MinorFaults, &e(libc::ENOENT)), CounterError::Other { .. }));
+    }
+
+    #[test]
+    fn every_event_has_a_name_it_is_found_by() {
+        for e in Event::SOFTWARE.into_iter().chain(Event::HARDWARE) {
+            assert_eq!(Event::by_name(e.name()), Some(e));
+        }
+    }
+}
