@@ -137,7 +137,9 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
                 b: mb.summary.median,
                 judged: judge(ma, mb, policy, seed),
                 counts_changed: match (&ra.counters, &rb.counters) {
-                    (Some(ca), Some(cb)) => crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect(),
+                    (Some(ca), Some(cb)) => {
+                        crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()
+                    }
                     _ => vec![],
                 },
             })

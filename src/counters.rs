@@ -103,9 +103,13 @@ impl Event {
 /// Why counters could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum CounterError {
-    #[error("perf_event_open is not available (ENOSYS): the kernel has no perf events, or a container's or sandbox's filter refuses the system call")]
+    #[error(
+        "perf_event_open is not available (ENOSYS): the kernel has no perf events, or a container's or sandbox's filter refuses the system call"
+    )]
     NoSyscall,
-    #[error("perf_event_open refused ({errno}): perf_event_paranoid is {paranoid} and this process lacks CAP_PERFMON / CAP_SYS_ADMIN, or a seccomp filter refuses it")]
+    #[error(
+        "perf_event_open refused ({errno}): perf_event_paranoid is {paranoid} and this process lacks CAP_PERFMON / CAP_SYS_ADMIN, or a seccomp filter refuses it"
+    )]
     Denied { errno: &'static str, paranoid: String },
     #[error("no PMU: this kernel offers no hardware events ({errno}; a VM without a virtual PMU, or an emulator)")]
     NoPmu { errno: &'static str },
@@ -115,7 +119,8 @@ pub enum CounterError {
 
 impl CounterError {
     fn of(event: Event, e: &std::io::Error) -> CounterError {
-        let paranoid = || std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").map_or("unknown".into(), |s| s.trim().to_string());
+        let paranoid =
+            || std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").map_or("unknown".into(), |s| s.trim().to_string());
         match e.raw_os_error() {
             Some(libc::ENOSYS) => CounterError::NoSyscall,
             Some(libc::EACCES) => CounterError::Denied { errno: "EACCES", paranoid: paranoid() },
@@ -377,7 +382,10 @@ pub type BatchCounts = Vec<(Event, Option<f64>)>;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Counted {
     /// Per batch, per event, counts per operation.
-    Batches { batches: Vec<BatchCounts>, unavailable: Vec<(Event, String)> },
+    Batches {
+        batches: Vec<BatchCounts>,
+        unavailable: Vec<(Event, String)>,
+    },
     NotCounted(String),
 }
 

@@ -89,7 +89,16 @@ fn a_first_touch_of_a_fresh_anonymous_page_faults_once() {
             |n| -> Result<(*mut u8, usize), Stop> {
                 let len = n as usize * PAGE;
                 // SAFETY: a fresh private anonymous mapping; checked below.
-                let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+                let p = unsafe {
+                    libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    )
+                };
                 assert_ne!(p, libc::MAP_FAILED);
                 // SAFETY: advice on the mapping just made: no huge pages, so a
                 // touch faults in one 4 KiB page.
@@ -193,7 +202,8 @@ fn without_an_armed_case_the_harness_counts_nothing() {
 /// `--no-counters` leaves them out; `show --counters` prints them.
 #[test]
 fn a_run_records_counts_and_show_prints_them() {
-    let (doc, _, _, _) = common::getpid_in("native", "counters-run", &["--batches", "3", "--iterations", "1000", "--quiet", "--rounds", "2"]);
+    let (doc, _, _, _) =
+        common::getpid_in("native", "counters-run", &["--batches", "3", "--iterations", "1000", "--quiet", "--rounds", "2"]);
     assert_eq!(doc["schema_version"], 3);
     let r = &doc["results"][0];
     assert_eq!(r["status"], "ok", "{r}");
@@ -205,14 +215,16 @@ fn a_run_records_counts_and_show_prints_them() {
     if oscycles::counters::availability().hardware.is_err() {
         assert!(c["unavailable"]["instructions"].as_str().is_some_and(|w| !w.is_empty()), "{c}");
     }
-    let (off, _, _, _) = common::getpid_in("native", "counters-off", &["--batches", "3", "--iterations", "1000", "--quiet", "--no-counters"]);
+    let (off, _, _, _) =
+        common::getpid_in("native", "counters-off", &["--batches", "3", "--iterations", "1000", "--quiet", "--no-counters"]);
     assert!(off["results"][0].get("counters").is_none());
 
     let d = common::tempdir("counters-show");
     std::fs::create_dir_all(&d).unwrap();
     let file = d.join("run.json");
     std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles")).args(["show", "--counters", "--full"]).arg(&file).output().unwrap();
+    let out =
+        std::process::Command::new(env!("CARGO_BIN_EXE_oscycles")).args(["show", "--counters", "--full"]).arg(&file).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let _ = std::fs::remove_dir_all(&d);

@@ -140,9 +140,5 @@ fn reasons(counted: &[&CaseResult]) -> String {
 /// What `compare` puts beside a verdict: the counts per operation that
 /// changed, "switches 2.00 -> 4.00".
 pub fn changes(row: &crate::compare::Row) -> String {
-    row.counts_changed
-        .iter()
-        .map(|(e, x, y)| format!("{} {} -> {}", heading(e), count(*x), count(*y)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    row.counts_changed.iter().map(|(e, x, y)| format!("{} {} -> {}", heading(e), count(*x), count(*y))).collect::<Vec<_>>().join(", ")
 }
