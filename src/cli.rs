@@ -53,6 +53,11 @@ pub enum Command {
         /// The document as JSON on standard output, for scripts.
         #[arg(long, conflicts_with = "full")]
         json: bool,
+        /// The kernel's event counts per operation beside each cell (context
+        /// switches, migrations, faults, task clock; cycles and instructions
+        /// where a PMU counted them), before the summary.
+        #[arg(long, conflicts_with = "json")]
+        counters: bool,
     },
     /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output.
     Completions {
@@ -274,6 +279,13 @@ pub struct RunArgs {
     /// time is up runs on (up to 10 times as long) until it has them.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(10..=600_000))]
     pub point_ms: Option<u64>,
+    /// No counting batches: by default every batch-timed case is followed by
+    /// three untimed batches that count the kernel's events per operation
+    /// (context switches, migrations, faults, task clock; core cycles,
+    /// reference cycles and instructions where a PMU exists) over every
+    /// thread and process the case runs.
+    #[arg(long)]
+    pub no_counters: bool,
     /// Environments to run the suites in, each in turn (comma-separated):
     /// native; container (user, PID, mount, UTS, IPC and network namespaces
     /// made by oscycles); qemu-tcg and qemu-kvm (a guest kernel booted with an
@@ -395,6 +407,7 @@ impl RunArgs {
             iterations: self.iterations,
             mem_bytes: self.mem_bytes,
             point_ms: self.point_ms,
+            no_counters: self.no_counters,
             timeout_s: self.timeout,
             rounds: self.rounds.map_or(crate::rounds::DEFAULT_ROUNDS, |r| r as usize),
             seed,

@@ -79,6 +79,10 @@ pub struct Row {
     pub a: f64,
     pub b: f64,
     pub judged: Judged,
+    /// Kernel event counts per operation that changed from A to B: (event,
+    /// A's, B's), see `counters::changed`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts_changed: Vec<(String, f64, f64)>,
 }
 
 /// Where a result was measured, as compared: environment, load, isolation.
@@ -132,6 +136,12 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
                 a: ma.summary.median,
                 b: mb.summary.median,
                 judged: judge(ma, mb, policy, seed),
+                counts_changed: match (&ra.counters, &rb.counters) {
+                    (Some(ca), Some(cb)) => {
+                        crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()
+                    }
+                    _ => vec![],
+                },
             })
         })
         .collect()

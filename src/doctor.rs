@@ -46,7 +46,24 @@ impl Finding {
 /// Runs every check against this machine for the CPUs oscycles will measure
 /// on (none given: every online CPU).
 pub fn check(cpus: &[usize]) -> Vec<Finding> {
-    check_at(Path::new("/"), cpus, std::process::id())
+    let mut f = check_at(Path::new("/"), cpus, std::process::id());
+    f.push(counters(crate::counters::availability()));
+    f
+}
+
+/// Which of the kernel's event counters a case's counts can have here.
+fn counters(a: &crate::counters::Availability) -> Finding {
+    let level = match (&a.software, &a.hardware) {
+        (Ok(()), Ok(())) => Level::Ok,
+        _ => Level::Info,
+    };
+    let advice = match (&a.software, &a.hardware) {
+        (Err(crate::counters::CounterError::Denied { .. }), _) | (_, Err(crate::counters::CounterError::Denied { .. })) => {
+            Some("sysctl kernel.perf_event_paranoid=1 (or run as root) lets oscycles count its own processes' events".to_string())
+        }
+        _ => None,
+    };
+    Finding::new("counters", level, a.describe(), advice)
 }
 
 /// Runs every check against the `proc/` and `sys/` trees under `root`;

@@ -3,6 +3,7 @@
 //! cost of one operation: (batch cycles - clock overhead) / inner count.
 
 use crate::clock::Clock;
+use crate::counters;
 use crate::watchdog::{self, Stop};
 use serde::{Deserialize, Serialize};
 
@@ -124,7 +125,49 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
         let c = timed(inner)?;
         per_op_cycles.push(c.saturating_sub(overhead) as f64 / inner as f64);
     }
+    if let Some(k) = counters::armed_batches() {
+        let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::clock::tsc_hz_hint();
+        counters::record(count_batches(k.min(cfg.batches), inner, cost, &mut prepare, &mut run)?);
+    }
     Ok(Measurement { per_op_cycles, inner, calibration, overhead_cycles: overhead })
+}
+
+/// The counting batches after the timed ones: `k` more batches of `inner`
+/// operations (set up by `prepare` as the timed ones), with the case's
+/// counters enabled around `run` only. Batches that the deadline would not
+/// leave time for (each takes about `batch_s`) are not run; counters that
+/// cannot be opened give the reason, never an error.
+fn count_batches<S, E: From<Stop>>(
+    k: usize,
+    inner: u64,
+    batch_s: f64,
+    prepare: &mut impl FnMut(u64) -> Result<S, E>,
+    run: &mut impl FnMut(&mut S) -> Result<(), E>,
+) -> Result<counters::Counted, E> {
+    let set = match counters::open_for_case() {
+        Ok(set) => set,
+        Err(e) => return Ok(counters::Counted::NotCounted(format!("not counted: {e}"))),
+    };
+    let mut batches = Vec::with_capacity(k);
+    for _ in 0..k {
+        watchdog::check()?;
+        if watchdog::remaining().is_some_and(|left| 2.0 * batch_s > left.as_secs_f64()) {
+            break;
+        }
+        let mut state = prepare(inner)?;
+        let before = set.read();
+        set.enable();
+        run(&mut state)?;
+        set.disable();
+        let after = set.read();
+        drop(state);
+        let per_op = |(b, a): (&Option<f64>, &Option<f64>)| Some((a.as_ref()? - b.as_ref()?) / inner as f64);
+        batches.push(set.events.iter().copied().zip(before.iter().zip(&after).map(per_op)).collect());
+    }
+    if batches.is_empty() {
+        return Ok(counters::Counted::NotCounted("not counted: the case's deadline left no time for a counting batch".into()));
+    }
+    Ok(counters::Counted::Batches { batches, unavailable: set.unavailable.clone() })
 }
 
 #[cfg(test)]

@@ -107,6 +107,11 @@ pub fn proc_stat(line: &str) -> Option<(u32, &str, Vec<&str>)> {
     Some((pid, &line[open + 1..close], line[close + 1..].split_whitespace().collect()))
 }
 
+/// The running kernel's release (uname's release).
+pub fn kernel_release() -> String {
+    uname().0
+}
+
 /// This machine's name (uname's nodename), as HostFacts records it.
 pub fn hostname() -> String {
     uname().2

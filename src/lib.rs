@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod counters;
 pub mod db;
 pub mod doctor;
 pub mod env;

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     let cli = cli::parse_with_registry_help();
     let r = match cli.command {
         Command::List { bench, long, sources } => show::list(bench.as_deref(), long, sources),
-        Command::Show { file, full, json } => show::show(&file, full, json),
+        Command::Show { file, full, json, counters } => show::show(&file, full, json, counters),
         Command::Completions { shell } => {
             let shell: clap_complete::Shell = shell.parse().expect("clap checked the name");
             clap_complete::generate(shell, &mut cli::Cli::command_with_registry_help(), "oscycles", &mut std::io::stdout());

@@ -13,8 +13,9 @@ pub mod check;
 
 pub const SCHEMA: &str = "oscycles.run";
 /// Version 2 added raw samples by round, intervals, rounds and the case
-/// order; version 1 documents still load (they have none of those).
-pub const SCHEMA_VERSION: u32 = 2;
+/// order; version 3 the kernel's event counts per operation of each case
+/// (`counters`). Versions 1 and 2 still load (they have none of those).
+pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
@@ -243,6 +244,11 @@ impl CaseResult {
                 m.absorb(o);
             }
         }
+        match (&mut self.counters, &other.counters) {
+            (Some(c), Some(o)) => c.absorb(o),
+            (None, Some(o)) => self.counters = Some(o.clone()),
+            _ => {}
+        }
     }
 
     /// Intervals for every metric with raw samples.
@@ -294,6 +300,10 @@ pub struct CaseResult {
     /// absent in single-environment documents of earlier versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// The kernel's event counts per operation, from counting batches after
+    /// the timed ones (absent before version 3, and with `--no-counters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::Counts>,
 }
 
 impl CaseResult {

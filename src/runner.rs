@@ -6,6 +6,7 @@
 
 use crate::bench::{CaseCtx, CaseError};
 use crate::clock::ClockInfo;
+use crate::counters;
 use crate::env::guest::GuestSpec;
 use crate::env::{self, Env, EnvOptions, Fit};
 use crate::harness::HarnessConfig;
@@ -128,6 +129,8 @@ pub struct Execution {
     pub mem_bytes: Option<u64>,
     /// Measured milliseconds per point of net and blk cases.
     pub point_ms: Option<u64>,
+    /// Whether batch-timed cases are followed by counting batches (`counters`).
+    pub counters: bool,
     /// How the plan is repeated; None: once, here, in plan order.
     pub rounds: Option<crate::rounds::Rounds>,
 }
@@ -149,6 +152,7 @@ impl Execution {
             scratch,
             mem_bytes: None,
             point_ms: None,
+            counters: false,
             rounds: None,
         }
     }
@@ -191,6 +195,7 @@ fn blank(p: &Planned) -> CaseResult {
         elapsed_s: 0.0,
         condition: None,
         environment: None,
+        counters: None,
     }
 }
 
@@ -218,7 +223,9 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
     // Every case has a deadline on this thread: blocking calls return EINTR
     // after it, polling loops and the harness stop at it.
     let deadline = watchdog::Deadline::arm(ex.timeout);
+    let armed = ex.counters.then(|| counters::Armed::arm(counters::COUNTING_BATCHES, true));
     let mut r = p.benchmark.run(&ctx);
+    let counted = armed.map(counters::Armed::finish);
     if deadline.as_ref().is_ok_and(|d| d.passed()) && r.is_err() && watchdog::interrupted().is_none() {
         r = Err(CaseError::Failed(format!(
             "timed out: stopped after {:.1} s (--timeout {} s)",
@@ -233,6 +240,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
             out.placement = Some(d.placement);
             out.metrics = d.metrics;
             out.details = d.details;
+            out.counters = counted.map(|c| counters::Counts::of_case(&c));
         }
         Err(CaseError::NotApplicable(why)) => {
             out.status = CaseStatus::NotApplicable;

@@ -41,6 +41,9 @@ pub struct RunSpec {
     pub iterations: Option<u64>,
     pub mem_bytes: Option<u64>,
     pub point_ms: Option<u64>,
+    /// `--no-counters`: no counting batches after the timed ones.
+    #[serde(default)]
+    pub no_counters: bool,
     /// Seconds a case may take.
     pub timeout_s: u64,
     /// Rounds of the run, and the seed of their case orders.
@@ -80,6 +83,7 @@ impl Default for RunSpec {
             iterations: None,
             mem_bytes: None,
             point_ms: None,
+            no_counters: false,
             timeout_s: 60,
             rounds: crate::rounds::DEFAULT_ROUNDS,
             seed: 0,

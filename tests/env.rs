@@ -34,6 +34,8 @@ fn the_container_is_pid_1_without_host_interfaces() {
     assert_eq!(facts["pid_inside"], 1, "{facts}");
     assert_eq!(facts["network_interfaces"], serde_json::json!(["lo"]), "{facts}");
     assert_eq!(facts["hostname"], "oscycles-container");
+    // The kernel's counters open inside too (the host's kernel counts).
+    assert!(r["counters"]["events"]["context_switches"]["summary"]["median"].is_number(), "{}", r["counters"]);
     assert!(host_interfaces().iter().any(|i| i != "lo"), "the host has interfaces the container does not see");
 }
 
@@ -48,6 +50,11 @@ fn a_tcg_guest_boots_the_initramfs_and_returns_results() {
     assert_eq!(facts["clean_exit"], true, "{facts}");
     assert_eq!(facts["accel"], "tcg");
     assert!(facts["kernel_inside"].as_str().is_some_and(|k| !k.is_empty()));
+    // The guest's kernel counted its software events.
+    let c = &r["counters"];
+    assert_eq!(c["kernel"], facts["kernel_inside"], "{c}");
+    assert!(c["events"]["minor_faults"]["summary"]["median"].is_number(), "{c}");
+    assert!(c["unavailable"]["core_cycles"].as_str().is_some_and(|w| !w.is_empty()) || c["events"]["core_cycles"].is_object(), "{c}");
 }
 
 #[test]

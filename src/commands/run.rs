@@ -228,6 +228,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         scratch: run_dir.path().to_path_buf(),
         mem_bytes: spec.mem_bytes,
         point_ms: spec.point_ms,
+        counters: !spec.no_counters,
         rounds: Some(Rounds { spec: RunSpec { tsc_hz: Some(hz), ..spec.clone() }, work: run_dir.path().to_path_buf() }),
     };
     Ok((ex, clock))

@@ -23,6 +23,7 @@ pub fn list(bench: Option<&str>, long: bool, sources: bool) -> Result<ExitCode> 
         },
         None => print!("{}", report::render_list(&oscycles::catalogue::catalogue(), width, long)),
     }
+    print!("\n{}", report::wrap(&oscycles::counters::availability().describe(), width, ""));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -63,8 +64,9 @@ pub enum Tables {
     Full,
 }
 
-/// `oscycles show RUN`: the header and summary; --full every table; --json the document.
-pub fn show(file: &std::path::Path, full: bool, json: bool) -> Result<ExitCode> {
+/// `oscycles show RUN`: the header and summary; --full every table; --json
+/// the document; --counters the kernel's event counts per operation.
+pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> Result<ExitCode> {
     let doc = super::read_doc(file)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -72,6 +74,12 @@ pub fn show(file: &std::path::Path, full: bool, json: bool) -> Result<ExitCode> 
     }
     print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
     println!();
+    if counters {
+        report::table::set_width((!full).then(report::terminal_width));
+        print!("{}", report::for_terminal(&report::counters::render(&doc)));
+        report::table::set_width(None);
+        println!();
+    }
     print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });
     Ok(ExitCode::SUCCESS)
 }

@@ -76,9 +76,17 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
         policy.alpha,
         policy.margin * 100.0
     );
-    let mut t = Table::new(&["benchmark", "case", "metric", "unit", "A median", "B median", "rel. [95% interval]", "p", "verdict"], 4);
+    let counts = rows.iter().any(|r| !r.counts_changed.is_empty());
+    let mut headers = vec!["benchmark", "case", "metric", "unit", "A median", "B median", "rel. [95% interval]", "p", "verdict"];
+    if counts {
+        headers.push("counts per op that changed, A -> B");
+    }
+    let mut t = Table::new(&headers, 4);
+    if counts {
+        t.also_left.push(headers.len() - 1);
+    }
     for r in rows {
-        t.row(vec![
+        let mut cells = vec![
             r.benchmark.clone(),
             r.params.clone(),
             r.metric.clone(),
@@ -88,7 +96,11 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
             ratio_cell(&r.judged),
             r.judged.p.map_or("-".into(), |p| format!("{p:.3}")),
             verdict_cell(&r.judged),
-        ]);
+        ];
+        if counts {
+            cells.push(super::counters::changes(r));
+        }
+        t.row(cells);
     }
     s += &t.render();
     s += &tally_lines(rows, policy);

@@ -193,6 +193,7 @@ mod tests {
                 rounds_needed: None,
                 rounds: (5, 5),
             },
+            counts_changed: vec![],
         }
     }
 

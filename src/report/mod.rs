@@ -3,6 +3,7 @@
 
 pub mod by;
 pub mod compare;
+pub mod counters;
 pub mod doctor;
 pub mod env;
 pub mod export;

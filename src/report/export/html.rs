@@ -280,6 +280,9 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
             s += &format!("<li><a href=\"#plots{i}\">Plots of {}</a> ({} plots)</li>\n", esc(&d.id), figs[i].len());
         }
     }
+    for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
+        s += &format!("<li><a href=\"#counters{i}\">Kernel events per operation in {}</a></li>\n", esc(&d.id));
+    }
     for (i, d) in docs.iter().enumerate() {
         s += &format!("<li><a href=\"#tables{i}\">Full tables of {}</a></li>\n", esc(&d.id));
     }
@@ -303,7 +306,25 @@ fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::compare::Row], policy:
     )
 }
 
-/// 4. Plots, a section per run that has any.
+/// 4. The kernel's event counts per operation beside each cell, a section
+/// per run that has them.
+fn counter_sections(docs: &[RunDoc]) -> String {
+    let mut s = String::new();
+    for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
+        s += &format!(
+            "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n<pre>{}</pre></section>\n",
+            esc(&d.id),
+            esc(&crate::report::counters::render(d))
+        );
+    }
+    s
+}
+
+fn has_counts(d: &RunDoc) -> bool {
+    d.results.iter().any(|r| r.counters.as_ref().is_some_and(|c| !c.events.is_empty()))
+}
+
+/// 5. Plots, a section per run that has any.
 fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(i, _)| !figs[*i].is_empty()) {
@@ -316,7 +337,7 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     s
 }
 
-/// 5. Everything else, collapsed: each run's header and tables as text.
+/// 6. Everything else, collapsed: each run's header and tables as text.
 fn table_sections(docs: &[RunDoc]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
@@ -340,6 +361,7 @@ pub fn page(docs: &[RunDoc]) -> String {
     if !rows.is_empty() {
         body += &compare_section(&docs[0], &docs[1], &rows, &policy);
     }
+    body += &counter_sections(docs);
     body += &plot_sections(docs, &figs);
     body += &table_sections(docs);
     wrap(&body)
