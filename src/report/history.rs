@@ -332,11 +332,10 @@ fn row_cells(h: &History, i: usize, with_series: bool, with_condition: bool) -> 
     c.push(if h.by.is_some() { format!("{}/{}", r.runs, r.rounds) } else { r.rounds.to_string() });
     match r.step {
         Some(s) => {
-            c.push(format!("{:+.1}%", s.change * 100.0));
-            c.push(verdict_word(s.verdict).into());
+            c.push(format!("{:+.1}% {}", s.change * 100.0, verdict_word(s.verdict)));
             c.push(if s.marked() { format!("<< {}", verdict_word(s.verdict)) } else { String::new() });
         }
-        None => c.extend(["".into(), "".into(), "".into()]),
+        None => c.extend(["".into(), "".into()]),
     }
     c.push(r.label.clone());
     c
@@ -353,7 +352,7 @@ fn headers(h: &History, with_series: bool, with_condition: bool) -> Vec<String> 
     }
     let unit = if h.unit == UNIT_CYCLES { "cycles".to_string() } else { h.unit.clone() };
     v.extend([format!("median ({unit})"), "95% interval".into(), if h.by.is_some() { "runs/rounds".into() } else { "rounds".into() }]);
-    v.extend(["step".into(), "verdict".into(), "marked".into(), h.by.clone().unwrap_or_else(|| "run".into())]);
+    v.extend(["step, verdict".into(), "marked".into(), h.by.clone().unwrap_or_else(|| "run".into())]);
     v
 }
 
@@ -409,7 +408,7 @@ pub fn render(hs: &[History], opts: &Options) -> String {
         let (ws, wc) = optional_columns(h);
         let hdr = headers(h, ws, wc);
         let mut t = Table::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), 2);
-        t.also_left = (hdr.len() - 4..hdr.len()).collect();
+        t.also_left = (hdr.len() - 3..hdr.len()).collect();
         let skip = if opts.last > 0 { h.rows.len().saturating_sub(opts.last) } else { 0 };
         for i in skip..h.rows.len() {
             t.row(row_cells(h, i, ws, wc));
@@ -428,7 +427,7 @@ pub fn markup(h: &History) -> MarkupTable {
     let (ws, wc) = optional_columns(h);
     let hdr = headers(h, ws, wc);
     let n = hdr.len();
-    let mut t = MarkupTable::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), &(0..n - 4).collect::<Vec<_>>());
+    let mut t = MarkupTable::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), &(0..n - 3).collect::<Vec<_>>());
     for (i, r) in h.rows.iter().enumerate() {
         let colour = r.step.filter(Step::marked).map(|s| if s.verdict == Verdict::Slower { "#c62828" } else { "#2e7d32" });
         t.row(row_cells(h, i, ws, wc).into_iter().map(|c| if let Some(col) = colour { MCell::coloured(c, col) } else { MCell::from(c) }).collect());

@@ -78,6 +78,11 @@ fn measure(m: &Metric) -> String {
     format!("{} ({})", m.name, m.unit)
 }
 
+/// A measure name within BMF's 64 characters.
+fn within_64(s: String) -> String {
+    s.chars().take(64).collect()
+}
+
 /// Bencher Metric Format JSON of the last run (and, of two, its ratio to the first).
 pub fn bmf(docs: &[RunDoc], policy: &Policy) -> Value {
     let mut top = Map::new();
@@ -89,14 +94,14 @@ pub fn bmf(docs: &[RunDoc], policy: &Policy) -> Value {
             v["lower_value"] = json!(est.interval.lo);
             v["upper_value"] = json!(est.interval.hi);
         }
-        measures.insert(measure(e.metric), v);
+        measures.insert(within_64(measure(e.metric)), v);
         if let Some(j) = e.judged {
             let mut r = json!({ "value": j.ratio });
             if let Some(iv) = j.interval {
                 r["lower_value"] = json!(iv.lo);
                 r["upper_value"] = json!(iv.hi);
             }
-            measures.insert(format!("{} relative to baseline (ratio, above 1 better)", e.metric.name), r);
+            measures.insert(within_64(format!("{} vs baseline (ratio, >1 better)", e.metric.name)), r);
         }
     }
     Value::Object(top)
