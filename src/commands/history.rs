@@ -64,7 +64,10 @@ fn documents(db: &mut oscycles::db::Db, points: &[Point], keys: &[&str]) -> Resu
 pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
     let loc = default_db(a.db.clone());
     if !loc.exists() {
-        return Err(UsageError(format!("--history reads the run store, and there is none at '{loc}' (oscycles run creates it; or give --db)")).into());
+        return Err(UsageError(format!(
+            "--history reads the run store, and there is none at '{loc}' (oscycles run creates it; or give --db)"
+        ))
+        .into());
     }
     let mut db = open_db(&loc)?;
     let benches = chosen(&db.benchmarks()?, &a.bench)?;
@@ -73,7 +76,11 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
         points.extend(db.history(b, a.fleet.as_deref())?);
     }
     if points.is_empty() {
-        return Err(UsageError(format!("the store '{loc}' has no measured results{}", a.fleet.as_ref().map_or(String::new(), |f| format!(" in fleet '{f}'")))).into());
+        return Err(UsageError(format!(
+            "the store '{loc}' has no measured results{}",
+            a.fleet.as_ref().map_or(String::new(), |f| format!(" in fleet '{f}'"))
+        ))
+        .into());
     }
     let wheres = history::parse_wheres(&a.where_).map_err(usage)?;
     let keys: Vec<&str> = wheres.iter().map(|(k, _)| k.as_str()).chain(a.by.as_deref()).collect();
@@ -107,7 +114,11 @@ pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
         (&a.github_benchmark_bigger, &|| ci::github_action_benchmark(docs, Better::Higher, &policy)),
     ];
     if targets.iter().any(|(d, _)| d.is_some()) && docs.len() > 2 {
-        return Err(UsageError(format!("--bmf and --github-benchmark take one run, or two (the second against the first); {} given", docs.len())).into());
+        return Err(UsageError(format!(
+            "--bmf and --github-benchmark take one run, or two (the second against the first); {} given",
+            docs.len()
+        ))
+        .into());
     }
     let mut any = false;
     for (dest, make) in targets {

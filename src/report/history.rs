@@ -51,8 +51,20 @@ pub const FACTS: &str = "host, hostname, kernel, environment, load, isolation, t
 pub fn needs_document(key: &str) -> bool {
     !matches!(
         key,
-        "host" | "label" | "hostname" | "kernel" | "kernel_release" | "environment" | "env" | "load" | "isolation" | "tool" | "tool_version"
-            | "version" | "day" | "run"
+        "host"
+            | "label"
+            | "hostname"
+            | "kernel"
+            | "kernel_release"
+            | "environment"
+            | "env"
+            | "load"
+            | "isolation"
+            | "tool"
+            | "tool_version"
+            | "version"
+            | "day"
+            | "run"
     )
 }
 
@@ -114,13 +126,21 @@ fn value_of(p: &Point, key: &str, docs: &HashMap<String, RunDoc>) -> Option<Stri
 }
 
 /// The points `--where` keeps; refused when a key is unknown or nothing is kept.
-pub fn keep_where(points: Vec<Point>, wheres: &[(String, Vec<String>)], docs: &HashMap<String, RunDoc>) -> Result<Vec<Point>, HistoryError> {
+pub fn keep_where(
+    points: Vec<Point>,
+    wheres: &[(String, Vec<String>)],
+    docs: &HashMap<String, RunDoc>,
+) -> Result<Vec<Point>, HistoryError> {
     let mut points = points;
     for (key, values) in wheres {
         let seen = super::distinct(points.iter().filter_map(|p| value_of(p, key, docs)));
         if seen.is_empty() {
             let names = super::distinct(points.iter().flat_map(|p| params(p).into_iter().map(|(k, _)| k.to_string())));
-            return Err(HistoryError::UnknownKey(key.clone(), if names.is_empty() { "none".into() } else { names.join(", ") }, FACTS.into()));
+            return Err(HistoryError::UnknownKey(
+                key.clone(),
+                if names.is_empty() { "none".into() } else { names.join(", ") },
+                FACTS.into(),
+            ));
         }
         let before = points.len();
         points.retain(|p| value_of(p, key, docs).is_some_and(|v| values.contains(&v)));
@@ -161,6 +181,9 @@ pub struct Step {
     pub ratio: f64,
     pub interval: Option<Interval>,
     pub verdict: Verdict,
+    /// Whether `verdict` was computed (see `judge_steps`); if not, the
+    /// medians moved less than the margin and the step is not marked.
+    pub judged: bool,
 }
 
 impl Step {
@@ -217,7 +240,8 @@ pub fn build(points: &[Point], opts: &Options, docs: &HashMap<String, RunDoc>) -
     Ok(cells
         .into_iter()
         .map(|(b, pa, m)| {
-            let pts: Vec<&Point> = points.iter().filter(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str()) == (b, pa, m)).collect();
+            let pts: Vec<&Point> =
+                points.iter().filter(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str()) == (b, pa, m)).collect();
             cell(&pts, opts, docs)
         })
         .collect())
@@ -249,7 +273,8 @@ fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> Histo
     }
     let name = format!("{} {} {}", first.benchmark, first.params, first.metric);
     let mut rows: Vec<Row> = groups.into_iter().map(|(s, label, g)| pooled(s, label, &g, &name)).collect();
-    judge_steps(&mut rows, first.better, &opts.policy, &name);
+    let shown = shown_from(rows.len(), opts.last);
+    judge_steps(&mut rows, first.better, &opts.policy, &name, shown);
     History {
         benchmark: first.benchmark.clone(),
         params: first.params.clone(),
@@ -266,10 +291,12 @@ fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> Histo
 fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
     let samples: Vec<Vec<f64>> = g.iter().flat_map(|p| p.samples.iter().cloned()).collect();
     let condition = super::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
-    let (median, interval) = match (g, uncertainty::estimate(&samples, seed_of(&format!("{name} {label}")))) {
-        ([one], _) => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
-        (_, Some(e)) => (e.median, Some(e.interval)),
-        (_, None) => (crate::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None),
+    let (median, interval) = match g {
+        [one] => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
+        _ => match uncertainty::estimate(&samples, seed_of(&format!("{name} {label}"))) {
+            Some(e) => (e.median, Some(e.interval)),
+            None => (crate::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None),
+        },
     };
     Row {
         label,
@@ -285,25 +312,46 @@ fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
     }
 }
 
-/// Each row's step from the previous row of its series, judged as `compare` judges.
-fn judge_steps(rows: &mut [Row], better: Better, policy: &Policy, name: &str) {
+/// Each row's step from the previous row of its series, judged as `compare`
+/// judges. Rows before `shown` (not in the table) are judged only where
+/// their medians moved beyond the margin: a step within it cannot be
+/// `faster` or `slower` (the interval of the ratio holds the ratio of the
+/// medians), and a bootstrap per step would make a history of thousands of
+/// runs take minutes. Those steps keep `judged` false.
+fn judge_steps(rows: &mut [Row], better: Better, policy: &Policy, name: &str, shown: usize) {
+    let band = (1.0 / (1.0 + policy.margin), 1.0 + policy.margin);
+    let mut last_of: HashMap<String, usize> = HashMap::new();
     for i in 0..rows.len() {
-        let Some(from) = (0..i).rev().find(|&j| rows[j].series == rows[i].series) else { continue };
+        let Some(from) = last_of.insert(rows[i].series.clone(), i) else { continue };
         let (a, b) = (&rows[from], &rows[i]);
-        let seed = seed_of(&format!("{name} {} {}", a.label, b.label));
-        let c = uncertainty::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed);
         let ratio = match better {
             Better::Lower => a.median / b.median,
             Better::Higher => b.median / a.median,
         };
+        let judge = i >= shown || !(band.0..=band.1).contains(&ratio);
+        let c = judge.then(|| {
+            let seed = seed_of(&format!("{name} {} {}", a.label, b.label));
+            uncertainty::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed)
+        });
         rows[i].step = Some(Step {
             from,
             change: b.median / a.median - 1.0,
-            ratio: c.map_or(ratio, |c| c.ratio),
-            interval: c.map(|c| c.interval),
-            verdict: c.map_or(Verdict::Unsure, |c| c.verdict),
+            ratio: c.flatten().map_or(ratio, |c| c.ratio),
+            interval: c.flatten().map(|c| c.interval),
+            verdict: c.flatten().map_or(Verdict::Unsure, |c| c.verdict),
+            judged: judge,
         });
     }
+}
+
+/// The first row a table shows: the newest `last` (0: all).
+pub fn shown_from(rows: usize, last: usize) -> usize {
+    if last > 0 { rows.saturating_sub(last) } else { 0 }
+}
+
+/// A step's verdict as the tables show it.
+fn verdict_of(s: &Step) -> &'static str {
+    if s.judged { verdict_word(s.verdict) } else { "within margin" }
 }
 
 /// A value in the cell's unit as tables print it.
@@ -332,7 +380,7 @@ fn row_cells(h: &History, i: usize, with_series: bool, with_condition: bool) -> 
     c.push(if h.by.is_some() { format!("{}/{}", r.runs, r.rounds) } else { r.rounds.to_string() });
     match r.step {
         Some(s) => {
-            c.push(format!("{:+.1}% {}", s.change * 100.0, verdict_word(s.verdict)));
+            c.push(format!("{:+.1}% {}", s.change * 100.0, verdict_of(&s)));
             c.push(if s.marked() { format!("<< {}", verdict_word(s.verdict)) } else { String::new() });
         }
         None => c.extend(["".into(), "".into()]),
@@ -383,7 +431,9 @@ pub fn summary(h: &History) -> String {
             h.rows[i].started_at,
             st.from + 1
         ),
-        Some((i, st)) => format!("; no step marked (largest change {:+.1}% at #{}, {})", st.change * 100.0, i + 1, verdict_word(st.verdict)),
+        Some((i, st)) => {
+            format!("; no step marked (largest change {:+.1}% at #{}, {})", st.change * 100.0, i + 1, verdict_of(&st))
+        }
         None => "; no steps (one row per series)".into(),
     };
     s + &format!("; {} steps marked", h.rows.iter().filter(|r| r.step.is_some_and(|s| s.marked())).count())
@@ -409,7 +459,7 @@ pub fn render(hs: &[History], opts: &Options) -> String {
         let hdr = headers(h, ws, wc);
         let mut t = Table::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), 2);
         t.also_left = (hdr.len() - 3..hdr.len()).collect();
-        let skip = if opts.last > 0 { h.rows.len().saturating_sub(opts.last) } else { 0 };
+        let skip = shown_from(h.rows.len(), opts.last);
         for i in skip..h.rows.len() {
             t.row(row_cells(h, i, ws, wc));
         }
@@ -422,16 +472,20 @@ pub fn render(hs: &[History], opts: &Options) -> String {
     out + &legend(&opts.policy)
 }
 
-/// A history as a markup table (HTML), marked steps coloured.
-pub fn markup(h: &History) -> MarkupTable {
+/// A history as a markup table (HTML), the newest `last` rows (0: all), marked steps coloured.
+pub fn markup(h: &History, last: usize) -> MarkupTable {
     let (ws, wc) = optional_columns(h);
     let hdr = headers(h, ws, wc);
     let n = hdr.len();
     let mut t = MarkupTable::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), &(0..n - 3).collect::<Vec<_>>());
-    for (i, r) in h.rows.iter().enumerate() {
+    for (i, r) in h.rows.iter().enumerate().skip(shown_from(h.rows.len(), last)) {
         let colour = r.step.filter(Step::marked).map(|s| if s.verdict == Verdict::Slower { "#c62828" } else { "#2e7d32" });
-        t.row(row_cells(h, i, ws, wc).into_iter().map(|c| if let Some(col) = colour { MCell::coloured(c, col) } else { MCell::from(c) }).collect());
+        t.row(
+            row_cells(h, i, ws, wc)
+                .into_iter()
+                .map(|c| if let Some(col) = colour { MCell::coloured(c, col) } else { MCell::from(c) })
+                .collect(),
+        );
     }
     t
 }
-

@@ -62,7 +62,13 @@ fn entries<'a>(docs: &'a [RunDoc], policy: &Policy) -> Vec<Entry<'a>> {
     for r in b.results.iter().filter(|r| r.status == CaseStatus::Ok) {
         let name = case_name(r, b);
         let (l, i) = r.load_isolation(b);
-        let context = format!("host {}, kernel {}, environment {}, load {l}, isolation {i}, run {}", b.host.hostname, b.host.kernel_release, r.env(b), b.id);
+        let context = format!(
+            "host {}, kernel {}, environment {}, load {l}, isolation {i}, run {}",
+            b.host.hostname,
+            b.host.kernel_release,
+            r.env(b),
+            b.id
+        );
         for m in &r.metrics {
             // A compare row's label is the parameters and the same context as the name.
             let same = |row: &&compare::Row| row.metric == m.name && tidy(&format!("{} {}", row.benchmark, row.params)) == name;
@@ -135,5 +141,11 @@ pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Policy)
 
 /// A number in a few significant digits.
 fn fmt(v: f64) -> String {
-    if v.abs() >= 100.0 { format!("{v:.0}") } else if v.abs() >= 1.0 { format!("{v:.2}") } else { format!("{v:.4}") }
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
 }

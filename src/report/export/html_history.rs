@@ -11,8 +11,9 @@ use crate::results::UNIT_CYCLES;
 
 const HTML: Html = Html { class: "cmp" };
 
-/// The plot of one cell's history.
-pub fn plot_of(h: &History) -> plot::History {
+/// The plot of one cell's history (the newest `last` rows; 0: all).
+pub fn plot_of(h: &History, last: usize) -> plot::History {
+    let shown = history::shown_from(h.rows.len(), last);
     let series = h
         .series()
         .into_iter()
@@ -21,7 +22,7 @@ pub fn plot_of(h: &History) -> plot::History {
                 .rows
                 .iter()
                 .enumerate()
-                .filter(|(_, r)| r.series == s)
+                .filter(|(i, r)| *i >= shown && r.series == s)
                 .map(|(i, r)| HistoryPoint {
                     x: (i + 1) as f64,
                     y: r.median,
@@ -56,7 +57,7 @@ pub fn page(hs: &[History], opts: &Options) -> String {
     );
     body += "<section id=\"history\"><h2>History plots</h2>\n<div class=\"plots\">\n";
     for (i, h) in hs.iter().enumerate() {
-        let fig = match plot::history(&plot_of(h)) {
+        let fig = match plot::history(&plot_of(h, opts.last)) {
             Ok(svg) => svg,
             Err(e) => format!("<p>(no plot: {})</p>", esc(&e)),
         };
@@ -70,7 +71,7 @@ pub fn page(hs: &[History], opts: &Options) -> String {
         body += &format!("<section id=\"table{i}\">");
         body += &HTML.heading(3, &h.title());
         body += &HTML.paragraph(&history::summary(h));
-        body += &HTML.table(&history::markup(h));
+        body += &HTML.table(&history::markup(h, opts.last));
         body += "</section>\n";
     }
     body += &HTML.paragraph(history::legend(&opts.policy).trim());
