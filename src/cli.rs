@@ -462,7 +462,7 @@ pub struct RunsArgs {
 pub struct ReportArgs {
     /// Runs: JSON documents, or run ids in the store. With --by and none:
     /// every run in the store (or in the --fleet).
-    #[arg(required_unless_present = "by", value_name = "RUN")]
+    #[arg(required_unless_present_any = ["by", "history"], value_name = "RUN")]
     pub runs: Vec<String>,
     /// The store, for run ids: an SQLite file or a postgres:// URL.
     /// Default: oscycles-results/oscycles.sqlite.
@@ -470,8 +470,10 @@ pub struct ReportArgs {
     pub db: Option<PathBuf>,
     /// Runs side by side: a column per host (its --label, else its
     /// hostname), per kernel or per environment; without a format option,
-    /// the tables on standard output.
-    #[arg(long, value_name = "WHAT", value_parser = ["host", "kernel", "environment"])]
+    /// the tables on standard output. With --history: a row per value of
+    /// this key (host, kernel, environment, load, tool, day, or any fact of
+    /// the run document), its runs pooled.
+    #[arg(long, value_name = "WHAT")]
     pub by: Option<String>,
     /// The column the others are relative to (default: the first).
     #[arg(long, value_name = "NAME", requires = "by")]
@@ -491,6 +493,35 @@ pub struct ReportArgs {
     /// Copy the run documents (JSON) into this directory.
     #[arg(long, value_name = "DIR")]
     pub json: Option<PathBuf>,
+    /// Each cell across the stored runs, oldest first: median, 95% interval,
+    /// and the step from the run before judged as `compare` judges (marked
+    /// where faster or slower); with --html, a plot per cell.
+    #[arg(long, conflicts_with = "runs")]
+    pub history: bool,
+    /// With --history: only these benchmarks (an id such as syscall.getpid,
+    /// a family such as syscall, or a pattern with *); repeatable.
+    #[arg(long, value_name = "BENCH", requires = "history")]
+    pub bench: Vec<String>,
+    /// With --history: only measurements whose parameter or run fact KEY is
+    /// VALUE (e.g. words=8, load=build, kernel=6.1.0); repeatable: values of
+    /// one key are alternatives, keys must all hold.
+    #[arg(long = "where", value_name = "KEY=VALUE", requires = "history")]
+    pub where_: Vec<String>,
+    /// With --history: the newest N rows of each table (0: all).
+    #[arg(long, default_value_t = 50, value_name = "N", requires = "history")]
+    pub last: usize,
+    /// Write Bencher Metric Format JSON (one run's medians with their 95%
+    /// intervals; of two runs, the second's, and its ratio to the first) to this file ('-': standard output).
+    #[arg(long, value_name = "FILE", conflicts_with = "history")]
+    pub bmf: Option<PathBuf>,
+    /// Write github-action-benchmark `customSmallerIsBetter` JSON (the costs:
+    /// cycles, ns) to this file ('-': standard output).
+    #[arg(long, value_name = "FILE", conflicts_with = "history")]
+    pub github_benchmark: Option<PathBuf>,
+    /// Write github-action-benchmark `customBiggerIsBetter` JSON (the rates:
+    /// MiB/s, jobs/min) to this file ('-': standard output).
+    #[arg(long, value_name = "FILE", conflicts_with = "history")]
+    pub github_benchmark_bigger: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -9,6 +9,7 @@
 
 pub mod compare;
 pub mod fleet;
+pub mod history;
 pub mod load;
 pub mod run;
 pub mod show;

@@ -161,12 +161,22 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
 /// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs
 /// (with --by, side by side).
 pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+    if a.history {
+        return super::history::report_history(&a);
+    }
     let docs = report_docs(&a)?;
     if let Some(by) = &a.by {
         return report_by(&a, by, &docs);
     }
+    let exported = super::history::ci_exports(&a, &docs)?;
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
-        return Err(UsageError("report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR (or --by host)".into()).into());
+        if exported {
+            return Ok(ExitCode::SUCCESS);
+        }
+        return Err(UsageError(
+            "report needs at least one of --html DIR, --markdown FILE, --csv FILE, --json DIR, --bmf FILE, --github-benchmark FILE (or --by host, --history)".into(),
+        )
+        .into());
     }
     use report::export::Format;
     export_docs(&[(Format::Markdown, &a.markdown), (Format::Csv, &a.csv), (Format::Json, &a.json), (Format::Html, &a.html)], &docs)

@@ -30,6 +30,7 @@
 //! the loser's unique violation makes it retry, when it finds the winner's
 //! row and applies the rules above.
 
+pub mod history;
 pub mod postgres;
 pub mod sqlite;
 
@@ -195,6 +196,17 @@ pub const MIGRATIONS: &[(i64, &str)] = &[
          CREATE INDEX runs_fleet ON runs(fleet);
          CREATE INDEX results_run ON results(run_id)",
     ),
+    (
+        3,
+        // A cell's history (`report --history`) reads these instead of whole
+        // documents: the interval of the median, which way the metric
+        // improves, and the raw samples per round (JSON) that steps are judged on.
+        "ALTER TABLE results ADD COLUMN lo DOUBLE PRECISION;
+         ALTER TABLE results ADD COLUMN hi DOUBLE PRECISION;
+         ALTER TABLE results ADD COLUMN better TEXT;
+         ALTER TABLE results ADD COLUMN samples TEXT;
+         CREATE INDEX results_cell ON results(benchmark, metric, run_id)",
+    ),
 ];
 
 /// Applies the steps of [`MIGRATIONS`] the store lacks.
@@ -256,7 +268,7 @@ pub struct Imported {
 const RUN_COLUMNS: &str = "id, started_at, finished_at, status, hostname, cpu_model, kernel, environment, load, isolation, suites, \
                            tool_version, source, document, label, fleet, schema_version";
 const RESULT_COLUMNS: &str = "run_id, idx, suite, benchmark, family, params, status, reason, environment, load, isolation, \
-                              metric, unit, n, min, median, mean, p99, max, cv";
+                              metric, unit, n, min, median, mean, p99, max, cv, lo, hi, better, samples";
 
 fn placeholders(n: usize) -> String {
     (1..=n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
@@ -477,7 +489,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
         i64::from(doc.schema_version).into(),
     ];
     c.exec(&format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ({})", placeholders(run.len())), &run)?;
-    let insert = format!("INSERT INTO results ({RESULT_COLUMNS}) VALUES ({})", placeholders(20));
+    let insert = format!("INSERT INTO results ({RESULT_COLUMNS}) VALUES ({})", placeholders(24));
     for (i, r) in doc.results.iter().enumerate() {
         let (load, iso) = r.load_isolation(doc);
         let status = match r.status {
@@ -489,7 +501,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
         for m in metrics {
             let s = m.map(|m| &m.summary);
             let real = |f: fn(&crate::stats::Summary) -> f64| Value::Real(s.map(f));
-            let row: Vec<Value> = vec![
+            let mut row: Vec<Value> = vec![
                 doc.id.as_str().into(),
                 (i as i64).into(),
                 r.suite.as_str().into(),
@@ -511,6 +523,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
                 real(|s| s.max),
                 real(|s| s.cv),
             ];
+            row.extend(history::columns(m));
             c.exec(&insert, &row)?;
         }
     }

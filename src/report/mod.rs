@@ -9,6 +9,7 @@ pub mod env;
 pub mod export;
 pub mod forest;
 pub mod generic;
+pub mod history;
 pub mod header;
 pub mod io;
 pub mod ipc;

@@ -74,6 +74,9 @@ pub fn lines(p: &Lines) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
         let xs = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.0));
         let ys = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.1));
         // A log axis only where the data spans a decade (else it shows no ticks).
@@ -86,7 +89,7 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         let log_y = p.log_y && decade(&mut ys.clone());
         let (x0, x1) = range(xs, log_x);
         let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
-        let mut b = ChartBuilder::on(&root);
+        let mut b = ChartBuilder::on(&plot_area);
         b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
         macro_rules! draw {
             ($chart:expr) => {{
@@ -98,16 +101,12 @@ pub fn lines(p: &Lines) -> Result<String, String> {
                     .y_label_formatter(&|v| human(*v))
                     .draw()
                     .map_err(|e| e.to_string())?;
-                for (i, (name, pts)) in p.series.iter().enumerate() {
+                for (i, (_, pts)) in p.series.iter().enumerate() {
                     let color = palette(i);
                     let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|q| q.0.is_finite() && q.1.is_finite()).collect();
-                    c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                        .map_err(|e| e.to_string())?
-                        .label(name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+                    c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(|e| e.to_string())?;
                     c.draw_series(pts.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(|e| e.to_string())?;
                 }
-                c.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(|e| e.to_string())?;
             }};
         }
         match (log_x, log_y) {
@@ -119,6 +118,139 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// Width of the legend beside a plot (none for a single unnamed series).
+fn legend_width(names: &[String]) -> u32 {
+    if names.iter().all(|n| n.is_empty()) {
+        return 0;
+    }
+    let longest = names.iter().map(|n| n.chars().count().min(LEGEND_CHARS)).max().unwrap_or(0) as u32;
+    (longest * 7 + 44).clamp(90, 230)
+}
+
+/// Names in a legend are cut to this many characters.
+const LEGEND_CHARS: usize = 26;
+
+/// The legend, beside the data rather than over it: a line of each series'
+/// colour and its name, top down.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, names: &[String]) -> Result<(), String> {
+    if area.dim_in_pixel().0 == 0 {
+        return Ok(());
+    }
+    for (i, name) in names.iter().enumerate() {
+        let y = 48 + 20 * i as i32;
+        let shown: String = if name.chars().count() > LEGEND_CHARS {
+            name.chars().take(LEGEND_CHARS - 1).chain(std::iter::once('…')).collect()
+        } else {
+            name.clone()
+        };
+        area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(|e| e.to_string())?;
+        area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A cell's history: per series its medians joined by a line, a band and
+/// an error bar from each point's 95% interval, and a ring around each
+/// point whose step from the one before was marked (faster or slower).
+#[derive(Debug, Clone)]
+pub struct History {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// Per series: its name and points (x, median, interval low, interval
+    /// high, marked); an interval of NaN where there is none.
+    pub series: Vec<(String, Vec<HistoryPoint>)>,
+}
+
+/// One point of a history plot.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryPoint {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub marked: bool,
+}
+
+/// Draws a history into an SVG string.
+pub fn history(p: &History) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let mut names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        if names.len() == 1 && names[0].is_empty() {
+            names[0] = "median, 95% interval".into();
+        }
+        names.push("marked step".into());
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
+        let pts = p.series.iter().flat_map(|s| s.1.iter());
+        let ys = pts.clone().flat_map(|q| [q.y, q.lo, q.hi]).filter(|v| v.is_finite());
+        let (lo, hi) = (ys.clone().fold(f64::INFINITY, f64::min), ys.fold(f64::NEG_INFINITY, f64::max));
+        let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-9);
+        let (y0, y1) = if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) };
+        let x1 = pts.map(|q| q.x).fold(1.0, f64::max) + 0.5;
+        let mut c = ChartBuilder::on(&plot_area)
+            .caption(&p.title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5..x1, y0..y1)
+            .map_err(|e| e.to_string())?;
+        c.configure_mesh()
+            .x_desc(p.x_desc.as_str())
+            .y_desc(p.y_desc.as_str())
+            .x_label_formatter(&|v| if v.fract() == 0.0 { format!("{v:.0}") } else { String::new() })
+            .y_label_formatter(&|v| human(*v))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let marked_ring = legend_marker(&legend_area, names.len() - 1)?;
+        for (i, (_, pts)) in p.series.iter().enumerate() {
+            history_series(&mut c, pts, palette(i))?;
+        }
+        c.draw_series(p.series.iter().flat_map(|s| s.1.iter()).filter(|q| q.marked).map(|q| Circle::new((q.x, q.y), 7, marked_ring)))
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+/// The legend's "marked step" entry is a ring, not a line: redrawn as one.
+fn legend_marker<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, i: usize) -> Result<ShapeStyle, String> {
+    let ring = BLACK.stroke_width(2);
+    if area.dim_in_pixel().0 > 0 {
+        let y = 48 + 20 * i as i32;
+        area.draw(&Rectangle::new([(2, y - 4), (26, y + 4)], WHITE.filled())).map_err(|e| e.to_string())?;
+        area.draw(&Circle::new((14, y), 6, ring)).map_err(|e| e.to_string())?;
+    }
+    Ok(ring)
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// One series of a history: band, error bars, line, points.
+fn history_series<DB: DrawingBackend>(c: &mut Chart<DB>, pts: &[HistoryPoint], color: RGBColor) -> Result<(), String> {
+    let with_iv: Vec<&HistoryPoint> = pts.iter().filter(|q| q.lo.is_finite() && q.hi.is_finite()).collect();
+    if with_iv.len() >= 2 {
+        let band: Vec<(f64, f64)> = with_iv.iter().map(|q| (q.x, q.lo)).chain(with_iv.iter().rev().map(|q| (q.x, q.hi))).collect();
+        c.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(|e| e.to_string())?;
+    }
+    let bar = |q: &&HistoryPoint| {
+        let w = 0.12;
+        vec![
+            PathElement::new(vec![(q.x, q.lo), (q.x, q.hi)], color.stroke_width(1)),
+            PathElement::new(vec![(q.x - w, q.lo), (q.x + w, q.lo)], color.stroke_width(1)),
+            PathElement::new(vec![(q.x - w, q.hi), (q.x + w, q.hi)], color.stroke_width(1)),
+        ]
+    };
+    c.draw_series(with_iv.iter().flat_map(bar)).map_err(|e| e.to_string())?;
+    let line: Vec<(f64, f64)> = pts.iter().filter(|q| q.y.is_finite()).map(|q| (q.x, q.y)).collect();
+    c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2))).map_err(|e| e.to_string())?;
+    c.draw_series(line.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// A histogram over log2 buckets (bucket k holds [2^k, 2^(k+1)) cycles),

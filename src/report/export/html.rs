@@ -328,11 +328,11 @@ fn has_counts(d: &RunDoc) -> bool {
 fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(i, _)| !figs[*i].is_empty()) {
-        s += &format!("<section id=\"plots{i}\"><h2>Plots of {}</h2>\n", esc(&d.id));
+        s += &format!("<section id=\"plots{i}\"><h2>Plots of {}</h2>\n<div class=\"plots\">\n", esc(&d.id));
         for f in &figs[i] {
             s += &format!("<figure id=\"{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n", f.id, f.svg, esc(&f.caption));
         }
-        s += "</section>\n";
+        s += "</div></section>\n";
     }
     s
 }
@@ -373,8 +373,11 @@ pub fn wrap(body: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>oscycles report</title>\n<style>\n\
          body {{ font-family: sans-serif; margin: 2em; max-width: 1400px; }}\n\
          pre {{ font-size: 12px; overflow-x: auto; background: #f6f6f6; padding: 1em; }}\n\
+         div.plots {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 620px), 1fr)); gap: 0.8em; }}\n\
          figure.plot {{ display: inline-block; margin: 0.5em; border: 1px solid #ddd; }}\n\
-         figcaption {{ font-size: 12px; color: #444; max-width: 760px; padding: 0.3em; }}\n\
+         div.plots figure.plot {{ display: block; margin: 0; }}\n\
+         figure.plot svg {{ display: block; width: 100%; height: auto; }}\n\
+         figcaption {{ font-size: 12px; color: #444; padding: 0.3em; }}\n\
          table.cmp {{ border-collapse: collapse; font-size: 12px; }} table.cmp td, table.cmp th {{ border: 1px solid #ddd; padding: 2px 6px; }}\n\
          </style></head>\n<body>\n{body}</body></html>\n"
     )

@@ -8,8 +8,10 @@
 //! in a directory (`Export::Files`): JSON one document per run named by its
 //! id, HTML one self-contained `index.html` (plots inline) to open.
 
+pub mod ci;
 pub mod csv;
 pub mod html;
+pub mod html_history;
 pub mod json;
 pub mod markdown;
 pub mod markup;

@@ -1,0 +1,151 @@
+//! What continuous-benchmarking services read, from one run or from a
+//! comparison of two (the second run's values, and its performance relative
+//! to the first):
+//!
+//! - Bencher Metric Format (BMF) JSON, as published at
+//!   <https://bencher.dev/docs/reference/bencher-metric-format> (JSON schema
+//!   <https://bencher.dev/bmf.json>): an object keyed by benchmark name, each
+//!   an object keyed by measure, each `{"value", "lower_value",
+//!   "upper_value"}` (`value` required, the bounds optional). BMF has no unit
+//!   field (a unit belongs to the measure in Bencher), so the measure's name
+//!   carries it: `per_call (tsc_cycles)`.
+//! - github-action-benchmark's `customSmallerIsBetter` and
+//!   `customBiggerIsBetter` tools (benchmark-action/github-action-benchmark,
+//!   `src/extract.ts`, `extractCustomBenchmarkResult`): a JSON array of
+//!   `{"name", "unit", "value", "range"?, "extra"?}`, `range` and `extra`
+//!   free strings (shown in the chart's tooltip). One file per direction:
+//!   costs (cycles, ns) are smaller-is-better, rates bigger-is-better.
+//!
+//! Every value is the cell's median; its bounds the 95% interval of that
+//! median (hierarchical bootstrap over rounds, then batches), absent where a
+//! run kept no samples.
+
+use crate::compare::{self, Judged, verdict_word};
+use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc, params_label};
+use crate::uncertainty::Policy;
+use serde_json::{Map, Value, json};
+
+/// A metric as the exports name it.
+struct Entry<'a> {
+    /// Benchmark, parameters, and where it was measured when that is not native, idle, pinned.
+    name: String,
+    metric: &'a Metric,
+    /// Where it was measured, for `extra`.
+    context: String,
+    /// Against the first run, in a comparison.
+    judged: Option<Judged>,
+}
+
+fn case_name(r: &CaseResult, doc: &RunDoc) -> String {
+    let (l, i) = r.load_isolation(doc);
+    let mut name = format!("{} {}", r.benchmark, params_label(&r.params));
+    if r.env(doc) != "native" {
+        name += &format!(" [{}]", r.env(doc));
+    }
+    if (l, i) != ("idle", "pinned") {
+        name += &format!(" [{l}/{i}]");
+    }
+    tidy(&name)
+}
+
+/// Single spaces between words.
+fn tidy(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The metrics of `docs`' last run (every metric of every measured case),
+/// each judged against the first run when there are two.
+fn entries<'a>(docs: &'a [RunDoc], policy: &Policy) -> Vec<Entry<'a>> {
+    let Some(b) = docs.last() else { return vec![] };
+    let rows = if docs.len() == 2 { compare::rows(&docs[0], b, policy) } else { vec![] };
+    let mut out = Vec::new();
+    for r in b.results.iter().filter(|r| r.status == CaseStatus::Ok) {
+        let name = case_name(r, b);
+        let (l, i) = r.load_isolation(b);
+        let context = format!(
+            "host {}, kernel {}, environment {}, load {l}, isolation {i}, run {}",
+            b.host.hostname,
+            b.host.kernel_release,
+            r.env(b),
+            b.id
+        );
+        for m in &r.metrics {
+            // A compare row's label is the parameters and the same context as the name.
+            let same = |row: &&compare::Row| row.metric == m.name && tidy(&format!("{} {}", row.benchmark, row.params)) == name;
+            let judged = rows.iter().find(same).map(|row| row.judged);
+            out.push(Entry { name: name.clone(), metric: m, context: context.clone(), judged });
+        }
+    }
+    out
+}
+
+/// The measure name of a metric: its name and unit.
+fn measure(m: &Metric) -> String {
+    format!("{} ({})", m.name, m.unit)
+}
+
+/// A measure name within BMF's 64 characters.
+fn within_64(s: String) -> String {
+    s.chars().take(64).collect()
+}
+
+/// Bencher Metric Format JSON of the last run (and, of two, its ratio to the first).
+pub fn bmf(docs: &[RunDoc], policy: &Policy) -> Value {
+    let mut top = Map::new();
+    for e in entries(docs, policy) {
+        let bench = top.entry(e.name.clone()).or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(measures) = bench else { continue };
+        let mut v = json!({ "value": e.metric.summary.median });
+        if let Some(est) = e.metric.estimate {
+            v["lower_value"] = json!(est.interval.lo);
+            v["upper_value"] = json!(est.interval.hi);
+        }
+        measures.insert(within_64(measure(e.metric)), v);
+        if let Some(j) = e.judged {
+            let mut r = json!({ "value": j.ratio });
+            if let Some(iv) = j.interval {
+                r["lower_value"] = json!(iv.lo);
+                r["upper_value"] = json!(iv.hi);
+            }
+            measures.insert(within_64(format!("{} vs baseline (ratio, >1 better)", e.metric.name)), r);
+        }
+    }
+    Value::Object(top)
+}
+
+/// github-action-benchmark custom JSON of the last run's metrics that
+/// improve in direction `better` (`Lower`: customSmallerIsBetter; `Higher`:
+/// customBiggerIsBetter).
+pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Policy) -> Value {
+    let items: Vec<Value> = entries(docs, policy)
+        .into_iter()
+        .filter(|e| e.metric.better == better)
+        .map(|e| {
+            let m = e.metric;
+            let mut extra = format!("median of {} rounds; {}", m.samples.len().max(1), e.context);
+            let mut v = json!({ "name": format!("{} {}", e.name, m.name), "unit": m.unit, "value": m.summary.median });
+            if let Some(est) = m.estimate {
+                v["range"] = json!(format!("± {}", fmt(est.interval.relative_half_width(est.median) * est.median.abs())));
+                extra = format!("95% interval {}..{}; {extra}", fmt(est.interval.lo), fmt(est.interval.hi));
+            }
+            if let Some(j) = e.judged {
+                let iv = j.interval.map_or(String::new(), |iv| format!(" [{}, {}]", fmt(iv.lo), fmt(iv.hi)));
+                extra += &format!("; against the baseline run: {} (ratio {}{iv}, above 1 better)", verdict_word(j.verdict), fmt(j.ratio));
+            }
+            v["extra"] = json!(extra);
+            v
+        })
+        .collect();
+    Value::Array(items)
+}
+
+/// A number in a few significant digits.
+fn fmt(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
