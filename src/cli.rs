@@ -286,15 +286,11 @@ pub struct RunArgs {
     /// thread and process the case runs.
     #[arg(long)]
     pub no_counters: bool,
-    /// Environments to run the suites in, each in turn (comma-separated):
-    /// native; container (user, PID, mount, UTS, IPC and network namespaces
-    /// made by oscycles); qemu-tcg and qemu-kvm (a guest kernel booted with an
-    /// initramfs holding this static binary as /init); xen-pv and xen-pvh
-    /// (the suites in Xen's dom0, para-virtualised or PVH, under QEMU);
-    /// xen-hvm and xen-pvh-domu (in a guest dom0 starts with xl).
-    #[arg(long, default_value = "native", value_name = "LIST")]
+    /// Environments to run the suites in, each in turn (comma-separated);
+    /// the list and what each is: `oscycles run --help`.
+    #[arg(long, default_value = "native", value_name = "LIST", long_help = crate::env::help())]
     pub env: String,
-    /// Guest kernel for qemu-* (default: the newest /boot/vmlinuz-*).
+    /// Guest kernel for qemu-* and xen-* (default: the newest /boot/vmlinuz-*).
     #[arg(long, value_name = "PATH")]
     pub kernel: Option<PathBuf>,
     /// Guest memory in MiB.
@@ -303,9 +299,9 @@ pub struct RunArgs {
     /// Guest vCPUs.
     #[arg(long, default_value_t = 2, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub vm_cpus: u32,
-    /// QEMU machine type.
-    #[arg(long, default_value = "q35", value_name = "NAME")]
-    pub machine: String,
+    /// The environments' own options (each environment's module declares them).
+    #[command(flatten)]
+    pub own: crate::env::EnvArgs,
     /// Seconds an environment may take to reach its /init; a guest that does
     /// not (a KVM that cannot run it hangs in early boot) is given up.
     #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -316,11 +312,6 @@ pub struct RunArgs {
     /// panics) and no-init (dom0's kernel finds no /init).
     #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic", "xen-panic", "no-init"])]
     pub guest_mode: String,
-    /// How QEMU runs the xen-* environments: tcg (emulated; cycles are
-    /// emulated cycles) or kvm (needs nested virtualisation: SVM or VMX in
-    /// the host's KVM guests).
-    #[arg(long, default_value = "tcg", value_parser = ["tcg", "kvm"])]
-    pub accel: String,
     /// Seconds a whole environment's run may take.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub env_timeout: u64,

@@ -80,7 +80,8 @@ fn read_trim(path: &str) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
-fn uname() -> (String, String, String) {
+/// This kernel's release, version and node name, as uname(2) gives them.
+pub fn uname() -> (String, String, String) {
     // SAFETY: utsname is plain bytes; uname fills it in.
     let u = unsafe {
         let mut u: libc::utsname = std::mem::zeroed();

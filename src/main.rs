@@ -10,12 +10,7 @@ use oscycles::report;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    if oscycles::env::xen::is_dom0_init() {
-        oscycles::env::xen::dom0_main();
-    }
-    if oscycles::env::guest::is_guest_init() {
-        oscycles::env::guest::main(&run::measure_in_child);
-    }
+    oscycles::env::init_hooks(&run::measure_in_child);
     let cli = cli::parse_with_registry_help();
     let r = match cli.command {
         Command::List { bench, long, sources } => show::list(bench.as_deref(), long, sources),

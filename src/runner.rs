@@ -591,7 +591,7 @@ impl Across<'_> {
         }
         if !failed.is_empty() {
             r.reason = Some(format!("{} of {boots} starts failed; {}", failed.len(), failed.join("; ")));
-            r.details.insert("failed_starts".into(), json!(failed));
+            r.details.insert(crate::schema::boot::FAILED_STARTS.into(), json!(failed));
         }
         let init: Vec<f64> = times.iter().map(|t| t.0).collect();
         let first: Vec<f64> = times.iter().map(|t| t.1).collect();
@@ -653,6 +653,9 @@ mod tests {
         fn name(&self) -> &'static str {
             self.name
         }
+        fn about(&self) -> &'static str {
+            "a test's environment"
+        }
         fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, String> {
             if !self.up {
                 return Err(format!("{} did not reach its /init within 1 s", self.name));
@@ -680,11 +683,10 @@ mod tests {
             kernel: None,
             vm_mem_mib: 128,
             vm_cpus: 1,
-            machine: "q35".into(),
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
             guest_mode: "run".into(),
-            accel: "tcg".into(),
+            own: crate::env::EnvArgs::defaults().unwrap(),
             keep_console: None,
         }
     }

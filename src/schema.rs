@@ -711,6 +711,45 @@ pub mod boot {
     pub const TO_FIRST_RESULT: &str = "to_first_result";
     /// The one benchmark's name (`boot.start`).
     pub const START_BENCH: &str = "start";
+    /// The detail listing the starts that failed after one came up.
+    pub const FAILED_STARTS: &str = "failed_starts";
+}
+
+/// What an environment says of itself (`environment.settings.<name>` of a
+/// run document), as far as the report reads it: each environment writes
+/// these keys through the constants and may add facts of its own.
+pub mod environment {
+    use serde::Deserialize;
+    use serde_json::Value;
+
+    /// How QEMU ran it: "tcg" (emulated cycles) or "kvm".
+    pub const ACCEL: &str = "accel";
+    /// Its TSC moved in steps of this many cycles (a hypervisor emulates it).
+    pub const TSC_STEP_CYCLES: &str = "tsc_step_cycles";
+    /// The kernel release its cases saw (uname inside it).
+    pub const KERNEL_INSIDE: &str = "kernel_inside";
+
+    /// The facts the report reads, typed.
+    #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+    pub struct Facts {
+        #[serde(default)]
+        pub accel: Option<String>,
+        #[serde(default)]
+        pub tsc_step_cycles: Option<u64>,
+    }
+
+    impl Facts {
+        /// Reads them from an environment's settings (none: all unknown).
+        pub fn read(settings: Option<&Value>) -> Facts {
+            settings.and_then(|v| Facts::deserialize(v).ok()).unwrap_or_default()
+        }
+
+        /// Whether its cycles are emulated (QEMU's TCG; `name`: the
+        /// environment, for runs stored before the fact was written).
+        pub fn emulated(&self, name: &str) -> bool {
+            self.accel.as_deref() == Some("tcg") || (self.accel.is_none() && name == "qemu-tcg")
+        }
+    }
 }
 
 /// VM exits in oscycles' own KVM guest.

@@ -243,11 +243,10 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
         kernel: args.kernel.clone(),
         vm_mem_mib: args.vm_mem,
         vm_cpus: args.vm_cpus,
-        machine: args.machine.clone(),
         init_timeout: Duration::from_secs(args.init_timeout),
         run_timeout: Duration::from_secs(args.env_timeout),
         guest_mode: args.guest_mode.clone(),
-        accel: args.accel.clone(),
+        own: args.own.clone(),
         keep_console: None,
     })
 }
@@ -275,9 +274,7 @@ fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[Planned], envs: &[Env]) ->
             )));
         }
     }
-    if let Some(k) = &o.kernel {
-        oscycles::env::qemu::find_kernel(Some(k)).map_err(UsageError)?;
-    }
+    o.check().map_err(|e| UsageError(e.to_string()))?;
     for env in envs {
         env.check(o).map_err(UsageError)?;
     }

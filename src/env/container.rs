@@ -18,6 +18,10 @@ impl Environment for Container {
         "container"
     }
 
+    fn about(&self) -> &'static str {
+        "user, PID, mount, UTS, IPC and network namespaces made by oscycles"
+    }
+
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
         launch_child(self, spec, o, remove_limits)
     }

@@ -16,6 +16,10 @@ impl Environment for Microvm {
         "microvm"
     }
 
+    fn about(&self) -> &'static str {
+        "oscycles' own minimal KVM guest: the microvm suite only"
+    }
+
     fn fit(&self, runs: Runs, _envs: &[super::Env]) -> Fit {
         match runs {
             Runs::OnlyIn(own) if own == self.name() => Fit::Inside,

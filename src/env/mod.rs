@@ -4,7 +4,11 @@
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
 //! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is a new module
-//! and one line there.
+//! and one line there: the module says what it is (`--env`'s help), adds
+//! its own options to `oscycles run` ([`Environment::options`], read back
+//! typed with [`EnvArgs::get`]), may take over a guest's first process
+//! ([`Environment::init`]), and names its facts, which the report reads
+//! through [`crate::schema::environment`].
 //!
 //! The host starts an environment with a [`guest::GuestSpec`] (the run's
 //! [`RunSpec`](crate::spec::RunSpec) and how to behave); the child says
@@ -18,9 +22,11 @@ pub mod container;
 pub mod cpio;
 pub mod frame;
 pub mod guest;
+pub mod gvisor;
 pub mod microvm;
 pub mod native;
 pub mod qemu;
+pub mod uml;
 pub mod xen;
 
 use crate::named::Named;
@@ -52,6 +58,19 @@ pub trait Environment: Sync {
     /// Its name in `--env`, in the results and in messages.
     fn name(&self) -> &'static str;
 
+    /// What it is, for `--env`'s help (a phrase after its name).
+    fn about(&self) -> &'static str;
+
+    /// Its own options on `oscycles run`, if it has any.
+    fn options(&self) -> Option<OwnOptions> {
+        None
+    }
+
+    /// Its init hook, called first by the binary: where this process is the
+    /// first process of one of its guests, it serves the guest (measuring
+    /// with `run`) and never returns; elsewhere it returns at once.
+    fn init(&self, _run: &RunFn) {}
+
     /// Where the cases of a benchmark measured as `runs` says stand here,
     /// in a run over `envs`: a benchmark that belongs to one environment
     /// (`Runs::OnlyIn`) runs there when the run has it, else everywhere.
@@ -78,7 +97,8 @@ pub trait Environment: Sync {
     }
 
     /// Refuses, before anything is measured, what cannot work with these
-    /// options (qemu: a machine type QEMU does not have).
+    /// options (qemu: a machine type QEMU does not have). The options all
+    /// environments share are checked by [`EnvOptions::check`].
     fn check(&self, _o: &EnvOptions) -> Result<(), String> {
         Ok(())
     }
@@ -101,7 +121,7 @@ pub trait Environment: Sync {
 pub type Env = &'static dyn Environment;
 
 impl Named for Env {
-    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU];
+    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU, &uml::Uml, &gvisor::Gvisor];
 
     fn name(&self) -> &'static str {
         Environment::name(*self)
@@ -114,15 +134,89 @@ impl std::fmt::Debug for dyn Environment {
     }
 }
 
+/// Calls every environment's init hook ([`Environment::init`]): returns
+/// only if this process is none of their guests' first process.
+pub fn init_hooks(run: &RunFn) {
+    for e in Env::ALL {
+        e.init(run);
+    }
+}
+
+/// An environment's own command-line options: a clap [`Args`](clap::Args)
+/// type, added to `oscycles run` once for every environment that names it
+/// (qemu-tcg and qemu-kvm share theirs).
+pub struct OwnOptions {
+    pub id: &'static str,
+    pub augment: fn(clap::Command) -> clap::Command,
+}
+
+impl OwnOptions {
+    pub fn of<T: clap::Args>(id: &'static str) -> OwnOptions {
+        OwnOptions { id, augment: T::augment_args }
+    }
+}
+
+/// The environments' own options as `oscycles run` parsed them (flattened
+/// into its arguments); each environment reads its own, typed, with [`EnvArgs::get`].
+#[derive(Debug, Clone)]
+pub struct EnvArgs(clap::ArgMatches);
+
+impl EnvArgs {
+    /// The options of environment type `T`, as given or defaulted.
+    pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
+        T::from_arg_matches(&self.0)
+    }
+
+    /// Every environment's options at their defaults.
+    pub fn defaults() -> Result<EnvArgs, clap::Error> {
+        let cmd = <EnvArgs as clap::Args>::augment_args(clap::Command::new("oscycles"));
+        Ok(EnvArgs(cmd.try_get_matches_from(["oscycles"])?))
+    }
+}
+
+impl clap::FromArgMatches for EnvArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(EnvArgs(m.clone()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0 = m.clone();
+        Ok(())
+    }
+}
+
+impl clap::Args for EnvArgs {
+    fn augment_args(mut cmd: clap::Command) -> clap::Command {
+        let mut added: Vec<&str> = Vec::new();
+        for o in Env::ALL.iter().filter_map(|e| e.options()) {
+            if !added.contains(&o.id) {
+                added.push(o.id);
+                cmd = (o.augment)(cmd);
+            }
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `--env`'s help: every environment with what it is.
+pub fn help() -> String {
+    let each: Vec<String> = Env::ALL.iter().map(|e| format!("{} ({})", e.name(), e.about())).collect();
+    format!("Environments to run the suites in, each in turn (comma-separated): {}", each.join("; "))
+}
+
 /// How guests are built and how long to wait for them.
 #[derive(Debug, Clone)]
 pub struct EnvOptions {
     pub exe: PathBuf,
     pub work: PathBuf,
+    /// A guest's Linux kernel (qemu-*, xen-*).
     pub kernel: Option<PathBuf>,
     pub vm_mem_mib: u32,
     pub vm_cpus: u32,
-    pub machine: String,
     /// Until the guest's /init says hello.
     pub init_timeout: Duration,
     /// For the whole guest run.
@@ -130,12 +224,27 @@ pub struct EnvOptions {
     /// What the child's init does: "run" (tests: "hang", "panic"; Xen:
     /// "xen-panic", "no-init").
     pub guest_mode: String,
-    /// How QEMU runs the Xen environments: "tcg" or "kvm" (nested).
-    pub accel: String,
+    /// The environments' own options.
+    pub own: EnvArgs,
     /// Where a guest that sent no results leaves its console log: a path
     /// prefix (the run's JSON without `.json`) the log's name is added to.
     /// None: the log goes with the run's private directory.
     pub keep_console: Option<PathBuf>,
+}
+
+/// A `--kernel` that is no file.
+#[derive(Debug, thiserror::Error)]
+#[error("--kernel {}: no such file", .0.display())]
+pub struct NoSuchKernel(pub PathBuf);
+
+impl EnvOptions {
+    /// Refuses what no environment could work with: a `--kernel` that is no file.
+    pub fn check(&self) -> Result<(), NoSuchKernel> {
+        match &self.kernel {
+            Some(k) if !k.is_file() => Err(NoSuchKernel(k.clone())),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A framed message from a child, with when it arrived (seconds since the
@@ -354,7 +463,7 @@ mod tests {
 
     #[test]
     fn environments_are_named_and_parsed_as_before() {
-        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu");
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor");
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());
     }

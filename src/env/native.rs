@@ -13,6 +13,10 @@ impl Environment for Native {
         "native"
     }
 
+    fn about(&self) -> &'static str {
+        "this machine as it is"
+    }
+
     fn in_process(&self) -> bool {
         true
     }

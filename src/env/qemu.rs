@@ -5,8 +5,9 @@
 //! through isa-debug-exit: status 33 is a clean finish.
 
 use super::cpio::Cpio;
-use super::guest::{GuestSpec, SPEC_PATH};
-use super::{EnvOptions, Environment, Outcome, tail};
+use super::guest::{GuestSpec, RunFn, SPEC_PATH};
+use super::{EnvOptions, Environment, Outcome, OwnOptions, tail};
+use crate::schema::environment::ACCEL;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,13 +28,44 @@ impl Environment for Qemu {
         if self.kvm { "qemu-kvm" } else { "qemu-tcg" }
     }
 
+    fn about(&self) -> &'static str {
+        if self.kvm {
+            "a guest kernel under QEMU with KVM, booted with an initramfs holding this static binary as /init"
+        } else {
+            "the same guest emulated by QEMU's TCG"
+        }
+    }
+
+    fn options(&self) -> Option<OwnOptions> {
+        Some(OwnOptions::of::<QemuArgs>("qemu"))
+    }
+
+    /// A guest's /init with a spec (also a Xen domU's).
+    fn init(&self, run: &RunFn) {
+        if super::guest::is_guest_init() {
+            super::guest::main(run);
+        }
+    }
+
     fn check(&self, o: &EnvOptions) -> Result<(), String> {
-        check_machine(&o.machine)
+        check_machine(&own(o)?.machine)
     }
 
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
         launch(self.kvm, spec, o)
     }
+}
+
+/// The qemu environments' own options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct QemuArgs {
+    /// QEMU machine type.
+    #[arg(long, default_value = "q35", value_name = "NAME")]
+    pub machine: String,
+}
+
+fn own(o: &EnvOptions) -> Result<QemuArgs, String> {
+    o.own.get::<QemuArgs>().map_err(|e| e.to_string())
 }
 
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -221,10 +253,11 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
+    let machine = own(o)?.machine;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, spec, &[])?;
     let mut cmd = command(o, o.vm_mem_mib);
-    cmd.args(["-machine", &o.machine]);
+    cmd.args(["-machine", &machine]);
     if kvm {
         cmd.args(["-accel", "kvm", "-cpu", "host"]);
     } else {
@@ -241,8 +274,8 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     let clean = end.status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(QEMU));
-    facts.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
-    facts.insert("machine".into(), json!(o.machine));
+    facts.insert(ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
+    facts.insert("machine".into(), json!(machine));
     facts.insert("vcpus".into(), json!(o.vm_cpus));
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));

@@ -21,9 +21,9 @@
 //! Xen's own console (com1) goes to the console log, which the host
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
-use super::guest::{self, GuestSpec, PORT_PATH};
+use super::guest::{self, GuestSpec, PORT_PATH, RunFn};
 use super::qemu::{self, Files, Ran};
-use super::{EnvOptions, Environment, Outcome};
+use super::{EnvOptions, Environment, Outcome, OwnOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::io::{Read, Seek, Write};
@@ -99,8 +99,55 @@ impl Environment for Xen {
         }
     }
 
+    fn about(&self) -> &'static str {
+        match self.mode {
+            Mode::Pv => "the suites in Xen's dom0, para-virtualised, under QEMU",
+            Mode::Pvh => "the suites in a PVH dom0 under QEMU",
+            Mode::Hvm => "in an HVM guest dom0 starts with xl",
+            Mode::PvhDomU => "in a PVH guest dom0 starts with xl",
+        }
+    }
+
+    fn options(&self) -> Option<OwnOptions> {
+        Some(OwnOptions::of::<XenArgs>("xen"))
+    }
+
+    /// dom0's /init with a domU to start.
+    fn init(&self, _run: &RunFn) {
+        if is_dom0_init() {
+            dom0_main();
+        }
+    }
+
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
         launch(self, spec, o)
+    }
+}
+
+/// The xen environments' own options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct XenArgs {
+    /// How QEMU runs the xen-* environments: tcg (emulated; cycles are
+    /// emulated cycles) or kvm (needs nested virtualisation: SVM or VMX in
+    /// the host's KVM guests).
+    #[arg(long, default_value = "tcg", value_enum)]
+    pub accel: Accel,
+}
+
+/// How QEMU runs Xen.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    Tcg,
+    Kvm,
+}
+
+impl Accel {
+    /// Its name for QEMU's `-accel` and in the facts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Tcg => "tcg",
+            Accel::Kvm => "kvm",
+        }
     }
 }
 
@@ -198,7 +245,8 @@ fn emulation_fault(console: &str) -> Option<&str> {
 fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String), String> {
     let name = env.name();
     let xen = find_xen().map_err(|e| format!("{name}: {e}"))?;
-    if o.accel == "kvm" {
+    let accel = o.own.get::<XenArgs>().map_err(|e| e.to_string())?.accel;
+    if accel == Accel::Kvm {
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }
     let kernel = qemu::find_kernel(o.kernel.as_deref())?;
@@ -210,7 +258,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
     let m = machine(env.mode, o, &spec.mode, initrd_mib);
     let mut cmd = qemu::command(o, m.qemu_mib);
-    cmd.args(["-machine", m.machine, "-accel", &o.accel, "-cpu", m.cpu]);
+    cmd.args(["-machine", m.machine, "-accel", accel.name(), "-cpu", m.cpu]);
     if m.iommu {
         cmd.args(["-device", "amd-iommu"]);
     }
@@ -225,10 +273,10 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     cmd.arg("-initrd").arg(&modules);
     // Under TCG, Xen and a domU boot in tens of seconds to minutes where a
     // plain kernel takes seconds: a longer wait for /init.
-    let scale = match (o.accel.as_str(), env.mode.domu()) {
-        ("tcg", None) => 4,
-        ("tcg", Some(_)) => 12,
-        _ => 1,
+    let scale = match (accel, env.mode.domu()) {
+        (Accel::Tcg, None) => 4,
+        (Accel::Tcg, Some(_)) => 12,
+        (Accel::Kvm, _) => 1,
     };
     let o = EnvOptions { init_timeout: o.init_timeout * scale, ..o.clone() };
     let mut watch = ConsoleWatch::new(&files.console);
@@ -243,7 +291,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     }
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(qemu::QEMU));
-    facts.insert("accel".into(), json!(o.accel));
+    facts.insert(crate::schema::environment::ACCEL.into(), json!(accel.name()));
     facts.insert("hypervisor".into(), json!(format!("Xen {}", xen_version())));
     facts.insert("xen_mode".into(), json!(env.mode.describe()));
     facts.insert("xen_cmdline".into(), json!(m.xen_args));

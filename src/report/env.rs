@@ -5,7 +5,7 @@
 
 use super::table::Table;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::boot;
+use crate::schema::{boot, environment::Facts};
 use crate::sources::Source;
 
 /// The environments of a run, in order of first appearance.
@@ -109,8 +109,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
 /// What to say of environment `e`'s cycles if QEMU emulated its CPU (its
 /// facts say accel tcg; qemu-tcg always): they are emulated cycles.
 pub fn emulated(doc: &RunDoc, e: &str) -> Option<String> {
-    let accel = doc.environment.settings.get(e).and_then(|f| f.get("accel")).and_then(|a| a.as_str());
-    (accel == Some("tcg") || (accel.is_none() && e == "qemu-tcg")).then(|| "under QEMU's TCG: emulated cycles".to_string())
+    Facts::read(doc.environment.settings.get(e)).emulated(e).then(|| "under QEMU's TCG: emulated cycles".to_string())
 }
 
 /// Lines naming the environments whose cycles are emulated, if any, and
@@ -126,8 +125,7 @@ pub fn render_emulated(doc: &RunDoc) -> String {
         );
     }
     for e in environments(doc) {
-        let step = doc.environment.settings.get(&e).and_then(|f| f.get("tsc_step_cycles")).and_then(serde_json::Value::as_u64);
-        if let Some(step) = step {
+        if let Some(step) = Facts::read(doc.environment.settings.get(&e)).tsc_step_cycles {
             s += &format!(
                 "note: in {e} the TSC moves in steps of about {step} cycles (its hypervisor emulates it and hands out the last value\n\
                  plus one between updates): batches there lasted at least 50 steps\n"
@@ -149,7 +147,7 @@ pub fn render_boot(doc: &RunDoc) -> String {
         match (r.metric(boot::TO_INIT), r.metric(boot::TO_FIRST_RESULT)) {
             (Some(a), Some(b)) if r.status == CaseStatus::Ok => {
                 // Starts that failed after one that came up: said, not hidden.
-                let failed = r.details.get("failed_starts").and_then(|f| f.as_array()).map_or(0, Vec::len);
+                let failed = r.details.get(boot::FAILED_STARTS).and_then(|f| f.as_array()).map_or(0, Vec::len);
                 let starts = if failed > 0 {
                     notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or_default());
                     format!("{} of {}", a.summary.n, a.summary.n + failed)

@@ -120,7 +120,13 @@ pub fn render_tables(doc: &RunDoc) -> String {
     let hermit: Vec<RunDoc> = per_env.iter().map(|d| only_suites(d, &["hermit-basic", "quick"])).collect();
     seed.push(memory::render_hermit_envs(&envs.iter().map(String::as_str).zip(&hermit).collect::<Vec<_>>()));
     seed.push(memory::render_stream_envs(&named));
-    if let [(a, da), (b, db)] = named.as_slice() {
+    // The lmbench tables compare two: the two of the run, else native with each other.
+    type Named<'a> = (&'a str, &'a RunDoc);
+    let pairs: Vec<(&Named, &Named)> = match named.as_slice() {
+        [a, b] => vec![(a, b)],
+        all => all.iter().filter(|n| n.0 == "native").flat_map(|n| all.iter().filter(|o| o.0 != "native").map(move |o| (n, o))).collect(),
+    };
+    for ((a, da), (b, db)) in pairs {
         let (da, db) = (only_suites(da, &["lmbench", "quick"]), only_suites(db, &["lmbench", "quick"]));
         seed.push(lmbench::render_named(&[&da, &db], [a, b]));
     }

@@ -1,0 +1,144 @@
+//! `uml`: User-Mode Linux (Debian's `user-mode-linux`, `linux.uml`), a
+//! Linux kernel para-virtualised to run as processes of this one, as Wombat
+//! and L4Linux run Linux as a server on L4 (the Trustworthy Systems L4
+//! performance page). Its processes' system calls stop them under ptrace
+//! and are served by the UML kernel, another host process; their page
+//! faults reach it as signals.
+//!
+//! The kernel boots with an initramfs oscycles writes (as for the QEMU
+//! guests: this static binary as /init and the spec); its console goes to
+//! the kernel's stderr (the log), its second serial line (/dev/ttyS1, the
+//! results port a guest writes) to its stdout, which the host reads. Its memory file, its `umid` directory and the
+//! initramfs live in the run's private directory or are unlinked at once
+//! (the memory file, in /dev/shm); its host processes are one process
+//! group, killed on the way out, and die with oscycles (SIGKILL included:
+//! the kernel's process with oscycles, its address spaces' processes with it).
+
+use super::guest::GuestSpec;
+use super::qemu::{self, Files};
+use super::{EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+pub struct Uml;
+
+/// The kernel Debian's user-mode-linux installs.
+pub const UML: &str = "linux.uml";
+const INSTALL: &str = "apt-get install user-mode-linux (scripts/setup installs it)";
+/// What the UML kernel does with its processes (6.1: the only mode there is).
+const MODE: &str = "SKAS0: each address space a host process the UML kernel traces with ptrace; a system call stops it and \
+                    the kernel's process serves it, a page fault reaches the kernel as SIGSEGV";
+
+/// The uml environment's own options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct UmlArgs {
+    /// The User-Mode Linux kernel of --env uml (default: linux.uml on the
+    /// PATH, from Debian's user-mode-linux).
+    #[arg(long, value_name = "PATH")]
+    pub uml_kernel: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UmlError {
+    #[error("uml: no User-Mode Linux kernel: {UML} is not on the PATH; {INSTALL}, or name one with --uml-kernel")]
+    Missing,
+    #[error("--uml-kernel {0}: not an executable file (a User-Mode Linux kernel such as /usr/bin/{UML} is)")]
+    NotExecutable(PathBuf),
+    #[error("uml: its options: {0}")]
+    Options(#[from] clap::Error),
+    #[error("uml: starting {0}: {1}")]
+    Start(PathBuf, std::io::Error),
+}
+
+impl Environment for Uml {
+    fn name(&self) -> &'static str {
+        "uml"
+    }
+
+    fn about(&self) -> &'static str {
+        "User-Mode Linux: a Linux kernel para-virtualised as processes of this one, this static binary its /init; one CPU"
+    }
+
+    fn options(&self) -> Option<OwnOptions> {
+        Some(OwnOptions::of::<UmlArgs>("uml"))
+    }
+
+    fn check(&self, o: &EnvOptions) -> Result<(), String> {
+        match o.own.get::<UmlArgs>().map_err(|e| e.to_string())?.uml_kernel {
+            Some(k) if !super::executable(&k) => Err(UmlError::NotExecutable(k).to_string()),
+            _ => Ok(()),
+        }
+    }
+
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+        launch(spec, o)
+    }
+}
+
+/// The UML kernel: the one given, else linux.uml on the PATH.
+fn find(o: &EnvOptions) -> Result<PathBuf, UmlError> {
+    if let Some(k) = o.own.get::<UmlArgs>()?.uml_kernel {
+        return if super::executable(&k) { Ok(k) } else { Err(UmlError::NotExecutable(k)) };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path).map(|d| d.join(UML)).find(|p| super::executable(p)).ok_or(UmlError::Missing)
+}
+
+/// The UML kernel's version (`linux.uml --version` prints its release).
+fn version(kernel: &Path) -> String {
+    Command::new(kernel)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The kernel's command line: memory, the initramfs, its runtime files in
+/// the run's private directory, the console on stdout only.
+fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
+    let mut cmd = Command::new(kernel);
+    cmd.arg(format!("mem={}M", o.vm_mem_mib));
+    cmd.arg(format!("initrd={}", files.initrd.display()));
+    cmd.arg(format!("uml_dir={}", o.work.display()));
+    cmd.arg(format!("umid={}", crate::bench::scratch::unique_name("uml")));
+    cmd.args(["con=null", "con0=null,fd:2", "ssl=null", "ssl1=null,fd:1", "quiet", "loglevel=3"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Its own process group, so that every process of it is killed at the end.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    crate::watchdog::die_with_parent(&mut cmd);
+    cmd
+}
+
+/// Boots the UML kernel once with `spec` in its initramfs and watches it.
+fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    let kernel = find(o).map_err(|e| e.to_string())?;
+    let files = Files::new("uml", o)?;
+    qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?;
+    let start = Instant::now();
+    let child = command(&kernel, &files, o).spawn().map_err(|e| UmlError::Start(kernel.clone(), e).to_string())?;
+    let group = child.id() as libc::pid_t;
+    let end = supervise(child, start, o.init_timeout, o.run_timeout);
+    // SAFETY: kill takes no pointers; the group is the one its kernel led
+    // (its address spaces' processes), none of which can have been reaped
+    // and reused while its leader's group id is ours to name.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let log_tail = tail(&end.stderr);
+    if let Some(w) = end.why {
+        return Err(format!("uml {w}; last output: {log_tail}"));
+    }
+    let mut facts = Map::new();
+    facts.insert("kernel".into(), json!(kernel.display().to_string()));
+    facts.insert("uml_version".into(), json!(version(&kernel)));
+    facts.insert("uml_mode".into(), json!(MODE));
+    facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    // Debian's UML is built without SMP: one CPU whatever --vm-cpus says.
+    facts.insert("vcpus".into(), json!(1));
+    if o.vm_cpus > 1 {
+        facts.insert("vcpus_asked".into(), json!(o.vm_cpus));
+    }
+    facts.insert("clean_exit".into(), Value::Bool(end.status.is_some_and(|s| s.success())));
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
+}

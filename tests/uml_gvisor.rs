@@ -1,0 +1,179 @@
+//! The user-level kernels: a User-Mode Linux kernel and a gVisor sandbox
+//! return results naming their kernel and platform; a gVisor platform that
+//! hangs is given up within the init timeout; a SIGKILLed gvisor run leaves
+//! no process behind, and no run leaves a cgroup; a missing runsc or
+//! linux.uml is n/a naming the command that installs it.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::tempdir;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_oscycles")
+}
+
+/// A tiny getpid run in `env` with `extra` arguments: the saved document and how long it took.
+fn run(env: &str, name: &str, extra: &[&str]) -> (serde_json::Value, Duration) {
+    let mut args = vec!["--batches", "3", "--iterations", "1000", "--rounds", "1", "--quiet"];
+    args.extend(extra);
+    let (doc, took, _, _) = common::getpid_in(env, name, &args);
+    (doc, took)
+}
+
+fn host_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap().trim().to_string()
+}
+
+#[test]
+fn a_uml_run_returns_results_naming_its_kernel() {
+    let (doc, _) = run("uml", "uml", &["--init-timeout", "120", "--vm-mem", "256"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["environment"], "uml");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+    let facts = &doc["environment"]["settings"]["uml"];
+    let version = facts["uml_version"].as_str().unwrap();
+    assert!(!version.is_empty(), "{facts}");
+    assert!(facts["uml_mode"].as_str().unwrap().contains("SKAS0"), "{facts}");
+    assert_eq!(facts["clean_exit"], true, "{facts}");
+    // The cases saw the UML kernel, not the host's.
+    assert_eq!(facts["kernel_inside"], version, "{facts}");
+    assert_eq!(facts["memory_mib"], 256);
+}
+
+#[test]
+fn a_gvisor_run_returns_results_naming_its_platform() {
+    let (doc, _) = run("gvisor", "gvisor", &["--gvisor-platform", "ptrace"]);
+    let r = &doc["results"][0];
+    assert_eq!(r["environment"], "gvisor");
+    assert_eq!(r["status"], "ok", "{r}");
+    let facts = &doc["environment"]["settings"]["gvisor"];
+    assert_eq!(facts["platform"], "ptrace", "{facts}");
+    assert!(facts["runsc"].as_str().unwrap().starts_with("runsc version"), "{facts}");
+    // The Sentry answers uname itself, with a release of its own.
+    let inside = facts["kernel_inside"].as_str().unwrap();
+    assert!(!inside.is_empty() && inside != host_release(), "{facts}");
+    assert_eq!(facts["sandbox_uid"], 65534);
+}
+
+#[test]
+fn a_gvisor_platform_that_hangs_is_given_up_within_the_init_timeout() {
+    // gVisor's KVM platform hangs on a KVM that cannot run it (this
+    // machine's kvm_pvm); where it runs, the run simply succeeds on it.
+    let t = Instant::now();
+    let (doc, _) = run("native,gvisor", "gvisor-kvm", &["--gvisor-platform", "kvm", "--init-timeout", "5"]);
+    let took = t.elapsed();
+    let r = &doc["results"][1];
+    assert_eq!(r["environment"], "gvisor");
+    if r["status"] == "ok" {
+        assert_eq!(doc["environment"]["settings"]["gvisor"]["platform"], "kvm");
+        return;
+    }
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("platform kvm") && why.contains("within 5 s"), "{why}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(doc["results"][0]["status"], "ok", "native goes on");
+}
+
+/// Directories under the cgroup hierarchies named after a gVisor sandbox of oscycles.
+fn sandbox_cgroups() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    for depth in 0..4 {
+        let mut next = Vec::new();
+        for d in dirs {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                if e.file_name().to_string_lossy().contains("oscycles-gvisor") {
+                    out.push(p.display().to_string());
+                }
+                if depth < 3 {
+                    next.push(p);
+                }
+            }
+        }
+        dirs = next;
+    }
+    out
+}
+
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_sigkilled_gvisor_run_leaves_no_sandbox_and_no_cgroup() {
+    let d = tempdir("gvisor-sigkill");
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let results = d.join("results");
+    let mut child = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--env", "gvisor", "--gvisor-platform", "ptrace", "--quiet"])
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the sandbox is up: its processes name runsc's state directory in the scratch directory.
+    let needle = scratch.to_str().unwrap().to_string();
+    let t = Instant::now();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("runsc-sandbox")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no sandbox appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    // The next run (a gvisor one) leaves neither cgroup nor files.
+    let out = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet"])
+        .args(["--env", "gvisor", "--gvisor-platform", "ptrace"])
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(sandbox_cgroups().is_empty(), "{:?}", sandbox_cgroups());
+    assert!(processes_mentioning(&needle).is_empty());
+    let leftovers: Vec<_> = std::fs::read_dir(&scratch).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn without_runsc_or_linux_uml_the_environment_is_na_naming_the_install() {
+    let d = tempdir("no-runsc");
+    let out = Command::new(bin())
+        .env("PATH", d.to_str().unwrap())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet"])
+        .args(["--env", "native,gvisor,uml", "--results", d.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = common::only_doc(&d);
+    let rs = doc["results"].as_array().unwrap();
+    assert_eq!(rs.len(), 3);
+    assert_eq!(rs[0]["status"], "ok");
+    for (r, install) in rs[1..].iter().zip(["apt-get install runsc", "apt-get install user-mode-linux"]) {
+        assert_eq!(r["status"], "not_applicable", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains(install), "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
