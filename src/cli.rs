@@ -301,9 +301,10 @@ pub struct RunArgs {
     /// panics) and no-init (dom0's kernel finds no /init).
     #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic", "xen-panic", "no-init"])]
     pub guest_mode: String,
-    /// How QEMU runs the xen-* environments: tcg (emulated; cycles are
-    /// emulated cycles) or kvm (needs nested virtualisation: SVM or VMX in
-    /// the host's KVM guests).
+    /// How QEMU runs the xen-* and hermit environments: tcg (emulated;
+    /// cycles are emulated cycles) or kvm (xen-*: needs nested
+    /// virtualisation, SVM or VMX in the host's KVM guests; hermit: a KVM
+    /// that runs a guest at hardware speed).
     #[arg(long, default_value = "tcg", value_parser = ["tcg", "kvm"])]
     pub accel: String,
     /// Seconds a whole environment's run may take.

@@ -1,0 +1,26 @@
+//! The independent check: rdtsc around 10^5 getpid calls and 10^5
+//! yield_now, nothing shared with oscycles. Prints one line the host reads:
+//! `hermit-check getpid_cycles=X yield_cycles=Y`.
+
+fn per_call(n: u64, mut f: impl FnMut()) -> f64 {
+    // SAFETY: rdtsc has no memory effects.
+    let t0 = unsafe { core::arch::x86_64::_rdtsc() };
+    for _ in 0..n {
+        f();
+    }
+    // SAFETY: as above.
+    let t1 = unsafe { core::arch::x86_64::_rdtsc() };
+    (t1 - t0) as f64 / n as f64
+}
+
+fn main() {
+    let n = 100_000;
+    per_call(1000, || {
+        std::hint::black_box(std::process::id());
+    });
+    let getpid = per_call(n, || {
+        std::hint::black_box(std::process::id());
+    });
+    let yields = per_call(n, std::thread::yield_now);
+    println!("hermit-check getpid_cycles={getpid:.1} yield_cycles={yields:.1}");
+}
