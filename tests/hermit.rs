@@ -88,14 +88,16 @@ fn the_hermit_program_boots_under_tcg_and_measures_the_basic_benchmark_stream_an
         assert_eq!(m["unit"], "tsc_cycles", "{r}");
         assert_eq!(m["samples"][0].as_array().unwrap().len(), 3, "three batches: {r}");
     }
-    let stream = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "stream.kernels" && r["params"]["threads"] == "single");
+    let stream =
+        doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "stream.kernels" && r["params"]["threads"] == "single");
     let stream = stream.expect("a single-threaded STREAM case");
     assert_eq!(stream["status"], "ok", "{stream}");
     let triad = stream["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "triad_rate").expect("a triad rate");
     assert!(triad["summary"]["median"].as_f64().unwrap() > 0.0, "{stream}");
     let boot = result(&doc, "boot.start");
     assert_eq!(boot["status"], "ok", "{boot}");
-    let (to_init, to_result) = (boot["metrics"][0]["summary"]["median"].as_f64().unwrap(), boot["metrics"][1]["summary"]["median"].as_f64().unwrap());
+    let (to_init, to_result) =
+        (boot["metrics"][0]["summary"]["median"].as_f64().unwrap(), boot["metrics"][1]["summary"]["median"].as_f64().unwrap());
     assert!(to_init > 0.0 && to_result >= to_init, "{boot}");
     let facts = &doc["environment"]["settings"]["hermit"];
     assert_eq!(facts["accel"], "tcg", "{facts}");

@@ -53,12 +53,12 @@ impl Environment for Hermit {
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program_args(spec, &plan, &harness, o);
         let mut ran = boot(&build, &build.program, &args, &clock, o)?;
-        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples") {
-            let samples: Value = serde_json::from_slice(&m.bytes).map_err(|e| format!("hermit: the program's samples do not parse: {e}"))?;
+        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
+            let samples: Value =
+                serde_json::from_slice(&m.bytes).map_err(|e| format!("hermit: the program's samples do not parse: {e}"))?;
             let doc = document(&spec.run, &plan, &samples, harness, clock.clone());
             let bytes = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
-            let at_s = m.at_s;
-            ran.messages.push(Message { kind: "run".into(), bytes, at_s });
+            ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
         }
         // The independent check, beside a full run (not beside a boot).
         if spec.mode == "run" && plan.iter().any(|p| p.benchmark.id == "syscall.getpid") && plan.len() > 1 {
@@ -261,7 +261,8 @@ fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
         "pagefault" => schema::pagefault::PER_PAGE,
         _ => schema::hermit::PER_OP,
     };
-    let samples: Vec<f64> = c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+    let samples: Vec<f64> =
+        c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
     let s = Summary::of(&samples).ok_or((CaseStatus::Failed, "the program sent no samples".to_string()))?;
     let mut details = Map::new();
     details.insert("inner".into(), c.get("inner").cloned().unwrap_or(Value::Null));
@@ -279,7 +280,8 @@ fn stream_metrics(p: &Planned, c: &Value) -> Measured {
     for k in c.get("kernels").and_then(Value::as_array).into_iter().flatten() {
         let name = k.get("name").and_then(Value::as_str).unwrap_or("?").to_lowercase();
         let bytes = k.get("bytes").and_then(Value::as_f64).unwrap_or(0.0);
-        let times: Vec<f64> = k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let times: Vec<f64> =
+            k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
         let rates: Vec<f64> = times.iter().map(|t| bytes / t / 1e6).collect();
         let (Some(r), Some(t)) = (Summary::of(&rates), Summary::of(&times)) else {
             return Err((CaseStatus::Failed, format!("STREAM {name}: no times")));
@@ -294,4 +296,62 @@ fn stream_metrics(p: &Planned, c: &Value) -> Measured {
     let array_bytes = c.get("elements").and_then(Value::as_u64).map(|e| e * 8);
     details.insert(schema::stream::details::ARRAY_BYTES.into(), json!(array_bytes));
     Ok((metrics, details))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(suites: &[&str]) -> crate::spec::RunSpec {
+        crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn the_programs_samples_become_the_run_document_of_the_plan() {
+        let run = spec(&["hermit-basic", "stream"]);
+        let plan = plan_of(&run).unwrap();
+        let samples = json!({"cases": [
+            {"benchmark": "syscall.getpid", "status": "ok", "per_op_cycles": [100.0, 120.0, 110.0], "inner": 4096},
+            {"benchmark": "hermit.malloc-1m", "status": "failed", "reason": "malloc(1 MiB) returned NULL"},
+            {"benchmark": "stream.kernels", "status": "ok", "elements": 1024, "repetitions": 4, "kernels": [
+                {"name": "Copy", "times": [0.5, 0.25], "bytes": 16_000_000},
+                {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
+        ]});
+        let clock = crate::clock::known_tsc(2e9);
+        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
+        let getpid = doc.case("syscall.getpid", |_| true).unwrap();
+        assert_eq!(getpid.status, CaseStatus::Ok);
+        let m = getpid.metric(schema::syscall::PER_CALL).unwrap();
+        assert_eq!((m.summary.median, m.samples[0].len()), (110.0, 3));
+        assert_eq!(m.ns.unwrap().median, 55.0, "cycles at 2 GHz");
+        let malloc = doc.case("hermit.malloc-1m", |_| true).unwrap();
+        assert_eq!((malloc.status, malloc.reason.as_deref()), (CaseStatus::Failed, Some("malloc(1 MiB) returned NULL")));
+        let yields = doc.case("syscall.sched_yield", |_| true).unwrap();
+        assert_eq!(yields.status, CaseStatus::NotApplicable, "not sent: n/a with the reason");
+        assert!(yields.reason.as_deref().unwrap().contains("syscall.sched_yield"));
+        let single = doc.case("stream.kernels", |r| r.param_str("threads") == Some("single")).unwrap();
+        assert_eq!(single.status, CaseStatus::Ok);
+        assert_eq!(single.metric("copy_rate").unwrap().summary.max, 64.0, "16 MB in 0.25 s");
+        let per_cpu = doc.case("stream.kernels", |r| r.param_str("threads") == Some("per-cpu")).unwrap();
+        assert_eq!(per_cpu.status, CaseStatus::NotApplicable);
+        assert!(doc.results.iter().all(|r| r.status != CaseStatus::Ok || !r.metrics.is_empty()));
+    }
+
+    #[test]
+    fn the_check_programs_line_is_read_from_the_console() {
+        let v = check_figures("[0.1][INFO] boot\nhermit-check getpid_cycles=123.5 yield_cycles=456.0\n[0.2] shutdown\n");
+        assert_eq!(v, json!({"getpid_cycles": 123.5, "yield_cycles": 456.0}));
+        assert!(check_figures("nothing here").get("failed").is_some());
+    }
+
+    #[test]
+    fn a_missing_or_failed_build_says_why() {
+        let d = tempfile::tempdir().unwrap();
+        let e = Build::find(d.path()).err().unwrap();
+        assert!(e.contains("not built") && e.contains("scripts/setup"), "{e}");
+        std::fs::write(d.path().join("failed"), "building the Hermit kernel failed\nerror: no\n").unwrap();
+        let e = Build::find(d.path()).err().unwrap();
+        assert!(e.contains("build failed") && e.contains("error: no"), "{e}");
+    }
 }

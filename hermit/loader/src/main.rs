@@ -39,8 +39,8 @@ extern "C" fn loader_main(mb_info: u32) -> ! {
     let Some(module) = mb.first_module() else { fail("no Hermit program: QEMU's -initrd gives it") };
     let regions = mb.memory();
     // The program goes above everything the loader and QEMU placed.
-    // SAFETY: a symbol of the linker script; only its address is taken.
-    let bss_end = unsafe { core::ptr::addr_of!(__bss_end) } as u64;
+    // A symbol of the linker script: only its address is taken.
+    let bss_end = core::ptr::addr_of!(__bss_end) as u64;
     let above = module.end.max(bss_end).max(mb.highest_used());
     let elf = module.bytes();
     let object = KernelObject::parse(elf).unwrap_or_else(|e| fail(&format!("the Hermit program does not parse: {e}")));

@@ -124,7 +124,9 @@ fn first_writes(cfg: &HarnessConfig, overhead: u64) -> Result<Measurement, Faile
 
 fn per_op(bench: &str, m: Result<Measurement, Failed>) -> Value {
     match m {
-        Ok(m) => json!({"benchmark": bench, "status": "ok", "per_op_cycles": m.per_op_cycles, "inner": m.inner, "calibration": m.calibration}),
+        Ok(m) => {
+            json!({"benchmark": bench, "status": "ok", "per_op_cycles": m.per_op_cycles, "inner": m.inner, "calibration": m.calibration})
+        }
         Err(Failed(why)) => json!({"benchmark": bench, "status": "failed", "reason": why}),
     }
 }
