@@ -238,6 +238,7 @@ fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: cr
         match measured {
             Ok((metrics, details)) => {
                 (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
+                r.placement = Some(placement());
             }
             Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
         }
@@ -247,6 +248,17 @@ fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: cr
     doc.finished_at = Some(now_rfc3339());
     doc.status = RunStatus::Complete;
     doc
+}
+
+/// Where the program measures: its main thread on the one CPU.
+fn placement() -> crate::placement::Placement {
+    crate::placement::Placement {
+        actors: "1 thread".into(),
+        cpus: vec![0],
+        observed_cpus: vec![],
+        policy: "Hermit's scheduler".into(),
+        memory_locked: false,
+    }
 }
 
 type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
@@ -290,9 +302,9 @@ fn stream_metrics(p: &Planned, c: &Value) -> Measured {
         metrics.push(Metric::cost(&schema::stream::time(&name), "s", t));
     }
     let mut details = Map::new();
-    for key in ["elements", "repetitions"] {
-        details.insert(key.into(), c.get(key).cloned().unwrap_or(Value::Null));
-    }
+    details.insert("elements".into(), c.get("elements").cloned().unwrap_or(Value::Null));
+    let counted = c.get("repetitions").and_then(Value::as_u64).map(|r| r.saturating_sub(1));
+    details.insert(schema::stream::details::REPETITIONS_COUNTED.into(), json!(counted));
     let array_bytes = c.get("elements").and_then(Value::as_u64).map(|e| e * 8);
     details.insert(schema::stream::details::ARRAY_BYTES.into(), json!(array_bytes));
     Ok((metrics, details))
