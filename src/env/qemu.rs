@@ -283,6 +283,39 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
 }
 
+
+/// The id of [`AccelArgs`] among the environments' options: the xen-* and hermit environments
+/// share `--accel`, declared once.
+pub const ACCEL_OPTIONS: &str = "qemu-accel";
+
+/// How QEMU runs the guests that take `--accel` (xen-*, hermit).
+#[derive(clap::Args, Debug, Clone)]
+pub struct AccelArgs {
+    /// How QEMU runs the xen-* and hermit environments: tcg (emulated;
+    /// cycles are emulated cycles) or kvm (xen-*: needs nested
+    /// virtualisation, SVM or VMX in the host's KVM guests; hermit: a KVM
+    /// that runs a guest at hardware speed).
+    #[arg(long, default_value = "tcg", value_enum)]
+    pub accel: Accel,
+}
+
+/// How QEMU runs a guest: emulated, or on KVM.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    Tcg,
+    Kvm,
+}
+
+impl Accel {
+    /// Its name for QEMU's `-accel` and in the facts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Tcg => "tcg",
+            Accel::Kvm => "kvm",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

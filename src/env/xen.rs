@@ -22,7 +22,7 @@
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
 use super::guest::{self, GuestSpec, PORT_PATH, RunFn};
-use super::qemu::{self, Files, Ran};
+use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::{EnvOptions, Environment, Outcome, OwnOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -109,7 +109,7 @@ impl Environment for Xen {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<XenArgs>("xen"))
+        Some(OwnOptions::of::<AccelArgs>(qemu::ACCEL_OPTIONS))
     }
 
     /// dom0's /init with a domU to start.
@@ -124,32 +124,6 @@ impl Environment for Xen {
     }
 }
 
-/// The xen environments' own options.
-#[derive(clap::Args, Debug, Clone)]
-pub struct XenArgs {
-    /// How QEMU runs the xen-* environments: tcg (emulated; cycles are
-    /// emulated cycles) or kvm (needs nested virtualisation: SVM or VMX in
-    /// the host's KVM guests).
-    #[arg(long, default_value = "tcg", value_enum)]
-    pub accel: Accel,
-}
-
-/// How QEMU runs Xen.
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Accel {
-    Tcg,
-    Kvm,
-}
-
-impl Accel {
-    /// Its name for QEMU's `-accel` and in the facts.
-    pub fn name(self) -> &'static str {
-        match self {
-            Accel::Tcg => "tcg",
-            Accel::Kvm => "kvm",
-        }
-    }
-}
 
 /// The hypervisor scripts/setup unpacked.
 fn find_xen() -> Result<PathBuf, String> {
@@ -245,7 +219,7 @@ fn emulation_fault(console: &str) -> Option<&str> {
 fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String), String> {
     let name = env.name();
     let xen = find_xen().map_err(|e| format!("{name}: {e}"))?;
-    let accel = o.own.get::<XenArgs>().map_err(|e| e.to_string())?.accel;
+    let accel = o.own.get::<AccelArgs>().map_err(|e| e.to_string())?.accel;
     if accel == Accel::Kvm {
         crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
     }

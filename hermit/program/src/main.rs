@@ -1,0 +1,105 @@
+//! oscycles' measuring core as a Hermit unikernel program: booted by
+//! `oscycles run --env hermit` (QEMU, oscycles' own loader), it says hello
+//! over the serial port as its first act, measures the cases the host names
+//! on its command line, and sends their raw samples back framed as the
+//! other guests frame their documents. The host turns them into the run
+//! document of the environment (`src/env/hermit.rs`).
+//!
+//! The measuring core is oscycles' own source, compiled here for
+//! x86_64-unknown-hermit (`#[path]` modules, not copies): the harness that
+//! doubles a batch to its target and times the batches (`src/harness.rs`),
+//! STREAM's kernels and driver with its validation (`src/bench/stream.rs`,
+//! the assembly loops of `src/arch/mod.rs`), the TSC read, and the framing
+//! (`src/env/frame.rs`). What differs is only what a unikernel has instead
+//! of Linux's system calls: the operations timed (getpid, yield, malloc,
+//! first write) are Hermit's, through Rust's std as any Hermit program
+//! calls them, and `shim` stands in for oscycles' Linux-only modules.
+
+#[path = "../../../src/arch/mod.rs"]
+#[allow(dead_code)]
+mod arch;
+mod bench;
+#[path = "../../../src/env/frame.rs"]
+#[allow(dead_code)]
+mod frame;
+#[path = "../../../src/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+mod ops;
+mod shim;
+
+pub use shim::{clock, placement, watchdog};
+
+use serde_json::{Value, json};
+
+/// What the host asks, from the words after `--` on the kernel's command
+/// line: `key=value` each.
+#[derive(Debug, Default)]
+struct Args {
+    benches: Vec<String>,
+    mode: String,
+    harness: Option<harness::HarnessConfig>,
+    array_bytes: u64,
+}
+
+fn args() -> Result<Args, String> {
+    let mut a = Args { mode: "run".into(), ..Args::default() };
+    let mut cfg = harness::HarnessConfig { target_batch_cycles: 10_000_000, batches: 11, fixed_inner: None, max_inner: 1 << 40 };
+    for w in std::env::args().skip(1) {
+        let (k, v) = w.split_once('=').ok_or_else(|| format!("argument {w:?} is not key=value"))?;
+        let num = || v.parse::<u64>().map_err(|_| format!("argument {k}: {v:?} is not a whole number"));
+        match k {
+            "benches" => a.benches = v.split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
+            "mode" => a.mode = v.into(),
+            "batch_cycles" => cfg.target_batch_cycles = num()?,
+            "batches" => cfg.batches = num()?.max(1) as usize,
+            "inner" => cfg.fixed_inner = Some(num()?).filter(|&n| n > 0),
+            "array_bytes" => a.array_bytes = num()?,
+            _ => return Err(format!("unknown argument {k:?}")),
+        }
+    }
+    a.harness = Some(cfg);
+    Ok(a)
+}
+
+fn send(kind: &str, id: u32, payload: &[u8]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(frame::encode(kind, id, payload).as_bytes());
+    let _ = out.flush();
+}
+
+fn main() {
+    // (tests) A guest that never reaches its program: no hello at all.
+    if std::env::args().any(|a| a == "mode=no-init") {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+    send("hello", 0, b"hermit");
+    let a = match args() {
+        Ok(a) => a,
+        Err(e) => {
+            send("error", 1, e.as_bytes());
+            std::process::exit(2);
+        }
+    };
+    match a.mode.as_str() {
+        "panic" => std::process::exit(1),
+        "hang" => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
+        _ => {}
+    }
+    let cfg = a.harness.expect("set by args()");
+    let overhead = clock::read_overhead(2000);
+    let cases: Vec<Value> = a.benches.iter().map(|b| ops::run(b, &cfg, overhead, a.array_bytes)).collect();
+    let doc = json!({
+        "program": "oscycles-hermit",
+        "tsc_hz_inside": clock::tsc_hz_hint(),
+        "overhead_cycles": overhead,
+        "harness": cfg,
+        "cases": cases,
+    });
+    send("samples", 1, doc.to_string().as_bytes());
+}

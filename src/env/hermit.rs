@@ -1,0 +1,379 @@
+//! `hermit`: the Hermit unikernel (HermitCore's successor) as a column
+//! beside Linux, as the HermitCore evaluation compared them. QEMU boots
+//! oscycles' own loader (`-kernel`, multiboot) with oscycles' Hermit program
+//! (`-initrd`): the kernel from crates.io `hermit-kernel`, linked with the
+//! program, both built by `scripts/setup-hermit` into [`CACHE`]. The
+//! program (`hermit/program`, oscycles' harness and STREAM compiled for
+//! x86_64-unknown-hermit) says hello as its first act, measures the cases
+//! named on its command line and sends their samples back framed on the
+//! one serial port it shares with the kernel's log; this module makes the
+//! run document of them, as any environment's child would send it.
+//!
+//! Under TCG (here) its cycles are emulated cycles, as qemu-tcg's are;
+//! `--accel kvm` boots it on a KVM that can run it. A build that failed, or
+//! none, makes every case n/a with the reason. The same invocation boots an
+//! independent few-line Hermit program (`hermit/check`: rdtsc around 10^5
+//! getpid and yield_now calls) and records its figures beside the run's.
+
+use super::qemu::{Accel, AccelArgs, QemuArgs};
+use super::{EnvOptions, Environment, Message, Outcome, tail};
+use crate::bench::Scale;
+use crate::clock::ClockInfo;
+use crate::named::Named;
+use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::runner::{Planned, not_measured};
+use crate::schema;
+use crate::stats::Summary;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+/// Where scripts/setup-hermit leaves the build: `loader`, `program`,
+/// `check`, `versions`; or `failed` (the reason and the log's last lines).
+pub const CACHE: &str = "/var/cache/oscycles/hermit";
+
+/// The build's directory: [`CACHE`], or `OSCYCLES_HERMIT_CACHE` (as for
+/// scripts/setup-hermit; the tests point it at a missing or failed build).
+fn cache_dir() -> PathBuf {
+    std::env::var_os("OSCYCLES_HERMIT_CACHE").map_or_else(|| PathBuf::from(CACHE), PathBuf::from)
+}
+
+pub struct Hermit;
+
+impl Environment for Hermit {
+    fn name(&self) -> &'static str {
+        "hermit"
+    }
+
+    fn about(&self) -> &'static str {
+        "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm"
+    }
+
+    fn options(&self) -> Option<super::OwnOptions> {
+        Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    }
+
+    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+        let build = Build::find(&cache_dir())?;
+        let plan = plan_of(&spec.run)?;
+        let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
+        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let harness = spec.run.harness(clock.tsc_hz, quick);
+        let args = program_args(spec, &plan, &harness, o);
+        let mut ran = boot(&build, &build.program, &args, &clock, o)?;
+        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
+            let samples: Value =
+                serde_json::from_slice(&m.bytes).map_err(|e| format!("hermit: the program's samples do not parse: {e}"))?;
+            let doc = document(&spec.run, &plan, &samples, harness, clock.clone());
+            let bytes = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
+            ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
+        }
+        // The independent check, beside a full run (not beside a boot).
+        if spec.mode == "run" && plan.iter().any(|p| p.benchmark.id == "syscall.getpid") && plan.len() > 1 {
+            let check = boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
+            ran.facts.insert("independent_check".into(), check.unwrap_or_else(|e| json!({ "failed": e })));
+        }
+        ran.facts.insert("versions".into(), json!(build.versions));
+        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+    }
+}
+
+/// The artefacts of the Hermit build.
+struct Build {
+    loader: PathBuf,
+    program: PathBuf,
+    check: PathBuf,
+    versions: String,
+}
+
+impl Build {
+    /// The build in `dir`, or why there is none (n/a for every case).
+    fn find(dir: &Path) -> Result<Build, String> {
+        if let Ok(why) = std::fs::read_to_string(dir.join("failed")) {
+            return Err(format!("hermit: the Hermit build failed: {}", why.lines().collect::<Vec<_>>().join(" | ")));
+        }
+        let b = Build {
+            loader: dir.join("loader"),
+            program: dir.join("program"),
+            check: dir.join("check"),
+            versions: std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string(),
+        };
+        match [&b.loader, &b.program, &b.check].iter().find(|p| !p.is_file()) {
+            Some(p) => Err(format!("hermit: not built ({} missing; scripts/setup builds Hermit into {})", p.display(), dir.display())),
+            None => Ok(b),
+        }
+    }
+}
+
+/// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
+fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, String> {
+    let suites = run
+        .suites
+        .iter()
+        .map(|s| crate::registry::find_suite(s).ok_or_else(|| format!("hermit: unknown suite {s:?}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plan = crate::runner::plan(&suites, run.benchmarks.as_deref());
+    crate::runner::keep_where(&mut plan, &run.cases_where, false)?;
+    Ok(plan)
+}
+
+/// The program's command line (after `--`): the benchmarks, the harness,
+/// STREAM's array size (the Linux rule, within a fifth of the guest's memory).
+fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
+    let benches = crate::runner::benchmark_ids(plan).join(",");
+    let guest_ram = u64::from(o.vm_mem_mib) << 20;
+    let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+    let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
+    let quick_bytes = quick.then_some(crate::bench::cases::stream::QUICK_ARRAY_BYTES);
+    let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
+    format!(
+        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}",
+        spec.mode,
+        h.target_batch_cycles,
+        h.batches,
+        h.fixed_inner.unwrap_or(0)
+    )
+}
+
+/// What one boot left.
+struct Ran {
+    messages: Vec<Message>,
+    status: Option<std::process::ExitStatus>,
+    facts: Map<String, Value>,
+    console: String,
+    log_tail: String,
+}
+
+/// Boots `program` once under QEMU with `args`, the serial port (kernel
+/// log and the program's frames) on QEMU's stdout and in a log file, and
+/// watches it within the timeouts of `o`.
+fn boot(build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, String> {
+    let kvm = o.own.get::<AccelArgs>().map_err(|e| e.to_string())?.accel == Accel::Kvm;
+    let machine = o.own.get::<QemuArgs>().map_err(|e| e.to_string())?.machine;
+    if kvm {
+        crate::microvm::kvm_usable().map_err(|e| format!("hermit: {e}"))?;
+    }
+    let files = super::qemu::Files::new("hermit", o)?;
+    // One CPU: the kernel is built without smp.
+    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
+    cmd.args(["-machine", &machine]);
+    if kvm {
+        cmd.args(["-accel", "kvm", "-cpu", "host"]);
+    } else {
+        cmd.args(["-accel", "tcg", "-cpu", "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr"]);
+    }
+    // The kernel's timer runs at the TSC rate given (-freq, MHz).
+    let mhz = (clock.tsc_hz / 1e6).round() as u64;
+    cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program);
+    cmd.arg("-append").arg(format!("-freq {mhz} -- {args}"));
+    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
+    cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|e| format!("hermit: starting {}: {e} (scripts/setup installs qemu-system-x86)", super::qemu::QEMU))?;
+    let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
+    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
+    let log_tail = tail(&format!("{console}\n{}", end.stderr));
+    if let Some(w) = end.why {
+        return Err(format!("hermit {w}; last output: {log_tail}"));
+    }
+    let facts = boot_facts(build, program, kvm, &machine, o, end.status);
+    Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+}
+
+/// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
+const HERMIT_SUCCESS: i32 = 3;
+
+fn boot_facts(build: &Build, program: &Path, kvm: bool, machine: &str, o: &EnvOptions, status: Option<std::process::ExitStatus>) -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("vmm".into(), json!(super::qemu::QEMU));
+    f.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
+    f.insert("machine".into(), json!(machine));
+    f.insert("vcpus".into(), json!(1));
+    f.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    f.insert("loader".into(), json!(build.loader.display().to_string()));
+    f.insert("program".into(), json!(program.display().to_string()));
+    f.insert("clean_exit".into(), json!(status.and_then(|s| s.code()) == Some(HERMIT_SUCCESS)));
+    f
+}
+
+/// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y`.
+fn check_figures(console: &str) -> Value {
+    let Some(line) = console.lines().find(|l| l.contains("hermit-check ")) else {
+        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
+    };
+    let mut v = Map::new();
+    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
+        if let Ok(x) = x.parse::<f64>() {
+            v.insert(k.into(), json!(x));
+        }
+    }
+    Value::Object(v)
+}
+
+/// Why a case of the plan is not measured in the unikernel.
+fn absent_reason(p: &Planned) -> String {
+    let id = p.benchmark.id.as_str();
+    let why = match p.benchmark.family.name() {
+        "pagefault" => "one kind of memory, the kernel's heap: its first write access is pagefault.anon's row",
+        "ipc" | "l4-ipc" => "no IPC between address spaces: a unikernel has one",
+        "proc" => "a unikernel runs one process: no fork or exec",
+        _ if id == "syscall.getppid" || id == "syscall.null" => "Hermit has no parent process (no getppid)",
+        _ => "not in oscycles' Hermit program (hermit/program measures hermit-basic and single-threaded STREAM)",
+    };
+    format!("{id} in Hermit: {why}")
+}
+
+/// The run document of the program's samples: the plan's cases in order,
+/// each measured, failed, or n/a with the reason.
+fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: crate::harness::HarnessConfig, clock: ClockInfo) -> RunDoc {
+    let mut doc = run.document(&["hermit"], plan.len(), vec![0], h, clock.clone());
+    let condition = Condition {
+        load: run.loads.first().map_or("idle", |l| l.name()).into(),
+        isolation: run.isolations.first().map_or("none", |i| i.name()).into(),
+        facts: Map::new(),
+    };
+    let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+    for p in plan {
+        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()));
+        let status = case.and_then(|c| c.get("status")).and_then(Value::as_str).unwrap_or("absent");
+        let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
+        let measured = match (status, case) {
+            ("ok", Some(c)) => metrics_of(p, c, &clock),
+            ("failed", Some(c)) => Err((CaseStatus::Failed, c.get("reason").and_then(Value::as_str).unwrap_or("failed").to_string())),
+            _ => Err((CaseStatus::NotApplicable, absent_reason(p))),
+        };
+        match measured {
+            Ok((metrics, details)) => {
+                (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
+                r.placement = Some(placement());
+            }
+            Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
+        }
+        doc.results.push(r);
+    }
+    doc.settings.cpus = vec![0];
+    doc.finished_at = Some(now_rfc3339());
+    doc.status = RunStatus::Complete;
+    doc
+}
+
+/// Where the program measures: its main thread on the one CPU.
+fn placement() -> crate::placement::Placement {
+    crate::placement::Placement {
+        actors: "1 thread".into(),
+        cpus: vec![0],
+        observed_cpus: vec![],
+        policy: "Hermit's scheduler".into(),
+        memory_locked: false,
+    }
+}
+
+type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
+
+/// A measured case's metrics, named as the Linux family names them.
+fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
+    if p.benchmark.is_of(&crate::bench::cases::stream::Stream) {
+        return stream_metrics(p, c);
+    }
+    let name = match p.benchmark.family.name() {
+        "syscall" => schema::syscall::PER_CALL,
+        "pagefault" => schema::pagefault::PER_PAGE,
+        _ => schema::hermit::PER_OP,
+    };
+    let samples: Vec<f64> =
+        c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+    let s = Summary::of(&samples).ok_or((CaseStatus::Failed, "the program sent no samples".to_string()))?;
+    let mut details = Map::new();
+    details.insert("inner".into(), c.get("inner").cloned().unwrap_or(Value::Null));
+    Ok((vec![Metric::cycles(name, s, clock).with_samples(&samples)], details))
+}
+
+/// STREAM's rates and times per kernel, as the stream family reports them;
+/// a thread per CPU is n/a (one CPU: the kernel is built without smp).
+fn stream_metrics(p: &Planned, c: &Value) -> Measured {
+    let threads = p.params.get("threads").and_then(Value::as_str).unwrap_or("single");
+    if threads != schema::stream::Threads::Single.name() {
+        return Err((CaseStatus::NotApplicable, "stream per-cpu in Hermit: one CPU (the kernel is built without smp)".into()));
+    }
+    let mut metrics = Vec::new();
+    for k in c.get("kernels").and_then(Value::as_array).into_iter().flatten() {
+        let name = k.get("name").and_then(Value::as_str).unwrap_or("?").to_lowercase();
+        let bytes = k.get("bytes").and_then(Value::as_f64).unwrap_or(0.0);
+        let times: Vec<f64> =
+            k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let rates: Vec<f64> = times.iter().map(|t| bytes / t / 1e6).collect();
+        let (Some(r), Some(t)) = (Summary::of(&rates), Summary::of(&times)) else {
+            return Err((CaseStatus::Failed, format!("STREAM {name}: no times")));
+        };
+        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", r));
+        metrics.push(Metric::cost(&schema::stream::time(&name), "s", t));
+    }
+    let mut details = Map::new();
+    details.insert("elements".into(), c.get("elements").cloned().unwrap_or(Value::Null));
+    let counted = c.get("repetitions").and_then(Value::as_u64).map(|r| r.saturating_sub(1));
+    details.insert(schema::stream::details::REPETITIONS_COUNTED.into(), json!(counted));
+    let array_bytes = c.get("elements").and_then(Value::as_u64).map(|e| e * 8);
+    details.insert(schema::stream::details::ARRAY_BYTES.into(), json!(array_bytes));
+    Ok((metrics, details))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(suites: &[&str]) -> crate::spec::RunSpec {
+        crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn the_programs_samples_become_the_run_document_of_the_plan() {
+        let run = spec(&["hermit-basic", "stream"]);
+        let plan = plan_of(&run).unwrap();
+        let samples = json!({"cases": [
+            {"benchmark": "syscall.getpid", "status": "ok", "per_op_cycles": [100.0, 120.0, 110.0], "inner": 4096},
+            {"benchmark": "hermit.malloc-1m", "status": "failed", "reason": "malloc(1 MiB) returned NULL"},
+            {"benchmark": "stream.kernels", "status": "ok", "elements": 1024, "repetitions": 4, "kernels": [
+                {"name": "Copy", "times": [0.5, 0.25], "bytes": 16_000_000},
+                {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
+        ]});
+        let clock = crate::clock::known_tsc(2e9);
+        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
+        let getpid = doc.case("syscall.getpid", |_| true).unwrap();
+        assert_eq!(getpid.status, CaseStatus::Ok);
+        let m = getpid.metric(schema::syscall::PER_CALL).unwrap();
+        assert_eq!((m.summary.median, m.samples[0].len()), (110.0, 3));
+        assert_eq!(m.ns.unwrap().median, 55.0, "cycles at 2 GHz");
+        let malloc = doc.case("hermit.malloc-1m", |_| true).unwrap();
+        assert_eq!((malloc.status, malloc.reason.as_deref()), (CaseStatus::Failed, Some("malloc(1 MiB) returned NULL")));
+        let yields = doc.case("syscall.sched_yield", |_| true).unwrap();
+        assert_eq!(yields.status, CaseStatus::NotApplicable, "not sent: n/a with the reason");
+        assert!(yields.reason.as_deref().unwrap().contains("syscall.sched_yield"));
+        let single = doc.case("stream.kernels", |r| r.param_str("threads") == Some("single")).unwrap();
+        assert_eq!(single.status, CaseStatus::Ok);
+        assert_eq!(single.metric("copy_rate").unwrap().summary.max, 64.0, "16 MB in 0.25 s");
+        let per_cpu = doc.case("stream.kernels", |r| r.param_str("threads") == Some("per-cpu")).unwrap();
+        assert_eq!(per_cpu.status, CaseStatus::NotApplicable);
+        assert!(doc.results.iter().all(|r| r.status != CaseStatus::Ok || !r.metrics.is_empty()));
+    }
+
+    #[test]
+    fn the_check_programs_line_is_read_from_the_console() {
+        let v = check_figures("[0.1][INFO] boot\nhermit-check getpid_cycles=123.5 yield_cycles=456.0\n[0.2] shutdown\n");
+        assert_eq!(v, json!({"getpid_cycles": 123.5, "yield_cycles": 456.0}));
+        assert!(check_figures("nothing here").get("failed").is_some());
+    }
+
+    #[test]
+    fn a_missing_or_failed_build_says_why() {
+        let d = tempfile::tempdir().unwrap();
+        let e = Build::find(d.path()).err().unwrap();
+        assert!(e.contains("not built") && e.contains("scripts/setup"), "{e}");
+        std::fs::write(d.path().join("failed"), "building the Hermit kernel failed\nerror: no\n").unwrap();
+        let e = Build::find(d.path()).err().unwrap();
+        assert!(e.contains("build failed") && e.contains("error: no"), "{e}");
+    }
+}

@@ -1,0 +1,165 @@
+//! The hermit environment: oscycles' Hermit program booted by its own
+//! loader under QEMU/TCG returns hermit-basic, STREAM and boot results; a
+//! build that is missing or failed makes the cases n/a with the reason; a
+//! guest that never says hello is given up at the init timeout; SIGKILL
+//! leaves no QEMU behind.
+//!
+//! The booting tests need the build scripts/setup makes
+//! (/var/cache/oscycles/hermit); where that build failed or is missing,
+//! they say so and check only that the run says why.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::tempdir;
+
+const CACHE: &str = "/var/cache/oscycles/hermit";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_oscycles")
+}
+
+/// Whether setup built Hermit here; else the reason (printed by the tests).
+fn built() -> Result<(), String> {
+    let c = Path::new(CACHE);
+    if let Ok(why) = std::fs::read_to_string(c.join("failed")) {
+        return Err(format!("the Hermit build failed here: {why}"));
+    }
+    ["loader", "program", "check"]
+        .iter()
+        .find(|f| !c.join(f).is_file())
+        .map_or(Ok(()), |f| Err(format!("no Hermit build here ({CACHE}/{f} missing; scripts/setup builds it)")))
+}
+
+/// `oscycles run --env hermit` with `args` into a fresh directory (the
+/// cache taken from `cache` when given); the document and how long it took.
+fn run_hermit(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
+    let d = tempdir(name);
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--env", "hermit", "--quiet", "--results"]).arg(&d).args(args);
+    if let Some(c) = cache {
+        cmd.env("OSCYCLES_HERMIT_CACHE", c);
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("the binary runs");
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = common::only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took)
+}
+
+fn result<'a>(doc: &'a serde_json::Value, bench: &str) -> &'a serde_json::Value {
+    doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == bench).unwrap_or_else(|| panic!("no {bench} in {doc}"))
+}
+
+const GETPID: [&str; 6] = ["--suite", "syscall", "--bench", "syscall.getpid", "--batches", "3"];
+
+#[test]
+fn a_missing_or_failed_build_makes_the_cases_not_applicable_with_the_reason() {
+    let empty = tempdir("hermit-none");
+    let (doc, _) = run_hermit("hermit-missing", Some(&empty), &GETPID);
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("not built"), "{r}");
+    std::fs::write(empty.join("failed"), "building the Hermit kernel failed\nerror[E0000]: the compiler said no\n").unwrap();
+    let (doc, _) = run_hermit("hermit-failed", Some(&empty), &GETPID);
+    let why = result(&doc, "syscall.getpid")["reason"].as_str().unwrap().to_string();
+    assert!(why.contains("build failed") && why.contains("the compiler said no"), "{why}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+#[test]
+fn the_hermit_program_boots_under_tcg_and_measures_the_basic_benchmark_stream_and_boot() {
+    if let Err(why) = built() {
+        eprintln!("skipping the boot: {why}");
+        return;
+    }
+    let args = ["--suite", "hermit-basic,stream,boot", "--batches", "3", "--batch-ms", "2", "--mem-bytes", "8M", "--init-timeout", "120"];
+    let (doc, _) = run_hermit("hermit-tcg", None, &args);
+    for bench in ["syscall.getpid", "syscall.sched_yield", "hermit.sched_yield-busy", "hermit.malloc-1m", "pagefault.anon"] {
+        let r = result(&doc, bench);
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["environment"], "hermit", "{r}");
+        let m = &r["metrics"][0];
+        assert!(m["summary"]["median"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(m["unit"], "tsc_cycles", "{r}");
+        assert_eq!(m["samples"][0].as_array().unwrap().len(), 3, "three batches: {r}");
+    }
+    let stream =
+        doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "stream.kernels" && r["params"]["threads"] == "single");
+    let stream = stream.expect("a single-threaded STREAM case");
+    assert_eq!(stream["status"], "ok", "{stream}");
+    let triad = stream["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "triad_rate").expect("a triad rate");
+    assert!(triad["summary"]["median"].as_f64().unwrap() > 0.0, "{stream}");
+    let boot = result(&doc, "boot.start");
+    assert_eq!(boot["status"], "ok", "{boot}");
+    let (to_init, to_result) =
+        (boot["metrics"][0]["summary"]["median"].as_f64().unwrap(), boot["metrics"][1]["summary"]["median"].as_f64().unwrap());
+    assert!(to_init > 0.0 && to_result >= to_init, "{boot}");
+    let facts = &doc["environment"]["settings"]["hermit"];
+    assert_eq!(facts["accel"], "tcg", "{facts}");
+    assert_eq!(facts["clean_exit"], true, "{facts}");
+    let check = &facts["independent_check"];
+    assert!(check["getpid_cycles"].as_f64().is_some_and(|c| c > 0.0) && check["yield_cycles"].as_f64().is_some(), "{check}");
+}
+
+#[test]
+fn a_hermit_guest_that_never_says_hello_is_given_up_at_the_init_timeout() {
+    if let Err(why) = built() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let (doc, took) = run_hermit("hermit-silent", None, &[&GETPID[..], &["--guest-mode", "no-init", "--init-timeout", "10"]].concat());
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("did not reach its /init within 10 s"), "{r}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+}
+
+/// Processes whose command line mentions `needle`: pid and command line.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_sigkilled_run_leaves_no_hermit_qemu() {
+    if let Err(why) = built() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let d = tempdir("hermit-sigkill");
+    let scratch: PathBuf = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "--env", "hermit", "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
+        .args(&GETPID)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
