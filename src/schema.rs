@@ -306,7 +306,7 @@ pub mod proc {
     pub const PROCEDURE: &str = "procedure";
     /// lat_proc fork: fork in a small dynamically linked C process.
     pub const FORK_DYNAMIC: &str = "fork-dynamic";
-    /// fork of oscycles' own static process.
+    /// fork of a small static C process (touched_mib: with that much memory written).
     pub const FORK: &str = "fork";
     pub const EXEC: &str = "exec";
     /// lat_proc exec: fork + execve of a dynamically linked program.

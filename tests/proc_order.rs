@@ -2,10 +2,17 @@
 //! process that forks, so a row that forked the measuring process measured
 //! whatever the cases before it had left in it (the alloc family's grown
 //! heap made `lat_proc exec` 1.8 times and the static fork 2.4 times as
-//! dear). Here `lat_proc exec` and the static fork run alone, in rounds (a
-//! fresh case each), then every alloc case runs in this same process, then
-//! the two rows again: their median afterwards must lie in the 95% interval
-//! of their rounds alone.
+//! dear). Here every alloc case runs in this process, then `lat_proc exec`
+//! and the static fork run in rounds (a fresh case each), alternating with
+//! rounds of the same rows run alone: by a twin, a copy of this process
+//! forked before the alloc cases ran, which runs a round when asked.
+//! Alternating the two in time keeps a shared machine's changing load out
+//! of the comparison. The invariant is the one an A/A comparison keeps:
+//! `compare`'s verdict between the rounds alone and the rounds after the
+//! alloc cases is `same` or `unsure`, never `faster` or `slower` (whether
+//! the median after lies in the 95% interval alone is printed too: between
+//! two samples of the same thing it misses about one time in six, and did
+//! so on the shared machine; a 1.6x or 4x shift, the old code's, fails both).
 //!
 //! This file holds one test, so that no other test grows or shrinks the
 //! process meanwhile (cargo runs the tests of one file as threads of one
@@ -19,8 +26,8 @@ use oscycles::results::Params;
 /// The rows: lat_proc exec, and the static fork of the quick suite (the
 /// summary's fork: its one case, with nothing touched).
 const ROWS: [&str; 2] = ["proc.exec-dynamic", "proc.fork"];
-const ALONE_ROUNDS: usize = 6;
-const AFTER_ROUNDS: usize = 3;
+/// Rounds of each side, alternating.
+const ROUNDS: usize = 6;
 
 struct Bench {
     clock: oscycles::clock::ClockInfo,
@@ -78,6 +85,69 @@ fn median(v: &[f64]) -> f64 {
     if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
+/// A copy of this process, forked before anything ran in it, that runs
+/// a round of row `i` whenever asked and answers its samples.
+struct Twin {
+    pid: i32,
+    ask: std::fs::File,
+    answers: std::fs::File,
+}
+
+fn pipe() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid out-array of two descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors are new and owned here.
+    unsafe { (std::fs::File::from_raw_fd(fds[0]), std::fs::File::from_raw_fd(fds[1])) }
+}
+
+impl Twin {
+    fn fork(bench: &Bench) -> Twin {
+        use std::io::{Read, Write};
+        let ((mut ask_r, ask_w), (ans_r, mut ans_w)) = (pipe(), pipe());
+        // SAFETY: the child only runs rounds (this test's own code, on this
+        // thread) and leaves with _exit; glibc makes malloc usable after fork.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let mut i = [0u8];
+            while ask_r.read_exact(&mut i).is_ok() {
+                let samples = bench.round(ROWS[i[0] as usize]);
+                let bytes: Vec<u8> = std::iter::once(samples.len() as f64).chain(samples).flat_map(f64::to_ne_bytes).collect();
+                if ans_w.write_all(&bytes).is_err() {
+                    break;
+                }
+            }
+            // SAFETY: ends the twin without running the parent's destructors.
+            unsafe { libc::_exit(0) };
+        }
+        Twin { pid, ask: ask_w, answers: ans_r }
+    }
+
+    fn round(&mut self, i: usize) -> Vec<f64> {
+        use std::io::{Read, Write};
+        self.ask.write_all(&[i as u8]).unwrap();
+        let mut read_f64 = || {
+            let mut b = [0u8; 8];
+            self.answers.read_exact(&mut b).expect("the twin answers");
+            f64::from_ne_bytes(b)
+        };
+        let n = read_f64() as usize;
+        (0..n).map(|_| read_f64()).collect()
+    }
+}
+
+impl Drop for Twin {
+    fn drop(&mut self) {
+        // SAFETY: our own child.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        let mut status = 0;
+        // SAFETY: status is a valid out-pointer.
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+    }
+}
+
 #[test]
 fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     let cpus = allowed_cpus();
@@ -92,30 +162,41 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
             return;
         }
     }
-    let mut alone: Vec<Vec<Vec<f64>>> = vec![Vec::new(); ROWS.len()];
-    for _ in 0..ALONE_ROUNDS {
-        for (i, id) in ROWS.iter().enumerate() {
-            alone[i].push(bench.round(id));
-        }
-    }
+    let mut twin = Twin::fork(&bench);
     let alloc_cases = bench.alloc_family();
     assert!(alloc_cases > 10, "only {alloc_cases} alloc cases ran");
+    let mut alone: Vec<Vec<Vec<f64>>> = vec![Vec::new(); ROWS.len()];
+    let mut after: Vec<Vec<Vec<f64>>> = vec![Vec::new(); ROWS.len()];
+    for _ in 0..ROUNDS {
+        for (i, id) in ROWS.iter().enumerate() {
+            alone[i].push(twin.round(i));
+            after[i].push(bench.round(id));
+        }
+    }
+    drop(twin);
     let mut failures = Vec::new();
+    let policy = oscycles::uncertainty::Policy::default();
     for (i, id) in ROWS.iter().enumerate() {
-        let after: Vec<f64> = (0..AFTER_ROUNDS).flat_map(|_| bench.round(id)).collect();
         let est = oscycles::uncertainty::estimate(&alone[i], 37).unwrap();
-        let m = median(&after);
+        let m = median(&after[i].concat());
+        let c = oscycles::uncertainty::compare(&alone[i], &after[i], true, &policy, 37).unwrap();
         eprintln!(
-            "{id}: alone {:.0} cycles [{:.0}, {:.0}] over {} rounds; after the alloc family's {alloc_cases} cases {m:.0} ({:.2}x)",
+            "{id}: alone {:.0} cycles [{:.0}, {:.0}] over {} rounds; after the alloc family's {alloc_cases} cases {m:.0} ({:.2}x, {}in the interval); verdict {:?} (ratio {:.2} [{:.2}, {:.2}], p {:.3})",
             est.median,
             est.interval.lo,
             est.interval.hi,
             est.rounds,
-            m / est.median
+            m / est.median,
+            if est.interval.contains(m) { "" } else { "not " },
+            c.verdict,
+            c.ratio,
+            c.interval.lo,
+            c.interval.hi,
+            c.p
         );
-        if !est.interval.contains(m) {
+        if matches!(c.verdict, oscycles::uncertainty::Verdict::Faster | oscycles::uncertainty::Verdict::Slower) {
             failures
-                .push(format!("{id}: {m:.0} cycles after the alloc cases, outside [{:.0}, {:.0}] alone", est.interval.lo, est.interval.hi));
+                .push(format!("{id}: {:?} after the alloc cases ({m:.0} cycles against {:.0} alone, p {:.3})", c.verdict, est.median, c.p));
         }
     }
     assert!(failures.is_empty(), "the cost depends on what ran before: {failures:?}");

@@ -468,10 +468,12 @@ mod tests {
 
     #[test]
     fn a_forker_whose_children_end_otherwise_says_so() {
+        // The tiny ELF exits 7; this forker expects 9 of every child.
         let dir = tempfile::tempdir().unwrap();
-        let fop = ForkerOp { status: 9, ..ProcOp::Fork.forker_op().unwrap() };
-        let mut f = Forker::start(dir.path(), fop, None, Touch::default()).unwrap();
-        assert!(f.run(1).is_err(), "its children exit 0, not 9");
+        let tiny = Helper::create(dir.path()).unwrap();
+        let fop = ForkerOp { status: 9, ..ProcOp::ForkExec.forker_op().unwrap() };
+        let mut f = Forker::start(dir.path(), fop, Some(tiny.c_path.as_c_str()), Touch::default()).unwrap();
+        assert!(f.run(1).is_err(), "its children exit 7, not 9");
     }
 
     #[test]
