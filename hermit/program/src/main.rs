@@ -28,7 +28,7 @@ mod harness;
 mod ops;
 mod shim;
 
-pub use shim::{clock, placement, watchdog};
+pub use shim::{clock, counters, placement, watchdog};
 
 use serde_json::{Value, json};
 
