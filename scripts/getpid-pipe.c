@@ -1,9 +1,12 @@
 /* An independent check of oscycles' getpid and same-core pipe round trip:
  * a static program timing them with rdtsc, run natively, as /init of a
  * User-Mode Linux kernel and under `runsc do` (scripts/validate-uml-gvisor).
- * getpid: the median of 7 loops of N calls of syscall(SYS_getpid); pipe:
- * a parent and a child on one CPU pass a 1-byte token through two pipes,
- * the median of 7 loops of N/10 round trips. Prints cycles per operation. */
+ * getpid: N calls of syscall(SYS_getpid) in 101 loops of N/100, the median
+ * loop; pipe: a parent and a child on one CPU pass a 1-byte token through
+ * two pipes, N/10 round trips in 101 loops, the median loop. Short loops
+ * and their median, as oscycles' batches: on a shared machine a loop of
+ * seconds always holds the time other processes ran. Prints cycles per
+ * operation. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -14,7 +17,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#define REPS 7
+#define REPS 101
 
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -67,8 +70,8 @@ int main(int argc, char **argv) {
     CPU_ZERO(&one);
     CPU_SET(0, &one);
     sched_setaffinity(0, sizeof one, &one); /* the child inherits it: same core */
-    printf("getpid %.0f\n", getpid_cycles(n));
-    printf("pipe_round_trip %.0f\n", pipe_cycles(n / 10));
+    printf("getpid %.0f\n", getpid_cycles(n / 100));
+    printf("pipe_round_trip %.0f\n", pipe_cycles(n / 1000));
     fflush(stdout);
     if (getpid() == 1) reboot(RB_POWER_OFF); /* /init of a UML kernel */
     return 0;
