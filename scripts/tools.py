@@ -81,6 +81,13 @@ def calls(path):
     """The literal programs a script runs through run/popen, and whether it imports subprocess."""
     tree = ast.parse(open(path).read(), path)
     found, imports = set(), False
+    # `cmd = ["runsc", ...]` then run(cmd): a name bound to a list literal stands for it.
+    lists = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    lists.setdefault(t.id, []).append(node.value)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(a.name == "subprocess" for a in node.names):
             imports = True
@@ -95,13 +102,15 @@ def calls(path):
         first = node.args[0]
         if isinstance(first, ast.BinOp):  # ["perf", "bench"] + args
             first = first.left
-        if not isinstance(first, ast.List):
-            continue
-        words = [e.value if isinstance(e, ast.Constant) else None for e in first.elts]
-        prog = program_of([w if w is not None else "?" for w in words])
-        for w in {words[0] if words else None, prog}:
-            if isinstance(w, str) and w != "?":
-                found.add(w)
+        candidates = lists.get(first.id, []) if isinstance(first, ast.Name) else [first]
+        for lit in candidates:
+            if not isinstance(lit, ast.List):
+                continue
+            words = [e.value if isinstance(e, ast.Constant) else None for e in lit.elts]
+            prog = program_of([w if w is not None else "?" for w in words])
+            for w in {words[0] if words else None, prog}:
+                if isinstance(w, str) and w != "?":
+                    found.add(w)
     return found, imports
 
 
