@@ -125,6 +125,23 @@ fn ns(h: &Headline, tsc_hz: f64) -> String {
 
 /// The summary of a run, to fit `width` columns.
 pub fn render(doc: &RunDoc, width: usize) -> String {
+    let p = parts(doc);
+    match &p.table {
+        Some(t) => format!("{}\n{}{}", p.heading, t.render_width(width), p.note),
+        None => format!("{}\n  (no headline case measured)\n", p.heading),
+    }
+}
+
+/// The summary's pieces, for text and for HTML: its heading line, its table
+/// (None when no headline case was measured), and the note under it.
+pub struct Parts {
+    pub heading: String,
+    pub table: Option<Table>,
+    pub note: String,
+}
+
+/// The summary of a run, in pieces.
+pub fn parts(doc: &RunDoc) -> Parts {
     let mut envs: Vec<&str> = Vec::new();
     for r in &doc.results {
         let e = r.env(doc);
@@ -134,15 +151,15 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
     }
     let base = if envs.contains(&"native") { "native" } else { envs.first().copied().unwrap_or("native") };
     let lines = headlines(doc, base);
-    let mut s = format!(
-        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz\n",
+    let heading = format!(
+        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz",
         doc.condition.load,
         doc.condition.isolation,
         if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
         doc.host.clock.tsc_hz / 1e9
     );
     if lines.is_empty() {
-        return s + "  (no headline case measured)\n";
+        return Parts { heading, table: None, note: String::new() };
     }
     let others: Vec<&str> = envs.iter().copied().filter(|e| *e != base).collect();
     let mut head = vec!["", "value", "unit", "95% CI", "time"];
@@ -167,9 +184,10 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
         }
         t.row(row);
     }
-    s += &t.render_width(width);
-    if !others.is_empty() {
-        s += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
-    }
-    s
+    let note = if others.is_empty() {
+        String::new()
+    } else {
+        format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n")
+    };
+    Parts { heading, table: Some(t), note }
 }
