@@ -132,7 +132,7 @@ fn interval(h: &Headline) -> String {
 }
 
 /// One line per headline whose rounds (or batches) fall into two levels: both, with shares.
-fn levels_note(lines: &[Headline], width: usize) -> String {
+fn levels_note(lines: &[Headline]) -> String {
     let mut s = String::new();
     for h in lines {
         if let Some(l) = h.metric.estimate.and_then(|e| e.levels) {
@@ -146,7 +146,7 @@ fn levels_note(lines: &[Headline], width: usize) -> String {
                 cycles(l.high),
                 100.0 * (1.0 - l.low_share)
             );
-            s += &super::wrap(&text, width, "  ");
+            s += &format!("  {text}\n");
         }
     }
     s
@@ -162,6 +162,23 @@ fn ns(h: &Headline, tsc_hz: f64) -> String {
 
 /// The summary of a run, to fit `width` columns.
 pub fn render(doc: &RunDoc, width: usize) -> String {
+    let p = parts(doc);
+    match &p.table {
+        Some(t) => format!("{}\n{}{}", p.heading, t.render_width(width), super::fit_text(&p.note, width)),
+        None => format!("{}\n  (no headline case measured)\n", p.heading),
+    }
+}
+
+/// The summary's pieces, for text and for HTML: its heading line, its table
+/// (None when no headline case was measured), and the note under it.
+pub struct Parts {
+    pub heading: String,
+    pub table: Option<Table>,
+    pub note: String,
+}
+
+/// The summary of a run, in pieces.
+pub fn parts(doc: &RunDoc) -> Parts {
     let mut envs: Vec<&str> = Vec::new();
     for r in &doc.results {
         let e = r.env(doc);
@@ -171,15 +188,15 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
     }
     let base = if envs.contains(&"native") { "native" } else { envs.first().copied().unwrap_or("native") };
     let lines = headlines(doc, base);
-    let mut s = format!(
-        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz\n",
+    let heading = format!(
+        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz",
         doc.condition.load,
         doc.condition.isolation,
         if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
         doc.host.clock.tsc_hz / 1e9
     );
     if lines.is_empty() {
-        return s + "  (no headline case measured)\n";
+        return Parts { heading, table: None, note: String::new() };
     }
     let others: Vec<&str> = envs.iter().copied().filter(|e| *e != base).collect();
     let mut head = vec!["", "value", "unit", "95% CI", "time"];
@@ -204,10 +221,9 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
         }
         t.row(row);
     }
-    s += &t.render_width(width);
-    s += &levels_note(&lines, width);
+    let mut note = levels_note(&lines);
     if !others.is_empty() {
-        s += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
+        note += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
     }
-    s
+    Parts { heading, table: Some(t), note }
 }

@@ -264,7 +264,14 @@ fn summary_section(docs: &[RunDoc]) -> String {
     let mut s = "<section id=\"summary\"><h2>Summary</h2>\n".to_string();
     for d in docs {
         s += &HTML.heading(3, &format!("{} ({}, {}, {})", d.id, d.host.hostname, d.environment.name, d.started_at));
-        s += &format!("<pre>{}</pre>\n", esc(&summary::render(d, 110)));
+        let p = summary::parts(d);
+        s += &HTML.paragraph(&p.heading);
+        if let Some(t) = &p.table {
+            s += &Html { class: "cmp" }.table(&super::markup::MarkupTable::from_table(t));
+        }
+        if !p.note.is_empty() {
+            s += &HTML.paragraph(p.note.trim());
+        }
     }
     s + "</section>\n"
 }

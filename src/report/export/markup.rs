@@ -63,6 +63,16 @@ impl MarkupTable {
     pub fn row(&mut self, cells: Vec<Cell>) {
         self.rows.push(cells);
     }
+
+    /// A text table's headers and cells, aligned as it aligns them.
+    pub fn from_table(t: &crate::report::table::Table) -> Self {
+        let right: Vec<usize> = (t.left..t.headers.len()).filter(|i| !t.also_left.contains(i)).collect();
+        let mut m = MarkupTable::new(&t.headers.iter().map(String::as_str).collect::<Vec<_>>(), &right);
+        for r in &t.rows {
+            m.row(r.iter().map(|c| Cell::from(c.as_str())).collect());
+        }
+        m
+    }
 }
 
 /// A markup format.
