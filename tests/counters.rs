@@ -17,6 +17,15 @@ use std::time::Duration;
 
 mod common;
 
+/// A case's counts take in every task started in this process while it is
+/// armed: the tests here run one at a time, so that another test's threads
+/// are not counted as this one's.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Batches of a fixed size, so that each counting batch has as many
 /// operations as asked.
 fn cfg(inner: u64) -> HarnessConfig {
@@ -50,15 +59,21 @@ fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
+/// Round trips in batches of at least 10 ms (so that a preemption by
+/// another process weighs little), the count doubled to it: on a loaded
+/// machine a fixed count after one slow warm-up round trip could be
+/// predicted to outlast the deadline.
 fn pingpong(mechanism: Mechanism, space: Space, cpus: (usize, usize)) -> Vec<f64> {
-    let spec = pingpong::PingPongSpec { mechanism, words: 1, space, cpus, policy: Policy::Other, timeout: Duration::from_secs(30) };
+    let spec = pingpong::PingPongSpec { mechanism, words: 1, space, cpus, policy: Policy::Other, timeout: Duration::from_secs(60) };
+    let cfg = HarnessConfig { target_batch_cycles: 20_000_000, batches: 3, fixed_inner: None, max_inner: 1 << 16 };
     counted(Event::ContextSwitches, || {
-        pingpong::run(&spec, 0, &cfg(2000)).unwrap();
+        pingpong::run(&spec, 0, &cfg).unwrap();
     })
 }
 
 #[test]
 fn a_same_core_pipe_round_trip_switches_twice() {
+    let _alone = alone();
     let cpu = placement::allowed_cpus()[0];
     // The partner is a thread, then a forked process, both started by the case.
     for space in [Space::Intra, Space::Inter] {
@@ -69,6 +84,7 @@ fn a_same_core_pipe_round_trip_switches_twice() {
 
 #[test]
 fn a_cross_core_spin_round_trip_does_not_switch() {
+    let _alone = alone();
     let cpus = placement::allowed_cpus();
     if cpus.len() < 2 {
         eprintln!("skipped: one CPU");
@@ -80,6 +96,7 @@ fn a_cross_core_spin_round_trip_does_not_switch() {
 
 #[test]
 fn a_first_touch_of_a_fresh_anonymous_page_faults_once() {
+    let _alone = alone();
     const PAGE: usize = 4096;
     let faults = counted(Event::MinorFaults, || {
         harness::measure_prepared(
@@ -119,23 +136,28 @@ fn a_first_touch_of_a_fresh_anonymous_page_faults_once() {
     assert!(faults.iter().all(|&f| (0.99..=1.02).contains(&f)), "minor faults per page by batch {faults:?}");
 }
 
-fn rusage_children_minflt() -> i64 {
+fn rusage_minflt(who: libc::c_int) -> i64 {
     // SAFETY: getrusage fills the zeroed struct.
     unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        libc::getrusage(who, &mut u);
         u.ru_minflt
     }
 }
 
+fn rusage_children_minflt() -> i64 {
+    rusage_minflt(libc::RUSAGE_CHILDREN)
+}
+
 #[test]
 fn fork_exit_wait_takes_the_childs_faults_and_a_switch_or_two() {
+    let _alone = alone();
     let cpu = placement::allowed_cpus()[0];
     let _affinity = placement::AffinityGuard::save();
     placement::set_affinity(&[cpu]).unwrap();
     let mut forks = 0u64;
     let armed = Armed::arm(3, false);
-    let before = rusage_children_minflt();
+    let (before, parent_before) = (rusage_children_minflt(), rusage_minflt(libc::RUSAGE_SELF));
     harness::measure(&oscycles::clock::Tsc, 0, &cfg(50), |n| -> Result<(), Stop> {
         for _ in 0..n {
             let pid = oscycles::bench::child::fork_child(|| 0).unwrap();
@@ -147,17 +169,26 @@ fn fork_exit_wait_takes_the_childs_faults_and_a_switch_or_two() {
     .unwrap();
     // Every child is alike: its faults per fork, over every batch.
     let child_faults = (rusage_children_minflt() - before) as f64 / forks as f64;
+    let parent_faults = (rusage_minflt(libc::RUSAGE_SELF) - parent_before) as f64 / forks as f64;
     let counted = armed.finish();
     let Counted::Batches { batches, .. } = &counted[0] else { panic!("not counted: {counted:?}") };
     let get = |e: Event| -> Vec<f64> { batches.iter().map(|b| b.iter().find(|(x, _)| *x == e).unwrap().1.unwrap()).collect() };
     let (faults, switches) = (get(Event::MinorFaults), get(Event::ContextSwitches));
     assert!(child_faults >= 1.0, "a child faults: {child_faults}");
-    assert!(faults.iter().all(|&f| f >= child_faults * 0.95), "faults per fork {faults:?}, the child's alone {child_faults}");
+    // The count takes in the child's faults, not only the parent's (the
+    // parent's copy-on-write faults after each fork). getrusage counts a few
+    // more faults per child than the perf events do (it also counts faults
+    // the kernel takes on the task's behalf without user registers), so the
+    // check is that the count is above the parent's alone by at least one
+    // fault a child, and that every batch counts alike.
+    assert!(faults.iter().all(|&f| f >= parent_faults + 1.0), "faults per fork {faults:?}, parent's alone {parent_faults}, child's {child_faults}");
+    assert!(faults.iter().all(|&f| (f - faults[0]).abs() <= 0.1 * faults[0]), "alike forks count alike: {faults:?}");
     assert!((1.0..=2.1).contains(&median(&switches)), "switches per fork {switches:?}");
 }
 
 #[test]
 fn sched_yield_beside_another_runnable_thread_switches_once() {
+    let _alone = alone();
     let cpu = placement::allowed_cpus()[0];
     let _affinity = placement::AffinityGuard::save();
     placement::set_affinity(&[cpu]).unwrap();
@@ -190,6 +221,7 @@ fn sched_yield_beside_another_runnable_thread_switches_once() {
 
 #[test]
 fn without_an_armed_case_the_harness_counts_nothing() {
+    let _alone = alone();
     let armed = Armed::arm(3, false);
     drop(armed);
     assert_eq!(oscycles::counters::armed_batches(), None);
