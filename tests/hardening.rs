@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{only_json, tempdir};
+use common::{only_json, processes_mentioning, tempdir};
 
 /// The binary under test: this build's, or the one OSCYCLES_UNDER_TEST
 /// names (to show that a test fails against an older oscycles).
@@ -369,19 +369,6 @@ fn timeout_stops_cpu_bound_cases() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// Processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(needle) {
-                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn a_sigkilled_run_leaves_no_process_and_its_files_go_with_the_next_run() {

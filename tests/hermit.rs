@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::tempdir;
+use common::{processes_mentioning, tempdir};
 
 const CACHE: &str = "/var/cache/oscycles/hermit";
 
@@ -119,19 +119,6 @@ fn a_hermit_guest_that_never_says_hello_is_given_up_at_the_init_timeout() {
     assert!(took < Duration::from_secs(40), "{took:?}");
 }
 
-/// Processes whose command line mentions `needle`: pid and command line.
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(needle) {
-                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn a_sigkilled_run_leaves_no_hermit_qemu() {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::tempdir;
+use common::{processes_mentioning, tempdir};
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_oscycles")
@@ -103,18 +103,6 @@ fn sandbox_cgroups() -> Vec<String> {
     out
 }
 
-fn processes_mentioning(needle: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(needle) {
-                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
-}
 
 #[test]
 fn a_sigkilled_gvisor_run_leaves_no_sandbox_and_no_cgroup() {

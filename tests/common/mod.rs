@@ -65,3 +65,17 @@ pub fn getpid_in(envs: &str, name: &str, args: &[&str]) -> GetpidRun {
     let _ = std::fs::remove_dir_all(&d);
     (doc, took, String::from_utf8_lossy(&out.stdout).to_string(), consoles)
 }
+
+/// Processes whose command line mentions `needle`: pid and command line (what a killed run may have left).
+pub fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
