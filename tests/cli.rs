@@ -182,6 +182,11 @@ fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
             })
             .collect();
         m.summary.median = median;
+        // A document's summary is ordered (oscycles refuses one that is not): min and max
+        // around the crafted samples and median.
+        let all = m.samples.iter().flatten().copied();
+        m.summary.min = all.clone().fold(median, f64::min);
+        m.summary.max = all.fold(median, f64::max);
         m.better = better;
     };
     use oscycles::results::Better::{Higher, Lower};
