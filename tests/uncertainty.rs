@@ -23,7 +23,7 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
     let out = common::tiny_run(&d, 100, &["--rounds", "3", "--seed", "42"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = read(&only_json(&d));
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], oscycles::results::SCHEMA_VERSION);
     assert_eq!(doc["settings"]["rounds"], 3);
     let log = doc["settings"]["round_log"].as_array().unwrap();
     assert_eq!(log.len(), 3);
@@ -78,6 +78,9 @@ fn synthetic(path: &Path, id: &str, center: f64, rounds: usize) -> PathBuf {
     let m = &mut v["results"][0]["metrics"][0];
     m["samples"] = serde_json::json!(samples);
     m["summary"]["median"] = serde_json::json!(pooled[pooled.len() / 2]);
+    // Ordered, as every document must be (min <= median <= max).
+    m["summary"]["min"] = serde_json::json!(pooled[0]);
+    m["summary"]["max"] = serde_json::json!(pooled[pooled.len() - 1]);
     std::fs::write(path, serde_json::to_string(&v).unwrap()).unwrap();
     path.to_path_buf()
 }

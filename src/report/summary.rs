@@ -64,9 +64,10 @@ fn headlines<'a>(doc: &'a RunDoc, env: &str) -> Vec<Headline<'a>> {
         push(format!("one-way IPC, {cn}-core, pipe"), pipe_inter);
     }
     push("context switch (lat_ctx, 2 processes)".into(), extreme(of(ctx::FAMILY), ctx::SWITCH, false));
-    let static_fork = proc::Params::touched(0, false);
+    // The static fork of nothing touched; documents from before touched_mib have it without parameters.
+    let static_fork = |p: Option<proc::Params>| p == Some(proc::Params::touched(0, false)) || p == Some(proc::Params::NONE);
     let fork = extreme(
-        measured(doc, env).filter(|r| r.benchmark == proc::id(proc::FORK) && r.params_as::<proc::Params>() == Some(static_fork)),
+        measured(doc, env).filter(|r| r.benchmark == proc::id(proc::FORK) && static_fork(r.params_as::<proc::Params>())),
         proc::PER_OP,
         false,
     );
@@ -99,7 +100,7 @@ fn fork_line(r: Option<&CaseResult>) -> String {
     let size = r.and_then(|r| r.details.get(proc::FORKER)).and_then(|v| serde_json::from_value::<proc::ProcessSize>(v.clone()).ok());
     match size {
         Some(s) => format!("fork + _exit + wait ((static fork): a {:.1} MiB static C process)", s.vm_size_kib as f64 / 1024.0),
-        None => "fork + _exit + wait ((static fork): a small static C process)".into(),
+        None => "fork + _exit + wait ((static fork), forker's size not recorded)".into(),
     }
 }
 
