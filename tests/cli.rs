@@ -227,10 +227,12 @@ fn compare_refuses_incomparable_runs_with_exit_code_2() {
     let d = tempdir("compare-refuse");
     let (a, b) = crafted_pair(&d);
     let mut future: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
-    future["schema_version"] = serde_json::json!(3);
+    // A version after this oscycles' own (the schema's version moves on with the format).
+    let next = oscycles::results::SCHEMA_VERSION + 1;
+    future["schema_version"] = serde_json::json!(next);
     let fb = d.join("future.json.crafted");
     std::fs::write(&fb, future.to_string()).unwrap();
-    refused(&["compare", a.to_str().unwrap(), fb.to_str().unwrap()], "schema version 3");
+    refused(&["compare", a.to_str().unwrap(), fb.to_str().unwrap()], &format!("schema version {next}"));
     let mut empty: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
     empty["results"] = serde_json::json!([]);
     let eb = d.join("empty.json.crafted");
