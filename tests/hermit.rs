@@ -131,7 +131,7 @@ fn a_sigkilled_run_leaves_no_hermit_qemu() {
     std::fs::create_dir(&scratch).unwrap();
     let mut child = Command::new(bin())
         .args(["run", "--env", "hermit", "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
-        .args(&GETPID)
+        .args(GETPID)
         .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -25,7 +25,7 @@ fn cell(c: &Counts, e: Event) -> String {
     let m = ev.round_medians();
     let (lo, hi) = m.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
     let half = count((hi - lo) / 2.0);
-    if m.len() > 1 && half.trim_start_matches(['0', '.']) != "" && hi - lo > 0.005 * ev.summary.median.abs() {
+    if m.len() > 1 && !half.trim_start_matches(['0', '.']).is_empty() && hi - lo > 0.005 * ev.summary.median.abs() {
         format!("{} +-{half}", count(ev.summary.median))
     } else {
         count(ev.summary.median)

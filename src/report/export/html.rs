@@ -313,8 +313,8 @@ fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::compare::Row], policy:
     )
 }
 
-/// 4. The kernel's event counts per operation beside each cell, a section
-/// per run that has them.
+/// Section 4: the kernel's event counts per operation beside each cell, a
+/// section per run that has them.
 fn counter_sections(docs: &[RunDoc]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
