@@ -19,7 +19,7 @@ use std::process::{Command, Output};
 mod common;
 #[path = "common/pg.rs"]
 mod pg;
-use common::tempdir;
+use common::{chromium, tempdir};
 
 const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json");
 
@@ -175,20 +175,6 @@ fn rows_stored_before_the_history_columns_are_read_from_their_documents() {
     let _ = std::fs::remove_dir_all(d);
 }
 
-/// The DOM of a page in headless Chromium and its console messages.
-fn chromium(page: &Path, screenshot: &Path) -> (String, Vec<String>) {
-    let url = format!("file://{}", page.display());
-    let base = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0"];
-    let run =
-        |extra: &[&str]| Command::new("chromium").args(base).args(extra).arg(&url).output().expect("chromium is installed (scripts/setup)");
-    let dom = run(&["--dump-dom"]);
-    let shot = run(&["--window-size=1400,2000", &format!("--screenshot={}", screenshot.display())]);
-    let console = [&dom, &shot]
-        .iter()
-        .flat_map(|o| String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect::<Vec<_>>())
-        .collect();
-    (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
-}
 
 #[test]
 fn the_html_history_has_a_plot_per_cell_in_headless_chromium() {
@@ -197,7 +183,7 @@ fn the_html_history_has_a_plot_per_cell_in_headless_chromium() {
     let out = d.join("html");
     let o = oscycles(&["report", "--history", "--db", path.to_str().unwrap(), "--bench", "syscall", "--html", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (dom, console) = chromium(&out.join("index.html"), &d.join("history.png"));
+    let (dom, console) = chromium(&out.join("index.html"), &d.join("history.png"), 2000);
     assert!(console.is_empty(), "console messages: {console:?}");
     assert_eq!(dom.matches("class=\"plot history\"").count(), 2, "one plot per cell (getpid, getppid)");
     let svgs: Vec<&str> = dom.split("<svg").skip(1).collect();

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 mod common;
-use common::{only_json, tempdir};
+use common::{chromium, only_json, tempdir};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
 
@@ -66,20 +66,6 @@ fn import_refuses_a_conflicting_duplicate_and_a_future_schema_with_exit_code_2()
     let _ = std::fs::remove_dir_all(d);
 }
 
-/// Loads a page in headless Chromium: the DOM and the page's console messages.
-fn chromium(page: &Path, screenshot: &Path) -> (String, Vec<String>) {
-    let url = format!("file://{}", page.display());
-    let base = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0"];
-    let run =
-        |extra: &[&str]| Command::new("chromium").args(base).args(extra).arg(&url).output().expect("chromium is installed (scripts/setup)");
-    let dom = run(&["--dump-dom"]);
-    let shot = run(&["--window-size=1400,2400", &format!("--screenshot={}", screenshot.display())]);
-    let console: Vec<String> = [&dom, &shot]
-        .iter()
-        .flat_map(|o| String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect::<Vec<_>>())
-        .collect();
-    (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
-}
 
 #[test]
 fn the_html_report_opens_in_headless_chromium_with_every_plot() {
@@ -130,7 +116,7 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
         assert!(!text.contains(fetch), "the page must work from disk alone: found {fetch}");
     }
     let shot = d.join("report.png");
-    let (dom, console) = chromium(&index, &shot);
+    let (dom, console) = chromium(&index, &shot, 2400);
     assert!(console.is_empty(), "console messages: {console:?}");
     let figures = dom.matches("<figure").count();
     let svgs: Vec<&str> = dom.split("<svg").skip(1).collect();
@@ -151,6 +137,6 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
     // The console check can fail: a page that logs is caught.
     let bad = d.join("bad.html");
     std::fs::write(&bad, "<html><body><script>console.error('boom')</script></body></html>").unwrap();
-    assert!(!chromium(&bad, &d.join("bad.png")).1.is_empty());
+    assert!(!chromium(&bad, &d.join("bad.png"), 2400).1.is_empty());
     let _ = std::fs::remove_dir_all(d);
 }

@@ -79,3 +79,20 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     }
     out
 }
+
+/// Loads a page in headless Chromium (and screenshots it, 1400 pixels wide, `height` high):
+/// the DOM and the page's console messages.
+pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<String>) {
+    let url = format!("file://{}", page.display());
+    let base = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0"];
+    let run = |extra: &[&str]| {
+        std::process::Command::new("chromium").args(base).args(extra).arg(&url).output().expect("chromium is installed (scripts/setup)")
+    };
+    let dom = run(&["--dump-dom"]);
+    let shot = run(&[&format!("--window-size=1400,{height}"), &format!("--screenshot={}", screenshot.display())]);
+    let console: Vec<String> = [&dom, &shot]
+        .iter()
+        .flat_map(|o| String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect::<Vec<_>>())
+        .collect();
+    (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
+}
