@@ -387,6 +387,9 @@ pub enum Counted {
         unavailable: Vec<(Event, String)>,
     },
     NotCounted(String),
+    /// Armed with no batches (the timed pass): the measurement times
+    /// batches on this thread and is to be counted in the counting pass.
+    Deferred,
 }
 
 /// Counting batches after a case's timed ones.
@@ -405,7 +408,14 @@ thread_local! {
 }
 
 /// While alive, the harness on this thread follows its timed batches with
-/// `batches` counting batches. Made by the runner around a case.
+/// `batches` counting batches, or with none but a note
+/// ([`Counted::Deferred`]) when `batches` is 0. Made by the runner around a
+/// case: with 0 in the round's timed pass, then with [`COUNTING_BATCHES`] in
+/// its counting pass, which runs the noted cases again after all the timed
+/// ones. A per-task perf event leaves the kernel's scheduler hooks for perf
+/// switched on for a second (HZ) after it closes (the `perf_sched_events`
+/// static key, turned off by delayed work), making every context switch of
+/// the machine dearer meanwhile: no timed batch may run in that second.
 pub struct Armed(());
 
 impl Armed {
@@ -506,6 +516,7 @@ impl Counts {
         match counted.last() {
             None => Counts::none("not counted: the case does not time batches of operations on the runner's thread"),
             Some(Counted::NotCounted(why)) => Counts::none(why),
+            Some(Counted::Deferred) => Counts::none("not counted: the round ended before its counting pass reached the case"),
             Some(Counted::Batches { batches, unavailable }) => {
                 let mut c = Counts::none("");
                 c.reason = None;

@@ -125,9 +125,15 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
         let c = timed(inner)?;
         per_op_cycles.push(c.saturating_sub(overhead) as f64 / inner as f64);
     }
-    if let Some(k) = counters::armed_batches() {
-        let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::clock::tsc_hz_hint();
-        counters::record(count_batches(k.min(cfg.batches), inner, cost, &mut prepare, &mut run)?);
+    match counters::armed_batches() {
+        // The timed pass: only note that this case times batches here; the
+        // runner counts it after the round's timed cases.
+        Some(0) => counters::record(counters::Counted::Deferred),
+        Some(k) => {
+            let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::clock::tsc_hz_hint();
+            counters::record(count_batches(k.min(cfg.batches), inner, cost, &mut prepare, &mut run)?);
+        }
+        None => {}
     }
     Ok(Measurement { per_op_cycles, inner, calibration, overhead_cycles: overhead })
 }

@@ -164,13 +164,18 @@ fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: RunDoc,
     if fresh == 0 && !last {
         return Ok(merged);
     }
+    // The round's counting pass comes after its timed cases, writing counts
+    // into results already there: a round's counts are merged once, at its end.
     let new = doc.results[merged..].iter().cloned().map(|mut res| {
         res.environment = env.map(String::from);
+        res.counters = None;
         res
     });
     writer.update(|run| {
         merge(run, new);
         if last {
+            let tagged = doc.results.iter().filter(|r| r.counters.is_some()).map(|r| CaseResult { environment: env.map(String::from), ..r.clone() });
+            merge_counts(run, tagged);
             run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
                 rec.round = k;
                 rec
@@ -244,6 +249,18 @@ fn run_round(
     };
     let doc = round_doc(dir).ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
     sink(doc, merged, true).map(|_| ()).map_err(RoundError::Store)
+}
+
+/// The counts of `results` into the run's same cells.
+fn merge_counts(run: &mut RunDoc, results: impl IntoIterator<Item = CaseResult>) {
+    for r in results {
+        if let (Some(existing), Some(counts)) = (run.results.iter_mut().find(|e| e.same_cell(&r)), &r.counters) {
+            match &mut existing.counters {
+                Some(c) => c.absorb(counts),
+                None => existing.counters = Some(counts.clone()),
+            }
+        }
+    }
 }
 
 /// Adds a round's results to the run: a cell already there absorbs the

@@ -203,8 +203,18 @@ pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condi
     CaseResult { status, reason: Some(why.into()), condition: Some(condition), ..blank(p) }
 }
 
-/// Runs one case; never panics on a failed measurement.
+/// Runs one case; never panics on a failed measurement. With counters on,
+/// the harness only notes whether the case times batches on this thread:
+/// such a result leaves its counters empty (`None`) for [`count_pass`],
+/// which counts it after the round's timed cases.
 pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
+    let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
+    measure(p, ex, clock, mode, harness, ex.counters.then_some(0)).0
+}
+
+/// A case run with `harness`, the counters armed with `counting` batches
+/// if given: its result, and what the counters noted or counted.
+fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> (CaseResult, Vec<counters::Counted>) {
     let t = Instant::now();
     let ctx = CaseCtx {
         params: &p.params,
@@ -212,7 +222,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         pin: mode.pin,
         policy: mode.policy,
         memory_locked: mode.memory_locked,
-        harness: ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz),
+        harness,
         scale: p.scale,
         point_ms: ex.point_ms,
         clock,
@@ -223,9 +233,9 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
     // Every case has a deadline on this thread: blocking calls return EINTR
     // after it, polling loops and the harness stop at it.
     let deadline = watchdog::Deadline::arm(ex.timeout);
-    let armed = ex.counters.then(|| counters::Armed::arm(counters::COUNTING_BATCHES, true));
+    let armed = counting.map(|k| counters::Armed::arm(k, true));
     let mut r = p.benchmark.run(&ctx);
-    let counted = armed.map(counters::Armed::finish);
+    let counted = armed.map(counters::Armed::finish).unwrap_or_default();
     if deadline.as_ref().is_ok_and(|d| d.passed()) && r.is_err() && watchdog::interrupted().is_none() {
         r = Err(CaseError::Failed(format!(
             "timed out: stopped after {:.1} s (--timeout {} s)",
@@ -240,7 +250,10 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
             out.placement = Some(d.placement);
             out.metrics = d.metrics;
             out.details = d.details;
-            out.counters = counted.map(|c| counters::Counts::of_case(&c));
+            let deferred = counted.iter().any(|c| matches!(c, counters::Counted::Deferred));
+            if counting.is_some() && !deferred {
+                out.counters = Some(counters::Counts::of_case(&counted));
+            }
         }
         Err(CaseError::NotApplicable(why)) => {
             out.status = CaseStatus::NotApplicable;
@@ -256,7 +269,37 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
         }
     }
     out.elapsed_s = t.elapsed().as_secs_f64();
-    out
+    (out, counted)
+}
+
+/// How long the kernel keeps its scheduler hooks for perf on after the
+/// last per-task counter closed (HZ, a second), with a margin: the pause
+/// after a counting pass before anything is timed again.
+pub const COUNTERS_COOL_DOWN: Duration = Duration::from_millis(1200);
+
+/// The counting pass after a round's timed cases (under one condition):
+/// each case the timed pass noted (`to_count`: the case and its result's
+/// index in the document) runs again, briefly, with the counters armed, and
+/// its counts go into its result. Then a pause ([`COUNTERS_COOL_DOWN`]),
+/// so that nothing timed next meets the kernel's perf hooks still on.
+fn count_pass(to_count: &[(&Planned, usize)], ex: &Execution, clock: &ClockInfo, mode: Mode, sink: &mut Sink) -> Result<(), StoreError> {
+    for &(p, i) in to_count {
+        if watchdog::interrupted().is_some() {
+            return Ok(());
+        }
+        let mut harness = ex.harness_for(p.scale);
+        harness.batches = harness.batches.min(counters::COUNTING_BATCHES);
+        let (r, counted) = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
+        let counts = match r.status {
+            CaseStatus::Ok => r.counters.unwrap_or_else(|| counters::Counts::of_case(&counted)),
+            _ => counters::Counts::none(&format!("not counted: its counting run failed: {}", r.reason.unwrap_or_default())),
+        };
+        sink.writer.update(|doc| doc.results[i].counters = Some(counts))?;
+    }
+    if !to_count.is_empty() {
+        std::thread::sleep(COUNTERS_COOL_DOWN);
+    }
+    Ok(())
 }
 
 /// The CPUs a load runs on: every allowed CPU but the measured one (all of
@@ -389,6 +432,7 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             }
         };
         let mode = Mode::of(iso);
+        let mut to_count = Vec::new();
         for p in plan {
             if watchdog::interrupted().is_some() {
                 return Ok(false);
@@ -400,6 +444,7 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             }
             let mark = load.mark();
             let mut r = run_case(p, ex, &clock, mode);
+            let deferred = ex.counters && r.status == CaseStatus::Ok && r.counters.is_none();
             // A case cut short by the interrupt is not a result.
             if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
                 return Ok(false);
@@ -409,7 +454,11 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             c.facts.extend(load.facts_since(&mark));
             r.condition = Some(c);
             sink.push(r)?;
+            if deferred {
+                to_count.push((p, sink.writer.doc.results.len() - 1));
+            }
         }
+        count_pass(&to_count, ex, &clock, mode, sink)?;
         drop(applied);
     }
     Ok(true)

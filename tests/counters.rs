@@ -50,6 +50,7 @@ fn counted(event: Event, f: impl FnOnce()) -> Vec<f64> {
             batches.iter().map(|b| b.iter().find(|(e, _)| *e == event).and_then(|(_, v)| *v).expect("counted")).collect()
         }
         Counted::NotCounted(why) => panic!("not counted: {why}"),
+        Counted::Deferred => panic!("armed with batches, the harness counted nothing"),
     }
 }
 

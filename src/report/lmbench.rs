@@ -159,7 +159,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], names: [&str; 
     let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     t.also_left = vec![ncols - 1];
     for r in rows {
-        let found: Vec<Option<&Metric>> = runs.iter().map(|d| r.find(d).map(|x| x.1)).collect();
+        let found: Vec<Option<&Metric>> = runs.iter().map(|d| r.value(d)).collect();
         let missing: Vec<Option<(&str, &str)>> = runs.iter().map(|d| r.unmeasured(d)).collect();
         if found.iter().all(Option::is_none) && missing.iter().all(Option::is_none) {
             continue;
@@ -243,4 +243,42 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
         s += &aim;
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::CaseParams;
+
+    /// A run whose only case is lat_ctx -s 0 2 with the switch (a hop less
+    /// the overhead measured apart) at `switch` cycles.
+    fn ring_run(switch: f64) -> RunDoc {
+        let mut doc: RunDoc =
+            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap();
+        let mut case = doc.results[0].clone();
+        case.benchmark = ctx::id(ctx::RING);
+        case.params = ctx::Params { procs: 2, ws_kib: 0 }.to_params();
+        let mut metric = case.metrics[0].clone();
+        (metric.name, metric.summary.median, metric.estimate) = (ctx::SWITCH.into(), switch, None);
+        let mut overhead = metric.clone();
+        (overhead.name, overhead.summary.median) = (ctx::OVERHEAD.into(), 30_000.0);
+        case.metrics = vec![metric, overhead];
+        doc.results = vec![case];
+        doc
+    }
+
+    fn ctx_line(doc: &RunDoc) -> String {
+        render(&[doc]).lines().find(|l| l.starts_with("lat_ctx -s 0 2")).unwrap_or_else(|| panic!("no row: {}", render(&[doc]))).to_string()
+    }
+
+    #[test]
+    fn a_switch_not_above_the_overhead_is_not_shown_as_a_number() {
+        for switch in [-1234.0, 0.0] {
+            let line = ctx_line(&ring_run(switch));
+            assert!(line.contains("n/a") && line.contains("no switch cost resolved"), "{line}");
+            assert!(!line.contains("1234") && !line.contains("-0"), "{line}");
+        }
+        let line = ctx_line(&ring_run(5000.0));
+        assert!(!line.contains("n/a") && line.contains("ring overhead"), "{line}");
+    }
 }

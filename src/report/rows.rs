@@ -43,12 +43,27 @@ impl Row {
         Some((c, c.metric(&self.metric)?))
     }
 
+    /// The row's number, where it resolves one: a difference (a row with
+    /// an aside) whose median is not above zero resolves nothing.
+    pub fn value<'a>(&self, doc: &'a RunDoc) -> Option<&'a Metric> {
+        self.find(doc).map(|(_, m)| m).filter(|m| self.aside.is_none() || m.summary.median > 0.0)
+    }
+
     /// A case of the row that ran but has no number: ("n/a" or "fail", reason).
     pub fn unmeasured<'a>(&self, doc: &'a RunDoc) -> Option<(&'static str, &'a str)> {
+        if self.find(doc).is_some() && self.value(doc).is_none() {
+            return Some(("n/a", UNRESOLVED));
+        }
         let c = doc.case(&self.bench, |c| c.params == self.params && c.status != CaseStatus::Ok)?;
         Some((unmeasured_mark(c.status), c.reason.as_deref().unwrap_or("")))
     }
 }
+
+/// Why a difference row shows no number: where each hop costs no more
+/// than the overhead measured apart (system calls of tens of thousands of
+/// cycles, as in User-Mode Linux or gVisor, and their noise), the
+/// difference says nothing; lmbench's lat_ctx prints nothing for it either.
+pub const UNRESOLVED: &str = "the hop is not above the ring's pipe + sum overhead: no switch cost resolved (lmbench's lat_ctx prints none either)";
 
 /// "n/a" for a case that cannot run here, "fail" for one that failed.
 pub fn unmeasured_mark(status: CaseStatus) -> &'static str {

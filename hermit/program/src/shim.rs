@@ -81,6 +81,7 @@ pub mod counters {
         Batches { batches: Vec<Vec<(Event, Option<f64>)>>, unavailable: Vec<(Event, String)> },
         #[allow(dead_code)]
         NotCounted(String),
+        Deferred,
     }
 
     pub struct CaseCounters {
