@@ -115,6 +115,24 @@ pub enum Command {
     },
 }
 
+impl Command {
+    /// Whether the command only reads and prints (a reader that goes away
+    /// early, as `| head` does, may simply end it).
+    pub fn only_prints(&self) -> bool {
+        matches!(
+            self,
+            Command::List { .. }
+                | Command::Show { .. }
+                | Command::Completions { .. }
+                | Command::Man
+                | Command::Runs(_)
+                | Command::Report(_)
+                | Command::Compare(_)
+                | Command::Doctor { .. }
+        )
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum BaselineAction {
     /// Save runs as baseline NAME (several runs of one build pool their rounds).

@@ -12,6 +12,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     oscycles::env::init_hooks(&run::measure_in_child);
     let cli = cli::parse_with_registry_help();
+    if cli.command.only_prints() {
+        // SAFETY: restoring the default action of SIGPIPE before any thread
+        // starts: a command whose reader went away (`oscycles show | head`)
+        // ends quietly, as other tools do, instead of panicking in println!.
+        // Commands that measure keep it ignored (their pipes report EPIPE).
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let r = match cli.command {
         Command::List { bench, long, sources } => show::list(bench.as_deref(), long, sources),
         Command::Show { file, full, json, counters } => show::show(&file, full, json, counters),

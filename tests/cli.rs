@@ -253,3 +253,33 @@ fn run_help_names_every_suite_and_benchmark_from_the_registry() {
         assert!(s.contains(&b.id), "run --help lacks {}", b.id);
     }
 }
+
+/// A reader that goes away early (`oscycles list | head -1`) ends the
+/// command quietly: no panic on the closed pipe. The pipe holds one page,
+/// so the listing cannot fit in it before the reader goes.
+#[test]
+fn a_reader_that_goes_away_early_ends_the_command_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two new descriptors into the array it is given.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on a descriptor this test owns.
+    assert!(unsafe { libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 4096) } >= 4096);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["list", "--long"])
+        .stdout(std::process::Stdio::from(write))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(std::fs::File::from(read));
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    assert!(!first.is_empty());
+    drop(reader);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
+}

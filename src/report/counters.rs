@@ -94,7 +94,7 @@ pub fn render(doc: &RunDoc) -> String {
         t.row(row);
     }
     let mut s = format!(
-        "kernel event counts per operation (of the operation the first metric times; median over counting batches after the timed ones, \
+        "kernel event counts per operation (of the operation the first metric times; median over the counting batches of each round's counting pass, after its timed cases, \
          +- half the range of the round medians)\n{}",
         kernels(doc, &counted)
     );
