@@ -5,8 +5,11 @@
  * loop; pipe: a parent and a child on one CPU pass a 1-byte token through
  * two pipes, N/10 round trips in 101 loops, the median loop. Short loops
  * and their median, as oscycles' batches: on a shared machine a loop of
- * seconds always holds the time other processes ran. Prints cycles per
- * operation. */
+ * seconds always holds the time other processes ran. Before measuring,
+ * two seconds of getpid calls: a kernel that has just booted is still busy
+ * (as /init of UML, getpid read 35-37k cycles at once, 27-28k three seconds
+ * later), and oscycles measures only after its calibration. Prints cycles
+ * per operation. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include <sys/reboot.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -64,12 +68,24 @@ static double pipe_cycles(long n) {
     return median(v);
 }
 
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void settle(double seconds) {
+    for (double end = now_s() + seconds; now_s() < end;)
+        for (int i = 0; i < 1000; i++) syscall(SYS_getpid);
+}
+
 int main(int argc, char **argv) {
     long n = argc > 1 ? atol(argv[1]) : 100000;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(0, &one);
     sched_setaffinity(0, sizeof one, &one); /* the child inherits it: same core */
+    settle(2.0);
     printf("getpid %.0f\n", getpid_cycles(n / 100));
     printf("pipe_round_trip %.0f\n", pipe_cycles(n / 1000));
     fflush(stdout);

@@ -79,10 +79,6 @@ impl KillableGroup {
         Ok(g)
     }
 
-    pub fn procs_file(&self) -> PathBuf {
-        self.path.join("cgroup.procs")
-    }
-
     pub fn populated(&self) -> bool {
         read(&self.path.join("cgroup.events")).map(|t| t.lines().any(|l| l == "populated 1")).unwrap_or(false)
     }

@@ -41,12 +41,6 @@ pub struct ClockInfo {
     pub step_cycles: Option<u64>,
 }
 
-impl ClockInfo {
-    pub fn cycles_to_ns(&self, cycles: f64) -> f64 {
-        cycles * 1e9 / self.tsc_hz
-    }
-}
-
 pub fn monotonic_raw_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid, writable timespec.

@@ -10,6 +10,7 @@ use oscycles::report;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    oscycles::bench::steady_allocator();
     oscycles::env::init_hooks(&run::measure_in_child);
     let cli = cli::parse_with_registry_help();
     if cli.command.only_prints() {

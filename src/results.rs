@@ -310,12 +310,6 @@ impl CaseResult {
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.iter().find(|m| m.name == name)
     }
-    pub fn param_str(&self, key: &str) -> Option<&str> {
-        self.params.get(key).and_then(Value::as_str)
-    }
-    pub fn param_u64(&self, key: &str) -> Option<u64> {
-        self.params.get(key).and_then(Value::as_u64)
-    }
     /// The parameters as their family's struct (`schema::ipc::Params`...);
     /// None where they do not fit it.
     pub fn params_as<T: crate::schema::CaseParams>(&self) -> Option<T> {

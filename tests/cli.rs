@@ -268,7 +268,7 @@ fn a_reader_that_goes_away_early_ends_the_command_quietly() {
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     // SAFETY: fcntl on a descriptor this test owns.
     assert!(unsafe { libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 4096) } >= 4096);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
         .args(["list", "--long"])
         .stdout(std::process::Stdio::from(write))
         .stderr(std::process::Stdio::piped())

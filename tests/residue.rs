@@ -30,7 +30,12 @@ fn no_lmbench_case_leaves_state_behind_for_the_next() {
     let cpus = [cpus[0], *cpus.get(1).unwrap_or(&cpus[0])];
     let mut leaks = Vec::new();
     let mut ran = 0;
-    for (b, params) in suite.cases() {
+    // The first case runs twice, its first run unchecked: what the process
+    // sets up once, for whichever case comes first (its first fork, timer,
+    // signal handling; mappings 21 -> 25 once), is no case's residue.
+    let cases = suite.cases();
+    let warm_up = cases.iter().find(|(b, _)| b.supported().is_ok()).cloned();
+    for (i, (b, params)) in warm_up.into_iter().chain(cases).enumerate() {
         if b.supported().is_err() {
             continue;
         }
@@ -55,7 +60,7 @@ fn no_lmbench_case_leaves_state_behind_for_the_next() {
         }
         // 4 MiB of slack: the allocator keeps some freed memory for reuse.
         let leaked = Residue::now().leaked(&before, 4096);
-        if !leaked.is_empty() {
+        if i > 0 && !leaked.is_empty() {
             leaks.push(format!("{} {params:?}: {}", b.id, leaked.join("; ")));
         }
     }
@@ -114,4 +119,29 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     eprintln!("the same runs with \"after\" 30% slower: {:.3} [{:.3}, {:.3}] {:?}", c30.ratio, c30.interval.lo, c30.interval.hi, c30.verdict);
     assert_eq!(c50.verdict, Verdict::Slower, "too noisy to see even a 50% case-order effect: {c50:?}");
     assert!(matches!(c.verdict, Verdict::Same | Verdict::Unsure), "{c:?}");
+}
+
+/// After `steady_allocator`, a malloc of 1 MiB is a fresh mapping even
+/// after a larger mmapped block was freed (glibc would otherwise have raised
+/// its threshold and served it from the heap): what a case's malloc gets
+/// does not depend on the cases before it. glibc marks an mmapped chunk in
+/// bit 1 of the size word before the pointer.
+#[test]
+fn a_freed_big_block_does_not_move_the_next_mallocs_into_the_heap() {
+    let _turn = turn();
+    assert!(oscycles::bench::steady_allocator());
+    let mmapped = |p: *mut libc::c_void| {
+        // SAFETY: p came from malloc; the size word precedes it in every glibc chunk.
+        unsafe { (*(p as *const usize).sub(1)) & 2 != 0 }
+    };
+    // SAFETY: malloc/free pairs on sizes the allocator can serve.
+    unsafe {
+        let big = libc::malloc(8 << 20);
+        assert!(!big.is_null() && mmapped(big));
+        libc::free(big);
+        let mib = libc::malloc(1 << 20);
+        assert!(!mib.is_null());
+        assert!(mmapped(mib), "1 MiB came from the heap after an 8 MiB block was freed");
+        libc::free(mib);
+    }
 }

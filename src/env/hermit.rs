@@ -352,10 +352,10 @@ mod tests {
         let yields = doc.case("syscall.sched_yield", |_| true).unwrap();
         assert_eq!(yields.status, CaseStatus::NotApplicable, "not sent: n/a with the reason");
         assert!(yields.reason.as_deref().unwrap().contains("syscall.sched_yield"));
-        let single = doc.case("stream.kernels", |r| r.param_str("threads") == Some("single")).unwrap();
+        let single = doc.case("stream.kernels", |r| r.params.get("threads").and_then(|t| t.as_str()) == Some("single")).unwrap();
         assert_eq!(single.status, CaseStatus::Ok);
         assert_eq!(single.metric("copy_rate").unwrap().summary.max, 64.0, "16 MB in 0.25 s");
-        let per_cpu = doc.case("stream.kernels", |r| r.param_str("threads") == Some("per-cpu")).unwrap();
+        let per_cpu = doc.case("stream.kernels", |r| r.params.get("threads").and_then(|t| t.as_str()) == Some("per-cpu")).unwrap();
         assert_eq!(per_cpu.status, CaseStatus::NotApplicable);
         assert!(doc.results.iter().all(|r| r.status != CaseStatus::Ok || !r.metrics.is_empty()));
     }
