@@ -32,6 +32,20 @@ fn cell(c: &Counts, e: Event) -> String {
     }
 }
 
+/// The L4Re performance overview's three counters of one operation, where
+/// the hardware counted: (unhalted core cycles, instructions) per operation
+/// of the case, times `per` (0.5 for a one-way figure of a round trip).
+pub fn core_and_instructions(r: &CaseResult, per: f64) -> Option<(f64, f64)> {
+    let c = r.counters.as_ref()?;
+    Some((c.median(Event::Cycles)? * per, c.median(Event::Instructions)? * per))
+}
+
+/// Whether any of `results` has hardware counts (then the seed tables take
+/// the L4Re page's form: TSC cycles, core cycles, instructions).
+pub fn any_hardware(results: &[&CaseResult]) -> bool {
+    results.iter().any(|r| core_and_instructions(r, 1.0).is_some())
+}
+
 /// Instructions per core cycle, where both were counted.
 fn ipc(c: &Counts) -> Option<f64> {
     Some(c.median(Event::Instructions)? / c.median(Event::Cycles)?).filter(|v| v.is_finite())

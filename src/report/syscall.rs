@@ -6,7 +6,15 @@ use crate::results::{CaseResult, CaseStatus};
 use crate::schema::syscall::{self, PER_CALL};
 
 pub fn render(results: &[&CaseResult], rounds: usize) -> String {
-    let mut t = Table::new(&["call", "median cyc", "95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"], 1);
+    // Where the hardware counted, the L4Re page's form: core cycles and
+    // instructions beside the TSC cycles.
+    let hw = super::counters::any_hardware(results);
+    let mut headers = vec!["call", "median cyc"];
+    if hw {
+        headers.extend(["core cyc", "instr"]);
+    }
+    headers.extend(["95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"]);
+    let mut t = Table::new(&headers, 1);
     for r in results {
         let name = syscall::name_of(&r.benchmark).to_string();
         match (r.status, r.metric(PER_CALL)) {
@@ -14,9 +22,12 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                 let s = &m.summary;
                 let cpu =
                     r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
-                t.row(vec![
-                    name,
-                    cycles(s.median),
+                let mut cells = vec![name, cycles(s.median)];
+                if hw {
+                    let (core, instr) = super::counters::core_and_instructions(r, 1.0).map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
+                    cells.extend([core, instr]);
+                }
+                cells.extend([
                     interval(m),
                     cycles(s.min),
                     cycles(s.p99),
@@ -25,6 +36,7 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)),
                     cpu,
                 ]);
+                t.row(cells);
             }
             _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
         }
