@@ -487,7 +487,9 @@ mod tests {
         let mut big = Prepared::new(ProcOp::Fork, dir.path(), Touch { mib: 16, thp: false }).unwrap();
         big.run(1).unwrap();
         let b = big.forker_size().unwrap().unwrap();
-        assert!(b.rss_kib >= s.rss_kib + (16 << 10), "16 MiB written: {b:?} against {s:?}");
+        // Within a few pages: the helper's own resident pages vary by one or two between starts
+        // (a fresh-clone test run once read 16 MiB less 4 KiB more).
+        assert!(b.rss_kib + 64 >= s.rss_kib + (16 << 10), "16 MiB written: {b:?} against {s:?}");
         assert_eq!(b.anon_huge_kib, 0, "without thp the region is in 4 KiB pages");
         // Only the static fork takes a size.
         let mut exec = Prepared::new(ProcOp::ForkExec, dir.path(), Touch { mib: 16, thp: false }).unwrap();
