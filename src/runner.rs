@@ -209,12 +209,13 @@ pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condi
 /// which counts it after the round's timed cases.
 pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
     let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
-    measure(p, ex, clock, mode, harness, ex.counters.then_some(0)).0
+    measure(p, ex, clock, mode, harness, ex.counters.then_some(0))
 }
 
 /// A case run with `harness`, the counters armed with `counting` batches
-/// if given: its result, and what the counters noted or counted.
-fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> (CaseResult, Vec<counters::Counted>) {
+/// if given: with batches, its counts are in the result; with 0 (the timed
+/// pass), a case that times batches leaves them empty.
+fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> CaseResult {
     let t = Instant::now();
     let ctx = CaseCtx {
         params: &p.params,
@@ -269,7 +270,7 @@ fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: 
         }
     }
     out.elapsed_s = t.elapsed().as_secs_f64();
-    (out, counted)
+    out
 }
 
 /// How long the kernel keeps its scheduler hooks for perf on after the
@@ -289,9 +290,10 @@ fn count_pass(to_count: &[(&Planned, usize)], ex: &Execution, clock: &ClockInfo,
         }
         let mut harness = ex.harness_for(p.scale);
         harness.batches = harness.batches.min(counters::COUNTING_BATCHES);
-        let (r, counted) = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
-        let counts = match r.status {
-            CaseStatus::Ok => r.counters.unwrap_or_else(|| counters::Counts::of_case(&counted)),
+        // Armed with batches, a measured case always carries its counts.
+        let r = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
+        let counts = match (r.status, r.counters) {
+            (CaseStatus::Ok, Some(counts)) => counts,
             _ => counters::Counts::none(&format!("not counted: its counting run failed: {}", r.reason.unwrap_or_default())),
         };
         sink.writer.update(|doc| doc.results[i].counters = Some(counts))?;

@@ -89,9 +89,6 @@ impl CaseCtx<'_> {
     }
 }
 
-/// n/a, with the sentence, when `bytes` (what a case is about to allocate)
-/// exceeds the memory this machine has available: an allocation that
-/// cannot be served aborts the process instead of failing the case.
 /// The C library's allocator, the same for every case whatever ran before:
 /// glibc raises its mmap threshold (first 128 KiB) each time a larger mmapped
 /// block is freed, up to 32 MiB, so that after an earlier case freed a big
@@ -101,14 +98,17 @@ impl CaseCtx<'_> {
 /// fixes it at glibc's initial value and turns the adjustment off, as a fresh
 /// process has it. Called once, first thing in main.
 pub fn steady_allocator() -> bool {
-    // SAFETY: mallopt only changes the allocator's parameters; called before
-    // any thread exists.
+    // SAFETY: mallopt takes the allocator's lock and only changes its
+    // parameters; no memory is handed out or freed.
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1 }
 }
 
 /// glibc's initial mmap threshold (DEFAULT_MMAP_THRESHOLD_MIN).
 pub const MMAP_THRESHOLD: i32 = 128 * 1024;
 
+/// n/a, with the sentence, when `bytes` (what a case is about to allocate)
+/// exceeds the memory this machine has available: an allocation that
+/// cannot be served aborts the process instead of failing the case.
 pub fn fits_in_memory(bytes: u64, what: &str) -> Result<(), CaseError> {
     match crate::host::meminfo("MemAvailable").map(|k| k * 1024) {
         Some(avail) if bytes > avail => Err(CaseError::NotApplicable(format!(
