@@ -400,6 +400,12 @@ pub fn now_rfc3339() -> String {
     rfc3339_utc(secs)
 }
 
+/// The stored fixture run (tests/fixtures/run.json), for the unit tests.
+#[cfg(test)]
+pub(crate) fn fixture() -> RunDoc {
+    serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -534,9 +534,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
 mod tests {
     use super::*;
 
-    pub(crate) fn fixture() -> RunDoc {
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap()
-    }
+    use crate::results::fixture;
 
     /// The rules every backend keeps (the PostgreSQL test runs them too).
     pub(crate) fn store_rules(db: &mut Db) {

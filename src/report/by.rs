@@ -417,9 +417,7 @@ pub fn csv(r: &ByReport, policy: &Policy) -> String {
 mod tests {
     use super::*;
 
-    fn fixture() -> RunDoc {
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap()
-    }
+    use crate::results::fixture;
 
     /// A copy of the fixture as host `label`, its costs scaled by `k`.
     fn host(label: &str, k: f64) -> RunDoc {

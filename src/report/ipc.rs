@@ -134,8 +134,7 @@ mod tests {
     /// The fixture's same-core inter-process pipe (0 words) and getpid, with
     /// hardware counts per operation (a round trip for the pipe) where `hw`.
     fn cases(hw: bool) -> (CaseResult, CaseResult) {
-        let doc: crate::results::RunDoc =
-            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap();
+        let doc = crate::results::fixture();
         let want = Params { words: 0, space: Space::Inter, cores: Cores::Same };
         let typed: Vec<(&CaseResult, Params)> = super::super::typed(doc.results.iter());
         let mut pipe = typed.into_iter().find(|(r, p)| r.benchmark == Mechanism::Pipe.id() && *p == want).unwrap().0.clone();

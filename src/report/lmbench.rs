@@ -253,8 +253,7 @@ mod tests {
     /// A run whose only case is lat_ctx -s 0 2 with the switch (a hop less
     /// the overhead measured apart) at `switch` cycles.
     fn ring_run(switch: f64) -> RunDoc {
-        let mut doc: RunDoc =
-            serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap();
+        let mut doc = crate::results::fixture();
         let mut case = doc.results[0].clone();
         case.benchmark = ctx::id(ctx::RING);
         case.params = ctx::Params { procs: 2, ws_kib: 0 }.to_params();

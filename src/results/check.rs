@@ -133,9 +133,7 @@ fn check_summary(at: &str, s: &Summary, must_be_positive: bool) -> Result<(), Ba
 mod tests {
     use super::*;
 
-    fn fixture() -> RunDoc {
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap()).unwrap()
-    }
+    use crate::results::fixture;
 
     /// The first result with a metric, and its index.
     fn first_metric(doc: &mut RunDoc) -> &mut Metric {
