@@ -276,6 +276,11 @@ pub struct RunArgs {
     /// --cpus does not name first.
     #[arg(long, default_value = "idle", value_name = "LIST")]
     pub load: String,
+    /// CPUs the loads run on (e.g. 0-1 to share the measured CPU with the
+    /// load, as a machine without a spare core would). Default: every
+    /// allowed CPU but the first of --cpus.
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
     /// How far the measured thread is detached, each in turn (comma-separated):
     /// none (single-threaded cases may run anywhere), pinned (affinity), rt
     /// (pinned, SCHED_FIFO, memory locked, 0 us held on /dev/cpu_dma_latency),
@@ -355,8 +360,33 @@ pub struct RunArgs {
     /// only. Comparisons need at least 5 rounds a side to give a verdict.
     /// Default: 10 (of 2 batches in quick suites, 3 in full ones; 1 round
     /// has 11 or 15).
-    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub rounds: Option<u32>,
+    /// `auto`: rounds go on while a cell's 95% interval is wider than
+    /// --target and the --budget lasts, later rounds measuring only the
+    /// unsettled cells; the run ends with the cells still unsettled and the
+    /// rounds each would need.
+    #[arg(long, value_name = "R|auto", value_parser = parse_rounds)]
+    pub rounds: Option<RoundsArg>,
+    /// With --rounds auto: minutes the rounds of an environment may take in
+    /// all (default 10).
+    #[arg(long, value_name = "MIN", value_parser = parse_budget)]
+    pub budget: Option<f64>,
+    /// With --rounds auto: a cell is settled when half its 95% interval is
+    /// within PCT percent of its median (default 5); with --until-verdict,
+    /// the margin within which a cell is `same`.
+    #[arg(long, value_name = "PCT", value_parser = parse_target)]
+    pub target: Option<f64>,
+    /// Rounds (as --rounds auto) until every cell has a verdict (faster,
+    /// slower, same within --target) against BASELINE: a baseline's name
+    /// (oscycles baseline save) or a run document. Environments run in a
+    /// child of their own (container, guests) aim at --target instead.
+    #[arg(long, value_name = "BASELINE")]
+    pub until_verdict: Option<String>,
+    /// With several environments: run each one's rounds one after the other
+    /// (a guest boots once for all its rounds) instead of interleaving them
+    /// round by round (round k of every environment before round k+1 of
+    /// any, so drift of the host falls on every column alike).
+    #[arg(long)]
+    pub no_interleave: bool,
     /// Seed of the case order (default: from the clock; the document records it).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -386,7 +416,61 @@ fn parse_label(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// `--rounds`: a number of rounds, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RoundsArg {
+    Fixed(usize),
+    Auto,
+}
+
+fn parse_rounds(s: &str) -> Result<RoundsArg, String> {
+    if s == "auto" {
+        return Ok(RoundsArg::Auto);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(RoundsArg::Fixed(n)),
+        _ => Err(format!("'{s}' is neither a number of rounds from 1 to 1000 nor 'auto'")),
+    }
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(m) if m > 0.0 && m <= 7.0 * 24.0 * 60.0 => Ok(m),
+        _ => Err(format!("'{s}' is not a number of minutes (above 0, at most a week)")),
+    }
+}
+
+fn parse_target(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage above 0 and below 100")),
+    }
+}
+
 impl RunArgs {
+    /// `--rounds` with `--budget`, `--target` and `--until-verdict`: the
+    /// rounds a run takes (with auto, the most) and what auto aims at.
+    fn rounds_asked(&self) -> Result<(usize, Option<crate::rounds::adaptive::Auto>), UsageError> {
+        use crate::rounds::adaptive::{Auto, MAX_ROUNDS};
+        let auto = self.rounds == Some(RoundsArg::Auto) || self.until_verdict.is_some();
+        match self.rounds {
+            Some(RoundsArg::Fixed(n)) if auto => {
+                return Err(UsageError(format!("--until-verdict adds rounds as it needs them: leave out --rounds {n} (or say --rounds auto)")));
+            }
+            Some(RoundsArg::Fixed(n)) if self.budget.is_some() || self.target.is_some() => {
+                return Err(UsageError(format!("--budget and --target steer --rounds auto, not --rounds {n}")));
+            }
+            Some(RoundsArg::Fixed(n)) => return Ok((n, None)),
+            None if !auto && (self.budget.is_some() || self.target.is_some()) => {
+                return Err(UsageError("--budget and --target steer --rounds auto: add it".into()));
+            }
+            None if !auto => return Ok((crate::rounds::DEFAULT_ROUNDS, None)),
+            _ => {}
+        }
+        let asked = Auto { budget_min: self.budget.unwrap_or(10.0), target_pct: self.target.unwrap_or(5.0), until_verdict: self.until_verdict.clone() };
+        Ok((MAX_ROUNDS, Some(asked)))
+    }
+
     /// The run's settings, each checked (a sentence naming a bad one): what
     /// this process and every process it starts measure.
     pub fn spec(&self) -> Result<RunSpec, UsageError> {
@@ -394,11 +478,16 @@ impl RunArgs {
         let benchmarks = self.bench.as_deref().map(|b| resolve_benches(b, &suites)).transpose()?;
         let cpus = self.cpus.as_deref().map(|l| resolve_cpus(Some(l))).transpose()?;
         let loads = resolve_names::<LoadKind>("--load", &self.load)?;
+        let load_cpus = self.load_cpus.as_deref().map(|l| placement::validate_cpus(l).map_err(|e| UsageError(format!("--load-cpus: {e}")))).transpose()?;
+        if load_cpus.is_some() && loads.iter().all(|&l| l == LoadKind::Idle) {
+            return Err(UsageError("--load-cpus places a load: name one with --load (build, io)".into()));
+        }
         let isolations = match (&self.isolation, self.rt) {
             (Some(list), _) => resolve_names::<Isolation>("--isolation", list)?,
             (None, true) => vec![Isolation::Rt],
             (None, false) => vec![Isolation::Pinned],
         };
+        let (rounds, auto) = self.rounds_asked()?;
         let seed = self.seed.unwrap_or_else(|| {
             let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
             (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
@@ -409,6 +498,7 @@ impl RunArgs {
             cases_where: self.cases_where.clone(),
             cpus,
             loads,
+            load_cpus,
             isolations,
             rt: self.rt,
             batches: self.batches,
@@ -418,7 +508,9 @@ impl RunArgs {
             point_ms: self.point_ms,
             no_counters: self.no_counters,
             timeout_s: self.timeout,
-            rounds: self.rounds.map_or(crate::rounds::DEFAULT_ROUNDS, |r| r as usize),
+            rounds,
+            auto,
+            sequential_envs: self.no_interleave,
             seed,
             round: None,
             tsc_hz: None,

@@ -29,6 +29,11 @@ pub struct Judged {
     /// Rounds a side that would likely settle an `unsure`.
     pub rounds_needed: Option<usize>,
     pub rounds: (usize, usize),
+    /// Whether the rounds were paired (columns of one run whose
+    /// environments took turns by round): the interval and test are then
+    /// over per-round ratios (Wilcoxon signed-rank), not Mann-Whitney.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
 }
 
 /// A seed from a cell's name, so that the same two documents always give
@@ -44,9 +49,15 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
         .then(|| uncertainty::compare(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
         .flatten();
     match c {
-        Some(c) => {
-            Judged { ratio: c.ratio, interval: Some(c.interval), p: Some(c.p), verdict: c.verdict, rounds_needed: c.rounds_needed, rounds }
-        }
+        Some(c) => Judged {
+            ratio: c.ratio,
+            interval: Some(c.interval),
+            p: Some(c.p),
+            verdict: c.verdict,
+            rounds_needed: c.rounds_needed,
+            rounds,
+            paired: false,
+        },
         None => Judged {
             ratio: relative(a, b),
             interval: None,
@@ -54,7 +65,31 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
             verdict: Verdict::Unsure,
             rounds_needed: Some(policy.min_rounds),
             rounds,
+            paired: false,
         },
+    }
+}
+
+/// Compares metric B with metric A, two columns of one run `doc`: paired
+/// round by round where the run interleaved its environments and both have
+/// every round, else as `judge`.
+pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+    let paired = doc
+        .settings
+        .interleaved
+        .then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .flatten();
+    match paired {
+        Some(c) => Judged {
+            ratio: c.ratio,
+            interval: Some(c.interval),
+            p: Some(c.p),
+            verdict: c.verdict,
+            rounds_needed: c.rounds_needed,
+            rounds: (a.samples.len(), b.samples.len()),
+            paired: true,
+        },
+        None => judge(a, b, policy, seed),
     }
 }
 

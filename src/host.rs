@@ -109,6 +109,39 @@ pub fn proc_stat(line: &str) -> Option<(u32, &str, Vec<&str>)> {
 }
 
 /// The running kernel's release (uname's release).
+/// CPU time of `cpus` so far, from /proc/stat, in clock ticks: (stolen by
+/// the hypervisor, all). None where the kernel does not say.
+pub fn cpu_ticks(cpus: &[usize]) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    cpu_ticks_in(&text, cpus)
+}
+
+fn cpu_ticks_in(text: &str, cpus: &[usize]) -> Option<(u64, u64)> {
+    let (mut steal, mut all, mut found) = (0, 0, 0);
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(cpu) = f.next().and_then(|n| n.strip_prefix("cpu")).and_then(|n| n.parse::<usize>().ok()) else { continue };
+        if !cpus.contains(&cpu) {
+            continue;
+        }
+        // user nice system idle iowait irq softirq steal (guest time is inside user)
+        let v: Vec<u64> = f.take(8).filter_map(|x| x.parse().ok()).collect();
+        if v.len() < 8 {
+            return None;
+        }
+        steal += v[7];
+        all += v.iter().sum::<u64>();
+        found += 1;
+    }
+    (found == cpus.len()).then_some((steal, all))
+}
+
+/// The share of `cpus`' time stolen between two `cpu_ticks` readings, percent.
+pub fn steal_pct(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
+    let all = after.1.checked_sub(before.1)?;
+    (all > 0).then(|| 100.0 * after.0.saturating_sub(before.0) as f64 / all as f64)
+}
+
 pub fn kernel_release() -> String {
     uname().0
 }
@@ -229,6 +262,17 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steal_is_read_for_the_cpus_asked_only() {
+        let text = "cpu  10 0 10 100 0 0 0 9 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 5 0 5 50 0 0 0 9 0 0\nintr 1\n";
+        assert_eq!(cpu_ticks_in(text, &[0]), Some((0, 60)));
+        assert_eq!(cpu_ticks_in(text, &[1]), Some((9, 69)));
+        assert_eq!(cpu_ticks_in(text, &[0, 1]), Some((9, 129)));
+        assert_eq!(cpu_ticks_in(text, &[2]), None, "a CPU the kernel does not list");
+        assert_eq!(steal_pct((9, 129), (19, 229)), Some(10.0));
+        assert_eq!(steal_pct((9, 129), (9, 129)), None);
+    }
 
     #[test]
     fn finds_the_isolation_words_of_a_command_line() {

@@ -36,6 +36,9 @@ pub trait Reporter {
     fn warning(&mut self, text: &str) {
         eprintln!("oscycles: {text}");
     }
+    /// A line a person following the run should read (how adaptive rounds
+    /// ended); quiet reporters keep it to themselves.
+    fn note(&mut self, _text: &str) {}
 }
 
 /// No progress at all (`--quiet`, round and environment children).
@@ -106,7 +109,13 @@ impl Reporter for Terminal {
         }
     }
     fn round_started(&mut self, k: usize, count: usize, what: &str) {
-        eprintln!("round {}/{count}: {what} in a fresh process", k + 1);
+        match count {
+            0 => eprintln!("round {}: {what} in a fresh process", k + 1),
+            _ => eprintln!("round {}/{count}: {what} in a fresh process", k + 1),
+        }
+    }
+    fn note(&mut self, text: &str) {
+        eprintln!("{text}");
     }
     fn environment_started(&mut self, env: &str, cases: usize) {
         eprintln!("[{env}] starting the environment and running {cases} cases in it");

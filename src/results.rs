@@ -121,6 +121,13 @@ pub struct Settings {
     /// Each round's process, placement and case order (seeded shuffle).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_log: Vec<RoundRecord>,
+    /// Whether the environments took turns round by round (their rounds
+    /// pair: round k of each ran beside the others').
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
+    /// `--rounds auto`: how the rounds went, per environment that ran them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adaptive: Vec<crate::rounds::adaptive::Outcome>,
 }
 
 fn one() -> usize {
@@ -139,6 +146,13 @@ pub struct RoundRecord {
     pub elapsed_s: f64,
     /// Where it ended: "complete", "failed: ...".
     pub status: String,
+    /// Share of the measured CPUs' time the hypervisor stole during the
+    /// round, percent (/proc/stat): a VM's view of a busy host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
+    /// Times the round's process was switched out against its will.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_switches: Option<u64>,
 }
 
 /// Which way a metric improves.
@@ -327,6 +341,19 @@ impl CaseResult {
     pub fn load_isolation<'a>(&'a self, doc: &'a RunDoc) -> (&'a str, &'a str) {
         let c = self.condition.as_ref().unwrap_or(&doc.condition);
         (&c.load, &c.isolation)
+    }
+    /// The cell within its benchmark, as a person reads it: parameters,
+    /// then environment, load and isolation where the run has several.
+    pub fn cell_label(&self, doc: &RunDoc) -> String {
+        let mut label = params_label(&self.params);
+        let (l, i) = self.load_isolation(doc);
+        if doc.environment.name.contains(',') {
+            label += &format!(" [{}]", self.env(doc));
+        }
+        if doc.condition.load.contains(',') || doc.condition.isolation.contains(',') {
+            label += &format!(" [{l}/{i}]");
+        }
+        label.trim().to_string()
     }
 }
 

@@ -17,6 +17,7 @@ use crate::placement::{self, Policy};
 use crate::progress::Reporter;
 use crate::registry::{Benchmark, Scale, Suite};
 use crate::results::{CaseResult, CaseStatus, Condition, Metric, Params, RunStatus};
+use crate::rounds::{Repeated, merge_round, round_ids, sort_like_plan};
 use crate::spec::RunSpec;
 use crate::stats::Summary;
 use crate::store::{RunWriter, StoreError};
@@ -115,6 +116,8 @@ pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> 
 pub struct Execution {
     pub cpus: Vec<usize>,
     pub loads: Vec<LoadKind>,
+    /// Where loads run; None: `load_cpus(cpus[0])`.
+    pub load_cpus: Option<Vec<usize>>,
     pub isolations: Vec<Isolation>,
     /// The oscycles binary, which carries loads as `__load-worker`; None
     /// where no load but idle may run (in-process tests).
@@ -143,6 +146,7 @@ impl Execution {
         Execution {
             cpus,
             loads: vec![LoadKind::Idle],
+            load_cpus: None,
             isolations: vec![Isolation::Pinned],
             exe: None,
             quick: harness,
@@ -396,7 +400,7 @@ pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), S
         let started = match &ex.exe {
             None if kind != LoadKind::Idle => Err("loads other than idle need the oscycles binary to carry them".to_string()),
             None => Ok(Load::idle()),
-            Some(exe) => Load::start(kind, exe, &ex.scratch, &load_cpus(ex.cpus[0])),
+            Some(exe) => Load::start(kind, exe, &ex.scratch, &ex.load_cpus.clone().unwrap_or_else(|| load_cpus(ex.cpus[0]))),
         };
         match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
             Ok(mut load) => {
@@ -482,7 +486,11 @@ pub fn run(
     rep: &mut dyn Reporter,
 ) -> Result<RunStatus, StoreError> {
     let mut across = Across { envs, ex, spec, o, writer, rep };
-    for &env in envs {
+    let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.len(), spec));
+    if let Some(exe) = interleaved {
+        across.interleaved(plan, exe)?;
+    }
+    for &env in envs.iter().filter(|_| interleaved.is_none()) {
         if watchdog::interrupted().is_some() {
             break;
         }
@@ -514,6 +522,24 @@ fn tagged(mut r: CaseResult, env: Env) -> CaseResult {
     r
 }
 
+/// Whether a run's environments are interleaved by round: several of them,
+/// several rounds of a fixed number (adaptive rounds settle each
+/// environment's cells in turn), and not `--no-interleave`.
+fn interleaves(envs: usize, spec: &RunSpec) -> bool {
+    envs > 1 && spec.rounds_here() > 1 && spec.auto.is_none() && !spec.sequential_envs
+}
+
+/// The order of `n` environments in round k: forward in even rounds,
+/// backward in odd ones, so that none is always measured first.
+pub fn interleaved_order(n: usize, k: usize) -> Vec<usize> {
+    if k.is_multiple_of(2) { (0..n).collect() } else { (0..n).rev().collect() }
+}
+
+/// The tag the results of `env` carry in a run of `envs` environments.
+fn self_tag(env: Env, envs: usize) -> Option<&'static str> {
+    (envs > 1).then(|| env.name())
+}
+
 /// The distinct benchmark ids of a plan, in plan order.
 pub fn benchmark_ids(plan: &[Planned]) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
@@ -535,9 +561,9 @@ impl Across<'_> {
         )
     }
 
-    /// The plan in one environment: what cannot run there says why, what
-    /// fits runs, then the host times its starts.
-    fn environment(&mut self, env: Env, plan: &[Planned]) -> Result<(), StoreError> {
+    /// What of the plan runs inside `env` and what the host times (its
+    /// starts); what cannot run there is recorded with the reason.
+    fn split(&mut self, env: Env, plan: &[Planned]) -> Result<(Vec<Planned>, Vec<Planned>), StoreError> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
         for p in plan {
             match env.fit(p.benchmark.runs(), self.envs) {
@@ -547,56 +573,152 @@ impl Across<'_> {
                 Fit::Not(why) => self.writer.push(tagged(not_measured(p, CaseStatus::NotApplicable, &why, self.first_condition()), env))?,
             }
         }
+        Ok((inside, from_host))
+    }
+
+    /// The environment's own facts, where it runs in this process.
+    fn note_facts(&mut self, env: Env) {
+        let facts = env.facts();
+        if !facts.is_empty() {
+            self.writer.doc.environment.settings.insert(env.name().into(), Value::Object(facts));
+        }
+    }
+
+    /// The tag of this environment's results: a run in one environment
+    /// leaves them untagged, as run documents always had them (readers take
+    /// the run's).
+    fn tag(&self, env: Env) -> Option<&'static str> {
+        self_tag(env, self.envs.len())
+    }
+
+    /// The plan in one environment: what cannot run there says why, what
+    /// fits runs, then the host times its starts.
+    fn environment(&mut self, env: Env, plan: &[Planned]) -> Result<(), StoreError> {
+        let (inside, from_host) = self.split(env, plan)?;
         if watchdog::interrupted().is_some() {
             return Ok(());
         }
         let unusable = match (inside.is_empty(), env.in_process()) {
             (true, _) => None,
             (false, true) => {
-                let facts = env.facts();
-                if !facts.is_empty() {
-                    self.writer.doc.environment.settings.insert(env.name().into(), Value::Object(facts));
-                }
-                // A run in one environment leaves its results untagged, as
-                // run documents always had them (readers take the run's).
-                let tag = (self.envs.len() > 1).then(|| env.name());
+                self.note_facts(env);
+                let tag = self.tag(env);
                 run_rounds(&inside, self.ex, &mut Out { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
                 None
             }
-            (false, false) => self.in_child(env, &inside)?,
+            (false, false) => self.in_child(env, &inside, None)?,
         };
-        for p in &from_host {
+        self.boots(env, &from_host, unusable.as_deref())
+    }
+
+    /// The host times the starts of `env` (its boot cases).
+    fn boots(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
+        for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
             }
-            let r = self.boot(env, p, unusable.as_deref());
+            let r = self.boot(env, p, unusable);
             self.writer.push(r)?;
         }
         Ok(())
     }
 
-    /// Runs `plan` in a child of `env` and takes its results in; returns why
-    /// the environment is unusable, if it is.
-    fn in_child(&mut self, env: Env, plan: &[Planned]) -> Result<Option<String>, StoreError> {
+    /// The environments interleaved by round: round k of every environment
+    /// runs before round k+1 of any, in an order that alternates (forward,
+    /// then backward), so that drift of the host falls on every column
+    /// alike. An environment in this process runs each round in a fresh
+    /// process; one in a child (container, guest) starts a child per round.
+    /// An environment that cannot start in a round is not tried again.
+    fn interleaved(&mut self, plan: &[Planned], exe: &std::path::Path) -> Result<(), StoreError> {
+        let mut parts = Vec::new();
+        for &env in self.envs {
+            let (inside, from_host) = self.split(env, plan)?;
+            parts.push((env, inside, from_host, None::<String>));
+        }
+        let rounds = self.spec.rounds;
+        let first = self.writer.doc.results.len();
+        self.writer.update(|doc| doc.settings.interleaved = true)?;
+        'rounds: for k in 0..rounds {
+            for i in interleaved_order(parts.len(), k) {
+                if watchdog::interrupted().is_some() {
+                    break 'rounds;
+                }
+                let (env, inside, _, unusable) = &parts[i];
+                let (env, tag) = (*env, self.tag(*env));
+                if unusable.is_some() || inside.is_empty() {
+                    continue;
+                }
+                if env.in_process() {
+                    if k == 0 {
+                        self.note_facts(env);
+                    }
+                    let Some(r) = self.ex.rounds.as_ref() else { continue };
+                    let rep = Repeated { exe, plan: inside, r, env: tag, first };
+                    rep.one(k, rounds, None, self.writer, &mut *self.rep)?;
+                } else {
+                    let ids = round_ids(inside, k, &self.writer.doc.results[first..], tag, None);
+                    let this: Vec<Planned> = inside.iter().filter(|p| ids.contains(&p.benchmark.id)).cloned().collect();
+                    if this.is_empty() {
+                        continue;
+                    }
+                    self.rep.round_started(k, rounds, &format!("[{}] {} cases", env.name(), this.len()));
+                    let why = self.in_child(env, &this, Some(k))?;
+                    parts[i].3 = why;
+                }
+            }
+        }
+        self.writer.update(|doc| {
+            let order = |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
+            doc.results[first..].sort_by_key(order);
+            for (env, inside, _, _) in &parts {
+                let tag = self_tag(*env, parts.len());
+                let from = first + doc.results[first..].iter().position(|r| r.environment.as_deref() == tag).unwrap_or(0);
+                let to = from + doc.results[from..].iter().take_while(|r| r.environment.as_deref() == tag).count();
+                sort_like_plan(&mut doc.results[from..to], inside);
+            }
+            crate::rounds::estimate_all(doc, self.spec.seed);
+        })?;
+        for (env, _, from_host, unusable) in &parts {
+            self.boots(*env, from_host, unusable.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// Runs `plan` in a child of `env` and takes its results in (round k
+    /// of an interleaved run: only that round, merged into the cells of the
+    /// rounds before); returns why the environment is unusable, if it is.
+    fn in_child(&mut self, env: Env, plan: &[Planned], round: Option<usize>) -> Result<Option<String>, StoreError> {
         let name = env.name();
-        self.rep.environment_started(name, plan.len());
+        if round.is_none_or(|k| k == 0) {
+            self.rep.environment_started(name, plan.len());
+        }
         let spec = GuestSpec {
-            run: self.spec.for_environment(benchmark_ids(plan)),
+            run: RunSpec { round, ..self.spec.for_environment(benchmark_ids(plan)) },
             mode: self.o.guest_mode.clone(),
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
-        match env::run_in(env, &spec, self.o) {
-            Ok((doc, mut facts)) => {
+        match (env::run_in(env, &spec, self.o), round) {
+            (Ok((doc, mut facts)), _) => {
                 facts.insert(
                     "host_inside".into(),
                     json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
-                doc.results.into_iter().try_for_each(|r| self.writer.push(tagged(r, env)))?;
+                match round {
+                    None => doc.results.into_iter().try_for_each(|r| self.writer.push(tagged(r, env)))?,
+                    Some(k) => {
+                        merge_round(self.writer, Some(name), k, doc, 0, true)?;
+                    }
+                }
                 Ok(None)
             }
-            Err(why) => {
+            // A later round that fails leaves the rounds before standing.
+            (Err(why), Some(k)) if k > 0 => {
+                self.rep.warning(&format!("[{name}] round {} failed, no more rounds there: {why}", k + 1));
+                Ok(Some(why))
+            }
+            (Err(why), _) => {
                 self.rep.environment_unusable(name, &why);
                 self.writer.doc.environment.settings.insert(name.into(), json!({"unusable": why}));
                 for p in plan {
@@ -725,6 +847,7 @@ mod tests {
     }
 
     static UP: Fake = Fake { name: "fake", up: true };
+    static UP2: Fake = Fake { name: "fake2", up: true };
     static DOWN: Fake = Fake { name: "down", up: false };
 
     fn options(work: &std::path::Path) -> EnvOptions {
@@ -791,5 +914,45 @@ mod tests {
         assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
         assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());
         assert!(log.lines().iter().any(|l| l.starts_with("unusable down")), "{:?}", log.lines());
+    }
+
+    #[test]
+    fn environments_take_turns_round_by_round_in_an_alternating_order() {
+        assert_eq!(interleaved_order(3, 0), [0, 1, 2]);
+        assert_eq!(interleaved_order(3, 1), [2, 1, 0]);
+        assert_eq!(interleaved_order(3, 2), [0, 1, 2]);
+        let tmp = tempfile::tempdir().unwrap();
+        let suites = [crate::registry::find_suite("syscall").unwrap()];
+        let only: Vec<String> = ["syscall.getpid", "syscall.getppid"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        let ex = Execution { exe: Some("/nonexistent/oscycles".into()), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
+        let spec = RunSpec { suites: vec!["syscall".into()], rounds: 3, ..RunSpec::default() };
+        let doc = spec.document(&["fake", "fake2", "down"], plan.len() * 3, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs: [Env; 3] = [&UP, &UP2, &DOWN];
+        run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        let rounds: Vec<String> = log.lines().into_iter().filter(|l| l.starts_with("round ")).collect();
+        // `down` fails to start in round 0 and is not tried again.
+        let want = ["round 0/3 [fake] 2", "round 0/3 [fake2] 2", "round 0/3 [down] 2", "round 1/3 [fake2] 2", "round 1/3 [fake] 2"];
+        for (got, want) in rounds.iter().zip(want) {
+            assert!(got.starts_with(want), "{rounds:?}");
+        }
+        assert_eq!(rounds.len(), 7, "{rounds:?}");
+        // One result per cell and environment, the rounds merged into it, grouped by environment in plan order.
+        let got: Vec<(String, String, CaseStatus)> =
+            w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
+        let want = |e: &str, b: &str, s| (e.to_string(), b.to_string(), s);
+        assert_eq!(
+            got,
+            [
+                want("fake", "syscall.getpid", CaseStatus::Ok),
+                want("fake", "syscall.getppid", CaseStatus::Ok),
+                want("fake2", "syscall.getpid", CaseStatus::Ok),
+                want("fake2", "syscall.getppid", CaseStatus::Ok),
+                want("down", "syscall.getpid", CaseStatus::NotApplicable),
+                want("down", "syscall.getppid", CaseStatus::NotApplicable),
+            ]
+        );
     }
 }

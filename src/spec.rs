@@ -31,6 +31,10 @@ pub struct RunSpec {
     /// guest has its own). None: the first two allowed.
     pub cpus: Option<Vec<usize>>,
     pub loads: Vec<LoadKind>,
+    /// `--load-cpus`: where loads run; None: every allowed CPU but the
+    /// measured one.
+    #[serde(default)]
+    pub load_cpus: Option<Vec<usize>>,
     pub isolations: Vec<Isolation>,
     /// `--rt`: SCHED_FIFO and locked memory are a promise, refused up front
     /// where not permitted.
@@ -46,8 +50,16 @@ pub struct RunSpec {
     pub no_counters: bool,
     /// Seconds a case may take.
     pub timeout_s: u64,
-    /// Rounds of the run, and the seed of their case orders.
+    /// Rounds of the run (with `auto`, the most it may take), and the seed
+    /// of their case orders.
     pub rounds: usize,
+    /// `--no-interleave`: each environment's rounds one after the other
+    /// (a guest boots once) instead of round by round.
+    #[serde(default)]
+    pub sequential_envs: bool,
+    /// `--rounds auto`: rounds until the cells settle or the budget ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<crate::rounds::adaptive::Auto>,
     pub seed: u64,
     /// This process is round k of the run (a round's process).
     pub round: Option<usize>,
@@ -76,6 +88,7 @@ impl Default for RunSpec {
             cases_where: vec![],
             cpus: None,
             loads: vec![LoadKind::Idle],
+            load_cpus: None,
             isolations: vec![Isolation::Pinned],
             rt: false,
             batches: None,
@@ -86,6 +99,8 @@ impl Default for RunSpec {
             no_counters: false,
             timeout_s: 60,
             rounds: crate::rounds::DEFAULT_ROUNDS,
+            auto: None,
+            sequential_envs: false,
             seed: 0,
             round: None,
             tsc_hz: None,
@@ -207,6 +222,8 @@ impl RunSpec {
                 case_timeout_s: self.timeout_s as f64,
                 rounds: self.rounds_here(),
                 round_log: vec![],
+                interleaved: false,
+                adaptive: vec![],
             },
             planned_cases: cases,
             results: vec![],

@@ -595,6 +595,90 @@ pub fn compare(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &P
     Some(Comparison { ratio, interval, p, verdict, rounds_needed })
 }
 
+/// Compares B with A round by round, where round k of each ran beside the
+/// other (environments interleaved by round, so the host's drift falls on
+/// both): the ratio is the median of the per-round ratios of round medians,
+/// its interval a bootstrap over the pairs (widened for few rounds as
+/// `compare`'s), the test a two-sided Wilcoxon signed-rank test on the log
+/// ratios. The verdict follows the same rules as `compare`'s. None where the
+/// rounds do not pair (different counts, an empty round) or a sample is not
+/// positive.
+pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &Policy, seed: u64) -> Option<Comparison> {
+    if a.len() != b.len() || a.iter().chain(b).any(|r| r.is_empty()) {
+        return None;
+    }
+    let (ca, cb) = (Cell::new(a)?, Cell::new(b)?);
+    if ca.values[0] <= 0.0 || cb.values[0] <= 0.0 {
+        return None;
+    }
+    let better = |ma: f64, mb: f64| if lower_is_better { ma / mb } else { mb / ma };
+    let mut ratios: Vec<f64> = ca.round_medians().iter().zip(cb.round_medians()).map(|(&x, y)| better(x, y)).collect();
+    let n = ratios.len();
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    ratios.sort_by(f64::total_cmp);
+    let ratio = quantile_sorted(&ratios, 0.5);
+    let mut rng = SplitMix64::new(seed);
+    let mut medians: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let mut draw: Vec<f64> = (0..n).map(|_| ratios[rng.below(n)]).collect();
+            draw.sort_by(f64::total_cmp);
+            quantile_sorted(&draw, 0.5)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    let interval = expand(percentile_interval(&medians), ratio, expansion(n), true);
+    let p = signed_rank(&logs);
+    let (verdict, rounds_needed) = decide(interval, p, n, policy);
+    Some(Comparison { ratio, interval, p, verdict, rounds_needed })
+}
+
+/// Pairs up to which the signed-rank distribution is counted exactly.
+const SIGNED_RANK_EXACT_MAX: usize = 60;
+
+/// Two-sided p-value of the Wilcoxon signed-rank test that `d` is centred
+/// on zero: zeros dropped, ties given their mean rank, the null
+/// distribution of the positive rank sum counted exactly (ranks doubled to
+/// keep half ranks whole). 1 for no non-zero difference.
+pub fn signed_rank(d: &[f64]) -> f64 {
+    let mut nz: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0 && x.is_finite()).collect();
+    if nz.is_empty() {
+        return 1.0;
+    }
+    nz.sort_by(|x, y| x.abs().total_cmp(&y.abs()));
+    let n = nz.len();
+    // Doubled ranks: a tie group over positions i..j (1-based i+1..=j) gets i + j + 1.
+    let mut ranks2 = vec![0usize; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i + 1;
+        while j < n && nz[j].abs() == nz[i].abs() {
+            j += 1;
+        }
+        ranks2[i..j].iter_mut().for_each(|r| *r = i + j + 1);
+        i = j;
+    }
+    let total: usize = ranks2.iter().sum();
+    let w: usize = nz.iter().zip(&ranks2).filter(|(x, _)| **x > 0.0).map(|(_, r)| r).sum();
+    if n > SIGNED_RANK_EXACT_MAX {
+        // Normal approximation, continuity-corrected (one rank unit is 2 here).
+        let var = ranks2.iter().map(|&r| (r * r) as f64).sum::<f64>() / 4.0;
+        let z = ((w as f64 - total as f64 / 2.0).abs() - 1.0).max(0.0) / var.sqrt();
+        return erfc(z / std::f64::consts::SQRT_2).min(1.0);
+    }
+    // counts[s]: sign assignments whose doubled positive rank sum is s.
+    let mut counts = vec![0f64; total + 1];
+    counts[0] = 1.0;
+    for &r in &ranks2 {
+        for s in (r..=total).rev() {
+            counts[s] += counts[s - r];
+        }
+    }
+    let all: f64 = counts.iter().sum();
+    let (lo, hi) = (w.min(total - w), w.max(total - w));
+    let tail: f64 = counts[..=lo].iter().sum::<f64>() + counts[hi..].iter().sum::<f64>();
+    (if lo == hi { 1.0 } else { tail / all }).min(1.0)
+}
+
 /// The verdict for a ratio interval and p-value when the smaller side has
 /// `rounds` rounds, and the rounds needed when it is `Unsure`.
 fn decide(interval: Interval, p: f64, rounds: usize, policy: &Policy) -> (Verdict, Option<usize>) {
@@ -674,6 +758,36 @@ pub fn gate(c: &Comparison, fail_above: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signed_rank_p_values_match_the_counted_distribution() {
+        // All of 5 positive: 2 of the 32 sign patterns are as extreme: 0.0625 (never below 0.05).
+        assert!(close(signed_rank(&[1.0, 2.0, 3.0, 4.0, 5.0]), 0.0625, 1e-12));
+        assert!(close(signed_rank(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 2.0 / 64.0, 1e-12));
+        // One negative of rank 2 among 8: W- = 2; subsets of 1..8 summing to 2 or less: {}, {1}, {2}.
+        assert!(close(signed_rank(&[1.0, -2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]), 6.0 / 256.0, 1e-12));
+        assert_eq!(signed_rank(&[0.0, 0.0]), 1.0);
+        assert!(signed_rank(&[1.0, -1.0, 2.0, -2.0]) > 0.99, "symmetric differences");
+        // Past the exact range the normal approximation agrees in size.
+        let many: Vec<f64> = (1..=80).map(|i| if i % 3 == 0 { -(i as f64) } else { i as f64 }).collect();
+        let p = signed_rank(&many);
+        assert!(p > 0.0 && p < 0.05, "{p}");
+    }
+
+    #[test]
+    fn paired_rounds_see_through_drift_that_unpaired_ones_cannot() {
+        // Both sides drift together from round to round (the host), B 10% dearer in every round.
+        let drift = [1.0, 1.3, 0.9, 1.25, 1.0, 0.85, 1.2, 1.1, 0.95, 1.3];
+        let a: Vec<Vec<f64>> = drift.iter().map(|d| vec![100.0 * d, 101.0 * d]).collect();
+        let b: Vec<Vec<f64>> = drift.iter().map(|d| vec![110.0 * d, 111.1 * d]).collect();
+        let policy = Policy::default();
+        let paired = compare_paired(&a, &b, true, &policy, 7).unwrap();
+        assert!(close(paired.ratio, 1.0 / 1.1, 1e-3), "{paired:?}");
+        assert_eq!(paired.verdict, Verdict::Slower, "{paired:?}");
+        let unpaired = compare(&a, &b, true, &policy, 7).unwrap();
+        assert_eq!(unpaired.verdict, Verdict::Unsure, "{unpaired:?}");
+        assert!(compare_paired(&a, &b[..9], true, &policy, 7).is_none(), "rounds that do not pair");
+    }
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol * b.abs().max(1e-300)

@@ -48,6 +48,15 @@ fn bad_input_is_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--load", ","], "--load needs at least one of");
     refused(&["run", "--results", r, "--isolation", "total"], "--isolation: unknown 'total'; valid: none, pinned, rt, isolated");
     refused(&["run", "--results", r, "--isolation", "rt", "--rt"], "cannot be used with");
+    refused(&["run", "--results", r, "--rounds", "many"], "neither a number of rounds from 1 to 1000 nor 'auto'");
+    refused(&["run", "--results", r, "--rounds", "5", "--budget", "3"], "steer --rounds auto, not --rounds 5");
+    refused(&["run", "--results", r, "--target", "5"], "steer --rounds auto: add it");
+    refused(&["run", "--results", r, "--rounds", "auto", "--target", "0"], "percentage above 0");
+    refused(&["run", "--results", r, "--rounds", "auto", "--budget=-1"], "number of minutes");
+    refused(&["run", "--results", r, "--rounds", "5", "--until-verdict", "main"], "leave out --rounds 5");
+    refused(&["run", "--results", r, "--until-verdict", "nosuch"], "--until-verdict nosuch: neither a run document nor a baseline");
+    refused(&["run", "--results", r, "--load-cpus", "0"], "--load-cpus places a load");
+    refused(&["run", "--results", r, "--load", "build", "--load-cpus", "4000"], "--load-cpus");
     refused(&["load", "nothing"], "unknown 'nothing'");
     refused(&["run", "--results", r, "--env", "native,xen"], "--env: unknown 'xen'; valid: native, container, qemu-tcg, qemu-kvm");
     refused(&["run", "--results", r, "--vm-mem", "12"], "--vm-mem");

@@ -37,7 +37,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut opts = env_options(&args, run_dir.path())?;
     check_fits(&spec, &opts, &plan, &envs)?;
     check_rt(&spec)?;
-    let (ex, clock) = execution(&spec, cpus, &run_dir)?;
+    let (mut ex, clock) = execution(&spec, cpus, &run_dir)?;
+    if let (Some(r), Some(name)) = (ex.rounds.as_mut(), spec.auto.as_ref().and_then(|a| a.until_verdict.as_deref())) {
+        r.baseline = Some(until_verdict_baseline(&spec, name, &plan)?);
+    }
     let names: Vec<&str> = envs.iter().map(|e| e.name()).collect();
     let cases = plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
     let mut doc = spec.document(&names, cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
@@ -67,6 +70,23 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         eprintln!("oscycles: warning: {e}");
     }
     finish(&writer, status, &args)
+}
+
+/// `--until-verdict NAME`: a run document, or a baseline saved under the
+/// results; refused when it measured none of the plan's benchmarks.
+fn until_verdict_baseline(spec: &RunSpec, name: &str, plan: &[Planned]) -> Result<RunDoc, UsageError> {
+    let path = if Path::new(name).is_file() { Path::new(name).to_path_buf() } else { super::compare::baseline_path(&spec.results, name)? };
+    if !path.exists() {
+        return Err(UsageError(format!(
+            "--until-verdict {name}: neither a run document nor a baseline in {} (oscycles baseline save {name} RUN...)",
+            spec.results.display()
+        )));
+    }
+    let doc = super::read_doc(&path)?;
+    if !doc.results.iter().any(|r| plan.iter().any(|p| p.benchmark.id == r.benchmark)) {
+        return Err(UsageError(format!("--until-verdict {name}: it measured none of the benchmarks this run plans")));
+    }
+    Ok(doc)
 }
 
 /// The end of `run`: the document (--json) or the summary, and the exit code.
@@ -218,6 +238,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
     let ex = Execution {
         cpus,
         loads: spec.loads.clone(),
+        load_cpus: spec.load_cpus.clone(),
         isolations: spec.isolations.clone(),
         exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
         // A TSC that moves in steps (emulated) needs batches of many steps.
@@ -229,7 +250,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         mem_bytes: spec.mem_bytes,
         point_ms: spec.point_ms,
         counters: !spec.no_counters,
-        rounds: Some(Rounds { spec: RunSpec { tsc_hz: Some(hz), ..spec.clone() }, work: run_dir.path().to_path_buf() }),
+        rounds: Some(Rounds { spec: RunSpec { tsc_hz: Some(hz), ..spec.clone() }, work: run_dir.path().to_path_buf(), baseline: None }),
     };
     Ok((ex, clock))
 }

@@ -84,7 +84,8 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         if let Some(n) = first_ok(of("native")) {
             for e in &others {
                 row.push(first_ok(of(e)).map_or("-".into(), |m| {
-                    let j = crate::compare::judge(
+                    let j = crate::compare::judge_in(
+                        doc,
                         n,
                         m,
                         &crate::uncertainty::Policy::default(),
@@ -97,11 +98,18 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         t.row(row);
     }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
-    let legend = if envs.iter().any(|e| e == "native") {
-        "; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
-         of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare"
+    let paired = if doc.settings.interleaved {
+        "; the environments took turns by round, so rel. pairs their rounds (median of per-round ratios, Wilcoxon signed-rank test)"
     } else {
         ""
+    };
+    let legend = if envs.iter().any(|e| e == "native") {
+        format!(
+            "; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
+             of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare{paired}"
+        )
+    } else {
+        String::new()
     };
     format!("environments side by side: medians{legend}\n{}{notes}", t.render())
 }

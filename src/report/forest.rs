@@ -192,6 +192,7 @@ mod tests {
                 verdict,
                 rounds_needed: None,
                 rounds: (5, 5),
+                paired: false,
             },
             counts_changed: vec![],
         }

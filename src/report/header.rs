@@ -17,6 +17,26 @@ fn status(doc: &RunDoc, live: bool) -> String {
 }
 
 /// `live`: printed by the run itself as it starts, so status is not news.
+/// Stolen time per round above this share marks a round the host interfered with.
+pub const STEAL_MARK_PCT: f64 = 1.0;
+
+/// What the host took from the rounds, where the kernel said: "steal: 3 of
+/// 10 rounds had more than 1% of their CPUs' time stolen (at most 4.2%)".
+fn steal_line(log: &[crate::results::RoundRecord]) -> String {
+    let steal: Vec<f64> = log.iter().filter_map(|r| r.steal_pct).collect();
+    if steal.is_empty() {
+        return String::new();
+    }
+    let marked = steal.iter().filter(|&&p| p > STEAL_MARK_PCT).count();
+    let max = steal.iter().copied().fold(0.0, f64::max);
+    let switches: u64 = log.iter().filter_map(|r| r.involuntary_switches).sum();
+    format!(
+        "steal: {marked} of {} rounds had more than {STEAL_MARK_PCT}% of their CPUs' time stolen by the hypervisor (at most {max:.1}%); \
+         {switches} involuntary switches of round processes\n",
+        steal.len()
+    )
+}
+
 pub fn render(doc: &RunDoc, live: bool) -> String {
     let mut s =
         format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, live));
@@ -111,7 +131,20 @@ fn harness(doc: &RunDoc) -> String {
         }
     );
     let rounds = doc.settings.rounds;
-    s += &if rounds > 1 {
+    s += &steal_line(&doc.settings.round_log);
+    if doc.settings.adaptive.is_empty() && doc.settings.rounds >= crate::rounds::adaptive::MAX_ROUNDS {
+        s += "rounds: auto (as many as the cells need, within the budget)\n";
+        return s;
+    }
+    for o in &doc.settings.adaptive {
+        let env = o.environment.as_deref().map(|e| format!("[{e}] ")).unwrap_or_default();
+        o.describe().iter().for_each(|line| s += &format!("{env}{line}\n"));
+    }
+    s += &if !doc.settings.adaptive.is_empty() {
+        "rounds: each in a fresh process with its cases in a seeded random order; later rounds measured only unsettled cells, so a cell rests \
+         on the rounds it got (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n"
+            .to_string()
+    } else if rounds > 1 {
         format!(
             "rounds: {rounds}, each in a fresh process with its cases in a seeded random order; a cell rests on {rounds} rounds x {} batches \
              (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n",

@@ -3,8 +3,30 @@
 
 use plotters::prelude::*;
 
+/// A point of a plot: x, the median y and its 95% interval (NaN where
+/// there is none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Point {
+    /// A point without an interval (a figure that has none).
+    pub fn bare(x: f64, y: f64) -> Point {
+        Point { x, y, lo: f64::NAN, hi: f64::NAN }
+    }
+
+    fn has_interval(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
 /// A plot to draw: labelled axes with units, a caption naming where the
-/// numbers come from, and named series of (x, y) points.
+/// numbers come from, and named series of points, each drawn with its
+/// interval as an error bar.
 #[derive(Debug, Clone)]
 pub struct Lines {
     pub title: String,
@@ -13,7 +35,7 @@ pub struct Lines {
     pub log_x: bool,
     pub log_y: bool,
     pub caption: String,
-    pub series: Vec<(String, Vec<(f64, f64)>)>,
+    pub series: Vec<(String, Vec<Point>)>,
     /// The y axis, where several plots share it (None: from the data).
     pub y_range: Option<(f64, f64)>,
 }
@@ -77,8 +99,8 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
         let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
         legend(&legend_area, &names)?;
-        let xs = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.0));
-        let ys = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.1));
+        let xs = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.x));
+        let ys = p.series.iter().flat_map(|s| s.1.iter().flat_map(|q| [q.y, q.lo, q.hi]));
         // A log axis only where the data spans a decade (else it shows no ticks).
         let decade = |v: &mut dyn Iterator<Item = f64>| {
             let v: Vec<f64> = v.filter(|x| x.is_finite() && *x > 0.0).collect();
@@ -103,7 +125,13 @@ pub fn lines(p: &Lines) -> Result<String, String> {
                     .map_err(|e| e.to_string())?;
                 for (i, (_, pts)) in p.series.iter().enumerate() {
                     let color = palette(i);
-                    let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|q| q.0.is_finite() && q.1.is_finite()).collect();
+                    // On a log axis an interval reaching zero or below is cut at the axis.
+                    let floor = if log_y { y0 } else { f64::NEG_INFINITY };
+                    let bars = pts.iter().filter(|q| q.has_interval() && q.x.is_finite()).map(|q| {
+                        ErrorBar::new_vertical(q.x, q.lo.max(floor), q.y, q.hi.max(floor), color.stroke_width(1), 8)
+                    });
+                    c.draw_series(bars).map_err(|e| e.to_string())?;
+                    let pts: Vec<(f64, f64)> = pts.iter().filter(|q| q.x.is_finite() && q.y.is_finite()).map(|q| (q.x, q.y)).collect();
                     c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(|e| e.to_string())?;
                     c.draw_series(pts.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(|e| e.to_string())?;
                 }
@@ -302,11 +330,14 @@ mod tests {
             log_x: true,
             log_y: false,
             caption: String::new(),
-            series: vec![("udp".into(), vec![(64.0, 50.0), (1450.0, 1000.0)])],
-            y_range: None,
+            series: vec![("udp".into(), vec![Point::bare(64.0, 50.0), Point { x: 1450.0, y: 1000.0, lo: 900.0, hi: 1100.0 }])],
+            y_range: Some((0.0, 1200.0)),
         };
         let s = lines(&p).unwrap();
         assert!(s.starts_with("<svg") && s.contains("payload (bytes)") && s.contains("MiB/s") && s.contains("udp"));
+        // The point with an interval gets an error bar (three more lines), the bare one none.
+        let without = lines(&Lines { series: vec![("udp".into(), vec![Point::bare(64.0, 50.0), Point::bare(1450.0, 1000.0)])], ..p.clone() }).unwrap();
+        assert_eq!(s.matches("<polyline").count() + s.matches("<line").count(), without.matches("<polyline").count() + without.matches("<line").count() + 3, "{s}");
         assert_eq!([human(1500.0), human(65536.0), human(2e6), human(0.5), human(100.0)], ["1.5k", "66k", "2M", "0.5", "100"]);
         let h = log2_histogram("h", "delta (cycles)", &[5, 0, 3, 1]).unwrap();
         assert!(h.contains("<rect") && h.contains("samples (log)"));

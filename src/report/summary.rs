@@ -5,7 +5,7 @@
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
 use super::table::{Table, cycles};
-use crate::compare::{judge, seed_of, verdict_word};
+use crate::compare::{judge_in, seed_of, verdict_word};
 use crate::results::{CaseResult, CaseStatus, Metric, RunDoc, UNIT_CYCLES};
 use crate::schema::{alloc, blk, boot, control, ctx, ipc, memcpy, microvm, net, noise, pagefault, proc, stream, syscall};
 use crate::uncertainty::Policy;
@@ -214,7 +214,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
             });
             row.push(match twin.and_then(|r| r.metric(&h.metric.name)) {
                 Some(m) => {
-                    let j = judge(h.metric, m, &policy, seed_of(&format!("{} {e}", h.what)));
+                    let j = judge_in(doc, h.metric, m, &policy, seed_of(&format!("{} {e}", h.what)));
                     format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
                 }
                 None => "-".into(),
@@ -225,6 +225,9 @@ pub fn parts(doc: &RunDoc) -> Parts {
     let mut note = levels_note(&lines);
     if !others.is_empty() {
         note += &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
+        if doc.settings.interleaved {
+            note += "  the environments took turns by round: rel. pairs their rounds (median of per-round ratios, Wilcoxon signed-rank test)\n";
+        }
     }
     Parts { heading, table: Some(t), note }
 }

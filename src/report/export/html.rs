@@ -8,7 +8,7 @@
 use crate::named::Named;
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::report::plot::{self, Lines};
+use crate::report::plot::{self, Lines, Point};
 use crate::report::{compare, forest, summary};
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::{CaseParams, blk, control, ipc, memcpy, net, noise, parallel, stream};
@@ -29,8 +29,13 @@ fn context(doc: &RunDoc, r: &CaseResult) -> String {
     format!("host {} ({}), environment {}, load {l}, isolation {i}, run {}", doc.host.hostname, doc.host.cpu_model, r.env(doc), doc.id)
 }
 
-fn metric(r: &CaseResult, name: &str) -> Option<f64> {
-    r.metric(name).map(|m| m.summary.median)
+/// The point (x, a metric's median and 95% interval) of a result.
+fn point(x: f64, r: &CaseResult, name: &str) -> Option<Point> {
+    let m = r.metric(name)?;
+    Some(match &m.estimate {
+        Some(e) => Point { x, y: e.median, lo: e.interval.lo, hi: e.interval.hi },
+        None => Point::bare(x, m.summary.median),
+    })
 }
 
 /// What a plot of lines shows: its title and axes, which of them logarithmic.
@@ -49,11 +54,11 @@ fn lines_of<P: CaseParams>(
     plot: Plot,
     pick: impl Fn(&CaseResult, &P) -> bool,
     series: impl Fn(&CaseResult, &P) -> String,
-    xy: impl Fn(&CaseResult, &P) -> Option<(f64, f64)>,
+    xy: impl Fn(&CaseResult, &P) -> Option<Point>,
 ) -> Option<Lines> {
     let rs: Vec<(&CaseResult, P)> =
         crate::report::typed(doc.results.iter().filter(|r| r.status == CaseStatus::Ok)).into_iter().filter(|(r, p)| pick(r, p)).collect();
-    let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut out: Vec<(String, Vec<Point>)> = Vec::new();
     for (r, p) in &rs {
         let Some(point) = xy(r, p) else { continue };
         let name = format!("{}{}", env_prefix(doc, r), series(r, p));
@@ -64,7 +69,7 @@ fn lines_of<P: CaseParams>(
     }
     out.retain(|s| s.1.len() >= 2);
     for s in &mut out {
-        s.1.sort_by(|a, b| a.0.total_cmp(&b.0));
+        s.1.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
     if out.is_empty() {
         return None;
@@ -140,7 +145,7 @@ fn ipc_lines(doc: &RunDoc) -> Vec<Lines> {
                 Plot { title, x_desc: "payload (64-bit words)", y_desc: "one-way cost (TSC cycles)", log: (false, true) },
                 |r, p| r.family == ipc::FAMILY && p.space == space && p.cores == cores,
                 |r, _| ipc::name_of(&r.benchmark).into(),
-                |r, p| Some((p.words as f64, metric(r, ipc::ONE_WAY)?)),
+                |r, p| point(p.words as f64, r, ipc::ONE_WAY),
             ));
         }
     }
@@ -160,14 +165,14 @@ fn io_lines(doc: &RunDoc) -> Vec<Lines> {
         },
         |r, _| streams.contains(&r.benchmark),
         |r, p| format!("{} {}", p.path.name(), net::name_of(&r.benchmark)),
-        |r, p| Some((p.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
+        |r, p| Some(Point::bare(p.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
     );
     let blk = lines_of::<blk::Params>(
         doc,
         Plot { title: "Block I/O throughput by block size".into(), x_desc: "block (bytes)", y_desc: "MiB/s", log: (true, true) },
         |r, _| r.family == blk::FAMILY,
         |r, p| format!("{} {}", blk::name_of(&r.benchmark), p.mode.name()),
-        |r, p| Some((p.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
+        |r, p| Some(Point::bare(p.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
     );
     net.into_iter().chain(blk).collect()
 }
@@ -180,17 +185,17 @@ fn memory_lines(doc: &RunDoc) -> Vec<Lines> {
         Plot { title: "memcpy bandwidth by size (aligned)".into(), x_desc: "bytes copied", y_desc: "MB/s", log: (true, false) },
         |r, p| r.family == memcpy::FAMILY && p.src_off == 0 && p.dst_off == 0,
         |r, _| memcpy::name_of(&r.benchmark).into(),
-        |r, p| Some((p.bytes as f64, metric(r, memcpy::BANDWIDTH)?)),
+        |r, p| point(p.bytes as f64, r, memcpy::BANDWIDTH),
     ));
     // STREAM's four kernels are four metrics of one result: one series per result.
     let ok = |r: &&CaseResult| r.family == stream::FAMILY && r.status == CaseStatus::Ok;
-    let series: Vec<(String, Vec<(f64, f64)>)> = doc
+    let series: Vec<(String, Vec<Point>)> = doc
         .results
         .iter()
         .filter(ok)
         .map(|r| {
             let pts =
-                stream::KERNELS.iter().enumerate().filter_map(|(i, k)| Some((i as f64 + 1.0, metric(r, &stream::rate(k))?))).collect();
+                stream::KERNELS.iter().enumerate().filter_map(|(i, k)| point(i as f64 + 1.0, r, &stream::rate(k))).collect();
             let threads = r.params_as::<stream::Params>().map_or("", |p| p.threads.name());
             (format!("{}{threads} threads", env_prefix(doc, r)), pts)
         })
@@ -218,7 +223,7 @@ fn parallel_lines(doc: &RunDoc) -> Option<Lines> {
         Plot { title, x_desc: "instances (one pinned per CPU)", y_desc: "cost per operation (TSC cycles)", log: (false, false) },
         |r, _| r.family == parallel::FAMILY,
         |r, _| parallel::name_of(&r.benchmark).into(),
-        |r, p| Some((p.instances as f64, metric(r, parallel::PER_OP)?)),
+        |r, p| point(p.instances as f64, r, parallel::PER_OP),
     )
 }
 
@@ -402,7 +407,7 @@ pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
         plots.push(s.grids.iter().map(|g| by_lines(s, g, policy)).collect());
     }
     for l in plots.iter().flatten() {
-        all.extend(l.series.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
+        all.extend(l.series.iter().flat_map(|s| s.1.iter().flat_map(|p| [p.y, p.hi])));
     }
     let hi = all.iter().copied().filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.05;
     for (s, lines) in r.sets.iter().zip(&mut plots) {
@@ -435,8 +440,15 @@ fn by_lines(s: &crate::report::by::Set, g: &crate::report::by::Grid, policy: &Po
                 .iter()
                 .enumerate()
                 .filter_map(|(i, l)| {
-                    let y = if c == s.baseline { l.cells[c].map(|_| 1.0) } else { l.judged(s.baseline, c, policy).map(|j| j.ratio) };
-                    Some(((i + 1) as f64, y?))
+                    let x = (i + 1) as f64;
+                    if c == s.baseline {
+                        return l.cells[c].map(|_| Point::bare(x, 1.0));
+                    }
+                    let j = l.judged(s.baseline, c, policy)?;
+                    Some(match j.interval {
+                        Some(iv) => Point { x, y: j.ratio, lo: iv.lo, hi: iv.hi },
+                        None => Point::bare(x, j.ratio),
+                    })
                 })
                 .collect();
             (name.clone(), pts)

@@ -9,7 +9,10 @@
 //! round's document into the run as it arrives (the run on disk is complete
 //! after every round), then computes every cell's interval.
 
-use crate::results::{CaseResult, RoundRecord, RunDoc};
+pub mod adaptive;
+
+use crate::progress::Reporter;
+use crate::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::runner::{self, Execution, Out, Planned};
 use crate::spec::RunSpec;
 use crate::store::{RunWriter, StoreError};
@@ -38,6 +41,10 @@ pub struct Rounds {
     pub spec: RunSpec,
     /// Where rounds write their documents (the run's private directory).
     pub work: PathBuf,
+    /// `--until-verdict`: the baseline adaptive rounds judge cells against
+    /// (None: they aim at the interval width; also in an environment's
+    /// child, which has no baseline).
+    pub baseline: Option<RunDoc>,
 }
 
 /// The seed of round k's case order.
@@ -56,7 +63,7 @@ pub fn shuffled(plan: &[Planned], seed: u64) -> Vec<Planned> {
 }
 
 /// Puts results back in plan order (rounds ran them shuffled).
-fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
+pub fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
     let pos = |r: &CaseResult| plan.iter().position(|p| p.benchmark.id == r.benchmark && p.params == r.params).unwrap_or(usize::MAX);
     results.sort_by_key(pos);
 }
@@ -68,6 +75,14 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
     }
 }
 
+/// Involuntary context switches of this process so far.
+fn involuntary_switches() -> Option<u64> {
+    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only the struct it is given, ours; RUSAGE_SELF is a valid target.
+    (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0).then_some(u.ru_nivcsw as u64)
+}
+
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
 pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
@@ -76,6 +91,7 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = out.writer.doc.results.len();
+    let (ticks, switches) = (crate::host::cpu_ticks(&ex.cpus), involuntary_switches());
     runner::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
@@ -85,6 +101,8 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
         order: order.iter().map(Planned::label).collect(),
         elapsed_s: t.elapsed().as_secs_f64(),
         status,
+        steal_pct: ticks.zip(crate::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::host::steal_pct(b, a)),
+        involuntary_switches: switches.zip(involuntary_switches()).map(|(b, a)| a.saturating_sub(b)),
     };
     out.writer.update(|doc| {
         doc.settings.round_log.push(rec);
@@ -98,39 +116,95 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
     })
 }
 
-/// Runs the plan in `r.spec.rounds` rounds, each in a fresh process,
+/// Runs the plan in `r.spec.rounds` rounds (or, with `--rounds auto`,
+/// until its cells settle or the budget ends), each in a fresh process,
 /// merging each round's results into the run as it ends.
 pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
     let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
         return run_here(plan, ex, out, r);
     };
     let Out { writer, env, rep } = out;
-    let env = *env;
     // Results of other environments may precede these: only ours are sorted.
-    let first = writer.doc.results.len();
-    let repeating: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.repeats_in_rounds()).collect();
-    for k in 0..r.spec.rounds {
-        if watchdog::interrupted().is_some() {
-            break;
-        }
-        let mut ids = runner::benchmark_ids(plan);
-        if k > 0 {
-            // Only what round 0 could measure repeats: a case that failed,
-            // timed out or cannot run here would only do so again.
-            let measured = |id: &str| {
-                writer.doc.results[first..].iter().any(|res| res.benchmark == id && res.status == crate::results::CaseStatus::Ok)
-            };
-            ids.retain(|id| repeating.iter().any(|p| p.benchmark.id == *id) && measured(id));
-            if ids.is_empty() {
-                break;
+    let rounds = Repeated { exe, plan, r, env: *env, first: writer.doc.results.len() };
+    match &r.spec.auto {
+        None => {
+            for k in 0..r.spec.rounds {
+                if !rounds.one(k, r.spec.rounds, None, writer, &mut **rep)? {
+                    break;
+                }
             }
         }
-        let what = if k == 0 { format!("{} cases", plan.len()) } else { format!("{} repeating cases", repeating.len()) };
-        rep.round_started(k, r.spec.rounds, &what);
+        Some(auto) => {
+            let t = Instant::now();
+            let mut outcome = adaptive::drive(auto, &mut || t.elapsed(), &mut |k, only| {
+                if !rounds.one(k, 0, only, writer, &mut **rep)? {
+                    return Ok(None);
+                }
+                Ok(Some(rounds.unsettled(&writer.doc, auto)))
+            })?;
+            outcome.environment = env.map(String::from);
+            outcome.describe().iter().for_each(|line| rep.note(line));
+            writer.update(|doc| {
+                doc.settings.adaptive.push(outcome);
+                doc.settings.rounds = doc.settings.adaptive.iter().map(|o| o.rounds).max().unwrap_or(0);
+            })?;
+        }
+    }
+    writer.update(|doc| {
+        sort_like_plan(&mut doc.results[rounds.first..], plan);
+        estimate_all(doc, r.spec.seed);
+    })
+}
+
+/// The benchmarks of `plan` that round k measures, given the results so
+/// far (`env`: those of this environment): all in round 0; later, only what
+/// repeats in rounds and round 0 measured (a case that failed, timed out or
+/// cannot run here would only do so again), and of those only the ones in
+/// `only` where given.
+pub fn round_ids(plan: &[Planned], k: usize, results: &[CaseResult], env: Option<&str>, only: Option<&[String]>) -> Vec<String> {
+    let mut ids = runner::benchmark_ids(plan);
+    if k > 0 {
+        let measured = |id: &str| results.iter().any(|res| res.benchmark == id && res.status == CaseStatus::Ok && res.environment.as_deref() == env);
+        let repeats = |id: &str| plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds());
+        ids.retain(|id| repeats(id) && measured(id) && only.is_none_or(|o| o.contains(id)));
+    }
+    ids
+}
+
+/// A plan measured round after round, each round in a fresh process.
+pub struct Repeated<'a> {
+    pub exe: &'a std::path::Path,
+    pub plan: &'a [Planned],
+    pub r: &'a Rounds,
+    /// The environment its results are tagged with (None: the run's own).
+    pub env: Option<&'a str>,
+    /// Where this plan's results begin in the run.
+    pub first: usize,
+}
+
+impl Repeated<'_> {
+    /// Round k (of `count`, 0: not known ahead) of the benchmarks in `only`
+    /// (None: all that repeat), merged into the run. False when it could
+    /// not run: interrupted, or nothing left to measure again.
+    pub fn one(&self, k: usize, count: usize, only: Option<&[String]>, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<bool, StoreError> {
+        if watchdog::interrupted().is_some() {
+            return Ok(false);
+        }
+        let ids = round_ids(self.plan, k, &writer.doc.results[self.first..], self.env, only);
+        if ids.is_empty() {
+            return Ok(false);
+        }
+        let here = self.env.map(|e| format!("[{e}] ")).unwrap_or_default();
+        let what = match (k, only) {
+            (0, _) => format!("{here}{} cases", self.plan.len()),
+            (_, Some(_)) => format!("{here}{} unsettled benchmarks", ids.len()),
+            (_, None) => format!("{here}{} repeating benchmarks", ids.len()),
+        };
+        rep.round_started(k, count, &what);
+        let (r, env) = (self.r, self.env);
         let dir = r.work.join(format!("round-{k}"));
         let spec = r.spec.for_round(k, ids, dir.clone(), r.work.clone());
-        let outcome = run_round(exe, &spec, &dir, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last));
-        match outcome {
+        match run_round(self.exe, &spec, &dir, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
             Ok(()) => {}
             Err(RoundError::Store(e)) => return Err(e),
             Err(RoundError::Failed(why)) => {
@@ -143,23 +217,60 @@ pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Resul
                         order: vec![],
                         elapsed_s: 0.0,
                         status: format!("failed: {why}"),
+                        steal_pct: None,
+                        involuntary_switches: None,
                     })
                 })?
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        Ok(true)
     }
-    writer.update(|doc| {
-        sort_like_plan(&mut doc.results[first..], plan);
-        estimate_all(doc, r.spec.seed);
-    })
+
+    /// The cells of this plan not settled by the rounds so far: with a
+    /// baseline, those whose comparison with it is `unsure`; otherwise those
+    /// whose interval is wider than the target. Cases measured in the first
+    /// round only are never unsettled (more rounds would not measure them).
+    fn unsettled(&self, doc: &RunDoc, auto: &adaptive::Auto) -> Vec<adaptive::Unsettled> {
+        let mut now = RunDoc { results: doc.results[self.first..].to_vec(), ..doc.clone() };
+        estimate_all(&mut now, self.r.spec.seed);
+        let repeats = |id: &str| self.plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds());
+        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(&res.benchmark));
+        if let Some(base) = &self.r.baseline {
+            let policy = crate::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
+            return crate::compare::rows(base, &now, &policy)
+                .into_iter()
+                .filter(|row| row.judged.verdict == crate::uncertainty::Verdict::Unsure)
+                .map(|row| adaptive::Unsettled {
+                    half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 50.0 * (iv.hi - iv.lo) / row.judged.ratio.abs()),
+                    rounds_needed: row.judged.rounds_needed,
+                    benchmark: row.benchmark,
+                    cell: row.params,
+                })
+                .collect();
+        }
+        now.results
+            .iter()
+            .filter_map(|res| {
+                let e = res.metrics.first()?.estimate.as_ref()?;
+                let half = 50.0 * (e.interval.hi - e.interval.lo) / e.median.abs();
+                // NaN (a median of 0) counts as unsettled too.
+                (half.is_nan() || half > auto.target_pct).then(|| adaptive::Unsettled {
+                    benchmark: res.benchmark.clone(),
+                    cell: res.cell_label(&now),
+                    half_width_pct: half,
+                    rounds_needed: adaptive::rounds_for(half, auto.target_pct, e.rounds),
+                })
+            })
+            .collect()
+    }
 }
 
 /// Takes round k's document (as far as it got: `merged` of its results are
 /// in already; `last`: it has ended) into the run: its new results (tagged
 /// with `env`), and at the end its round record. Returns how many of its
 /// results are in now.
-fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: RunDoc, merged: usize, last: bool) -> Result<usize, StoreError> {
+pub fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: RunDoc, merged: usize, last: bool) -> Result<usize, StoreError> {
     let fresh = doc.results.len().saturating_sub(merged);
     if fresh == 0 && !last {
         return Ok(merged);

@@ -1,0 +1,234 @@
+//! Adaptive rounds (`run --rounds auto`): rounds go on while a cell of the
+//! plan is unsettled and the time budget lasts, each new round measuring
+//! only the benchmarks whose cells are unsettled. A cell is settled when
+//! half its 95% interval is within the target (percent of its median), or,
+//! with a baseline (`--until-verdict`), when its comparison with the
+//! baseline's cell has a verdict (faster, slower or same). The run ends with
+//! the cells still unsettled and the rounds each would likely need.
+//!
+//! This module decides and records; `rounds` measures. The loop takes the
+//! clock and the measuring as arguments, so tests drive it with fake ones.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What `--rounds auto` asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Auto {
+    /// Minutes all rounds together may take (`--budget`).
+    pub budget_min: f64,
+    /// Half of a settled cell's 95% interval, in percent of its median
+    /// (`--target`); with a baseline, also the margin within which a cell
+    /// is `same` as the baseline's.
+    pub target_pct: f64,
+    /// `--until-verdict`: the baseline (a name or a run document) every
+    /// cell is to get a verdict against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_verdict: Option<String>,
+}
+
+/// Rounds every cell gets before it may count as settled: the fewest with
+/// which a comparison can come out significant at all (see
+/// `rounds::DEFAULT_ROUNDS`).
+pub const MIN_ROUNDS: usize = 5;
+
+/// Rounds at most, whatever the budget.
+pub const MAX_ROUNDS: usize = 1000;
+
+/// A cell not settled when the rounds ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unsettled {
+    pub benchmark: String,
+    /// The cell within the benchmark: parameters, environment, condition.
+    pub cell: String,
+    /// Half its 95% interval, percent of its median.
+    pub half_width_pct: f64,
+    /// Rounds in all that would likely settle it (None: no estimate).
+    pub rounds_needed: Option<usize>,
+}
+
+/// Why the rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// Every cell settled.
+    Settled,
+    /// Another round would have gone past the budget.
+    Budget,
+    /// `MAX_ROUNDS` reached.
+    MaxRounds,
+    /// Interrupted, or nothing left that could be measured again.
+    Stopped,
+}
+
+impl Ended {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ended::Settled => "every cell settled",
+            Ended::Budget => "the budget would not fit another round",
+            Ended::MaxRounds => "the most rounds a run takes",
+            Ended::Stopped => "interrupted, or nothing left to measure again",
+        }
+    }
+}
+
+/// How adaptive rounds went: recorded in the run document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub asked: Auto,
+    /// The environment whose rounds these were (None: the run's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    /// Rounds run.
+    pub rounds: usize,
+    pub elapsed_s: f64,
+    pub ended: Ended,
+    pub unsettled: Vec<Unsettled>,
+}
+
+impl Outcome {
+    /// One line for the terminal, and the unsettled cells under it.
+    pub fn describe(&self) -> Vec<String> {
+        let goal = match &self.asked.until_verdict {
+            Some(b) => format!("a verdict against {b} (margin {}%)", self.asked.target_pct),
+            None => format!("intervals within +-{}%", self.asked.target_pct),
+        };
+        let mut out = vec![format!(
+            "rounds auto: {} rounds in {:.1} of {} min for {goal}; stopped: {}; {} cells unsettled",
+            self.rounds,
+            self.elapsed_s / 60.0,
+            self.asked.budget_min,
+            self.ended.describe(),
+            self.unsettled.len()
+        )];
+        for u in self.unsettled.iter().take(12) {
+            let need = u.rounds_needed.map_or("?".to_string(), |n| n.to_string());
+            let cell = if u.cell.is_empty() { String::new() } else { format!(" {}", u.cell) };
+            out.push(format!("  {}{cell}: +-{:.1}% now, about {need} rounds would settle it", u.benchmark, u.half_width_pct));
+        }
+        if self.unsettled.len() > 12 {
+            out.push(format!("  ... and {} more (in the document)", self.unsettled.len() - 12));
+        }
+        out
+    }
+}
+
+/// Rounds in all that would likely bring a half-width of `now_pct` after
+/// `rounds` rounds down to `target_pct`: an interval over rounds narrows
+/// as one over the square root of their number.
+pub fn rounds_for(now_pct: f64, target_pct: f64, rounds: usize) -> Option<usize> {
+    if !(now_pct.is_finite() && target_pct > 0.0) {
+        return None;
+    }
+    let n = (rounds as f64 * (now_pct / target_pct).powi(2)).ceil();
+    Some((n as usize).max(rounds + 1))
+}
+
+/// Measures round k of the benchmarks given (None: all that repeat) and
+/// says which cells are unsettled after it (None: it could not go on).
+pub type RoundFn<'a, E> = dyn FnMut(usize, Option<&[String]>) -> Result<Option<Vec<Unsettled>>, E> + 'a;
+
+/// Runs rounds until the cells settle or the budget ends. `round(k, only)`
+/// measures round k (`only`: the benchmarks to measure, None: all that
+/// repeat) and returns the cells unsettled after it, or None when it could
+/// not go on (interrupted, nothing left). `now` is the time since the
+/// rounds began.
+pub fn drive<E>(auto: &Auto, now: &mut dyn FnMut() -> Duration, round: &mut RoundFn<'_, E>) -> Result<Outcome, E> {
+    let budget = Duration::from_secs_f64(auto.budget_min * 60.0);
+    let mut unsettled: Vec<Unsettled> = Vec::new();
+    let mut k = 0;
+    let mut last = Duration::ZERO;
+    let ended = loop {
+        if k >= MAX_ROUNDS {
+            break Ended::MaxRounds;
+        }
+        let started = now();
+        // The next round takes about as long as the last one did.
+        if k > 0 && started + last > budget {
+            break Ended::Budget;
+        }
+        let only: Option<Vec<String>> = (k >= MIN_ROUNDS).then(|| {
+            let mut ids: Vec<String> = unsettled.iter().map(|u| u.benchmark.clone()).collect();
+            ids.dedup();
+            ids
+        });
+        match round(k, only.as_deref())? {
+            Some(u) => unsettled = u,
+            None => break Ended::Stopped,
+        }
+        k += 1;
+        last = now().saturating_sub(started);
+        if k >= MIN_ROUNDS && unsettled.is_empty() {
+            break Ended::Settled;
+        }
+    };
+    Ok(Outcome { asked: auto.clone(), environment: None, rounds: k, elapsed_s: now().as_secs_f64(), ended, unsettled })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two cells whose half-widths shrink as 1/sqrt(rounds) from 20% and
+    /// 8% after one round; a round takes 10 s of the fake clock.
+    fn fake(auto: &Auto) -> (Outcome, Vec<Option<Vec<String>>>) {
+        let clock = std::cell::Cell::new(Duration::ZERO);
+        let mut asked = Vec::new();
+        let mut measured = [0usize; 2];
+        let start = [20.0, 8.0];
+        let names = ["a.wide", "b.narrow"];
+        let mut now = || clock.get();
+        let mut round = |_k: usize, only: Option<&[String]>| -> Result<Option<Vec<Unsettled>>, ()> {
+            asked.push(only.map(<[String]>::to_vec));
+            for (i, n) in names.iter().enumerate() {
+                if only.is_none_or(|o| o.iter().any(|x| x == n)) {
+                    measured[i] += 1;
+                }
+            }
+            clock.set(clock.get() + Duration::from_secs(10));
+            Ok(Some(
+                (0..2)
+                    .map(|i| (i, start[i] / (measured[i] as f64).sqrt()))
+                    .filter(|&(_, hw)| hw > auto.target_pct)
+                    .map(|(i, hw)| Unsettled {
+                        benchmark: names[i].into(),
+                        cell: String::new(),
+                        half_width_pct: hw,
+                        rounds_needed: rounds_for(hw, auto.target_pct, measured[i]),
+                    })
+                    .collect(),
+            ))
+        };
+        let out = drive(auto, &mut now, &mut round).unwrap();
+        (out, asked)
+    }
+
+    #[test]
+    fn stops_when_every_cell_is_within_the_target() {
+        // 20/sqrt(n) <= 5 at n = 16; 8/sqrt(n) <= 5 at n = 3, so from round 6 only a.wide repeats.
+        let (out, asked) = fake(&Auto { budget_min: 60.0, target_pct: 5.0, until_verdict: None });
+        assert_eq!((out.rounds, out.ended), (16, Ended::Settled));
+        assert!(out.unsettled.is_empty());
+        assert!(asked[..MIN_ROUNDS].iter().all(Option::is_none), "the first rounds measure everything: {asked:?}");
+        assert_eq!(asked[MIN_ROUNDS], Some(vec!["a.wide".to_string()]), "then only the unsettled cell");
+    }
+
+    #[test]
+    fn stops_when_another_round_would_pass_the_budget() {
+        // 1 min at 10 s a round: the 6th round ends at 60 s, a 7th would pass it.
+        let (out, _) = fake(&Auto { budget_min: 1.0, target_pct: 5.0, until_verdict: None });
+        assert_eq!((out.rounds, out.ended), (6, Ended::Budget));
+        assert_eq!(out.unsettled.len(), 1);
+        let u = &out.unsettled[0];
+        assert_eq!(u.benchmark, "a.wide");
+        // 20/sqrt(6) = 8.16% after 6 rounds: 6 * (8.16/5)^2 = 16 rounds.
+        assert!(u.rounds_needed.is_some_and(|n| (16..=17).contains(&n)), "{u:?}");
+        assert!(out.describe()[0].contains("1 cells unsettled"), "{:?}", out.describe());
+    }
+
+    #[test]
+    fn settles_no_earlier_than_the_fewest_rounds_a_verdict_needs() {
+        let (out, _) = fake(&Auto { budget_min: 60.0, target_pct: 50.0, until_verdict: None });
+        assert_eq!((out.rounds, out.ended), (MIN_ROUNDS, Ended::Settled));
+    }
+}
