@@ -200,8 +200,28 @@ pub struct FleetRunArgs {
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// A B (B against A), or with --baseline just the run to check.
-    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    #[arg(required_unless_present = "interleave", num_args = 1..=2, value_name = "RUN")]
     pub runs: Vec<PathBuf>,
+    /// Measure A and B now, ROUNDS rounds each, alternately (A then B, then
+    /// B then A...), each round one `oscycles run --rounds 1` with the same
+    /// seed for both sides, and judge them on paired rounds (median of
+    /// per-round ratios, Wilcoxon signed-rank test): drift of the host over
+    /// the minutes falls on both. The pooled runs are saved under --results.
+    #[arg(long, value_name = "ROUNDS", value_parser = clap::value_parser!(u32).range(5..=1000), conflicts_with = "baseline")]
+    pub interleave: Option<u32>,
+    /// With --interleave: A's options of `oscycles run`, as one string
+    /// (split at spaces), e.g. --a "--suite syscall --load idle".
+    #[arg(long = "a", value_name = "OPTIONS", allow_hyphen_values = true, requires = "interleave")]
+    pub a_options: Option<String>,
+    /// With --interleave: B's options of `oscycles run` (default: A's).
+    #[arg(long = "b", value_name = "OPTIONS", allow_hyphen_values = true, requires = "interleave")]
+    pub b_options: Option<String>,
+    /// With --interleave: the oscycles binary that measures A (default: this one).
+    #[arg(long, value_name = "PATH", requires = "interleave")]
+    pub a_exe: Option<PathBuf>,
+    /// With --interleave: the oscycles binary that measures B (default: A's).
+    #[arg(long, value_name = "PATH", requires = "interleave")]
+    pub b_exe: Option<PathBuf>,
     /// Compare the run with this saved baseline (`oscycles baseline save`).
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,

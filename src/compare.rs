@@ -74,11 +74,13 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
 /// round by round where the run interleaved its environments and both have
 /// every round, else as `judge`.
 pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
-    let paired = doc
-        .settings
-        .interleaved
-        .then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
-        .flatten();
+    judge_paired_if(doc.settings.interleaved, a, b, policy, seed)
+}
+
+/// Compares metric B with metric A on paired rounds where `paired` and
+/// the rounds pair (as many on each side), else as `judge`.
+pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+    let paired = paired.then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
     match paired {
         Some(c) => Judged {
             ratio: c.ratio,
@@ -141,6 +143,12 @@ fn comparable(ca: &(String, String, String), cb: &(String, String, String), a: &
 /// parameters, and environment, load and isolation unless that is what the
 /// runs differ in as a whole), in A's order.
 pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
+    rows_paired_if(false, a, b, policy)
+}
+
+/// As `rows`, judging on paired rounds where `paired` (runs measured
+/// round by round alternately, `compare --interleave`).
+pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
     a.results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok)
@@ -170,7 +178,7 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
                 unit: ma.unit.clone(),
                 a: ma.summary.median,
                 b: mb.summary.median,
-                judged: judge(ma, mb, policy, seed),
+                judged: judge_paired_if(paired, ma, mb, policy, seed),
                 counts_changed: match (&ra.counters, &rb.counters) {
                     (Some(ca), Some(cb)) => {
                         crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()

@@ -130,6 +130,37 @@ fn compare_gives_verdicts_and_the_gate_fails_only_on_a_significant_regression() 
 }
 
 #[test]
+fn compare_interleave_measures_both_sides_round_by_round_and_pairs_them() {
+    let d = tempdir("interleave");
+    let r = d.to_str().unwrap();
+    let tiny = "--suite syscall --bench syscall.getpid --batches 2 --batch-ms 0.05 --no-counters";
+    let out = oscycles(&["compare", "--interleave", "5", "--a", tiny, "--results", r]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("syscall.getpid") && text.contains("paired rounds"), "{text}");
+    // Rounds alternate: A B, then B A.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let order: Vec<&str> = err.lines().filter(|l| l.starts_with("round ")).map(|l| &l[l.find(": ").unwrap() + 2..][..1]).collect();
+    assert_eq!(order, ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B"], "{err}");
+    let dir = std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-")).unwrap();
+    for side in ["A", "B"] {
+        let doc = read(&dir.join(format!("{side}.json")));
+        let getpid = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "syscall.getpid").unwrap();
+        assert_eq!(getpid["metrics"][0]["samples"].as_array().unwrap().len(), 5, "five rounds in order");
+    }
+    let refused = |args: &[&str], needle: &str| {
+        let o = oscycles(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(needle), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    refused(&["compare", "--interleave", "5", "--a", "--rounds 3", "--results", r], "leave it out of --a and --b");
+    refused(&["compare", "--interleave", "3", "--results", r], "--interleave");
+    refused(&["compare", "--a", tiny, "x.json", "y.json"], "--interleave");
+    refused(&["compare", "--interleave", "5", "--a", "--suite nope", "--results", r], "A's options");
+    refused(&["compare", "--interleave", "5", "--a-exe", "/nonexistent/oscycles", "--results", r], "not an oscycles binary");
+}
+
+#[test]
 fn version_1_documents_still_load() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     assert_eq!(read(Path::new(fixture))["schema_version"], 1);

@@ -5,16 +5,27 @@ use super::read_doc;
 use anyhow::Result;
 use oscycles::cli::{self, UsageError};
 use oscycles::{report, store};
+use oscycles::results::RunDoc;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+mod interleave;
 
 pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
     store::check_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
     Ok(results.join("baselines").join(format!("{name}.json")))
 }
 
-/// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate.
+/// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate;
+/// or `compare --interleave R` measuring A and B first.
 pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
+    if let Some(rounds) = a.interleave {
+        if !a.runs.is_empty() {
+            return Err(UsageError("--interleave measures A and B itself: give no runs (their options go in --a and --b)".into()).into());
+        }
+        let (da, db, names) = interleave::measure(&a, rounds as usize)?;
+        return judged(&a, &da, &db, &names, true);
+    }
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
         (Some(name), [run]) => {
             let path = baseline_path(&a.results, name)?;
@@ -29,15 +40,23 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
+    judged(&a, &da, &db, &names, false)
+}
+
+/// The comparison of B with A printed (tables or JSON), and the gate's exit code.
+fn judged(a: &cli::CompareArgs, da: &RunDoc, db: &RunDoc, names: &(String, String), paired: bool) -> Result<ExitCode> {
     let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
-    let rows = oscycles::compare::rows(&da, &db, &policy);
+    let rows = oscycles::compare::rows_paired_if(paired, da, db, &policy);
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print!("{}", report::for_terminal(&report::compare::render(&da, &db, &rows, &policy)));
+        print!("{}", report::for_terminal(&report::compare::render(da, db, &rows, &policy)));
+        if paired {
+            println!("(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)");
+        }
     }
     let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
     let bad = oscycles::compare::regressions(&rows, limit);

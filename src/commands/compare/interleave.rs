@@ -1,0 +1,100 @@
+//! `oscycles compare --interleave R --a OPTS --b OPTS`: two configurations
+//! (option sets, binaries) measured in one invocation, round by round
+//! alternately, so that a host drifting over minutes moves both alike; the
+//! comparison then pairs round k of A with round k of B.
+//!
+//! Each round of a side is one `oscycles run --rounds 1` (a fresh process,
+//! as every round is), with the seed of round k on both sides, so both run
+//! their cases in the same order. Its document goes under --results; the
+//! rounds of a side are pooled in round order into one run (round k of the
+//! pooled run is round k of that side), saved beside them.
+
+use anyhow::{Context, Result, bail};
+use oscycles::cli::{CompareArgs, UsageError};
+use oscycles::results::RunDoc;
+use oscycles::{rounds, store, watchdog};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// One side: its name, binary and `run` options.
+struct Side {
+    name: &'static str,
+    exe: PathBuf,
+    options: Vec<String>,
+}
+
+/// Options the rounds set themselves, refused in --a and --b.
+const OWN_OPTIONS: [&str; 6] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict"];
+
+fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
+    let split = |o: &Option<String>| o.as_deref().unwrap_or("").split_whitespace().map(String::from).collect::<Vec<_>>();
+    let a_opts = split(&a.a_options);
+    let b_opts = if a.b_options.is_some() { split(&a.b_options) } else { a_opts.clone() };
+    for o in a_opts.iter().chain(&b_opts) {
+        if let Some(own) = OWN_OPTIONS.iter().find(|own| o == *own || o.starts_with(&format!("{own}="))) {
+            return Err(UsageError(format!("--interleave sets {own} of each round itself: leave it out of --a and --b")));
+        }
+    }
+    let this = std::env::current_exe().map_err(|e| UsageError(format!("finding the oscycles binary: {e}")))?;
+    let a_exe = a.a_exe.clone().unwrap_or(this);
+    let b_exe = a.b_exe.clone().unwrap_or_else(|| a_exe.clone());
+    for exe in [&a_exe, &b_exe] {
+        if !exe.is_file() {
+            return Err(UsageError(format!("'{}' is not an oscycles binary (no such file)", exe.display())));
+        }
+    }
+    Ok([Side { name: "A", exe: a_exe, options: a_opts }, Side { name: "B", exe: b_exe, options: b_opts }])
+}
+
+/// Measures both sides `rounds` rounds each, alternately; returns the two
+/// pooled runs and their names.
+pub fn measure(a: &CompareArgs, rounds: usize) -> Result<(RunDoc, RunDoc, (String, String))> {
+    let sides = sides(a)?;
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |t| t.as_nanos() as u64);
+    let stamp: String = oscycles::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let dir = a.results.join(format!("interleaved-{stamp}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+    watchdog::install();
+    let mut docs: [Vec<RunDoc>; 2] = [Vec::new(), Vec::new()];
+    for k in 0..rounds {
+        for i in oscycles::runner::interleaved_order(2, k) {
+            if let Some(sig) = watchdog::interrupted() {
+                bail!("interrupted by signal {sig} in round {} of {rounds}; the rounds so far are in {}", k + 1, dir.display());
+            }
+            let side = &sides[i];
+            eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
+            docs[i].push(round(side, &dir, k, rounds::round_seed(seed, k))?);
+        }
+    }
+    let [da, db] = docs.map(|d| rounds::pool(d, seed).expect("at least five rounds"));
+    let mut names = Vec::new();
+    for (side, doc) in sides.iter().zip([&da, &db]) {
+        let path = dir.join(format!("{}.json", side.name));
+        store::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
+        names.push(format!("{} ({})", side.name, path.display()));
+    }
+    eprintln!("pooled runs: {}", dir.display());
+    Ok((da, db, (names[0].clone(), names[1].clone())))
+}
+
+/// Round k of one side: `run --rounds 1 --seed S` in a process of its own;
+/// its document.
+fn round(side: &Side, dir: &Path, k: usize, seed: u64) -> Result<RunDoc> {
+    let results = dir.join(format!("{}-round-{k}", side.name));
+    let mut cmd = Command::new(&side.exe);
+    cmd.arg("run").args(&side.options).args(["--rounds", "1", "--quiet", "--seed", &seed.to_string()]);
+    cmd.arg("--results").arg(&results).arg("--db").arg(dir.join("store.sqlite"));
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    watchdog::die_with_parent(&mut cmd);
+    let out = cmd.output().with_context(|| format!("starting {}", side.exe.display()))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) {
+        return Err(UsageError(format!("{}'s options: {}", side.name, stderr.trim())).into());
+    }
+    if !out.status.success() {
+        bail!("{} round {} ended with {}: {}", side.name, k + 1, out.status, stderr.trim());
+    }
+    let json = std::fs::read_dir(&results)?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"));
+    let path = json.with_context(|| format!("{} round {} saved no document in {}", side.name, k + 1, results.display()))?;
+    Ok(store::read(&path)?)
+}
