@@ -91,7 +91,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
                         &crate::uncertainty::Policy::default(),
                         crate::compare::seed_of(&format!("{bench} {params} {e}")),
                     );
-                    format!("{:.2} {}", j.ratio, crate::compare::verdict_word(j.verdict))
+                    format!("{} {}", super::compare::ratio_cell(&j), crate::compare::verdict_word(j.verdict))
                 }));
             }
         }
@@ -105,7 +105,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
     };
     let legend = if envs.iter().any(|e| e == "native") {
         format!(
-            "; rel. = performance relative to native (above 1 = faster than native), with the verdict\n\
+            "; rel. = performance relative to native (above 1 = faster than native) [95% interval], with the verdict\n\
              of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare{paired}"
         )
     } else {
