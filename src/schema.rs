@@ -172,6 +172,7 @@ pub mod ipc {
         Eventfd,
         Futex,
         Spin,
+        Cacheline,
         PosixMq,
         SysvMq,
         Tcp,
@@ -179,7 +180,7 @@ pub mod ipc {
     }
 
     impl Mechanism {
-        pub const ALL: [Mechanism; 11] = [
+        pub const ALL: [Mechanism; 12] = [
             Mechanism::Pipe,
             Mechanism::Fifo,
             Mechanism::UnixStream,
@@ -187,6 +188,7 @@ pub mod ipc {
             Mechanism::Eventfd,
             Mechanism::Futex,
             Mechanism::Spin,
+            Mechanism::Cacheline,
             Mechanism::PosixMq,
             Mechanism::SysvMq,
             Mechanism::Tcp,
@@ -203,6 +205,7 @@ pub mod ipc {
                 Mechanism::Eventfd => "eventfd",
                 Mechanism::Futex => "futex",
                 Mechanism::Spin => "spin",
+                Mechanism::Cacheline => "cacheline",
                 Mechanism::PosixMq => "posix-mq",
                 Mechanism::SysvMq => "sysv-mq",
                 Mechanism::Tcp => "tcp",
@@ -219,6 +222,9 @@ pub mod ipc {
                 Mechanism::Eventfd => "payload in shared memory, an eventfd per direction wakes the peer",
                 Mechanism::Futex => "payload in shared memory, FUTEX_WAIT/FUTEX_WAKE on a shared word",
                 Mechanism::Spin => "payload in shared memory, receiver busy-polls a shared word (the floor)",
+                Mechanism::Cacheline => {
+                    "both directions on one cache line (sequence word and up to 7 words), busy-polled: the hardware floor of a shared-memory message"
+                }
                 Mechanism::PosixMq => "POSIX message queue per direction",
                 Mechanism::SysvMq => "one System V message queue, message type per direction",
                 Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",

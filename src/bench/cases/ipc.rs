@@ -29,7 +29,7 @@ fn cases(scale: Scale) -> Vec<Params> {
 fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let schema::ipc::Params { words, space, cores } = ctx.typed()?;
     let words = words as usize;
-    if let Some(why) = m.unsupported(cores) {
+    if let Some(why) = m.unsupported(cores, words) {
         return Err(CaseError::NotApplicable(why.into()));
     }
     let cpus = match cores {

@@ -69,6 +69,21 @@ pub enum Wake {
 
 const SPIN_YIELD_EVERY: u32 = 1 << 16;
 
+/// One poll's wait: `pause`, and every SPIN_YIELD_EVERY polls a look at the
+/// watchdog and a yield.
+#[inline(always)]
+fn spin_once(polls: &mut u32) -> Result<(), IpcError> {
+    crate::arch::spin_hint();
+    *polls += 1;
+    if *polls == SPIN_YIELD_EVERY {
+        *polls = 0;
+        crate::watchdog::check()?;
+        // SAFETY: sched_yield has no arguments.
+        unsafe { libc::sched_yield() };
+    }
+    Ok(())
+}
+
 fn futex(word: &AtomicU32, op: i32, val: u32) -> i64 {
     // SAFETY: word is a valid, aligned u32 in memory that outlives the call;
     // the remaining arguments are unused by FUTEX_WAIT (no timeout) and WAKE.
@@ -137,22 +152,79 @@ impl Endpoint for SlotEndpoint {
                         }
                     }
                 }
-                Wake::Spin => {
-                    crate::arch::spin_hint();
-                    polls += 1;
-                    if polls == SPIN_YIELD_EVERY {
-                        polls = 0;
-                        crate::watchdog::check()?;
-                        // SAFETY: sched_yield has no arguments.
-                        unsafe { libc::sched_yield() };
-                    }
-                }
+                Wake::Spin => spin_once(&mut polls)?,
             }
         }
         self.received = want;
         // The Acquire load above saw the sender's Release store, so the
         // payload it wrote before is visible and will not change until we reply.
         inp.take(msg);
+        Ok(())
+    }
+}
+
+/// Words a one-line message carries beside its sequence word.
+pub const LINE_WORDS: usize = 7;
+
+/// Both directions of a channel on one cache line: the sequence word and up
+/// to `LINE_WORDS` words of payload. A message moves the one line from the
+/// sender's cache to the receiver's and nothing else: the hardware floor of
+/// any shared-memory message between two CPUs.
+#[repr(C, align(64))]
+pub struct Line {
+    seq: AtomicU32,
+    _pad: u32,
+    data: std::cell::UnsafeCell<[u64; LINE_WORDS]>,
+}
+
+// SAFETY: the two sides strictly alternate (ping-pong): `data` is written by
+// the side whose turn it is before it publishes `seq` with Release, and read
+// by the other after it observes that `seq` with Acquire.
+unsafe impl Sync for Line {}
+
+/// One end of a one-line channel: messages are numbered 1, 2, 3... across
+/// both directions, the odd ones sent by the side that speaks first.
+pub struct LineEndpoint {
+    line: Arc<Shared<Line>>,
+    /// The number of the last message sent or received here.
+    seq: u32,
+}
+
+impl LineEndpoint {
+    pub fn pair() -> Result<(Self, Self), IpcError> {
+        let line = Arc::new(Shared::new(Line { seq: AtomicU32::new(0), _pad: 0, data: std::cell::UnsafeCell::new([0; LINE_WORDS]) })?);
+        Ok((LineEndpoint { line: line.clone(), seq: 0 }, LineEndpoint { line, seq: 0 }))
+    }
+}
+
+impl Endpoint for LineEndpoint {
+    fn send(&mut self, msg: &[u64]) -> Result<(), IpcError> {
+        if msg.len() > LINE_WORDS {
+            return Err(IpcError::Short { got: LINE_WORDS * 8, want: msg.len() * 8 });
+        }
+        let line = self.line.get();
+        // SAFETY: msg.len() <= LINE_WORDS u64s into the line's payload; it is
+        // this side's turn, so the peer does not read it until `seq` moves.
+        unsafe { std::ptr::copy_nonoverlapping(msg.as_ptr(), line.data.get().cast::<u64>(), msg.len()) };
+        self.seq = self.seq.wrapping_add(1);
+        line.seq.store(self.seq, Ordering::Release);
+        Ok(())
+    }
+
+    fn recv(&mut self, msg: &mut [u64]) -> Result<(), IpcError> {
+        if msg.len() > LINE_WORDS {
+            return Err(IpcError::Short { got: LINE_WORDS * 8, want: msg.len() * 8 });
+        }
+        let line = self.line.get();
+        let want = self.seq.wrapping_add(1);
+        let mut polls = 0u32;
+        while line.seq.load(Ordering::Acquire) != want {
+            spin_once(&mut polls)?;
+        }
+        self.seq = want;
+        // SAFETY: the Acquire load saw the sender's Release store, so the
+        // msg.len() <= LINE_WORDS words it wrote are visible and stay until we reply.
+        unsafe { std::ptr::copy_nonoverlapping(line.data.get().cast::<u64>().cast_const(), msg.as_mut_ptr(), msg.len()) };
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ pub mod shm;
 
 use crate::placement::{Cores, Space};
 use fd::{DatagramKind, FdDatagram, FdStream};
-use memory::{EventfdEndpoint, SlotEndpoint, SysvEndpoint, Wake};
+use memory::{EventfdEndpoint, LINE_WORDS, LineEndpoint, SlotEndpoint, SysvEndpoint, Wake};
 use std::os::fd::{FromRawFd, OwnedFd};
 use thiserror::Error;
 
@@ -78,6 +78,7 @@ pub enum AnyEndpoint {
     Stream(FdStream),
     Datagram(FdDatagram),
     Slot(SlotEndpoint),
+    Line(LineEndpoint),
     Eventfd(EventfdEndpoint),
     Sysv(SysvEndpoint),
 }
@@ -89,6 +90,7 @@ impl Endpoint for AnyEndpoint {
             AnyEndpoint::Stream(e) => e.send(msg),
             AnyEndpoint::Datagram(e) => e.send(msg),
             AnyEndpoint::Slot(e) => e.send(msg),
+            AnyEndpoint::Line(e) => e.send(msg),
             AnyEndpoint::Eventfd(e) => e.send(msg),
             AnyEndpoint::Sysv(e) => e.send(msg),
         }
@@ -99,6 +101,7 @@ impl Endpoint for AnyEndpoint {
             AnyEndpoint::Stream(e) => e.recv(msg),
             AnyEndpoint::Datagram(e) => e.recv(msg),
             AnyEndpoint::Slot(e) => e.recv(msg),
+            AnyEndpoint::Line(e) => e.recv(msg),
             AnyEndpoint::Eventfd(e) => e.recv(msg),
             AnyEndpoint::Sysv(e) => e.recv(msg),
         }
@@ -116,14 +119,18 @@ impl Mechanism {
         match self {
             Mechanism::Pipe | Mechanism::Fifo | Mechanism::UnixStream | Mechanism::Tcp => (8 * words).max(1),
             Mechanism::Eventfd => 8,
-            Mechanism::Futex | Mechanism::Spin => 0,
+            Mechanism::Futex | Mechanism::Spin | Mechanism::Cacheline => 0,
             _ => 8 * words,
         }
     }
 
-    /// Why this mechanism cannot run with this placement, if it cannot.
-    pub fn unsupported(self, cores: Cores) -> Option<&'static str> {
-        (self == Mechanism::Spin && cores == Cores::Same).then_some("busy polling cannot make progress when both sides share one core")
+    /// Why this mechanism cannot run with this placement and payload, if it cannot.
+    pub fn unsupported(self, cores: Cores, words: usize) -> Option<&'static str> {
+        let polls = matches!(self, Mechanism::Spin | Mechanism::Cacheline);
+        if polls && cores == Cores::Same {
+            return Some("busy polling cannot make progress when both sides share one core");
+        }
+        (self == Mechanism::Cacheline && words > LINE_WORDS).then_some("a one-line message carries at most 7 words beside its sequence word")
     }
 
     /// Creates a connected pair of endpoints.
@@ -159,6 +166,10 @@ impl Mechanism {
             Mechanism::Spin => {
                 let (a, b) = SlotEndpoint::pair(Wake::Spin)?;
                 (E::Slot(a), E::Slot(b))
+            }
+            Mechanism::Cacheline => {
+                let (a, b) = LineEndpoint::pair()?;
+                (E::Line(a), E::Line(b))
             }
             Mechanism::PosixMq => {
                 let (ab_w, ab_r) = posix_mq()?;
