@@ -36,6 +36,21 @@ pub struct Judged {
     pub paired: bool,
 }
 
+impl Judged {
+    /// The judgement a comparison gives, over `rounds` (A's, B's).
+    fn of(c: &uncertainty::Comparison, rounds: (usize, usize), paired: bool) -> Judged {
+        Judged {
+            ratio: c.ratio,
+            interval: Some(c.interval),
+            p: Some(c.p),
+            verdict: c.verdict,
+            rounds_needed: c.rounds_needed,
+            rounds,
+            paired,
+        }
+    }
+}
+
 /// A seed from a cell's name, so that the same two documents always give
 /// the same intervals.
 pub fn seed_of(text: &str) -> u64 {
@@ -49,15 +64,7 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
         .then(|| uncertainty::compare(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
         .flatten();
     match c {
-        Some(c) => Judged {
-            ratio: c.ratio,
-            interval: Some(c.interval),
-            p: Some(c.p),
-            verdict: c.verdict,
-            rounds_needed: c.rounds_needed,
-            rounds,
-            paired: false,
-        },
+        Some(c) => Judged::of(&c, rounds, false),
         None => Judged {
             ratio: relative(a, b),
             interval: None,
@@ -82,15 +89,7 @@ pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64
 pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let paired = paired.then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
     match paired {
-        Some(c) => Judged {
-            ratio: c.ratio,
-            interval: Some(c.interval),
-            p: Some(c.p),
-            verdict: c.verdict,
-            rounds_needed: c.rounds_needed,
-            rounds: (a.samples.len(), b.samples.len()),
-            paired: true,
-        },
+        Some(c) => Judged::of(&c, (a.samples.len(), b.samples.len()), true),
         None => judge(a, b, policy, seed),
     }
 }

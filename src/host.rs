@@ -108,7 +108,6 @@ pub fn proc_stat(line: &str) -> Option<(u32, &str, Vec<&str>)> {
     Some((pid, &line[open + 1..close], line[close + 1..].split_whitespace().collect()))
 }
 
-/// The running kernel's release (uname's release).
 /// CPU time of `cpus` so far, from /proc/stat, in clock ticks: (stolen by
 /// the hypervisor, all). None where the kernel does not say.
 pub fn cpu_ticks(cpus: &[usize]) -> Option<(u64, u64)> {
@@ -142,6 +141,7 @@ pub fn steal_pct(before: (u64, u64), after: (u64, u64)) -> Option<f64> {
     (all > 0).then(|| 100.0 * after.0.saturating_sub(before.0) as f64 / all as f64)
 }
 
+/// The running kernel's release (uname's release).
 pub fn kernel_release() -> String {
     uname().0
 }

@@ -17,7 +17,7 @@ use crate::placement::{self, Policy};
 use crate::progress::Reporter;
 use crate::registry::{Benchmark, Scale, Suite};
 use crate::results::{CaseResult, CaseStatus, Condition, Metric, Params, RunStatus};
-use crate::rounds::{Repeated, merge_round, round_ids, sort_like_plan};
+use crate::rounds::{Repeated, merge_round, plan_position, round_ids};
 use crate::spec::RunSpec;
 use crate::stats::Summary;
 use crate::store::{RunWriter, StoreError};
@@ -668,14 +668,10 @@ impl Across<'_> {
             }
         }
         self.writer.update(|doc| {
-            let order = |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
-            doc.results[first..].sort_by_key(order);
-            for (env, inside, _, _) in &parts {
-                let tag = self_tag(*env, parts.len());
-                let from = first + doc.results[first..].iter().position(|r| r.environment.as_deref() == tag).unwrap_or(0);
-                let to = from + doc.results[from..].iter().take_while(|r| r.environment.as_deref() == tag).count();
-                sort_like_plan(&mut doc.results[from..to], inside);
-            }
+            // Grouped by environment, each in plan order.
+            let env_position =
+                |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
+            doc.results[first..].sort_by_key(|r| (env_position(r), plan_position(plan, r)));
             crate::rounds::estimate_all(doc, self.spec.seed);
         })?;
         for (env, _, from_host, unusable) in &parts {

@@ -33,20 +33,24 @@ pub fn columns(table: &str, cpus: &[usize]) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn involuntary_switches() -> u64 {
-    // SAFETY: a zeroed rusage is valid; getrusage fills it for this thread.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
-        ru.ru_nivcsw as u64
-    }
+/// Involuntary context switches so far of `who` (`libc::RUSAGE_THREAD`:
+/// the calling thread; `libc::RUSAGE_SELF`: every thread of the process).
+pub fn involuntary_switches(who: libc::c_int) -> Option<u64> {
+    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes only the struct it is given, ours; `who` is one of the targets it takes.
+    (unsafe { libc::getrusage(who, &mut ru) } == 0).then_some(ru.ru_nivcsw as u64)
 }
 
 impl Snapshot {
     /// Counts on `cpus` (summed) and of the calling thread.
     pub fn take(cpus: &[usize]) -> Snapshot {
         let read = |p: &str| std::fs::read_to_string(p).map(|t| columns(&t, cpus)).unwrap_or_default();
-        Snapshot { interrupts: read("/proc/interrupts"), softirqs: read("/proc/softirqs"), involuntary_switches: involuntary_switches() }
+        Snapshot {
+            interrupts: read("/proc/interrupts"),
+            softirqs: read("/proc/softirqs"),
+            involuntary_switches: involuntary_switches(libc::RUSAGE_THREAD).unwrap_or(0),
+        }
     }
 
     /// What changed since `before`, as JSON: non-zero deltas only.

@@ -62,10 +62,19 @@ pub fn shuffled(plan: &[Planned], seed: u64) -> Vec<Planned> {
     out
 }
 
+/// Where a result's case stands in the plan (after it: not in the plan).
+pub fn plan_position(plan: &[Planned], r: &CaseResult) -> usize {
+    plan.iter().position(|p| p.benchmark.id == r.benchmark && p.params == r.params).unwrap_or(usize::MAX)
+}
+
 /// Puts results back in plan order (rounds ran them shuffled).
-pub fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
-    let pos = |r: &CaseResult| plan.iter().position(|p| p.benchmark.id == r.benchmark && p.params == r.params).unwrap_or(usize::MAX);
-    results.sort_by_key(pos);
+fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
+    results.sort_by_key(|r| plan_position(plan, r));
+}
+
+/// Whether benchmark `id` of the plan is measured again in later rounds.
+fn repeats(plan: &[Planned], id: &str) -> bool {
+    plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds())
 }
 
 /// Intervals for every result with raw samples.
@@ -73,14 +82,6 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
     for (i, r) in doc.results.iter_mut().enumerate() {
         r.estimate_now(seed.wrapping_add((i as u64) << 8));
     }
-}
-
-/// Involuntary context switches of this process so far.
-fn involuntary_switches() -> Option<u64> {
-    // SAFETY: rusage is plain integers, for which all zeroes is a valid value.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes only the struct it is given, ours; RUSAGE_SELF is a valid target.
-    (unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } == 0).then_some(u.ru_nivcsw as u64)
 }
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
@@ -91,7 +92,8 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = out.writer.doc.results.len();
-    let (ticks, switches) = (crate::host::cpu_ticks(&ex.cpus), involuntary_switches());
+    let switches = || crate::bench::attribution::involuntary_switches(libc::RUSAGE_SELF);
+    let (ticks, switches_before) = (crate::host::cpu_ticks(&ex.cpus), switches());
     runner::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
@@ -102,7 +104,7 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
         elapsed_s: t.elapsed().as_secs_f64(),
         status,
         steal_pct: ticks.zip(crate::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::host::steal_pct(b, a)),
-        involuntary_switches: switches.zip(involuntary_switches()).map(|(b, a)| a.saturating_sub(b)),
+        involuntary_switches: switches_before.zip(switches()).map(|(b, a)| a.saturating_sub(b)),
     };
     out.writer.update(|doc| {
         doc.settings.round_log.push(rec);
@@ -164,9 +166,9 @@ pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Resul
 pub fn round_ids(plan: &[Planned], k: usize, results: &[CaseResult], env: Option<&str>, only: Option<&[String]>) -> Vec<String> {
     let mut ids = runner::benchmark_ids(plan);
     if k > 0 {
-        let measured = |id: &str| results.iter().any(|res| res.benchmark == id && res.status == CaseStatus::Ok && res.environment.as_deref() == env);
-        let repeats = |id: &str| plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds());
-        ids.retain(|id| repeats(id) && measured(id) && only.is_none_or(|o| o.contains(id)));
+        let measured =
+            |id: &str| results.iter().any(|res| res.benchmark == id && res.status == CaseStatus::Ok && res.environment.as_deref() == env);
+        ids.retain(|id| repeats(plan, id) && measured(id) && only.is_none_or(|o| o.contains(id)));
     }
     ids
 }
@@ -186,7 +188,14 @@ impl Repeated<'_> {
     /// Round k (of `count`, 0: not known ahead) of the benchmarks in `only`
     /// (None: all that repeat), merged into the run. False when it could
     /// not run: interrupted, or nothing left to measure again.
-    pub fn one(&self, k: usize, count: usize, only: Option<&[String]>, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<bool, StoreError> {
+    pub fn one(
+        &self,
+        k: usize,
+        count: usize,
+        only: Option<&[String]>,
+        writer: &mut RunWriter,
+        rep: &mut dyn Reporter,
+    ) -> Result<bool, StoreError> {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
@@ -232,17 +241,17 @@ impl Repeated<'_> {
     /// whose interval is wider than the target. Cases measured in the first
     /// round only are never unsettled (more rounds would not measure them).
     fn unsettled(&self, doc: &RunDoc, auto: &adaptive::Auto) -> Vec<adaptive::Unsettled> {
-        let mut now = RunDoc { results: doc.results[self.first..].to_vec(), ..doc.clone() };
+        let mut now = doc.clone();
+        now.results.drain(..self.first);
         estimate_all(&mut now, self.r.spec.seed);
-        let repeats = |id: &str| self.plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds());
-        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(&res.benchmark));
+        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
             let policy = crate::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::compare::rows(base, &now, &policy)
                 .into_iter()
                 .filter(|row| row.judged.verdict == crate::uncertainty::Verdict::Unsure)
                 .map(|row| adaptive::Unsettled {
-                    half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 50.0 * (iv.hi - iv.lo) / row.judged.ratio.abs()),
+                    half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
                     rounds_needed: row.judged.rounds_needed,
                     benchmark: row.benchmark,
                     cell: row.params,
@@ -253,7 +262,7 @@ impl Repeated<'_> {
             .iter()
             .filter_map(|res| {
                 let e = res.metrics.first()?.estimate.as_ref()?;
-                let half = 50.0 * (e.interval.hi - e.interval.lo) / e.median.abs();
+                let half = 100.0 * e.interval.relative_half_width(e.median);
                 // NaN (a median of 0) counts as unsettled too.
                 (half.is_nan() || half > auto.target_pct).then(|| adaptive::Unsettled {
                     benchmark: res.benchmark.clone(),
@@ -270,7 +279,14 @@ impl Repeated<'_> {
 /// in already; `last`: it has ended) into the run: its new results (tagged
 /// with `env`), and at the end its round record. Returns how many of its
 /// results are in now.
-pub fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: RunDoc, merged: usize, last: bool) -> Result<usize, StoreError> {
+pub fn merge_round(
+    writer: &mut RunWriter,
+    env: Option<&str>,
+    k: usize,
+    doc: RunDoc,
+    merged: usize,
+    last: bool,
+) -> Result<usize, StoreError> {
     let fresh = doc.results.len().saturating_sub(merged);
     if fresh == 0 && !last {
         return Ok(merged);
@@ -285,7 +301,8 @@ pub fn merge_round(writer: &mut RunWriter, env: Option<&str>, k: usize, doc: Run
     writer.update(|run| {
         merge(run, new);
         if last {
-            let tagged = doc.results.iter().filter(|r| r.counters.is_some()).map(|r| CaseResult { environment: env.map(String::from), ..r.clone() });
+            let tagged =
+                doc.results.iter().filter(|r| r.counters.is_some()).map(|r| CaseResult { environment: env.map(String::from), ..r.clone() });
             merge_counts(run, tagged);
             run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
                 rec.round = k;
