@@ -734,6 +734,23 @@ pub mod environment {
     pub const TSC_STEP_CYCLES: &str = "tsc_step_cycles";
     /// The kernel release its cases saw (uname inside it).
     pub const KERNEL_INSIDE: &str = "kernel_inside";
+    /// An independent few-line program's figures, booted the same way.
+    pub const INDEPENDENT_CHECK: &str = "independent_check";
+
+    /// What an independent few-line program measured in the environment
+    /// (hermit: rdtsc around 10^5 getpid and yield_now calls and 2000 futex
+    /// round trips between two threads), or why not.
+    #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+    pub struct IndependentCheck {
+        #[serde(default)]
+        pub getpid_cycles: Option<f64>,
+        #[serde(default)]
+        pub yield_cycles: Option<f64>,
+        #[serde(default)]
+        pub futex_one_way_cycles: Option<f64>,
+        #[serde(default)]
+        pub failed: Option<String>,
+    }
 
     /// The facts the report reads, typed.
     #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
@@ -742,6 +759,8 @@ pub mod environment {
         pub accel: Option<String>,
         #[serde(default)]
         pub tsc_step_cycles: Option<u64>,
+        #[serde(default)]
+        pub independent_check: Option<IndependentCheck>,
     }
 
     impl Facts {

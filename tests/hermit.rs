@@ -106,6 +106,52 @@ fn the_hermit_program_boots_under_tcg_and_measures_the_basic_benchmark_stream_an
     assert!(check["getpid_cycles"].as_f64().is_some_and(|c| c > 0.0) && check["yield_cycles"].as_f64().is_some(), "{check}");
 }
 
+/// memcpy, the allocators and IPC between threads, from the same source as
+/// the Linux families: every case the plan names comes back with its
+/// parameters, measured (copies intact, every message verified by both
+/// sides) or n/a with the reason a unikernel gives.
+#[test]
+fn the_hermit_program_measures_memcpy_the_allocators_and_futex_ipc_case_by_case() {
+    if let Err(why) = built() {
+        eprintln!("skipping the boot: {why}");
+        return;
+    }
+    let mut args = vec!["--suite", "memcpy,alloc,l4-ipc", "--batches", "3", "--batch-ms", "1", "--init-timeout", "120"];
+    for w in ["bytes=64", "bytes=4096", "words=0", "words=1"] {
+        args.extend(["--where", w]);
+    }
+    let (doc, _) = run_hermit("hermit-families", None, &args);
+    let results = doc["results"].as_array().unwrap();
+    let of = |family: &str| results.iter().filter(|r| r["family"] == family).collect::<Vec<_>>();
+    let (copies, allocs) = (of("memcpy"), of("alloc"));
+    assert!(copies.len() >= 12 && allocs.len() >= 4, "{} memcpy, {} alloc cases", copies.len(), allocs.len());
+    for r in copies.iter().chain(&allocs) {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["metrics"].as_array().unwrap().iter().all(|m| m["summary"]["median"].as_f64().unwrap() > 0.0), "{r}");
+    }
+    let futex: Vec<_> = of("ipc").into_iter().filter(|r| r["benchmark"] == "ipc.futex").collect();
+    assert_eq!(futex.len(), 2 * 2 * 2, "words 0,1 x space x cores: {futex:?}");
+    for r in &futex {
+        let (intra, same) = (r["params"]["space"] == "intra", r["params"]["cores"] == "same");
+        if intra && same {
+            assert_eq!(r["status"], "ok", "{r}");
+            let d = &r["details"];
+            assert!(d["round_trips"].as_u64().unwrap() > 0, "{r}");
+            assert_eq!(d["round_trips"], d["requests_verified_by_server"], "every request verified: {r}");
+            let (one, rt) = (&r["metrics"][0], &r["metrics"][1]);
+            assert_eq!((one["name"].as_str(), rt["name"].as_str()), (Some("one_way"), Some("round_trip")), "{r}");
+            assert_eq!(one["summary"]["median"].as_f64().unwrap() * 2.0, rt["summary"]["median"].as_f64().unwrap(), "{r}");
+        } else {
+            assert_eq!(r["status"], "not_applicable", "{r}");
+            let why = r["reason"].as_str().unwrap();
+            assert!(why.contains(if intra { "smp" } else { "address space" }), "{why}");
+        }
+    }
+    let pipe = results.iter().find(|r| r["benchmark"] == "ipc.pipe").expect("ipc.pipe planned");
+    assert_eq!(pipe["status"], "not_applicable", "{pipe}");
+    assert!(pipe["reason"].as_str().unwrap().contains("futex"), "{pipe}");
+}
+
 #[test]
 fn a_hermit_guest_that_never_says_hello_is_given_up_at_the_init_timeout() {
     if let Err(why) = built() {
@@ -118,7 +164,6 @@ fn a_hermit_guest_that_never_says_hello_is_given_up_at_the_init_timeout() {
     assert!(r["reason"].as_str().unwrap().contains("did not reach its /init within 10 s"), "{r}");
     assert!(took < Duration::from_secs(40), "{took:?}");
 }
-
 
 #[test]
 fn a_sigkilled_run_leaves_no_hermit_qemu() {

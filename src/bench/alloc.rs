@@ -60,6 +60,12 @@ impl Kind {
     }
 }
 
+/// The arena's room in blocks for a live set: twice the live set when half
+/// full, 1% spare (at least one slot) when nearly full.
+pub fn capacity(live: usize, nearly_full: bool) -> usize {
+    if nearly_full { live + (live / 100).max(1) } else { 2 * live }
+}
+
 struct System {
     layout: Layout,
 }

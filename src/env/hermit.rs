@@ -17,7 +17,7 @@
 
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvOptions, Environment, Message, Outcome, tail};
-use crate::bench::Scale;
+use crate::bench::{Scale, cases};
 use crate::clock::ClockInfo;
 use crate::named::Named;
 use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
@@ -70,9 +70,10 @@ impl Environment for Hermit {
             ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
         }
         // The independent check, beside a full run (not beside a boot).
-        if spec.mode == "run" && plan.iter().any(|p| p.benchmark.id == "syscall.getpid") && plan.len() > 1 {
+        let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
+        if spec.mode == "run" && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
             let check = boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
-            ran.facts.insert("independent_check".into(), check.unwrap_or_else(|e| json!({ "failed": e })));
+            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e })));
         }
         ran.facts.insert("versions".into(), json!(build.versions));
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
@@ -127,13 +128,42 @@ fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::har
     let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
     let quick_bytes = quick.then_some(crate::bench::cases::stream::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
+    let lists = case_lists(plan);
     format!(
-        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}",
+        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}{lists}",
         spec.mode,
         h.target_batch_cycles,
         h.batches,
         h.fixed_inner.unwrap_or(0)
     )
+}
+
+/// The cases of each benchmark with parameters, as the program reads them:
+/// ` cases.<benchmark>=<k1>/<k2>:<v1>/<v2>:<v1>/<v2>`, the parameter names,
+/// then each planned case's values. A name or value with a separator in it
+/// leaves its benchmark without a list (its cases then fail with the
+/// reason; none has one today).
+fn case_lists(plan: &[Planned]) -> String {
+    let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut out = String::new();
+    for id in crate::runner::benchmark_ids(plan) {
+        let cases: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
+        let Some(first) = cases.first() else { continue };
+        let keys: Vec<&String> = first.params.keys().collect();
+        let rows: Vec<Option<String>> = cases
+            .iter()
+            .map(|p| {
+                let values: Vec<String> = keys.iter().map(|k| p.params.get(*k).map(text).unwrap_or_default()).collect();
+                (p.params.len() == keys.len() && values.iter().all(|v| clean(v))).then(|| values.join("/"))
+            })
+            .collect();
+        if keys.iter().all(|k| clean(k)) && rows.iter().all(Option::is_some) {
+            let names: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+            out.push_str(&format!(" cases.{id}={}:{}", names.join("/"), rows.into_iter().flatten().collect::<Vec<_>>().join(":")));
+        }
+    }
+    out
 }
 
 /// What one boot left.
@@ -186,7 +216,14 @@ fn boot(build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOpt
 /// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
 const HERMIT_SUCCESS: i32 = 3;
 
-fn boot_facts(build: &Build, program: &Path, kvm: bool, machine: &str, o: &EnvOptions, status: Option<std::process::ExitStatus>) -> Map<String, Value> {
+fn boot_facts(
+    build: &Build,
+    program: &Path,
+    kvm: bool,
+    machine: &str,
+    o: &EnvOptions,
+    status: Option<std::process::ExitStatus>,
+) -> Map<String, Value> {
     let mut f = Map::new();
     f.insert("vmm".into(), json!(super::qemu::QEMU));
     f.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
@@ -199,7 +236,8 @@ fn boot_facts(build: &Build, program: &Path, kvm: bool, machine: &str, o: &EnvOp
     f
 }
 
-/// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y`.
+/// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y
+/// futex_one_way_cycles=Z`.
 fn check_figures(console: &str) -> Value {
     let Some(line) = console.lines().find(|l| l.contains("hermit-check ")) else {
         return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
@@ -218,10 +256,11 @@ fn absent_reason(p: &Planned) -> String {
     let id = p.benchmark.id.as_str();
     let why = match p.benchmark.family.name() {
         "pagefault" => "one kind of memory, the kernel's heap: its first write access is pagefault.anon's row",
-        "ipc" | "l4-ipc" => "no IPC between address spaces: a unikernel has one",
         "proc" => "a unikernel runs one process: no fork or exec",
         _ if id == "syscall.getppid" || id == "syscall.null" => "Hermit has no parent process (no getppid)",
-        _ => "not in oscycles' Hermit program (hermit/program measures hermit-basic and single-threaded STREAM)",
+        _ => {
+            "not in oscycles' Hermit program (hermit/program measures hermit-basic, single-threaded STREAM, memcpy, alloc and ipc.futex between threads)"
+        }
     };
     format!("{id} in Hermit: {why}")
 }
@@ -237,18 +276,20 @@ fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: cr
     };
     let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
     for p in plan {
-        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()));
+        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()) && same_params(p, c));
         let status = case.and_then(|c| c.get("status")).and_then(Value::as_str).unwrap_or("absent");
         let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
+        let reason = |c: &Value, or: &str| c.get("reason").and_then(Value::as_str).unwrap_or(or).to_string();
         let measured = match (status, case) {
             ("ok", Some(c)) => metrics_of(p, c, &clock),
-            ("failed", Some(c)) => Err((CaseStatus::Failed, c.get("reason").and_then(Value::as_str).unwrap_or("failed").to_string())),
+            ("failed", Some(c)) => Err((CaseStatus::Failed, reason(c, "failed"))),
+            ("n/a", Some(c)) => Err((CaseStatus::NotApplicable, format!("{} in Hermit: {}", p.benchmark.id, reason(c, "not there")))),
             _ => Err((CaseStatus::NotApplicable, absent_reason(p))),
         };
         match measured {
             Ok((metrics, details)) => {
                 (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
-                r.placement = Some(placement());
+                r.placement = Some(placement(p));
             }
             Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
         }
@@ -260,11 +301,23 @@ fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: cr
     doc
 }
 
-/// Where the program measures: its main thread on the one CPU.
-fn placement() -> crate::placement::Placement {
+/// Whether the program's case `c` is the planned case `p`: the same
+/// parameters (a case sent without any stands for every case of its
+/// benchmark).
+fn same_params(p: &Planned, c: &Value) -> bool {
+    match c.get("params").and_then(Value::as_object) {
+        Some(sent) if !sent.is_empty() => sent == &p.params,
+        _ => true,
+    }
+}
+
+/// Where the program measures: its main thread on the one CPU (and, for
+/// IPC, the server thread beside it).
+fn placement(p: &Planned) -> crate::placement::Placement {
+    let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
     crate::placement::Placement {
-        actors: "1 thread".into(),
-        cpus: vec![0],
+        actors: if ipc { "threads" } else { "1 thread" }.into(),
+        cpus: if ipc { vec![0, 0] } else { vec![0] },
         observed_cpus: vec![],
         policy: "Hermit's scheduler".into(),
         memory_locked: false,
@@ -278,17 +331,40 @@ fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
     if p.benchmark.is_of(&crate::bench::cases::stream::Stream) {
         return stream_metrics(p, c);
     }
-    let name = match p.benchmark.family.name() {
-        "syscall" => schema::syscall::PER_CALL,
-        "pagefault" => schema::pagefault::PER_PAGE,
-        _ => schema::hermit::PER_OP,
+    let m = measurement(c)?;
+    let failed = |e: crate::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
+    let metrics = match p.benchmark.family.name() {
+        schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
+        schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
+        schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
+        schema::ipc::FAMILY => cases::ipc::metrics(&m.per_op_cycles, clock).map_err(failed)?,
+        schema::memcpy::FAMILY => {
+            let bytes = p.params.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            cases::copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, &m, clock).map_err(failed)?
+        }
+        _ => vec![cases::per_op_metric(schema::hermit::PER_OP, &m, clock).map_err(failed)?],
     };
+    let mut details = Map::new();
+    details.insert("inner".into(), json!(m.inner));
+    details.insert("calibration".into(), json!(m.calibration));
+    for k in ["round_trips", "requests_verified_by_server"] {
+        if let Some(v) = c.get(k) {
+            details.insert(k.into(), v.clone());
+        }
+    }
+    Ok((metrics, details))
+}
+
+/// The harness's measurement as the program sent it.
+fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, String)> {
     let samples: Vec<f64> =
         c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
-    let s = Summary::of(&samples).ok_or((CaseStatus::Failed, "the program sent no samples".to_string()))?;
-    let mut details = Map::new();
-    details.insert("inner".into(), c.get("inner").cloned().unwrap_or(Value::Null));
-    Ok((vec![Metric::cycles(name, s, clock).with_samples(&samples)], details))
+    if samples.is_empty() {
+        return Err((CaseStatus::Failed, "the program sent no samples".to_string()));
+    }
+    let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+    let inner = c.get("inner").and_then(Value::as_u64).unwrap_or(0);
+    Ok(crate::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
 }
 
 /// STREAM's rates and times per kernel, as the stream family reports them;
@@ -358,6 +434,42 @@ mod tests {
         let per_cpu = doc.case("stream.kernels", |r| r.params.get("threads").and_then(|t| t.as_str()) == Some("per-cpu")).unwrap();
         assert_eq!(per_cpu.status, CaseStatus::NotApplicable);
         assert!(doc.results.iter().all(|r| r.status != CaseStatus::Ok || !r.metrics.is_empty()));
+    }
+
+    #[test]
+    fn each_case_with_parameters_is_named_to_the_program_and_its_answer_found_by_them() {
+        let mut run = spec(&["memcpy", "l4-ipc"]);
+        run.benchmarks = Some(vec!["memcpy.words".into(), "ipc.futex".into()]);
+        let mut plan = plan_of(&run).unwrap();
+        plan.retain(|p| p.params.get("bytes").is_none_or(|b| b == 64) && p.params.get("words").is_none_or(|w| w == 0));
+        let lists = case_lists(&plan);
+        let futex = lists.split(' ').find(|w| w.starts_with("cases.ipc.futex=")).expect(&lists);
+        let (keys, rows) = futex["cases.ipc.futex=".len()..].split_once(':').unwrap();
+        assert_eq!(rows.split(':').count(), 4, "space x cores at 0 words: {futex}");
+        assert_eq!(keys.split('/').count(), 3, "{futex}");
+        assert!(rows.split(':').all(|r| r.split('/').count() == 3), "{futex}");
+        let copies = plan.iter().filter(|p| p.benchmark.id == "memcpy.words").count();
+        let memcpy = lists.split(' ').find(|w| w.starts_with("cases.memcpy.words=")).unwrap();
+        assert_eq!(memcpy.split(':').count(), copies + 1, "{memcpy}");
+
+        let params = |words: u64, space: &str, cores: &str| json!({"words": words, "space": space, "cores": cores});
+        let samples = json!({"cases": [
+            {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
+            {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
+        ]});
+        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(2e9));
+        let at = |space: &str, cores: &str| {
+            doc.case("ipc.futex", |r| r.params.get("space") == Some(&json!(space)) && r.params.get("cores") == Some(&json!(cores))).unwrap()
+        };
+        let ok = at("intra", "same");
+        assert_eq!(ok.status, CaseStatus::Ok);
+        assert_eq!(ok.metric(schema::ipc::ONE_WAY).unwrap().summary.median, 6.0, "half the round trip");
+        assert_eq!(ok.metric(schema::ipc::ROUND_TRIP).unwrap().summary.median, 12.0);
+        assert_eq!(ok.details.get("requests_verified_by_server"), Some(&json!(40)));
+        let inter = at("inter", "same");
+        assert_eq!(inter.status, CaseStatus::NotApplicable);
+        assert_eq!(inter.reason.as_deref(), Some("ipc.futex in Hermit: one address space"));
+        assert_eq!(at("intra", "cross").status, CaseStatus::NotApplicable, "not answered: n/a");
     }
 
     #[test]

@@ -139,8 +139,49 @@ pub fn render_emulated(doc: &RunDoc) -> String {
                  plus one between updates): batches there lasted at least 50 steps\n"
             );
         }
+        s += &render_check(doc, &e);
     }
     s
+}
+
+/// The independent few-line program's figures beside oscycles' cells of
+/// the same calls in environment `e`, with their ratio (oscycles / check).
+fn render_check(doc: &RunDoc, e: &str) -> String {
+    let Some(c) = Facts::read(doc.environment.settings.get(e)).independent_check else {
+        return String::new();
+    };
+    if let Some(why) = c.failed {
+        return format!("check: in {e} the independent few-line program gave no figures: {why}\n");
+    }
+    // The cell of `bench` in `e`: the one case, or for IPC the 0-word one
+    // between two threads on one CPU.
+    let cell = |bench: &str| {
+        let bare = |r: &&CaseResult| {
+            let is = |k: &str, v: serde_json::Value| r.params.get(k).is_none_or(|x| *x == v);
+            is("words", 0.into()) && is("space", "intra".into()) && is("cores", "same".into())
+        };
+        doc.results.iter().filter(|r| r.benchmark == bench && r.env(doc) == e).find(bare).and_then(value).map(|v| v.0)
+    };
+    let pair = |what: &str, check: Option<f64>, bench: &str| match (check, cell(bench)) {
+        (Some(c), Some(o)) => Some(format!("{what} {c:.0} cycles (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
+        (Some(c), None) => Some(format!("{what} {c:.0} cycles")),
+        _ => None,
+    };
+    let parts: Vec<String> = [
+        pair("getpid", c.getpid_cycles, "syscall.getpid"),
+        pair("yield_now", c.yield_cycles, "syscall.sched_yield"),
+        pair("futex one way", c.futex_one_way_cycles, "ipc.futex"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "check: in {e}, an independent few-line program booted the same way (rdtsc around 10^5 calls, least of 5 windows):\n  {}\n",
+        parts.join("; ")
+    )
 }
 
 pub fn render_boot(doc: &RunDoc) -> String {

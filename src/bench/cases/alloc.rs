@@ -25,11 +25,7 @@ fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
 fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p: schema::alloc::Params = ctx.typed()?;
     let (live, bytes) = (p.live as usize, p.bytes as usize);
-    // Half: the arena holds twice the live set. Nearly full: 1% spare (at least one slot).
-    let capacity = match p.fill {
-        Some(Fill::NearlyFull) => live + (live / 100).max(1),
-        Some(Fill::Half) | None => 2 * live,
-    };
+    let capacity = crate::bench::alloc::capacity(live, p.fill == Some(Fill::NearlyFull));
     let mut w =
         Workload::new(kind.build(bytes, capacity), live).ok_or_else(|| CaseError::Failed("could not allocate the live set".into()))?;
     let (m, placement) = measure(ctx, |n| w.pairs(n).ok_or_else(|| CaseError::Failed(format!("{} ran out of space", kind.name()))), |e| e)?;

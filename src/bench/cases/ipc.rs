@@ -5,6 +5,7 @@ use super::{grid, points, summary_of};
 use crate::bench::ipc::pingpong::{self, PingPongSpec};
 use crate::bench::ipc::{IpcError, Mechanism};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::clock::ClockInfo;
 use crate::placement::{Cores, Placement, Space};
 use crate::results::{Metric, Params};
 use crate::schema;
@@ -44,7 +45,6 @@ fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         IpcError::Interrupted => CaseError::Interrupted,
         e => CaseError::Failed(e.to_string()),
     })?;
-    let rt = summary_of(&r.measurement.per_op_cycles)?;
     let mut details = serde_json::Map::new();
     details.insert("inner".into(), json!(r.measurement.inner));
     details.insert("round_trips".into(), json!(r.round_trips));
@@ -63,13 +63,19 @@ fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             policy: ctx.policy.to_string(),
             memory_locked: ctx.memory_locked,
         },
-        metrics: vec![
-            Metric::cycles(schema::ipc::ONE_WAY, rt.scaled(0.5), ctx.clock)
-                .with_samples(&r.measurement.per_op_cycles.iter().map(|c| c / 2.0).collect::<Vec<_>>()),
-            Metric::cycles(schema::ipc::ROUND_TRIP, rt, ctx.clock).with_samples(&r.measurement.per_op_cycles),
-        ],
+        metrics: metrics(&r.measurement.per_op_cycles, ctx.clock)?,
         details,
     })
+}
+
+/// One way (half the round trip, as the L4 tables count) and the round
+/// trip, from samples of cycles per round trip.
+pub fn metrics(round_trips: &[f64], clock: &ClockInfo) -> Result<Vec<Metric>, CaseError> {
+    let rt = summary_of(round_trips)?;
+    Ok(vec![
+        Metric::cycles(schema::ipc::ONE_WAY, rt.scaled(0.5), clock).with_samples(&round_trips.iter().map(|c| c / 2.0).collect::<Vec<_>>()),
+        Metric::cycles(schema::ipc::ROUND_TRIP, rt, clock).with_samples(round_trips),
+    ])
 }
 
 /// ipc.*: one-way IPC cost by mechanism and payload.
