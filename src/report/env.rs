@@ -105,7 +105,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
     };
     let legend = if envs.iter().any(|e| e == "native") {
         format!(
-            "; rel. = performance relative to native (above 1 = faster than native) [95% interval], with the verdict\n\
+            "; rel. = performance relative to native (above 1 = faster than native) [95% interval], with the verdict \
              of its 95% interval over rounds (faster, slower, same within 5%, unsure), as in compare{paired}"
         )
     } else {
@@ -127,7 +127,7 @@ pub fn render_emulated(doc: &RunDoc) -> String {
     let mut s = String::new();
     if !tcg.is_empty() {
         s += &format!(
-            "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran\n\
+            "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran \
              the guest's code), comparable with each other, not with a CPU's\n",
             tcg.join(", ")
         );
