@@ -152,6 +152,39 @@ fn the_hermit_program_measures_memcpy_the_allocators_and_futex_ipc_case_by_case(
     assert!(pipe["reason"].as_str().unwrap().contains("futex"), "{pipe}");
 }
 
+/// oscycles' own KVM VMM boots the same loader and program (uhyve's way, no
+/// QEMU): measured where KVM runs ordinary guests, n/a with the reason where
+/// it cannot (no /dev/kvm; kvm_pvm's instruction emulator), never a hang.
+#[test]
+fn hermit_in_oscycles_own_vmm_is_measured_or_not_applicable_with_the_reason() {
+    if let Err(why) = built() {
+        eprintln!("skipping the boot: {why}");
+        return;
+    }
+    let d = tempdir("hermit-microvm");
+    let t = Instant::now();
+    let out = Command::new(bin())
+        .args(["run", "--env", "hermit-microvm", "--quiet", "--init-timeout", "60", "--results"])
+        .arg(&d)
+        .args(GETPID)
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(t.elapsed() < Duration::from_secs(90), "{:?}", t.elapsed());
+    let doc = common::only_doc(&d);
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["environment"], "hermit-microvm", "{r}");
+    match r["status"].as_str() {
+        Some("ok") => assert!(r["metrics"][0]["summary"]["median"].as_f64().unwrap() > 0.0, "{r}"),
+        Some("not_applicable") => {
+            let why = r["reason"].as_str().unwrap();
+            assert!(why.starts_with("hermit-microvm: ") && why.contains("KVM"), "{why}");
+        }
+        _ => panic!("neither measured nor n/a: {r}"),
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn a_hermit_guest_that_never_says_hello_is_given_up_at_the_init_timeout() {
     if let Err(why) = built() {

@@ -39,19 +39,45 @@ fn cache_dir() -> PathBuf {
     std::env::var_os("OSCYCLES_HERMIT_CACHE").map_or_else(|| PathBuf::from(CACHE), PathBuf::from)
 }
 
-pub struct Hermit;
+/// Hermit under a VMM: QEMU (`hermit`) or oscycles' own (`hermit-microvm`).
+pub struct Hermit {
+    vmm: Vmm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vmm {
+    /// QEMU, TCG or KVM (`--accel`).
+    Qemu,
+    /// oscycles' own KVM VMM (`__vmm-multiboot`), uhyve's way: no QEMU.
+    Own,
+}
+
+impl Hermit {
+    pub const QEMU: Hermit = Hermit { vmm: Vmm::Qemu };
+    pub const MICROVM: Hermit = Hermit { vmm: Vmm::Own };
+}
 
 impl Environment for Hermit {
     fn name(&self) -> &'static str {
-        "hermit"
+        match self.vmm {
+            Vmm::Qemu => "hermit",
+            Vmm::Own => "hermit-microvm",
+        }
     }
 
     fn about(&self) -> &'static str {
-        "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm"
+        match self.vmm {
+            Vmm::Qemu => {
+                "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm"
+            }
+            Vmm::Own => {
+                "the Hermit unikernel in oscycles' own KVM VMM (no QEMU, as uhyve runs it): the same loader and program, CPU cycles; needs a KVM that runs ordinary guests (n/a with the reason on kvm_pvm)"
+            }
+        }
     }
 
     fn options(&self) -> Option<super::OwnOptions> {
-        Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+        (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
@@ -61,7 +87,7 @@ impl Environment for Hermit {
         let quick = plan.iter().any(|p| p.scale == Scale::Quick);
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program_args(spec, &plan, &harness, o);
-        let mut ran = boot(&build, &build.program, &args, &clock, o)?;
+        let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples: Value =
                 serde_json::from_slice(&m.bytes).map_err(|e| format!("hermit: the program's samples do not parse: {e}"))?;
@@ -72,7 +98,7 @@ impl Environment for Hermit {
         // The independent check, beside a full run (not beside a boot).
         let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
         if spec.mode == "run" && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
-            let check = boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
+            let check = self.boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
             ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e })));
         }
         ran.facts.insert("versions".into(), json!(build.versions));
@@ -175,16 +201,61 @@ struct Ran {
     log_tail: String,
 }
 
-/// Boots `program` once under QEMU with `args`, the serial port (kernel
-/// log and the program's frames) on QEMU's stdout and in a log file, and
-/// watches it within the timeouts of `o`.
-fn boot(build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, String> {
+impl Hermit {
+    /// Boots `program` once with `args` under this environment's VMM, the
+    /// serial port (kernel log and the program's frames) on the VMM's
+    /// stdout and in a log file, and watches it within the timeouts of `o`.
+    fn boot(&self, build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, String> {
+        let name = self.name();
+        let files = super::qemu::Files::new(name, o)?;
+        // The kernel's timer runs at the TSC rate given (-freq, MHz).
+        let append = format!("-freq {} -- {args}", (clock.tsc_hz / 1e6).round() as u64);
+        let (mut cmd, kvm, machine) = match self.vmm {
+            Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
+            Vmm::Own => {
+                crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
+                let exe = std::env::current_exe().map_err(|e| format!("{name}: finding oscycles' own executable: {e}"))?;
+                let mut cmd = std::process::Command::new(exe);
+                cmd.arg("__vmm-multiboot").arg("--kernel").arg(&build.loader).arg("--module").arg(program);
+                cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
+                (cmd, true, "oscycles' own".to_string())
+            }
+        };
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        crate::watchdog::die_with_parent(&mut cmd);
+        let start = Instant::now();
+        let child = cmd.spawn().map_err(|e| format!("{name}: starting the VMM: {e} (scripts/setup installs qemu-system-x86)"))?;
+        let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
+        let console = std::fs::read_to_string(&files.console).unwrap_or_default();
+        let log_tail = tail(&format!("{console}\n{}", end.stderr));
+        if let Some(w) = end.why {
+            return Err(format!("{name} {w}; last output: {log_tail}"));
+        }
+        if end.status.and_then(|s| s.code()) == Some(VMM_CANNOT_RUN) {
+            return Err(format!("{name}: {}", end.stderr.lines().last().unwrap_or("the VMM could not run the guest")));
+        }
+        let mut facts = boot_facts(build, program, kvm, &machine, o, end.status);
+        if self.vmm == Vmm::Own {
+            facts.insert("vmm".into(), json!("oscycles (its own KVM VMM, __vmm-multiboot)"));
+        }
+        Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+    }
+}
+
+/// QEMU booting oscycles' loader with `program` as its module: the command,
+/// whether it runs on KVM, and the machine type.
+fn qemu_command(
+    build: &Build,
+    program: &Path,
+    append: &str,
+    files: &super::qemu::Files,
+    o: &EnvOptions,
+) -> Result<(std::process::Command, bool, String), String> {
     let kvm = o.own.get::<AccelArgs>().map_err(|e| e.to_string())?.accel == Accel::Kvm;
     let machine = o.own.get::<QemuArgs>().map_err(|e| e.to_string())?.machine;
     if kvm {
         crate::microvm::kvm_usable().map_err(|e| format!("hermit: {e}"))?;
     }
-    let files = super::qemu::Files::new("hermit", o)?;
     // One CPU: the kernel is built without smp.
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
     cmd.args(["-machine", &machine]);
@@ -193,24 +264,66 @@ fn boot(build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOpt
     } else {
         cmd.args(["-accel", "tcg", "-cpu", "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr"]);
     }
-    // The kernel's timer runs at the TSC rate given (-freq, MHz).
-    let mhz = (clock.tsc_hz / 1e6).round() as u64;
-    cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program);
-    cmd.arg("-append").arg(format!("-freq {mhz} -- {args}"));
+    cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program).arg("-append").arg(append);
     cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
     cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
-    let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("hermit: starting {}: {e} (scripts/setup installs qemu-system-x86)", super::qemu::QEMU))?;
-    let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
-    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
-    let log_tail = tail(&format!("{console}\n{}", end.stderr));
-    if let Some(w) = end.why {
-        return Err(format!("hermit {w}; last output: {log_tail}"));
+    Ok((cmd, kvm, machine))
+}
+
+/// The own VMM's status when KVM cannot run the guest (the reason on its
+/// last line of standard error); any other status is the guest's.
+const VMM_CANNOT_RUN: i32 = 70;
+
+/// `oscycles __vmm-multiboot`: oscycles' own KVM VMM boots a multiboot
+/// image (hermit-microvm).
+#[derive(clap::Args, Debug)]
+pub struct VmmArgs {
+    /// The multiboot image (oscycles' Hermit loader).
+    #[arg(long)]
+    pub kernel: PathBuf,
+    /// Its module (the Hermit program).
+    #[arg(long)]
+    pub module: PathBuf,
+    /// The command line.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub append: String,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub mem_mib: u32,
+    /// A file that gets the serial port's bytes too.
+    #[arg(long)]
+    pub console: Option<PathBuf>,
+}
+
+/// Runs the VMM: the serial port on standard output (and `--console`), the
+/// guest's isa-debug-exit status as the exit status, or VMM_CANNOT_RUN
+/// with the reason on standard error.
+pub fn vmm_multiboot(a: &VmmArgs) -> std::process::ExitCode {
+    struct Tee(std::io::Stdout, Option<std::fs::File>);
+    impl std::io::Write for Tee {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Some(f) = &mut self.1 {
+                f.write_all(b)?;
+            }
+            self.0.write_all(b).map(|()| b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.flush()
+        }
     }
-    let facts = boot_facts(build, program, kvm, &machine, o, end.status);
-    Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
+    let console = a.console.as_deref().map(|p| std::fs::OpenOptions::new().append(true).create(true).open(p));
+    let r = (|| {
+        let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
+        crate::microvm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
+    })();
+    match r {
+        Ok(status) => std::process::ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
+        Err(why) => {
+            eprintln!("{why}");
+            std::process::ExitCode::from(VMM_CANNOT_RUN as u8)
+        }
+    }
 }
 
 /// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).

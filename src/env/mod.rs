@@ -122,7 +122,7 @@ pub trait Environment: Sync {
 pub type Env = &'static dyn Environment;
 
 impl Named for Env {
-    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU, &uml::Uml, &gvisor::Gvisor, &hermit::Hermit];
+    const ALL: &'static [Env] = &[&native::Native, &container::Container, &qemu::Qemu::TCG, &qemu::Qemu::KVM, &microvm::Microvm, &xen::Xen::PV, &xen::Xen::PVH, &xen::Xen::HVM, &xen::Xen::PVH_DOMU, &uml::Uml, &gvisor::Gvisor, &hermit::Hermit::QEMU, &hermit::Hermit::MICROVM];
 
     fn name(&self) -> &'static str {
         Environment::name(*self)
@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn environments_are_named_and_parsed_as_before() {
-        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit");
+        assert_eq!(Env::names(), "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm");
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());
     }

@@ -13,6 +13,7 @@
 //! case meets untouched host pages.
 
 pub mod layer;
+pub mod multiboot;
 
 use kvm_bindings::{kvm_regs, kvm_userspace_memory_region};
 use kvm_ioctls::{Kvm, VcpuExit};
