@@ -9,6 +9,7 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod adaptive;
 pub mod check;
 
 pub const SCHEMA: &str = "oscycles.run";
@@ -19,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
-pub type Params = Map<String, Value>;
+pub use crate::schema::Params;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -127,7 +128,7 @@ pub struct Settings {
     pub interleaved: bool,
     /// `--rounds auto`: how the rounds went, per environment that ran them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub adaptive: Vec<crate::rounds::adaptive::Outcome>,
+    pub adaptive: Vec<adaptive::Outcome>,
 }
 
 fn one() -> usize {

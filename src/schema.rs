@@ -10,7 +10,8 @@
 //! JSON is byte for byte what the cases wrote as maps.
 
 pub use crate::named::Named;
-use crate::results::Params;
+/// A case's parameters as the JSON map a result stores (`results::Params`).
+pub type Params = serde_json::Map<String, serde_json::Value>;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -16,6 +16,15 @@ use crate::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCHEMA, S
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// Rounds when the user does not say. Five is the fewest with which a
+/// comparison can come out significant at all (two-sided Mann-Whitney over
+/// 5 + 5 round medians reaches p = 0.008; over 3 + 3 never below 0.1); on a
+/// shared VM a process often lands in a slow mode for a whole round (a cell
+/// reads 275 or 345 cycles depending on the process), and with 5 rounds one
+/// such round on each side keeps a 25% difference `unsure`. Ten rounds of
+/// fewer batches cost about the same time and settle those.
+pub const DEFAULT_ROUNDS: usize = 10;
+
 /// The settings of a run, as every process of it sees them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -59,7 +68,7 @@ pub struct RunSpec {
     pub sequential_envs: bool,
     /// `--rounds auto`: rounds until the cells settle or the budget ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto: Option<crate::rounds::adaptive::Auto>,
+    pub auto: Option<crate::results::adaptive::Auto>,
     pub seed: u64,
     /// This process is round k of the run (a round's process).
     pub round: Option<usize>,
@@ -98,7 +107,7 @@ impl Default for RunSpec {
             point_ms: None,
             no_counters: false,
             timeout_s: 60,
-            rounds: crate::rounds::DEFAULT_ROUNDS,
+            rounds: DEFAULT_ROUNDS,
             auto: None,
             sequential_envs: false,
             seed: 0,

@@ -17,6 +17,7 @@ pub mod memcpy;
 pub mod net;
 pub mod noise;
 pub mod pagefault;
+pub mod packet_stream;
 pub mod parallel;
 pub mod proc;
 pub mod residue;

@@ -21,7 +21,7 @@ use crate::bench::{Scale, cases};
 use crate::clock::ClockInfo;
 use crate::named::Named;
 use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
-use crate::runner::{Planned, not_measured};
+use crate::plan::{Planned, not_measured};
 use crate::schema;
 use crate::stats::Summary;
 use serde_json::{Map, Value, json};
@@ -140,15 +140,15 @@ fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, String> {
         .iter()
         .map(|s| crate::registry::find_suite(s).ok_or_else(|| format!("hermit: unknown suite {s:?}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = crate::runner::plan(&suites, run.benchmarks.as_deref());
-    crate::runner::keep_where(&mut plan, &run.cases_where, false)?;
+    let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
+    crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
     Ok(plan)
 }
 
 /// The program's command line (after `--`): the benchmarks, the harness,
 /// STREAM's array size (the Linux rule, within a fifth of the guest's memory).
 fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
-    let benches = crate::runner::benchmark_ids(plan).join(",");
+    let benches = crate::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
     let quick = plan.iter().any(|p| p.scale == Scale::Quick);
     let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
@@ -173,7 +173,7 @@ fn case_lists(plan: &[Planned]) -> String {
     let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let mut out = String::new();
-    for id in crate::runner::benchmark_ids(plan) {
+    for id in crate::plan::benchmark_ids(plan) {
         let cases: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
         let Some(first) = cases.first() else { continue };
         let keys: Vec<&String> = first.params.keys().collect();

@@ -11,9 +11,10 @@
 
 pub mod adaptive;
 
+use crate::plan::{self, Planned};
 use crate::progress::Reporter;
 use crate::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::runner::{self, Execution, Out, Planned};
+use crate::runner::{self, Execution, Out};
 use crate::spec::RunSpec;
 use crate::store::{RunWriter, StoreError};
 use crate::uncertainty::SplitMix64;
@@ -22,14 +23,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Rounds when the user does not say. Five is the fewest with which a
-/// comparison can come out significant at all (two-sided Mann-Whitney over
-/// 5 + 5 round medians reaches p = 0.008; over 3 + 3 never below 0.1); on a
-/// shared VM a process often lands in a slow mode for a whole round (a cell
-/// reads 275 or 345 cycles depending on the process), and with 5 rounds one
-/// such round on each side keeps a 25% difference `unsure`. Ten rounds of
-/// fewer batches cost about the same time and settle those.
-pub const DEFAULT_ROUNDS: usize = 10;
+pub use crate::spec::DEFAULT_ROUNDS;
 
 /// How rounds are run.
 #[derive(Debug, Clone)]
@@ -164,7 +158,7 @@ pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Resul
 /// cannot run here would only do so again), and of those only the ones in
 /// `only` where given.
 pub fn round_ids(plan: &[Planned], k: usize, results: &[CaseResult], env: Option<&str>, only: Option<&[String]>) -> Vec<String> {
-    let mut ids = runner::benchmark_ids(plan);
+    let mut ids = plan::benchmark_ids(plan);
     if k > 0 {
         let measured =
             |id: &str| results.iter().any(|res| res.benchmark == id && res.status == CaseStatus::Ok && res.environment.as_deref() == env);

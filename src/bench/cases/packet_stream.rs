@@ -3,7 +3,7 @@
 
 use super::{grid, points};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::packet_stream::{self, StreamResult, StreamSpec, rpc};
+use crate::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};
 use crate::placement::Placement;
 use crate::results::{Metric, Params};
 use crate::schema::{self, packet_stream::Mode, packet_stream::Notify, packet_stream::Params as Point};

@@ -1,0 +1,132 @@
+//! The plan of a run: its cases (`Planned`: a benchmark, its parameters
+//! and the suite that names it), made from suites and `--bench`, cut by
+//! `--where`, and the result of a case that was not measured. Below the
+//! runner, the rounds, the environments and the progress reports, which
+//! all read it.
+
+use crate::registry::{Benchmark, Scale, Suite};
+use crate::results::{CaseResult, CaseStatus, Condition, Params};
+
+/// One case to run, and the suite it belongs to.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub suite: &'static str,
+    pub scale: Scale,
+    /// Its suite's shortest batch in seconds (0: none).
+    pub min_batch_s: f64,
+    pub benchmark: Benchmark,
+    pub params: Params,
+}
+
+impl Planned {
+    pub fn label(&self) -> String {
+        format!("{} {}", self.benchmark.id, crate::results::params_label(&self.params)).trim().to_string()
+    }
+}
+
+/// `--where` filters by parameter: the values given for each.
+type Wanted<'a> = std::collections::BTreeMap<&'a str, Vec<&'a str>>;
+/// The parameters of a plan and the values each takes.
+type Present<'a> = std::collections::BTreeMap<&'a str, std::collections::BTreeSet<String>>;
+
+fn wanted_and_present<'a>(plan: &'a [Planned], filters: &'a [(String, String)]) -> (Wanted<'a>, Present<'a>) {
+    let mut wanted = Wanted::new();
+    for (k, v) in filters {
+        wanted.entry(k.as_str()).or_default().push(v.as_str());
+    }
+    let mut present = Present::new();
+    for p in plan {
+        for (k, v) in &p.params {
+            present.entry(k.as_str()).or_default().insert(crate::results::param_text(v));
+        }
+    }
+    (wanted, present)
+}
+
+/// Keeps the cases whose parameters match `filters` (`--where`): for each
+/// parameter named that a case has, its value is one of those given (a
+/// case without that parameter is not restricted by it). With `strict`
+/// (the run's own process, which has the whole plan), a parameter no case
+/// has is refused; a filter that keeps nothing always is. The sentence
+/// names the parameters and values there are.
+pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict: bool) -> Result<(), String> {
+    let (wanted, present) = wanted_and_present(plan, filters);
+    let described = |keys: &mut dyn Iterator<Item = &str>| {
+        let values = |k: &str| {
+            let mut v: Vec<&String> = present[k].iter().collect();
+            // Numbers in numeric order, before words.
+            v.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => x.total_cmp(&y),
+                (x, y) => x.is_err().cmp(&y.is_err()).then(a.cmp(b)),
+            });
+            v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        };
+        keys.map(|k| format!("{k} ({})", values(k))).collect::<Vec<_>>().join("; ")
+    };
+    if strict && let Some(k) = wanted.keys().find(|k| !present.contains_key(*k)) {
+        let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
+        return Err(format!("--where {k}: no case chosen has that parameter; they have: {have}"));
+    }
+    let matches =
+        |p: &Planned| wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())));
+    let kept: Vec<Planned> = plan.iter().filter(|p| matches(p)).cloned().collect();
+    if kept.is_empty() {
+        return Err(format!(
+            "--where keeps no case; the values there are: {}",
+            described(&mut wanted.keys().copied().filter(|k| present.contains_key(k)))
+        ));
+    }
+    *plan = kept;
+    Ok(())
+}
+
+/// Every case of the suites, restricted to `only` benchmark ids if given.
+/// A case in two suites (same benchmark, same parameters) runs once, under
+/// the first.
+pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> {
+    let mut out: Vec<Planned> = Vec::new();
+    for s in suites {
+        for (b, params) in s.cases() {
+            if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || out.iter().any(|p| p.benchmark.id == b.id && p.params == params) {
+                continue;
+            }
+            out.push(Planned { suite: s.name, scale: s.scale, min_batch_s: s.min_batch_s, benchmark: b, params });
+        }
+    }
+    out
+}
+
+/// The result of a planned case before anything is known of it: ok, no
+/// metrics, no condition or environment yet.
+pub fn blank(p: &Planned) -> CaseResult {
+    CaseResult {
+        suite: p.suite.into(),
+        benchmark: p.benchmark.id.clone(),
+        family: p.benchmark.family.name().into(),
+        params: p.params.clone(),
+        status: CaseStatus::Ok,
+        reason: None,
+        placement: None,
+        metrics: vec![],
+        details: Default::default(),
+        elapsed_s: 0.0,
+        condition: None,
+        environment: None,
+        counters: None,
+    }
+}
+
+pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+    CaseResult { status, reason: Some(why.into()), condition: Some(condition), ..blank(p) }
+}
+
+/// The distinct benchmark ids of a plan, in plan order.
+pub fn benchmark_ids(plan: &[Planned]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for p in plan {
+        if !ids.contains(&p.benchmark.id) {
+            ids.push(p.benchmark.id.clone());
+        }
+    }
+    ids
+}

@@ -1,0 +1,107 @@
+//! What adaptive rounds (`run --rounds auto`, `rounds::adaptive`) ask for
+//! and how they went, as the run document records it (`settings.auto`,
+//! `settings.adaptive`): the document's types, so that the store does not
+//! reach up into the rounds that fill them.
+
+use serde::{Deserialize, Serialize};
+
+/// What `--rounds auto` asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Auto {
+    /// Minutes all rounds together may take (`--budget`).
+    pub budget_min: f64,
+    /// Half of a settled cell's 95% interval, in percent of its median
+    /// (`--target`); with a baseline, also the margin within which a cell
+    /// is `same` as the baseline's.
+    pub target_pct: f64,
+    /// `--until-verdict`: the baseline (a name or a run document) every
+    /// cell is to get a verdict against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_verdict: Option<String>,
+}
+
+/// Rounds every cell gets before it may count as settled: the fewest with
+/// which a comparison can come out significant at all (see
+/// `rounds::DEFAULT_ROUNDS`).
+pub const MIN_ROUNDS: usize = 5;
+
+/// Rounds at most, whatever the budget.
+pub const MAX_ROUNDS: usize = 1000;
+
+/// A cell not settled when the rounds ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unsettled {
+    pub benchmark: String,
+    /// The cell within the benchmark: parameters, environment, condition.
+    pub cell: String,
+    /// Half its 95% interval, percent of its median.
+    pub half_width_pct: f64,
+    /// Rounds in all that would likely settle it (None: no estimate).
+    pub rounds_needed: Option<usize>,
+}
+
+/// Why the rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ended {
+    /// Every cell settled.
+    Settled,
+    /// Another round would have gone past the budget.
+    Budget,
+    /// `MAX_ROUNDS` reached.
+    MaxRounds,
+    /// Interrupted, or nothing left that could be measured again.
+    Stopped,
+}
+
+impl Ended {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Ended::Settled => "every cell settled",
+            Ended::Budget => "the budget would not fit another round",
+            Ended::MaxRounds => "the most rounds a run takes",
+            Ended::Stopped => "interrupted, or nothing left to measure again",
+        }
+    }
+}
+
+/// How adaptive rounds went: recorded in the run document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub asked: Auto,
+    /// The environment whose rounds these were (None: the run's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<String>,
+    /// Rounds run.
+    pub rounds: usize,
+    pub elapsed_s: f64,
+    pub ended: Ended,
+    pub unsettled: Vec<Unsettled>,
+}
+
+impl Outcome {
+    /// One line for the terminal, and the unsettled cells under it.
+    pub fn describe(&self) -> Vec<String> {
+        let goal = match &self.asked.until_verdict {
+            Some(b) => format!("a verdict against {b} (margin {}%)", self.asked.target_pct),
+            None => format!("intervals within +-{}%", self.asked.target_pct),
+        };
+        let mut out = vec![format!(
+            "rounds auto: {} rounds in {:.1} of {} min for {goal}; stopped: {}; {} cells unsettled",
+            self.rounds,
+            self.elapsed_s / 60.0,
+            self.asked.budget_min,
+            self.ended.describe(),
+            self.unsettled.len()
+        )];
+        for u in self.unsettled.iter().take(12) {
+            let need = u.rounds_needed.map_or("?".to_string(), |n| n.to_string());
+            let cell = if u.cell.is_empty() { String::new() } else { format!(" {}", u.cell) };
+            out.push(format!("  {}{cell}: +-{:.1}% now, about {need} rounds would settle it", u.benchmark, u.half_width_pct));
+        }
+        if self.unsettled.len() > 12 {
+            out.push(format!("  ... and {} more (in the document)", self.unsettled.len() - 12));
+        }
+        out
+    }
+}

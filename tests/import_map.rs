@@ -1,0 +1,56 @@
+//! scripts/import-map: the map of imports between src/'s top-level modules
+//! finds a circle, names it, and fails on one that is not recorded as known;
+//! the real tree passes.
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+fn script() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/import-map")
+}
+
+/// Runs the script over a tree of `files` (path, text) with `known` circles.
+fn map_of(files: &[(&str, &str)], known: &str) -> (bool, String) {
+    let d = common::tempdir("import-map");
+    for (p, text) in files {
+        let f = d.join("src").join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    }
+    std::fs::write(d.join("known"), known).unwrap();
+    let out = Command::new(script())
+        .env("OSCYCLES_IMPORT_MAP_SRC", d.join("src"))
+        .env("OSCYCLES_IMPORT_MAP_KNOWN", d.join("known"))
+        .output()
+        .expect("the script runs");
+    let _ = std::fs::remove_dir_all(&d);
+    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn a_new_circle_of_imports_fails_and_a_known_one_or_none_passes() {
+    let circle = [
+        ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        ("a.rs", "use crate::b::Thing;\n"),
+        // A grouped import and a super:: that reaches the crate root.
+        ("b/mod.rs", "use crate::{c, a::Other};\n"),
+        ("b/inner.rs", "use super::super::c::More;\n"),
+        ("c.rs", "// crate::a in a comment is not an import\n"),
+    ];
+    let (ok, out) = map_of(&circle, "");
+    assert!(!ok, "{out}");
+    assert!(out.contains("circle: a b") && out.contains("a -> b") && out.contains("b -> a"), "{out}");
+    assert!(!out.contains("c -> a"), "a comment is not an import: {out}");
+    let (ok, out) = map_of(&circle, "# known\na b\n");
+    assert!(ok, "a known circle passes: {out}");
+    let (ok, out) = map_of(&[("lib.rs", ""), ("a.rs", "use crate::b::X;\n"), ("b.rs", "")], "");
+    assert!(ok && out.contains("0 circles"), "{out}");
+}
+
+#[test]
+fn the_source_tree_has_no_circle_beyond_the_known_ones() {
+    let out = Command::new(script()).output().expect("the script runs");
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
