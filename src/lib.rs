@@ -14,6 +14,7 @@ pub mod counters;
 pub mod db;
 pub mod doctor;
 pub mod env;
+pub mod execute;
 pub mod fleet;
 pub mod harness;
 pub mod host;

@@ -11,35 +11,20 @@
 
 pub mod adaptive;
 
+use crate::execute::{self, Execution, Out};
 use crate::plan::{self, Planned};
 use crate::progress::Reporter;
 use crate::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::runner::{self, Execution, Out};
 use crate::spec::RunSpec;
 use crate::store::{RunWriter, StoreError};
 use crate::uncertainty::SplitMix64;
 use crate::watchdog;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 pub use crate::spec::DEFAULT_ROUNDS;
 
-/// How rounds are run.
-#[derive(Debug, Clone)]
-pub struct Rounds {
-    /// The run's settings: how many rounds, their seed, which round this
-    /// process is (`spec.round`), and the TSC rate rounds take instead of
-    /// calibrating (`spec.tsc_hz`). A round's process gets them with its
-    /// round, benchmarks and directories.
-    pub spec: RunSpec,
-    /// Where rounds write their documents (the run's private directory).
-    pub work: PathBuf,
-    /// `--until-verdict`: the baseline adaptive rounds judge cells against
-    /// (None: they aim at the interval width; also in an environment's
-    /// child, which has no baseline).
-    pub baseline: Option<RunDoc>,
-}
+pub use crate::spec::Rounds;
 
 /// The seed of round k's case order.
 pub fn round_seed(seed: u64, k: usize) -> u64 {
@@ -88,7 +73,7 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
     let first = out.writer.doc.results.len();
     let switches = || crate::bench::attribution::involuntary_switches(libc::RUSAGE_SELF);
     let (ticks, switches_before) = (crate::host::cpu_ticks(&ex.cpus), switches());
-    runner::run_plan(&order, ex, out)?;
+    execute::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
         round: k,
@@ -420,7 +405,7 @@ mod tests {
     #[test]
     fn orders_are_permutations_seeded_and_differ_by_round() {
         let suites = [crate::registry::find_suite("syscall").unwrap()];
-        let plan = runner::plan(&suites, None);
+        let plan = crate::plan::plan(&suites, None);
         let a = shuffled(&plan, round_seed(7, 0));
         let again = shuffled(&plan, round_seed(7, 0));
         let b = shuffled(&plan, round_seed(7, 1));

@@ -1,0 +1,326 @@
+//! The case executor: a plan run in this process under every condition
+//! (load x isolation), each case measured by its family and saved as it
+//! comes, the counting pass after the timed cases. Below the rounds (which
+//! run it once per round) and the runner (which runs it per environment).
+
+use crate::bench::{CaseCtx, CaseError};
+use crate::clock::ClockInfo;
+use crate::counters;
+use crate::harness::HarnessConfig;
+use crate::isolation::{self, Isolation};
+use crate::load::{Load, LoadKind};
+use crate::named::Named;
+use crate::placement::{self, Policy};
+use crate::plan::{Planned, blank, not_measured};
+use crate::progress::Reporter;
+use crate::registry::Scale;
+use crate::results::{CaseResult, CaseStatus, Condition};
+use crate::store::{RunWriter, StoreError};
+use crate::watchdog;
+use std::time::{Duration, Instant};
+
+/// How the cases run: every case of the plan runs under every load (outer
+/// loop) and every isolation mode (inner loop).
+#[derive(Debug, Clone)]
+pub struct Execution {
+    pub cpus: Vec<usize>,
+    pub loads: Vec<LoadKind>,
+    /// Where loads run; None: `load_cpus(cpus[0])`.
+    pub load_cpus: Option<Vec<usize>>,
+    pub isolations: Vec<Isolation>,
+    /// The oscycles binary, which carries loads as `__load-worker`; None
+    /// where no load but idle may run (in-process tests).
+    pub exe: Option<std::path::PathBuf>,
+    /// Per scale; `harness_for` picks.
+    pub quick: HarnessConfig,
+    pub full: HarnessConfig,
+    /// Whether suites' shortest batches apply (not when `--batch-ms` set the batch).
+    pub suite_batches: bool,
+    pub timeout: Duration,
+    pub scratch: std::path::PathBuf,
+    pub mem_bytes: Option<u64>,
+    /// Measured milliseconds per point of net and blk cases.
+    pub point_ms: Option<u64>,
+    /// Whether batch-timed cases are followed by counting batches (`counters`).
+    pub counters: bool,
+    /// How the plan is repeated; None: once, here, in plan order.
+    pub rounds: Option<crate::spec::Rounds>,
+}
+
+impl Execution {
+    /// Everything in this process: idle and pinned only, one harness for
+    /// both scales, no rounds, a 30 s case timeout. What tests
+    /// (and a program embedding the runner) start from.
+    pub fn in_process(cpus: Vec<usize>, harness: HarnessConfig, scratch: std::path::PathBuf) -> Execution {
+        Execution {
+            cpus,
+            loads: vec![LoadKind::Idle],
+            load_cpus: None,
+            isolations: vec![Isolation::Pinned],
+            exe: None,
+            quick: harness,
+            full: harness,
+            suite_batches: false,
+            timeout: Duration::from_secs(30),
+            scratch,
+            mem_bytes: None,
+            point_ms: None,
+            counters: false,
+            rounds: None,
+        }
+    }
+
+    pub fn harness_for(&self, s: Scale) -> HarnessConfig {
+        match s {
+            Scale::Quick => self.quick,
+            Scale::Full => self.full,
+        }
+    }
+}
+
+/// What an isolation mode means to a case.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mode {
+    pub pin: bool,
+    pub policy: Policy,
+    pub memory_locked: bool,
+}
+
+impl Mode {
+    pub fn of(iso: Isolation) -> Mode {
+        Mode { pin: iso.pins(), policy: iso.policy(), memory_locked: placement::memory_locked() }
+    }
+}
+
+/// Runs one case; never panics on a failed measurement. With counters on,
+/// the harness only notes whether the case times batches on this thread:
+/// such a result leaves its counters empty (`None`) for [`count_pass`],
+/// which counts it after the round's timed cases.
+pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
+    let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
+    measure(p, ex, clock, mode, harness, ex.counters.then_some(0))
+}
+
+/// A case run with `harness`, the counters armed with `counting` batches
+/// if given: with batches, its counts are in the result; with 0 (the timed
+/// pass), a case that times batches leaves them empty.
+fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> CaseResult {
+    let t = Instant::now();
+    let ctx = CaseCtx {
+        params: &p.params,
+        cpus: &ex.cpus,
+        pin: mode.pin,
+        policy: mode.policy,
+        memory_locked: mode.memory_locked,
+        harness,
+        scale: p.scale,
+        point_ms: ex.point_ms,
+        clock,
+        timeout: ex.timeout,
+        scratch: &ex.scratch,
+        mem_bytes: ex.mem_bytes,
+    };
+    // Every case has a deadline on this thread: blocking calls return EINTR
+    // after it, polling loops and the harness stop at it.
+    let deadline = watchdog::Deadline::arm(ex.timeout);
+    let armed = counting.map(|k| counters::Armed::arm(k, true));
+    let mut r = p.benchmark.run(&ctx);
+    let counted = armed.map(counters::Armed::finish).unwrap_or_default();
+    if deadline.as_ref().is_ok_and(|d| d.passed()) && r.is_err() && watchdog::interrupted().is_none() {
+        r = Err(CaseError::Failed(format!(
+            "timed out: stopped after {:.1} s (--timeout {} s)",
+            t.elapsed().as_secs_f64(),
+            ex.timeout.as_secs()
+        )));
+    }
+    drop(deadline);
+    let mut out = blank(p);
+    match r {
+        Ok(d) => {
+            out.placement = Some(d.placement);
+            out.metrics = d.metrics;
+            out.details = d.details;
+            let deferred = counted.iter().any(|c| matches!(c, counters::Counted::Deferred));
+            if counting.is_some() && !deferred {
+                out.counters = Some(counters::Counts::of_case(&counted));
+            }
+        }
+        Err(CaseError::NotApplicable(why)) => {
+            out.status = CaseStatus::NotApplicable;
+            out.reason = Some(why);
+        }
+        Err(CaseError::Failed(why)) => {
+            out.status = CaseStatus::Failed;
+            out.reason = Some(why);
+        }
+        Err(CaseError::Interrupted) => {
+            out.status = CaseStatus::Failed;
+            out.reason = Some("interrupted by a signal".into());
+        }
+    }
+    out.elapsed_s = t.elapsed().as_secs_f64();
+    out
+}
+
+/// How long the kernel keeps its scheduler hooks for perf on after the
+/// last per-task counter closed (HZ, a second), with a margin: the pause
+/// after a counting pass before anything is timed again.
+pub const COUNTERS_COOL_DOWN: Duration = Duration::from_millis(1200);
+
+/// The counting pass after a round's timed cases (under one condition):
+/// each case the timed pass noted (`to_count`: the case and its result's
+/// index in the document) runs again, briefly, with the counters armed, and
+/// its counts go into its result. Then a pause ([`COUNTERS_COOL_DOWN`]),
+/// so that nothing timed next meets the kernel's perf hooks still on.
+fn count_pass(to_count: &[(&Planned, usize)], ex: &Execution, clock: &ClockInfo, mode: Mode, sink: &mut Sink) -> Result<(), StoreError> {
+    for &(p, i) in to_count {
+        if watchdog::interrupted().is_some() {
+            return Ok(());
+        }
+        let mut harness = ex.harness_for(p.scale);
+        harness.batches = harness.batches.min(counters::COUNTING_BATCHES);
+        // Armed with batches, a measured case always carries its counts.
+        let r = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
+        let counts = match (r.status, r.counters) {
+            (CaseStatus::Ok, Some(counts)) => counts,
+            _ => counters::Counts::none(&format!("not counted: its counting run failed: {}", r.reason.unwrap_or_default())),
+        };
+        sink.writer.update(|doc| doc.results[i].counters = Some(counts))?;
+    }
+    if !to_count.is_empty() {
+        std::thread::sleep(COUNTERS_COOL_DOWN);
+    }
+    Ok(())
+}
+
+/// The CPUs a load runs on: every allowed CPU but the measured one (all of
+/// them on a one-CPU machine, where the load then shares the CPU).
+pub fn load_cpus(measured: usize) -> Vec<usize> {
+    let all = placement::allowed_cpus();
+    let rest: Vec<usize> = all.iter().copied().filter(|&c| c != measured).collect();
+    if rest.is_empty() { all } else { rest }
+}
+
+/// Seconds a load runs before the first measurement under it.
+pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
+
+/// Where a plan's results go and who hears of its progress: the run's
+/// document, the environment its results are tagged with (None: the run's
+/// own, untagged), the reporter.
+pub struct Out<'a> {
+    pub writer: &'a mut RunWriter,
+    pub env: Option<&'a str>,
+    pub rep: &'a mut dyn Reporter,
+}
+
+/// Where the results of a plan go: tagged with the environment (if given),
+/// counted for progress.
+struct Sink<'a> {
+    writer: &'a mut RunWriter,
+    env: Option<&'a str>,
+    done: usize,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, mut r: CaseResult) -> Result<(), StoreError> {
+        r.environment = self.env.map(String::from);
+        self.done += 1;
+        self.writer.push(r)
+    }
+
+    /// Every case of `plan` not measured, for `why`.
+    fn not_measured(&mut self, plan: &[Planned], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), StoreError> {
+        plan.iter().try_for_each(|p| self.push(not_measured(p, status, why, condition.clone())))
+    }
+}
+
+/// The condition of a load and an isolation mode, without facts yet.
+pub fn condition(kind: LoadKind, iso: Isolation) -> Condition {
+    Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() }
+}
+
+/// Runs the plan under every condition, saving each result as it comes,
+/// tagged with `env` if given. Loads and isolation settings are undone when
+/// the run ends, fails or is interrupted (their guards are dropped on every
+/// path out).
+pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
+    watchdog::install();
+    let rep = &mut *out.rep;
+    let mut sink = Sink { writer: &mut *out.writer, env: out.env, done: 0 };
+    rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
+    for &kind in &ex.loads {
+        if watchdog::interrupted().is_some() {
+            break;
+        }
+        let started = match &ex.exe {
+            None if kind != LoadKind::Idle => Err("loads other than idle need the oscycles binary to carry them".to_string()),
+            None => Ok(Load::idle()),
+            Some(exe) => Load::start(kind, exe, &ex.scratch, &ex.load_cpus.clone().unwrap_or_else(|| load_cpus(ex.cpus[0]))),
+        };
+        match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
+            Ok(mut load) => {
+                if !under_load(plan, ex, &mut load, &mut sink, rep)? {
+                    break;
+                }
+            }
+            Err(why) => {
+                for &iso in &ex.isolations {
+                    sink.not_measured(plan, CaseStatus::Failed, &why, &condition(kind, iso))?;
+                }
+            }
+        }
+    }
+    rep.plan_done();
+    Ok(())
+}
+
+/// The plan under `load` and every isolation mode in turn. Returns false
+/// when interrupted.
+fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink, rep: &mut dyn Reporter) -> Result<bool, StoreError> {
+    let clock = sink.writer.doc.host.clock.clone();
+    let many = ex.loads.len() * ex.isolations.len() > 1;
+    for &iso in &ex.isolations {
+        if watchdog::interrupted().is_some() {
+            return Ok(false);
+        }
+        let cond = condition(load.kind, iso);
+        let label = if many { format!("{}/{}: ", cond.load, cond.isolation) } else { String::new() };
+        let applied = match isolation::apply(iso, ex.cpus[0]) {
+            Ok(a) => a,
+            Err(why) => {
+                sink.not_measured(plan, CaseStatus::NotApplicable, &why, &cond)?;
+                continue;
+            }
+        };
+        let mode = Mode::of(iso);
+        let mut to_count = Vec::new();
+        for p in plan {
+            if watchdog::interrupted().is_some() {
+                return Ok(false);
+            }
+            rep.case_started(sink.done, p, &label);
+            if let Err(why) = load.check() {
+                sink.push(not_measured(p, CaseStatus::Failed, &why, cond.clone()))?;
+                continue;
+            }
+            let mark = load.mark();
+            let mut r = run_case(p, ex, &clock, mode);
+            let deferred = ex.counters && r.status == CaseStatus::Ok && r.counters.is_none();
+            // A case cut short by the interrupt is not a result.
+            if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
+                return Ok(false);
+            }
+            let mut c = cond.clone();
+            c.facts = applied.facts.clone();
+            c.facts.extend(load.facts_since(&mark));
+            r.condition = Some(c);
+            sink.push(r)?;
+            if deferred {
+                to_count.push((p, sink.writer.doc.results.len() - 1));
+            }
+        }
+        count_pass(&to_count, ex, &clock, mode, sink)?;
+        drop(applied);
+    }
+    Ok(true)
+}
