@@ -1,6 +1,6 @@
 //! scripts/import-map: the map of imports between src/'s top-level modules
-//! finds a circle, names it, and fails on one that is not recorded as known;
-//! the real tree passes.
+//! finds a circle, names it, and fails on one that is not recorded as known,
+//! and on an import up the declared layers; the real tree passes.
 
 use std::path::Path;
 use std::process::Command;
@@ -11,8 +11,13 @@ fn script() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/import-map")
 }
 
-/// Runs the script over a tree of `files` (path, text) with `known` circles.
+/// Runs the script over a tree of `files` (path, text) with `known` circles
+/// (and no layers).
 fn map_of(files: &[(&str, &str)], known: &str) -> (bool, String) {
+    map_with_layers(files, known, None)
+}
+
+fn map_with_layers(files: &[(&str, &str)], known: &str, layers: Option<&str>) -> (bool, String) {
     let d = common::tempdir("import-map");
     for (p, text) in files {
         let f = d.join("src").join(p);
@@ -20,9 +25,13 @@ fn map_of(files: &[(&str, &str)], known: &str) -> (bool, String) {
         std::fs::write(f, text).unwrap();
     }
     std::fs::write(d.join("known"), known).unwrap();
+    if let Some(l) = layers {
+        std::fs::write(d.join("layers"), l).unwrap();
+    }
     let out = Command::new(script())
         .env("OSCYCLES_IMPORT_MAP_SRC", d.join("src"))
         .env("OSCYCLES_IMPORT_MAP_KNOWN", d.join("known"))
+        .env("OSCYCLES_IMPORT_MAP_LAYERS", d.join("layers"))
         .output()
         .expect("the script runs");
     let _ = std::fs::remove_dir_all(&d);
@@ -47,6 +56,19 @@ fn a_new_circle_of_imports_fails_and_a_known_one_or_none_passes() {
     assert!(ok, "a known circle passes: {out}");
     let (ok, out) = map_of(&[("lib.rs", ""), ("a.rs", "use crate::b::X;\n"), ("b.rs", "")], "");
     assert!(ok && out.contains("0 circles"), "{out}");
+}
+
+#[test]
+fn an_import_up_the_layers_or_a_module_in_no_layer_fails() {
+    let tree = [("lib.rs", ""), ("top.rs", "use crate::low::X;\n"), ("low.rs", "use crate::top::Y;\n")];
+    let layers = "# top to bottom\nupper: top\nlower: low\n";
+    let (ok, out) = map_with_layers(&tree, "top low\n", Some(layers));
+    assert!(!ok && out.contains("low (lower) imports top (upper), a layer above it"), "{out}");
+    let downward = [tree[0], tree[1], ("low.rs", "")];
+    let (ok, out) = map_with_layers(&downward, "", Some(layers));
+    assert!(ok && out.contains("every import goes to its own layer or one below"), "{out}");
+    let (ok, out) = map_with_layers(&downward, "", Some("upper: top\n"));
+    assert!(!ok && out.contains("low is in no layer"), "{out}");
 }
 
 #[test]
