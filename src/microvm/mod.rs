@@ -135,6 +135,35 @@ fn err(what: &str) -> impl Fn(kvm_ioctls::Error) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
 
+/// Why a VM with its RAM could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    #[error("{what}: {source}")]
+    Kvm { what: &'static str, source: kvm_ioctls::Error },
+    #[error("guest memory: {0}")]
+    Memory(String),
+}
+
+/// A VM and its RAM. The VM is dropped before the memory it maps (fields
+/// drop in their order), so keep the two together.
+pub struct VmWithRam {
+    pub vm: kvm_ioctls::VmFd,
+    pub ram: GuestMemoryMmap<()>,
+}
+
+/// A fresh VM with `bytes` of RAM from guest address 0, in one memory slot.
+pub fn vm_with_ram(kvm: &Kvm, bytes: usize) -> Result<VmWithRam, VmError> {
+    let vm = kvm.create_vm().map_err(|source| VmError::Kvm { what: "KVM_CREATE_VM", source })?;
+    let ram = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), bytes)]).map_err(|e| VmError::Memory(e.to_string()))?;
+    let host = ram.get_host_address(GuestAddress(0)).map_err(|e| VmError::Memory(e.to_string()))?;
+    let region =
+        kvm_userspace_memory_region { slot: 0, guest_phys_addr: 0, memory_size: bytes as u64, userspace_addr: host as u64, flags: 0 };
+    // SAFETY: the region maps `ram`, which the returned VmWithRam keeps and
+    // drops after the VM.
+    unsafe { vm.set_user_memory_region(region) }.map_err(|source| VmError::Kvm { what: "KVM_SET_USER_MEMORY_REGION", source })?;
+    Ok(VmWithRam { vm, ram })
+}
+
 /// Runs `case` for `n` iterations in a fresh VM; the reason as a sentence
 /// if the VM cannot be made, the guest faults, or it does not finish within
 /// `timeout`.
@@ -208,14 +237,8 @@ fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: M
 pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
     let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let t_create = crate::arch::rdtscp();
-    let vm = kvm.create_vm().map_err(err("KVM_CREATE_VM"))?;
-    let mem: GuestMemoryMmap<()> = GuestMemoryMmap::from_ranges(&[(GuestAddress(0), RAM)]).map_err(|e| format!("guest memory: {e}"))?;
-    let host = mem.get_host_address(GuestAddress(0)).map_err(|e| format!("guest memory: {e}"))?;
-    let region =
-        kvm_userspace_memory_region { slot: 0, guest_phys_addr: 0, memory_size: RAM as u64, userspace_addr: host as u64, flags: 0 };
-    // SAFETY: the region maps `mem`, which outlives the VM (both are dropped
-    // at the end of this function, the VM first).
-    unsafe { vm.set_user_memory_region(region) }.map_err(err("KVM_SET_USER_MEMORY_REGION"))?;
+    let machine = vm_with_ram(&kvm, RAM).map_err(|e| e.to_string())?;
+    let (vm, mem) = (&machine.vm, &machine.ram);
     let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(|e| format!("writing guest memory: {e}"));
     w(mem.write_slice(if mode == Mode::Real { GUEST16 } else { GUEST64 }, GuestAddress(CODE)))?;
     w(mem.write_obj(case as u32, GuestAddress(PARAMS)))?;

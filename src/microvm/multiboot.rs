@@ -9,10 +9,10 @@
 //! A guest KVM cannot run (an instruction its emulator lacks, a failed
 //! entry, a triple fault) ends the VMM with the reason.
 
-use kvm_bindings::{KVM_MAX_CPUID_ENTRIES, kvm_pit_config, kvm_regs, kvm_segment, kvm_userspace_memory_region};
+use kvm_bindings::{KVM_MAX_CPUID_ENTRIES, kvm_pit_config, kvm_regs, kvm_segment};
 use kvm_ioctls::{Kvm, VcpuExit};
 use std::io::Write;
-use vm_memory::{Bytes, GuestAddress, GuestMemoryBackend, GuestMemoryMmap};
+use vm_memory::{Bytes, GuestAddress, GuestMemoryMmap};
 
 /// What failed, in words a user can act on.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +23,8 @@ pub enum BootError {
     Kvm { what: &'static str, source: kvm_ioctls::Error },
     #[error("guest memory: {0}")]
     Memory(String),
+    #[error(transparent)]
+    Vm(#[from] super::VmError),
     #[error("KVM could not run the guest: {0}")]
     Guest(String),
 }
@@ -142,7 +144,9 @@ pub fn boot(image: &[u8], module: &[u8], cmdline: &str, mem_mib: u32, out: &mut 
     if module_end + 4096 > mem || cmdline.len() as u64 + CMDLINE >= LOW_RAM_END {
         return Err(BootError::Image(format!("{mem_mib} MiB hold no room for the module and command line")));
     }
-    let ram = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), mem as usize)]).map_err(|e| BootError::Memory(e.to_string()))?;
+    let k = Kvm::new().map_err(kvm("opening /dev/kvm"))?;
+    let machine = super::vm_with_ram(&k, mem as usize)?;
+    let (vm, ram) = (&machine.vm, &machine.ram);
     let load = (h.file_offset as usize)..(h.file_offset + h.load_end_addr - h.load_addr) as usize;
     let mut writes = vec![(h.load_addr, image[load].to_vec()), (module_at, module.to_vec())];
     writes.push((CMDLINE, [cmdline.as_bytes(), &[0]].concat()));
@@ -150,13 +154,6 @@ pub fn boot(image: &[u8], module: &[u8], cmdline: &str, mem_mib: u32, out: &mut 
     for (at, bytes) in &writes {
         ram.write_slice(bytes, GuestAddress(*at)).map_err(|e| BootError::Memory(e.to_string()))?;
     }
-    let k = Kvm::new().map_err(kvm("opening /dev/kvm"))?;
-    let vm = k.create_vm().map_err(kvm("KVM_CREATE_VM"))?;
-    let host = ram.iter().next().ok_or_else(|| BootError::Memory("no region".into()))?.as_ptr() as u64;
-    let region = kvm_userspace_memory_region { slot: 0, guest_phys_addr: 0, memory_size: mem, userspace_addr: host, flags: 0 };
-    // SAFETY: the region is `ram`'s one mapping, which outlives the VM
-    // (both dropped at the end of this function, the VM first).
-    unsafe { vm.set_user_memory_region(region) }.map_err(kvm("KVM_SET_USER_MEMORY_REGION"))?;
     vm.create_irq_chip().map_err(kvm("KVM_CREATE_IRQCHIP"))?;
     vm.create_pit2(kvm_pit_config::default()).map_err(kvm("KVM_CREATE_PIT2"))?;
     let mut vcpu = vm.create_vcpu(0).map_err(kvm("KVM_CREATE_VCPU"))?;
@@ -169,7 +166,7 @@ pub fn boot(image: &[u8], module: &[u8], cmdline: &str, mem_mib: u32, out: &mut 
     vcpu.set_sregs(&sregs).map_err(kvm("KVM_SET_SREGS"))?;
     let regs = kvm_regs { rip: h.entry_addr, rax: BOOTLOADER_MAGIC, rbx: INFO, rflags: 2, ..Default::default() };
     vcpu.set_regs(&regs).map_err(kvm("KVM_SET_REGS"))?;
-    run(&mut vcpu, &ram, out)
+    run(&mut vcpu, ram, out)
 }
 
 /// Runs the vCPU until the guest writes isa-debug-exit.
