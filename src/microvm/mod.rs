@@ -248,7 +248,7 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
         w(mem.write_obj(u32::from(EXCEPTION_HANDLER), GuestAddress(v * 4)))?;
     }
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
-    set_up_vcpu(&mut vcpu, &mem, mode)?;
+    set_up_vcpu(&mut vcpu, mem, mode)?;
 
     let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(|e| e.to_string())?;
     let mut exits = Exits::default();
