@@ -128,7 +128,7 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
 
 /// The hosts' table on standard output.
 fn print_hosts(m: &Manifest, out: &Path) {
-    let mut t = report::table::Table::new(&["host", "status", "runs", "message"], 2);
+    let mut t = report::table::TextTable::new(&["host", "status", "runs", "message"], 2);
     t.also_left = vec![3];
     for h in &m.hosts {
         let status = serde_json::to_value(h.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();

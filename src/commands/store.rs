@@ -18,7 +18,7 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     }
     let mut db = open_db(&path)?;
     let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
-    let mut t = report::table::Table::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
+    let mut t = report::table::TextTable::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
         t.row(vec![
             r.id.clone(),

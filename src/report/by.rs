@@ -13,7 +13,7 @@
 //! fleets, when no `--fleet` is given) shows the newest, and says so.
 
 use super::export::markup::{Cell, MarkupTable};
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::compare::{Judged, judge, relative, seed_of};
 use crate::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
 use crate::uncertainty::Policy;
@@ -312,7 +312,7 @@ pub fn render(r: &ByReport, policy: &Policy) -> String {
         }
         for g in &s.grids {
             let h = headers(s);
-            let mut t = Table::new(&h.iter().map(String::as_str).collect::<Vec<_>>(), 4);
+            let mut t = TextTable::new(&h.iter().map(String::as_str).collect::<Vec<_>>(), 4);
             for row in rows(s, g, policy) {
                 t.row(row);
             }

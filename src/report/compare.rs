@@ -1,7 +1,7 @@
 //! `oscycles compare A B`: who A and B are, every common case, then the seed
 //! tables side by side where the runs have their rows.
 
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::compare::{Judged, Row, tally, verdict_word};
 use crate::results::RunDoc;
 use crate::uncertainty::{Policy, Verdict};
@@ -81,7 +81,7 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
     if counts {
         headers.push("counts per op that changed, A -> B");
     }
-    let mut t = Table::new(&headers, 4);
+    let mut t = TextTable::new(&headers, 4);
     if counts {
         t.also_left.push(headers.len() - 1);
     }

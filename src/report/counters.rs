@@ -2,7 +2,7 @@
 //! --counters`, the HTML report's section, and the counts `compare` puts
 //! beside a verdict.
 
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::counters::{Counts, Event};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use std::collections::BTreeMap;
@@ -90,7 +90,7 @@ pub fn render(doc: &RunDoc) -> String {
         headers.push("IPC");
     }
     let envs = crate::report::distinct(with.iter().map(|r| r.env(doc)));
-    let mut t = Table::new(&headers, 2);
+    let mut t = TextTable::new(&headers, 2);
     for r in &with {
         let c = r.counters.as_ref().expect("filtered on counters");
         let mut label = crate::results::params_label(&r.params);

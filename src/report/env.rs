@@ -3,7 +3,7 @@
 //! native (the "Rel. Perf" of the L4 performance page's Wombat table: above 1 = faster than
 //! native); and the boot-time table of the HermitCore PVH/HVM benchmark post.
 
-use super::table::Table;
+use super::table::TextTable;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::{boot, environment::Facts};
 use crate::sources::Source;
@@ -47,7 +47,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
         h.extend(others.iter().map(|e| format!("rel. {e}")));
     }
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
-    let mut t = Table::new(&hr, 2);
+    let mut t = TextTable::new(&hr, 2);
     let mut keys: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| r.family != boot::FAMILY) {
         let k = (r.benchmark.clone(), params_label(&r.params));
@@ -189,7 +189,7 @@ pub fn render_boot(doc: &RunDoc) -> String {
     if rs.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(&["environment", "to /init (s)", "to first result (s)", "starts", "min..max to /init"], 1);
+    let mut t = TextTable::new(&["environment", "to /init (s)", "to first result (s)", "starts", "min..max to /init"], 1);
     let mut notes = String::new();
     for r in rs {
         let e = r.env(doc).to_string();

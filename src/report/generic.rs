@@ -3,7 +3,7 @@
 //! every case, with its median, interval and unit, so that nothing measured
 //! is hidden from the text output.
 
-use super::table::{Table, interval};
+use super::table::{TextTable, interval};
 use crate::results::{CaseResult, CaseStatus, params_label};
 
 /// One table per family of `results`, in the order they first appear.
@@ -16,7 +16,7 @@ pub fn render(results: &[&CaseResult]) -> String {
     }
     let mut out = String::new();
     for f in families {
-        let mut t = Table::new(&["benchmark", "parameters", "metric", "median", "unit", "95% interval", "status"], 3);
+        let mut t = TextTable::new(&["benchmark", "parameters", "metric", "median", "unit", "95% interval", "status"], 3);
         for r in results.iter().filter(|r| r.family == f) {
             if r.status != CaseStatus::Ok || r.metrics.is_empty() {
                 let why = format!("{}: {}", super::export::status(r.status), r.reason.as_deref().unwrap_or(""));

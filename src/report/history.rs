@@ -10,7 +10,7 @@
 //! largest marked step.
 
 use super::export::markup::{Cell as MCell, MarkupTable};
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::compare::{seed_of, verdict_word};
 use crate::db::history::Point;
 use crate::results::{Better, RunDoc, UNIT_CYCLES};
@@ -457,7 +457,7 @@ pub fn render(hs: &[History], opts: &Options) -> String {
         out += &format!("{} ({better})\n", h.title());
         let (ws, wc) = optional_columns(h);
         let hdr = headers(h, ws, wc);
-        let mut t = Table::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), 2);
+        let mut t = TextTable::new(&hdr.iter().map(String::as_str).collect::<Vec<_>>(), 2);
         t.also_left = (hdr.len() - 3..hdr.len()).collect();
         let skip = shown_from(h.rows.len(), opts.last);
         for i in skip..h.rows.len() {

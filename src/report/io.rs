@@ -4,7 +4,7 @@
 //! read / write x direct / cached).
 
 use super::num;
-use super::table::{Table, bytes_label, percent};
+use super::table::{TextTable, bytes_label, percent};
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{blk, net};
@@ -58,7 +58,7 @@ fn net_grid(rs: &[Net]) -> String {
     let heads: Vec<String> = cols.iter().map(|(p, b)| format!("{} {}", p.name(), net::name_of(b).to_uppercase())).collect();
     let mut h: Vec<&str> = vec!["payload"];
     h.extend(heads.iter().map(String::as_str));
-    let mut t = Table::new(&h, 1);
+    let mut t = TextTable::new(&h, 1);
     let mut bytes = sizes(rs.iter().map(|(_, p)| p.bytes));
     // UDP's largest payload (65507) and TCP's (65536) share a row.
     if bytes.contains(&net::UDP_MAX_BYTES) && bytes.contains(&net::TCP_MAX_BYTES) {
@@ -78,7 +78,7 @@ fn net_grid(rs: &[Net]) -> String {
 /// Every measured stream case: rate, loss, CPU cost, spread, CPUs.
 fn net_cases(rs: &[Net]) -> String {
     use net::details::*;
-    let mut d = Table::new(
+    let mut d = TextTable::new(
         &["path", "proto", "payload", "MiB/s", "msgs/s", "UDP loss", "send CPU ms/MiB", "recv CPU ms/MiB", "CV", "CPUs (send, recv)"],
         3,
     );
@@ -109,7 +109,7 @@ fn net_cases(rs: &[Net]) -> String {
 
 /// Request/response round trips.
 fn net_rr(rr: &[Net], hz: f64) -> String {
-    let mut t = Table::new(&["path", "payload", "RTT median us", "cycles", "p99 us", "transactions"], 2);
+    let mut t = TextTable::new(&["path", "payload", "RTT median us", "cycles", "p99 us", "transactions"], 2);
     for (r, p) in rr {
         let (path, payload) = (p.path.name().to_string(), bytes_label(p.bytes));
         let Some(m) = r.metric(net::RTT).filter(|_| r.status == CaseStatus::Ok) else {
@@ -172,8 +172,8 @@ pub fn render_blk(doc: &RunDoc) -> String {
     let cols: Vec<(&str, blk::Mode)> = blk::OPS.iter().flat_map(|&op| blk::Mode::ALL.iter().map(move |&m| (op, m))).collect();
     let mut heads = vec!["block".to_string()];
     heads.extend(cols.iter().map(|(op, m)| format!("{op} {}", m.name())));
-    let mut t = Table::new(&heads.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-    let mut d = Table::new(&["op", "mode", "block", "MiB/s", "IOPS", "CPU ms/MiB", "CPU util", "CV", "fdatasync after"], 3);
+    let mut t = TextTable::new(&heads.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let mut d = TextTable::new(&["op", "mode", "block", "MiB/s", "IOPS", "CPU ms/MiB", "CPU util", "CV", "fdatasync after"], 3);
     for b in sizes(rs.iter().map(|(_, p)| p.block)) {
         let mut row = vec![bytes_label(b)];
         for &(op, mode) in &cols {

@@ -3,7 +3,7 @@
 //! cost in TSC cycles.
 
 use super::noise_note;
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::results::{CaseResult, CaseStatus};
 use crate::schema::ipc::{self, Cores, Mechanism, Params, Space};
 use crate::schema::syscall;
@@ -48,7 +48,7 @@ pub fn render(results: &[&CaseResult]) -> String {
     let words: BTreeSet<u64> = results_typed.iter().map(|(_, p)| p.words).collect();
     let mut headers: Vec<String> = ["mechanism", "space", "cores", "cpus"].map(String::from).to_vec();
     headers.extend(words.iter().map(|w| format!("{w}w")));
-    let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
     let mut reasons: BTreeSet<String> = BTreeSet::new();
     let mut moved = false;
     for mech in Mechanism::ALL {
@@ -104,7 +104,7 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
     let getpid_id = syscall::id(syscall::GETPID);
     let getpid = median(syscall_results.iter().find(|r| r.benchmark == getpid_id).copied(), syscall::PER_CALL);
     let results_typed: Vec<(&CaseResult, Params)> = super::typed(ipc_results.iter().copied());
-    let mut t = Table::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
+    let mut t = TextTable::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
     for mech in Mechanism::ALL {
         let id = mech.id();
         let cell = |space: Space| {

@@ -1,7 +1,7 @@
 //! `oscycles list`: the benchmarks and suites as plain data (built from the
 //! registry by `crate::catalogue`), and their text.
 
-use super::table::{self, Table};
+use super::table::{self, TextTable};
 use super::wrap;
 
 /// One benchmark as `list` shows it.
@@ -43,7 +43,7 @@ pub fn render_list(c: &Catalogue, width: usize, long: bool) -> String {
             s += "\n";
         }
     } else {
-        let mut t = Table::new(&["benchmark", "here", "description"], 3);
+        let mut t = TextTable::new(&["benchmark", "here", "description"], 3);
         for b in &c.benchmarks {
             let here = if b.runs_here.is_ok() { "yes" } else { "no" };
             t.row(vec![b.id.clone(), here.into(), b.description.clone()]);
@@ -52,7 +52,7 @@ pub fn render_list(c: &Catalogue, width: usize, long: bool) -> String {
         s += "(oscycles list BENCH or list --long: parameters, needs and why a benchmark does not run here)\n";
     }
     s += "\nsuites:\n";
-    let mut st = Table::new(&["suite", "families", "description"], 3);
+    let mut st = TextTable::new(&["suite", "families", "description"], 3);
     for su in &c.suites {
         st.row(vec![su.name.clone(), su.families.join(","), su.description.clone()]);
     }

@@ -3,7 +3,7 @@
 //! with a relative-performance column (above 1: the second run is better).
 
 use super::rows::Row;
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, Metric, RunDoc};
 use crate::schema::ipc::{Cores, Mechanism, Space};
@@ -156,7 +156,7 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], names: [&str; 
     }
     headers.push("Comment".into());
     let ncols = headers.len();
-    let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     t.also_left = vec![ncols - 1];
     for r in rows {
         let found: Vec<Option<&Metric>> = runs.iter().map(|d| r.value(d)).collect();

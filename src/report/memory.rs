@@ -2,7 +2,7 @@
 //! allocator comparisons.
 
 use super::rows::{Row, unmeasured_mark};
-use super::table::{Table, bytes_label, cycles};
+use super::table::{TextTable, bytes_label, cycles};
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{alloc, hermit, memcpy, pagefault, stream, syscall};
@@ -55,7 +55,7 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
         head.push("CV");
     }
     head.push("note");
-    let mut t = Table::new(&head, 1);
+    let mut t = TextTable::new(&head, 1);
     t.also_left = vec![head.len() - 1];
     for row in hermit_rows() {
         let cases: Vec<Option<&CaseResult>> = envs.iter().map(|(_, d)| row.case(d)).collect();
@@ -111,7 +111,7 @@ pub fn render_stream(doc: &RunDoc) -> String {
             detail(stream::details::ARRAY_BYTES) >> 20,
             detail(stream::details::REPETITIONS_COUNTED)
         );
-        let mut t = Table::new(&["Function", "Best Rate MB/s", "Avg time", "Min time", "Max time"], 1);
+        let mut t = TextTable::new(&["Function", "Best Rate MB/s", "Avg time", "Min time", "Max time"], 1);
         for k in stream::KERNELS {
             if let Some(cells) = stream_cells(r, k) {
                 t.row([vec![title(k)], cells].concat());
@@ -149,7 +149,7 @@ pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
     for th in &threads {
         let case = |d: &RunDoc| of(d).into_iter().find(|r| r.params_as::<stream::Params>().is_some_and(|p| p.threads.name() == th));
         s += &format!("\nSTREAM ({th}), in the form of {}: best rate of each function per environment\n", Source::HermitCoreXen.short());
-        let mut t = Table::new(&["Function", "Environment", "Bandwidth MB/s", "Avg time", "Min time", "Max time"], 2);
+        let mut t = TextTable::new(&["Function", "Environment", "Bandwidth MB/s", "Avg time", "Min time", "Max time"], 2);
         for k in stream::KERNELS {
             for (name, d) in envs {
                 let cells = match case(d) {
@@ -181,7 +181,7 @@ pub fn render_memcpy(doc: &RunDoc) -> String {
         }
         let mut headers = vec![format!("{imp}: bytes")];
         headers.extend(offsets.iter().map(|(a, b)| format!("{a}/{b}")));
-        let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+        let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
         for &bytes in &sizes {
             let mut row = vec![bytes_label(bytes)];
             for &(src_off, dst_off) in &offsets {
@@ -211,7 +211,7 @@ pub fn render_alloc(doc: &RunDoc) -> String {
     let sizes: BTreeSet<u64> = rs.iter().map(|(_, p)| p.bytes).collect();
     let mut headers = vec!["allocator".to_string(), "fill".into(), "block".into()];
     headers.extend(lives.iter().map(|l| format!("live {l}")));
-    let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
     for kind in alloc::KINDS {
         let bench = alloc::id(kind);
         for &fill in alloc::Fill::ALL {

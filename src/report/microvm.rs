@@ -3,7 +3,7 @@
 //! min), the VMM's round trip where the exit reaches it, and the ratio to a
 //! native equivalent where there is one.
 
-use super::table::Table;
+use super::table::TextTable;
 use crate::results::{CaseStatus, RunDoc};
 use crate::schema::microvm::{self, details};
 
@@ -12,7 +12,7 @@ pub fn render(doc: &RunDoc) -> String {
     if rs.is_empty() {
         return String::new();
     }
-    let mut t = Table::new(
+    let mut t = TextTable::new(
         &["exit kind", "CPL", "guest median", "guest min", "VMM round trip", "native equivalent", "native", "x native", "iterations"],
         2,
     );

@@ -4,7 +4,7 @@
 //! measurement says what else happened (load throughput, interrupts on the
 //! CPU, involuntary switches, overruns) so that a spike can be traced.
 
-use super::table::Table;
+use super::table::TextTable;
 use super::{distinct, num};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
@@ -73,23 +73,23 @@ fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
 
 /// A grid of loads (rows) by isolations (columns, after the `lead` columns),
 /// each in order of first appearance among `rs`.
-fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, Table) {
+fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, TextTable) {
     let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
     let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
     let mut headers = lead.to_vec();
     headers.extend(isos.iter().copied());
-    let table = Table::new(&headers, lead.len());
+    let table = TextTable::new(&headers, lead.len());
     (loads, isos, table)
 }
 
 /// The table of every measurement: load and isolation, the `heads` columns
 /// (the first `labels` of them row labels) with their `cells`, then what
 /// the load did and what happened on the CPU.
-fn per_measurement(doc: &RunDoc, rs: &[&CaseResult], heads: &[&str], labels: usize, cells: impl Fn(&CaseResult) -> Vec<String>) -> Table {
+fn per_measurement(doc: &RunDoc, rs: &[&CaseResult], heads: &[&str], labels: usize, cells: impl Fn(&CaseResult) -> Vec<String>) -> TextTable {
     let mut headers = vec!["Load", "isolation"];
     headers.extend(heads);
     headers.extend(["load during", "on the CPU during"]);
-    let mut t = Table::new(&headers, 2 + labels);
+    let mut t = TextTable::new(&headers, 2 + labels);
     t.also_left = vec![headers.len() - 2, headers.len() - 1];
     for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
         let (l, i) = r.load_isolation(doc);

@@ -1,7 +1,7 @@
 //! Packet stream against RPC (Genode's Pandaboard article), and every core at once (the L4Re
 //! performance overview).
 
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
@@ -38,7 +38,7 @@ fn sweep_tables(rs: &[Typed], axes: &Axes) -> String {
     for &size in &axes.sizes {
         let mut headers = vec![format!("{size} B: batch")];
         headers.extend(axes.depths.iter().map(|d| format!("depth {d}")));
-        let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+        let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
         for &b in &axes.batches {
             let mut row = vec![b.to_string()];
             for &d in &axes.depths {
@@ -57,7 +57,7 @@ fn sweep_tables(rs: &[Typed], axes: &Axes) -> String {
 /// The stream's best point against both RPCs, by packet size.
 fn against_rpc(rs: &[Typed], sizes: &BTreeSet<u64>) -> String {
     let mut s = "\npacket stream against synchronous RPC: throughput, submit-to-acknowledge latency (median / p99 TSC cycles), CPU ns per packet (source + sink)\n".to_string();
-    let mut t = Table::new(&["bytes", "transport", "kpackets/s", "MiB/s", "notif/pkt", "lat median", "lat p99", "CPU ns/pkt"], 2);
+    let mut t = TextTable::new(&["bytes", "transport", "kpackets/s", "MiB/s", "notif/pkt", "lat median", "lat p99", "CPU ns/pkt"], 2);
     for &size in sizes {
         let best = rs
             .iter()
@@ -96,7 +96,7 @@ fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
     let mut headers = vec!["bytes".to_string()];
     headers.extend(axes.depths.iter().map(|d| format!("depth {d}")));
     headers.extend(["rpc shm".to_string(), "rpc unix".to_string()]);
-    let mut lt = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let mut lt = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     let lat = |r: Option<&CaseResult>| r.and_then(|r| r.metric(ps::LATENCY)).map_or("-".into(), |m| cycles(m.summary.median));
     for &size in &axes.sizes {
         let mut row = vec![size.to_string()];
@@ -153,7 +153,7 @@ pub fn render_parallel(doc: &RunDoc) -> String {
     let ops: Vec<&str> = parallel::OPS.into_iter().filter(|op| rs.iter().any(|(r, _)| r.benchmark == parallel::id(op))).collect();
     let mut headers = vec!["CPUs busy".to_string()];
     headers.extend(ops.iter().map(|op| op.to_string()));
-    let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     for &n in &ns {
         let mut row = vec![n.to_string()];
         for op in &ops {

@@ -4,7 +4,7 @@
 //! --env) with its verdict.
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
-use super::table::{Table, cycles};
+use super::table::{TextTable, cycles};
 use crate::compare::{judge_in, seed_of, verdict_word};
 use crate::results::{CaseResult, CaseStatus, Metric, RunDoc, UNIT_CYCLES};
 use crate::schema::{alloc, blk, boot, control, ctx, ipc, memcpy, microvm, net, noise, pagefault, proc, stream, syscall};
@@ -174,7 +174,7 @@ pub fn render(doc: &RunDoc, width: usize) -> String {
 /// (None when no headline case was measured), and the note under it.
 pub struct Parts {
     pub heading: String,
-    pub table: Option<Table>,
+    pub table: Option<TextTable>,
     pub note: String,
 }
 
@@ -203,7 +203,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
     let mut head = vec!["", "value", "unit", "95% CI", "time"];
     let rel_heads: Vec<String> = others.iter().map(|e| format!("{e} rel.")).collect();
     head.extend(rel_heads.iter().map(String::as_str));
-    let mut t = Table::new(&head, 1);
+    let mut t = TextTable::new(&head, 1);
     let policy = Policy::default();
     for h in &lines {
         let (v, unit) = value(h);

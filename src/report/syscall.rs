@@ -1,7 +1,7 @@
 //! The syscall table (the L4Re performance overview's syscall column, one row per call).
 
 use super::noise_note;
-use super::table::{Table, cycles, interval, interval_note, percent};
+use super::table::{TextTable, cycles, interval, interval_note, percent};
 use crate::results::{CaseResult, CaseStatus};
 use crate::schema::syscall::{self, PER_CALL};
 
@@ -14,7 +14,7 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
         headers.extend(["core cyc", "instr"]);
     }
     headers.extend(["95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"]);
-    let mut t = Table::new(&headers, 1);
+    let mut t = TextTable::new(&headers, 1);
     for r in results {
         let name = syscall::name_of(&r.benchmark).to_string();
         match (r.status, r.metric(PER_CALL)) {

@@ -1,6 +1,6 @@
 //! Plain-text tables with aligned columns.
 
-pub struct Table {
+pub struct TextTable {
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// The first `left` columns align left; the rest align right...
@@ -9,9 +9,9 @@ pub struct Table {
     pub also_left: Vec<usize>,
 }
 
-impl Table {
+impl TextTable {
     pub fn new(headers: &[&str], left: usize) -> Self {
-        Table { headers: headers.iter().map(|s| s.to_string()).collect(), rows: vec![], left, also_left: vec![] }
+        TextTable { headers: headers.iter().map(|s| s.to_string()).collect(), rows: vec![], left, also_left: vec![] }
     }
 
     pub fn row(&mut self, cells: Vec<String>) {
@@ -57,7 +57,7 @@ impl Table {
         let mut out = String::new();
         for (g, cols) in groups.iter().enumerate() {
             let keep: Vec<usize> = (0..left).chain(cols.iter().copied()).collect();
-            let mut t = Table::new(&keep.iter().map(|&i| self.headers[i].as_str()).collect::<Vec<_>>(), left);
+            let mut t = TextTable::new(&keep.iter().map(|&i| self.headers[i].as_str()).collect::<Vec<_>>(), left);
             t.also_left = keep.iter().enumerate().filter(|(_, i)| self.also_left.contains(i)).map(|(n, _)| n).collect();
             for r in &self.rows {
                 t.row(keep.iter().map(|&i| r.get(i).cloned().unwrap_or_default()).collect());
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn aligns_columns() {
-        let mut t = Table::new(&["name", "value"], 1);
+        let mut t = TextTable::new(&["name", "value"], 1);
         t.row(vec!["a".into(), "1".into()]);
         t.row(vec!["long name".into(), "12345".into()]);
         let s = t.render();
