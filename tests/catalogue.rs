@@ -1,63 +1,28 @@
 //! The catalogue is open: a family defined here, in the test crate, runs
 //! through the real runner, store and exporters without any change to the
-//! registry (it is in no list there; a suite made here holds it).
+//! registry (it is in no list there; a suite made here holds it), and its own
+//! table appears beside oscycles' tables without any change to `report/`;
+//! an environment defined here, with its own option, runs through the real
+//! runner too.
 
-use oscycles::bench::cases::{per_op_metric, pinned};
-use oscycles::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use oscycles::clock::{self, Tsc};
-use oscycles::harness::{self, HarnessConfig};
+#[path = "catalogue/echo/mod.rs"]
+mod echo;
+#[path = "catalogue/thread_env.rs"]
+mod thread_env;
+
+use echo::{ECHO_SUITE, EchoTable};
+use oscycles::clock;
+use oscycles::harness::HarnessConfig;
 use oscycles::placement;
 use oscycles::progress::Quiet;
-use oscycles::registry::{self, Member, Suite};
-use oscycles::report::export::{Export, Format, exporter};
-use oscycles::results::{CaseStatus, Params, RunStatus};
-use oscycles::spec::RunSpec;
+use oscycles::registry;
+use oscycles::report::Tables;
+use oscycles::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::runner::{self, Execution};
-use oscycles::schema::CaseParams;
+use oscycles::spec::RunSpec;
 use oscycles::store::{self, RunWriter};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
-
-/// The family's typed parameters: how many bytes one operation copies.
-#[derive(Serialize, Deserialize)]
-struct CopyParams {
-    bytes: usize,
-}
-
-/// `echo.copy`: copies a buffer and checks that the copy is intact.
-struct Echo;
-
-impl Family for Echo {
-    fn name(&self) -> &'static str {
-        "echo"
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(self, "copy", "copies a buffer of N bytes (a test family)", "bytes 64,4096", "-")
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        let sizes: &[usize] = if scale == Scale::Quick { &[64] } else { &[64, 4096] };
-        sizes.iter().map(|&bytes| CopyParams { bytes }.to_params()).collect()
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        let p: CopyParams = ctx.typed()?;
-        let src: Vec<u8> = (0..p.bytes).map(|i| (i * 7 + 1) as u8).collect();
-        let mut dst = vec![0u8; p.bytes];
-        let (m, placement) = pinned(ctx, || {
-            harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| {
-                for _ in 0..n {
-                    dst.copy_from_slice(std::hint::black_box(&src));
-                }
-                Ok::<(), CaseError>(())
-            })
-        })?;
-        if dst != src {
-            return Err(CaseError::Failed("the copy differs from its source".into()));
-        }
-        Ok(CaseData { placement, metrics: vec![per_op_metric("per_copy", &m, ctx.clock)?], details: Default::default() })
-    }
-}
-
-static ECHO_SUITE: Suite = Suite { name: "echo", description: "a test family's suite", members: &[Member::Family(&Echo)], min_batch_s: 0.0, scale: Scale::Full };
 
 #[test]
 fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
@@ -93,4 +58,91 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
             assert!(text.contains("bytes=4096") && text.contains("per_copy"), "{}: {text}", format.name());
         }
     }
+}
+
+/// The echo suite measured in this process, stored, read back.
+fn echo_run(dir: &std::path::Path) -> RunDoc {
+    let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), dir.to_path_buf());
+    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let mut w = RunWriter::create(dir, spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
+    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    store::load(w.path()).unwrap()
+}
+
+/// The text of an export, whatever its form.
+fn text_of(export: Export) -> String {
+    match export {
+        Export::Text(t) => t,
+        Export::Files { files, .. } => files.into_iter().map(|(_, body)| body).collect(),
+    }
+}
+
+#[test]
+fn a_family_table_defined_here_is_laid_out_by_every_exporter_that_lays_tables_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = echo_run(tmp.path());
+    let tables = Tables::standard().with(&[&EchoTable]);
+    assert!(tables.shows(echo::FAMILY) && !Tables::standard().shows(echo::FAMILY));
+    for format in Format::ALL {
+        let text = text_of(exporter_with(format, tables.clone()).export(std::slice::from_ref(&doc)).unwrap());
+        assert!(text.contains("echo.copy") || text.contains("4096"), "{}: {text}", format.name());
+        if matches!(format, Format::Text | Format::Html) {
+            // Its own table, with its rows; not the generic one.
+            assert!(text.contains(echo::table::TITLE), "{}: {text}", format.name());
+            let row = text.lines().find(|l| l.trim_start().starts_with("4096 ")).unwrap_or_else(|| panic!("no 4096 row: {text}"));
+            assert_eq!(row.split_whitespace().count(), 3, "{row}");
+            assert!(!text.contains("family echo: every metric"), "{}: {text}", format.name());
+        }
+        // Without it, the generic table shows every metric instead.
+        if format == Format::Text {
+            let plain = text_of(exporter(format).export(std::slice::from_ref(&doc)).unwrap());
+            assert!(!plain.contains(echo::table::TITLE) && plain.contains("family echo: every metric"), "{plain}");
+        }
+    }
+}
+
+#[test]
+fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
+    use oscycles::env::{self, Env, EnvArgs, EnvOptions};
+    use thread_env::{TAG, ThreadArgs, ThreadEnv};
+    let envs: [Env; 1] = [&ThreadEnv];
+    let mut cmd = env::with_options(clap::Command::new("catalogue"), &envs);
+    let help = cmd.render_long_help().to_string();
+    assert!(help.contains("--thread-env-tag <WORD>") && help.contains("records among its facts"), "{help}");
+    assert!(cmd.clone().try_get_matches_from(["catalogue", "--thread-env-tag"]).is_err(), "a missing value is refused");
+    let m = cmd.try_get_matches_from(["catalogue", "--thread-env-tag", "seven"]).unwrap();
+    let own = <EnvArgs as clap::FromArgMatches>::from_arg_matches(&m).unwrap();
+    assert_eq!(own.get::<ThreadArgs>().unwrap().tag, "seven");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let o = EnvOptions {
+        exe: "/nonexistent/oscycles".into(),
+        work: tmp.path().into(),
+        kernel: None,
+        vm_mem_mib: 128,
+        vm_cpus: 1,
+        init_timeout: Duration::from_secs(30),
+        run_timeout: Duration::from_secs(120),
+        guest_mode: "run".into(),
+        own,
+        keep_console: None,
+    };
+    let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
+    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let mut w = RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock)).unwrap();
+    assert_eq!(runner::run(&envs, &plan, &ex, &spec, &o, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+
+    let doc = store::load(w.path()).unwrap();
+    assert_eq!(doc.results.len(), 2);
+    for r in &doc.results {
+        assert_eq!((r.environment.as_deref(), r.status), (Some("thread"), CaseStatus::Ok), "{:?}", r.reason);
+        assert!(r.metric(echo::PER_COPY).is_some_and(|m| m.summary.n >= 3 && m.summary.median > 0.0));
+    }
+    assert_eq!(doc.environment.settings["thread"][TAG], "seven", "{:?}", doc.environment.settings);
 }

@@ -186,16 +186,23 @@ impl clap::FromArgMatches for EnvArgs {
     }
 }
 
-impl clap::Args for EnvArgs {
-    fn augment_args(mut cmd: clap::Command) -> clap::Command {
-        let mut added: Vec<&str> = Vec::new();
-        for o in Env::ALL.iter().filter_map(|e| e.options()) {
-            if !added.contains(&o.id) {
-                added.push(o.id);
-                cmd = (o.augment)(cmd);
-            }
+/// `cmd` with the own options of `envs` (each set once, however many
+/// environments share it): what `oscycles run` gets from [`Env::ALL`], and
+/// a test from the environments it defines.
+pub fn with_options(mut cmd: clap::Command, envs: &[Env]) -> clap::Command {
+    let mut added: Vec<&str> = Vec::new();
+    for o in envs.iter().filter_map(|e| e.options()) {
+        if !added.contains(&o.id) {
+            added.push(o.id);
+            cmd = (o.augment)(cmd);
         }
-        cmd
+    }
+    cmd
+}
+
+impl clap::Args for EnvArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        with_options(cmd, Env::ALL)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {

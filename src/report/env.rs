@@ -4,6 +4,7 @@
 //! native); and the boot-time table of the HermitCore PVH/HVM benchmark post.
 
 use super::table::TextTable;
+use super::tables::{Layout, Table};
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::{boot, environment::Facts};
 use crate::sources::Source;
@@ -228,4 +229,19 @@ pub fn render_boot(doc: &RunDoc) -> String {
         Source::HermitCoreXen.short(),
         t.render()
     )
+}
+
+/// Start-up time, every environment of the run.
+pub struct Boot;
+
+impl Table for Boot {
+    fn families(&self) -> &'static [&'static str] {
+        &[boot::FAMILY]
+    }
+    fn layout(&self) -> Layout {
+        Layout::Run
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_boot(doc)
+    }
 }

@@ -5,6 +5,7 @@
 
 use super::num;
 use super::table::{TextTable, bytes_label, percent};
+use super::tables::Table;
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{blk, net};
@@ -193,4 +194,28 @@ pub fn render_blk(doc: &RunDoc) -> String {
         d.render(),
         reasons(rs.iter().map(|(r, p)| (*r, p.mode.name())))
     )
+}
+
+/// Network throughput by packet size.
+pub struct NetTable;
+
+impl Table for NetTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[net::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_net(doc)
+    }
+}
+
+/// Block throughput by request size.
+pub struct BlkTable;
+
+impl Table for BlkTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[blk::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_blk(doc)
+    }
 }

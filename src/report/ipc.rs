@@ -4,6 +4,8 @@
 
 use super::noise_note;
 use super::table::{TextTable, cycles};
+use super::tables::{Draws, Table};
+use crate::results::RunDoc;
 use crate::results::{CaseResult, CaseStatus};
 use crate::schema::ipc::{self, Cores, Mechanism, Params, Space};
 use crate::schema::syscall;
@@ -123,6 +125,42 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
     let mut s = format!("as in {}: one IPC (0 words, both sides on one core) and a null syscall, {counters}\n", Source::L4ReOverview.short());
     s += &t.render();
     s
+}
+
+/// The l4-ipc table, of the cases no published evaluation's table owns.
+pub struct IpcTable;
+
+/// The L4Re performance overview's layout, where a run has IPC and syscall cases.
+pub struct L4ReOverview;
+
+fn of<'a>(doc: &'a RunDoc, family: &str) -> Vec<&'a CaseResult> {
+    doc.results.iter().filter(|r| r.family == family).collect()
+}
+
+impl Table for IpcTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[ipc::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let ipc = of(doc, ipc::FAMILY);
+        if ipc.is_empty() { String::new() } else { render(&ipc) }
+    }
+}
+
+impl Table for L4ReOverview {
+    fn families(&self) -> &'static [&'static str] {
+        &[ipc::FAMILY, syscall::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let (ipc, sys) = (of(doc, ipc::FAMILY), of(doc, syscall::FAMILY));
+        if ipc.is_empty() || sys.is_empty() { String::new() } else { render_l4re_overview(&ipc, &sys) }
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use super::rows::Row;
 use super::table::{TextTable, cycles};
+use super::tables::{Draws, Table};
 use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, Metric, RunDoc};
 use crate::schema::ipc::{Cores, Mechanism, Space};
@@ -243,6 +244,34 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
         s += &aim;
     }
     s
+}
+
+/// The LMBench tables of the Trustworthy Systems L4 performance page: the
+/// lmbench suite's cases (and the quick suite's); across environments, two
+/// at a time (the two of the run, else native beside each other one).
+pub struct LmbenchTables;
+
+impl Table for LmbenchTables {
+    fn families(&self) -> &'static [&'static str] {
+        &[syscall::FAMILY, ipc::FAMILY, ctx::FAMILY, proc::FAMILY, bw::FAMILY, pagefault::FAMILY, aim::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::Suites { own: &["lmbench"], also: &["quick"] }
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render(&[doc])
+    }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        let pairs: Vec<(&(&str, &RunDoc), &(&str, &RunDoc))> = match envs {
+            [a, b] => vec![(a, b)],
+            all => {
+                let native = all.iter().filter(|n| n.0 == "native");
+                native.flat_map(|n| all.iter().filter(|o| o.0 != "native").map(move |o| (n, o))).collect()
+            }
+        };
+        let tables: Vec<String> = pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b])).filter(|t| !t.is_empty()).collect();
+        tables.join("\n")
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::rows::{Row, unmeasured_mark};
 use super::table::{TextTable, bytes_label, cycles};
+use super::tables::{Draws, Table};
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::{alloc, hermit, memcpy, pagefault, stream, syscall};
@@ -233,4 +234,62 @@ pub fn render_alloc(doc: &RunDoc) -> String {
         "alloc: median TSC cycles per free + allocate pair (a pseudo-random live block replaced); half = arena twice the live set, nearly-full = 1% spare\n{}",
         t.render()
     )
+}
+
+/// The HermitCore PVH/HVM benchmark post's basic benchmark: the
+/// hermit-basic suite's cases (and the quick suite's), a column per environment.
+pub struct HermitBasic;
+
+impl Table for HermitBasic {
+    fn families(&self) -> &'static [&'static str] {
+        &[hermit::FAMILY, syscall::FAMILY, pagefault::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::Suites { own: &["hermit-basic"], also: &["quick"] }
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_hermit(doc)
+    }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        render_hermit_envs(envs)
+    }
+}
+
+/// STREAM, as the HermitCore post lays it out; a column per environment.
+pub struct Stream;
+
+impl Table for Stream {
+    fn families(&self) -> &'static [&'static str] {
+        &[stream::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_stream(doc)
+    }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        render_stream_envs(envs)
+    }
+}
+
+/// memcpy by size and alignment.
+pub struct Memcpy;
+
+impl Table for Memcpy {
+    fn families(&self) -> &'static [&'static str] {
+        &[memcpy::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_memcpy(doc)
+    }
+}
+
+/// The allocators by block size.
+pub struct Alloc;
+
+impl Table for Alloc {
+    fn families(&self) -> &'static [&'static str] {
+        &[alloc::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_alloc(doc)
+    }
 }

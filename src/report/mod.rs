@@ -25,12 +25,14 @@ pub mod rows;
 pub mod summary;
 pub mod syscall;
 pub mod table;
+pub mod tables;
 pub mod terminal;
 
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::{self, CaseParams};
+use crate::schema::CaseParams;
 pub use list::{render_benchmark, render_list};
 use table::percent;
+pub use tables::{Draws, Layout, Table, Tables};
 pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
 
 /// One line on how noisy a table's cells were.
@@ -82,56 +84,42 @@ pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     out
 }
 
-/// The run restricted to some suites' results (the seed tables look cases up
-/// by benchmark and parameters, so each draws only on its own suites).
-fn only_suites(doc: &RunDoc, suites: &[&str]) -> RunDoc {
-    let mut d = doc.clone();
-    d.results.retain(|r| suites.contains(&r.suite.as_str()));
-    d
+/// The tables of a run, oscycles' own ([`Tables::standard`]).
+pub fn render_tables(doc: &RunDoc) -> String {
+    render_tables_with(doc, &Tables::standard())
 }
 
-/// Suites whose cases appear in their own seed tables rather than the
-/// generic family tables.
-const OWN_TABLES: [&str; 2] = ["lmbench", "hermit-basic"];
-
-/// The tables of a run. Noise and control-loop tables lay every condition
-/// out in one grid; the other tables are printed once per condition (load,
-/// isolation) when the run had several.
-pub fn render_tables(doc: &RunDoc) -> String {
+/// The tables of a run. Tables laid out per environment (noise, control
+/// loops) put every condition in one grid; per-condition tables are printed
+/// once per condition (load, isolation) when the run had several; a run of
+/// several environments gets each environment's tables, then the tables
+/// that put environments side by side.
+pub fn render_tables_with(doc: &RunDoc, tables: &Tables) -> String {
     let envs = env::environments(doc);
     if envs.len() < 2 {
-        return format!("{}{}", env::render_emulated(doc), render_conditions(doc));
+        return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables));
     }
+    let per_run = tables.families_laid_out(Layout::Run);
     let mut out = String::new();
     let mut per_env: Vec<RunDoc> = Vec::new();
     for e in &envs {
         let mut d = doc.clone();
-        d.results.retain(|r| r.env(doc) == e && r.family != schema::boot::FAMILY);
+        d.results.retain(|r| r.env(doc) == e && !per_run.contains(&r.family.as_str()));
         d.environment.name = e.clone();
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e}{} #####\n", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
-            out += &render_conditions(&d);
+            out += &render_conditions(&d, tables);
         }
         per_env.push(d);
     }
     out += &format!("\n##### environments side by side: {} #####\n", envs.join(", "));
-    let named: Vec<(&str, &RunDoc)> = envs.iter().map(String::as_str).zip(&per_env).collect();
-    let mut seed = vec![env::render_emulated(doc), env::render_side_by_side(doc)];
-    let hermit: Vec<RunDoc> = per_env.iter().map(|d| only_suites(d, &["hermit-basic", "quick"])).collect();
-    seed.push(memory::render_hermit_envs(&envs.iter().map(String::as_str).zip(&hermit).collect::<Vec<_>>()));
-    seed.push(memory::render_stream_envs(&named));
-    // The lmbench tables compare two: the two of the run, else native with each other.
-    type Named<'a> = (&'a str, &'a RunDoc);
-    let pairs: Vec<(&Named, &Named)> = match named.as_slice() {
-        [a, b] => vec![(a, b)],
-        all => all.iter().filter(|n| n.0 == "native").flat_map(|n| all.iter().filter(|o| o.0 != "native").map(move |o| (n, o))).collect(),
-    };
-    for ((a, da), (b, db)) in pairs {
-        let (da, db) = (only_suites(da, &["lmbench", "quick"]), only_suites(db, &["lmbench", "quick"]));
-        seed.push(lmbench::render_named(&[&da, &db], [a, b]));
+    let mut parts = vec![env::render_emulated(doc), env::render_side_by_side(doc)];
+    for t in &tables.0 {
+        let drawn: Vec<RunDoc> = per_env.iter().map(|d| tables.drawn(*t, d)).collect();
+        parts.push(t.render_across(&envs.iter().map(String::as_str).zip(&drawn).collect::<Vec<_>>()));
     }
-    seed.push(env::render_boot(doc));
-    for p in seed {
+    parts.extend(tables.0.iter().filter(|t| t.layout() == Layout::Run).map(|t| t.render(&tables.drawn(*t, doc))));
+    for p in parts {
         if !p.is_empty() {
             out += &format!("\n{p}");
         }
@@ -140,8 +128,9 @@ pub fn render_tables(doc: &RunDoc) -> String {
 }
 
 /// The tables of one environment's results.
-fn render_conditions(doc: &RunDoc) -> String {
-    let grids = [schema::noise::FAMILY, schema::control::FAMILY, schema::boot::FAMILY];
+fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
+    let mut grids = tables.families_laid_out(Layout::Environment);
+    grids.extend(tables.families_laid_out(Layout::Run));
     let mut conditions: Vec<(String, String)> = Vec::new();
     for r in doc.results.iter().filter(|r| !grids.contains(&r.family.as_str())) {
         let (l, i) = r.load_isolation(doc);
@@ -154,53 +143,31 @@ fn render_conditions(doc: &RunDoc) -> String {
         for (l, i) in &conditions {
             let mut d = doc.clone();
             d.results.retain(|r| !grids.contains(&r.family.as_str()) && r.load_isolation(doc) == (l.as_str(), i.as_str()));
-            out += &format!(
-                "
-=== under load {l}, isolation {i} ===
-"
-            );
-            out += &render_family_tables(&d);
+            out += &format!("\n=== under load {l}, isolation {i} ===\n");
+            out += &render_condition(&d, tables);
         }
     } else {
         let mut d = doc.clone();
         d.results.retain(|r| !grids.contains(&r.family.as_str()));
-        out += &render_family_tables(&d);
+        out += &render_condition(&d, tables);
     }
-    for p in [noise::render_fwq(doc), noise::render_control(doc), env::render_boot(doc)] {
-        if !p.is_empty() {
-            out += &format!("\n{p}");
+    for layout in [Layout::Environment, Layout::Run] {
+        for t in tables.0.iter().filter(|t| t.layout() == layout) {
+            let p = t.render(&tables.drawn(*t, doc));
+            if !p.is_empty() {
+                out += &format!("\n{p}");
+            }
         }
     }
     out
 }
 
-/// The generic family tables, then the seed tables, of one condition.
-fn render_family_tables(doc: &RunDoc) -> String {
-    let of = |family: &str| {
-        doc.results.iter().filter(|r| r.family == family && !OWN_TABLES.contains(&r.suite.as_str())).collect::<Vec<&CaseResult>>()
-    };
-    let (sys, ipc) = (of(schema::syscall::FAMILY), of(schema::ipc::FAMILY));
-    let mut parts: Vec<String> = Vec::new();
-    if !sys.is_empty() {
-        parts.push(syscall::render(&sys, doc.settings.rounds));
-    }
-    if !ipc.is_empty() {
-        parts.push(ipc::render(&ipc));
-    }
-    if !ipc.is_empty() && !sys.is_empty() {
-        parts.push(ipc::render_l4re_overview(&ipc, &sys));
-    }
-    parts.push(lmbench::render(&[&only_suites(doc, &["lmbench", "quick"])]));
-    parts.push(memory::render_hermit(&only_suites(doc, &["hermit-basic", "quick"])));
-    parts.push(memory::render_stream(doc));
-    parts.push(memory::render_memcpy(doc));
-    parts.push(memory::render_alloc(doc));
-    parts.push(packet_stream::render_packet_stream(doc));
-    parts.push(packet_stream::render_parallel(doc));
-    parts.push(io::render_net(doc));
-    parts.push(io::render_blk(doc));
-    parts.push(microvm::render(doc));
-    let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !schema::FAMILIES.contains(&r.family.as_str())).collect();
+/// The per-condition tables of one condition, then the generic table of
+/// the families no table shows.
+fn render_condition(doc: &RunDoc, tables: &Tables) -> String {
+    let mut parts: Vec<String> =
+        tables.0.iter().filter(|t| t.layout() == Layout::Condition).map(|t| t.render(&tables.drawn(*t, doc))).collect();
+    let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !tables.shows(&r.family)).collect();
     if !unknown.is_empty() {
         parts.push(generic::render(&unknown));
     }

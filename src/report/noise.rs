@@ -5,6 +5,7 @@
 //! CPU, involuntary switches, overruns) so that a spike can be traced.
 
 use super::table::TextTable;
+use super::tables::{Layout, Table};
 use super::{distinct, num};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
@@ -182,4 +183,34 @@ pub fn render_control(doc: &RunDoc) -> String {
         detail.render(),
         notes(doc, &rs)
     )
+}
+
+/// OS noise (FWQ), every condition in one grid.
+pub struct Fwq;
+
+impl Table for Fwq {
+    fn families(&self) -> &'static [&'static str] {
+        &[noise::FAMILY]
+    }
+    fn layout(&self) -> Layout {
+        Layout::Environment
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_fwq(doc)
+    }
+}
+
+/// Control-loop jitter, every condition in one grid.
+pub struct Control;
+
+impl Table for Control {
+    fn families(&self) -> &'static [&'static str] {
+        &[control::FAMILY]
+    }
+    fn layout(&self) -> Layout {
+        Layout::Environment
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_control(doc)
+    }
 }

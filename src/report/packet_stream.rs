@@ -2,6 +2,7 @@
 //! performance overview).
 
 use super::table::{TextTable, cycles};
+use super::tables::Table;
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
@@ -179,4 +180,28 @@ pub fn render_parallel(doc: &RunDoc) -> String {
         "parallel: median per-instance cost in TSC cycles (IPC one-way, same core) with one instance pinned per CPU, all at once; (slowdown against one CPU alone)\n{}",
         t.render()
     )
+}
+
+/// A packet stream against RPC.
+pub struct PacketStream;
+
+impl Table for PacketStream {
+    fn families(&self) -> &'static [&'static str] {
+        &[ps::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_packet_stream(doc)
+    }
+}
+
+/// Instances side by side.
+pub struct Parallel;
+
+impl Table for Parallel {
+    fn families(&self) -> &'static [&'static str] {
+        &[parallel::FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_parallel(doc)
+    }
 }

@@ -2,6 +2,8 @@
 
 use super::noise_note;
 use super::table::{TextTable, cycles, interval, interval_note, percent};
+use super::tables::{Draws, Table};
+use crate::results::RunDoc;
 use crate::results::{CaseResult, CaseStatus};
 use crate::schema::syscall::{self, PER_CALL};
 
@@ -46,4 +48,20 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     s += &interval_note(rounds);
     s += &noise_note(results, PER_CALL);
     s
+}
+
+/// The syscall table, of the cases no published evaluation's table owns.
+pub struct SyscallTable;
+
+impl Table for SyscallTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[syscall::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let sys: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == syscall::FAMILY).collect();
+        if sys.is_empty() { String::new() } else { render(&sys, doc.settings.rounds) }
+    }
 }

@@ -10,6 +10,7 @@ use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
 use crate::report::plot::{self, Lines, Point};
 use crate::report::{compare, forest, summary};
+use crate::report::Tables;
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::{CaseParams, blk, control, ipc, memcpy, net, noise, parallel, stream};
 use crate::uncertainty::Policy;
@@ -350,20 +351,20 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
 }
 
 /// 6. Everything else, collapsed: each run's header and tables as text.
-fn table_sections(docs: &[RunDoc]) -> String {
+fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
         s += &format!(
             "<section id=\"tables{i}\"><h2>Full tables of {}</h2>\n<details><summary>header and every table</summary><pre>{}</pre></details></section>\n",
             esc(&d.id),
-            esc(&super::text::run(d))
+            esc(&super::text::run(d, tables))
         );
     }
     s
 }
 
-/// The whole page.
-pub fn page(docs: &[RunDoc]) -> String {
+/// The whole page, its tables those of `tables`.
+pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
     let policy = Policy::default();
     let rows = if docs.len() == 2 { crate::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i)).collect();
@@ -375,7 +376,7 @@ pub fn page(docs: &[RunDoc]) -> String {
     }
     body += &counter_sections(docs);
     body += &plot_sections(docs, &figs);
-    body += &table_sections(docs);
+    body += &table_sections(docs, tables);
     wrap(&body)
 }
 
@@ -467,11 +468,11 @@ fn by_lines(s: &crate::report::by::Set, g: &crate::report::by::Grid, policy: &Po
 }
 
 /// HTML: one self-contained page (`index.html`) over the runs.
-pub struct HtmlExporter;
+pub struct HtmlExporter(pub Tables);
 
 impl Exporter for HtmlExporter {
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
         let index = "index.html".to_string();
-        Ok(Export::Files { files: vec![(index.clone(), page(docs))], entry: Some(index) })
+        Ok(Export::Files { files: vec![(index.clone(), page(docs, &self.0))], entry: Some(index) })
     }
 }

@@ -17,6 +17,7 @@ pub mod markdown;
 pub mod markup;
 pub mod text;
 
+use crate::report::Tables;
 use crate::results::{CaseStatus, RunDoc};
 
 /// Why an export cannot be made.
@@ -71,14 +72,20 @@ impl Format {
     }
 }
 
-/// The exporter of `format`.
+/// The exporter of `format`, with oscycles' own tables.
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    exporter_with(format, Tables::standard())
+}
+
+/// The exporter of `format`; those that lay tables out (text, HTML) lay out
+/// `tables` (a family's own table joins the standard ones with [`Tables::with`]).
+pub fn exporter_with(format: Format, tables: Tables) -> Box<dyn Exporter> {
     match format {
-        Format::Text => Box::new(text::TextExporter),
+        Format::Text => Box::new(text::TextExporter(tables)),
         Format::Markdown => Box::new(markdown::MarkdownExporter),
         Format::Csv => Box::new(csv::CsvExporter),
         Format::Json => Box::new(json::JsonExporter),
-        Format::Html => Box::new(html::HtmlExporter),
+        Format::Html => Box::new(html::HtmlExporter(tables)),
     }
 }
 

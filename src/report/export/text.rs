@@ -2,18 +2,19 @@
 //! `show --full` prints before its summary).
 
 use super::{Export, ExportError, Exporter};
-use crate::report::{header, render_tables};
+use crate::report::{Tables, header, render_tables_with};
 use crate::results::RunDoc;
 
-pub struct TextExporter;
+/// Text, its tables those of the list it holds.
+pub struct TextExporter(pub Tables);
 
 /// One run: its header, a blank line, its tables.
-pub fn run(doc: &RunDoc) -> String {
-    format!("{}\n{}", header::render(doc, false), render_tables(doc))
+pub fn run(doc: &RunDoc, tables: &Tables) -> String {
+    format!("{}\n{}", header::render(doc, false), render_tables_with(doc, tables))
 }
 
 impl Exporter for TextExporter {
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
-        Ok(Export::Text(docs.iter().map(run).collect::<Vec<_>>().join("\n")))
+        Ok(Export::Text(docs.iter().map(|d| run(d, &self.0)).collect::<Vec<_>>().join("\n")))
     }
 }

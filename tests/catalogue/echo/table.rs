@@ -1,0 +1,26 @@
+//! The echo family's own table: a row per size, the median copy in cycles
+//! and in bytes per cycle.
+
+use super::{CopyParams, FAMILY, PER_COPY};
+use oscycles::report::Table;
+use oscycles::report::table::TextTable;
+use oscycles::results::{CaseStatus, RunDoc};
+
+/// Its title, which the tests look for.
+pub const TITLE: &str = "echo: a buffer copied, by size";
+
+pub struct EchoTable;
+
+impl Table for EchoTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[FAMILY]
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let mut t = TextTable::new(&["bytes", "cycles per copy", "bytes per cycle"], 1);
+        for r in doc.results.iter().filter(|r| r.family == FAMILY && r.status == CaseStatus::Ok) {
+            let (Some(p), Some(m)) = (r.params_as::<CopyParams>(), r.metric(PER_COPY)) else { continue };
+            t.row(vec![p.bytes.to_string(), format!("{:.1}", m.summary.median), format!("{:.2}", p.bytes as f64 / m.summary.median)]);
+        }
+        if t.rows.is_empty() { String::new() } else { format!("{TITLE}\n{}", t.render()) }
+    }
+}

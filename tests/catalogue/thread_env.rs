@@ -1,0 +1,78 @@
+//! `thread`, an environment defined in a test: its "child" is a thread of
+//! this process that serves the spec as a guest's /init does (hello, its
+//! facts, the run document, all framed as on a console), measuring the echo
+//! family with the real executor. Its own option, `--thread-env-tag`, is a
+//! clap `Args` type added to a command by `env::with_options`, read back
+//! typed from the parsed options, and recorded among its facts.
+
+use crate::echo::ECHO_SUITE;
+use oscycles::clock;
+use oscycles::env::frame::Decoder;
+use oscycles::env::guest::{self, GuestSpec};
+use oscycles::env::{EnvOptions, Environment, Message, Outcome, OwnOptions};
+use oscycles::harness::HarnessConfig;
+use oscycles::placement;
+use oscycles::progress::Quiet;
+use oscycles::results::RunStatus;
+use oscycles::runner::{self, Execution};
+use oscycles::spec::RunSpec;
+use oscycles::store::RunWriter;
+use std::time::Duration;
+
+/// The fact its tag is recorded as.
+pub const TAG: &str = "tag";
+
+/// The thread environment's own options.
+#[derive(clap::Args, Debug)]
+pub struct ThreadArgs {
+    /// A word the thread environment records among its facts (a test's option)
+    #[arg(long = "thread-env-tag", value_name = "WORD", default_value = "plain")]
+    pub tag: String,
+}
+
+pub struct ThreadEnv;
+
+impl Environment for ThreadEnv {
+    fn name(&self) -> &'static str {
+        "thread"
+    }
+    fn about(&self) -> &'static str {
+        "a thread of this process, serving the spec as a guest would (a test's environment)"
+    }
+    fn options(&self) -> Option<OwnOptions> {
+        Some(OwnOptions::of::<ThreadArgs>("thread"))
+    }
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+        let own: ThreadArgs = o.own.get().map_err(|e| e.to_string())?;
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let console = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut out: Vec<u8> = Vec::new();
+                guest::send(&mut out, "hello", 0, b"start");
+                let facts = [(TAG.to_string(), serde_json::Value::from(own.tag.clone()))].into_iter().collect();
+                guest::serve(&mut out, spec, facts, &dir.path().join("results"), &run_echo);
+                out
+            })
+            .join()
+        })
+        .map_err(|_| "the environment's thread panicked".to_string())?;
+        let mut frames = Decoder::default();
+        frames.feed(&String::from_utf8_lossy(&console));
+        let messages = frames.take().into_iter().map(|(kind, bytes)| Message { kind, bytes, at_s: 0.0 }).collect();
+        Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new() })
+    }
+}
+
+/// The thread's `oscycles run`: the echo suite's cases of `spec`, measured
+/// and saved in its results directory. Exit code 0 when complete.
+fn run_echo(spec: &RunSpec) -> u8 {
+    let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), spec.results.clone());
+    let plan = runner::plan(&[&ECHO_SUITE], spec.benchmarks.as_deref());
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let Ok(mut w) = RunWriter::create(&spec.results, spec.document(&["thread"], plan.len(), cpus, ex.full, clock)) else { return 1 };
+    match runner::execute(&plan, &ex, &mut w, &mut Quiet) {
+        Ok(RunStatus::Complete) => 0,
+        _ => 1,
+    }
+}
