@@ -40,7 +40,7 @@ pub fn core_and_instructions(r: &CaseResult, per: f64) -> Option<(f64, f64)> {
     Some((c.median(Event::Cycles)? * per, c.median(Event::Instructions)? * per))
 }
 
-/// Whether any of `results` has hardware counts (then the seed tables take
+/// Whether any of `results` has hardware counts (then the published evaluations' tables take
 /// the L4Re page's form: TSC cycles, core cycles, instructions).
 pub fn any_hardware(results: &[&CaseResult]) -> bool {
     results.iter().any(|r| core_and_instructions(r, 1.0).is_some())

@@ -1,4 +1,4 @@
-//! A table for a family the report has no seed table for (a family added
+//! A table for a family no table of the report shows (a family added
 //! without a table yet, or one from a newer oscycles): every metric of
 //! every case, with its median, interval and unit, so that nothing measured
 //! is hidden from the text output.
@@ -28,7 +28,7 @@ pub fn render(results: &[&CaseResult]) -> String {
                 t.row(vec![r.benchmark.clone(), params_label(&r.params), m.name.clone(), median, m.unit.clone(), interval(m), "ok".into()]);
             }
         }
-        out += &format!("family {f}: every metric (no seed table for this family)\n");
+        out += &format!("family {f}: every metric (no table of its own)\n");
         out += &t.render();
     }
     out

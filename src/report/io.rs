@@ -1,4 +1,4 @@
-//! Seed 002's I/O tables: throughput by packet size (rows sizes, columns
+//! The I/O tables of Genode's Pandaboard article: throughput by packet size (rows sizes, columns
 //! path x protocol) with loss and CPU cost per MiB beside it, request /
 //! response round trips, and throughput by block size (rows sizes, columns
 //! read / write x direct / cached).

@@ -1,4 +1,4 @@
-//! The l4-ipc table: seeds 000 and 004 laid out for Linux. Rows are
+//! The l4-ipc table: the L4 performance page's and the L4Re performance overview's, laid out for Linux. Rows are
 //! mechanism x space x cores, columns payload words, cells the median one-way
 //! cost in TSC cycles.
 
@@ -88,7 +88,7 @@ pub fn render(results: &[&CaseResult]) -> String {
     s
 }
 
-/// Seed 004's layout: per mechanism, one IPC at 0 words on one core, intra
+/// The L4Re performance overview's layout: per mechanism, one IPC at 0 words on one core, intra
 /// and inter address space, beside the null system call.
 pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
     // Where the hardware counted, each figure in the page's three counters:

@@ -1,4 +1,4 @@
-//! Seed 000's LMBench tables, rows named as in the paper (lat_ctx -s 0 2,
+//! The LMBench tables of the Trustworthy Systems L4 performance page, rows named as in the paper (lat_ctx -s 0 2,
 //! lat_pipe, lat_proc fork, bw_mem_wr...), for one run or two side by side
 //! with a relative-performance column (above 1: the second run is better).
 
@@ -208,12 +208,12 @@ fn table(title: &str, head: &str, rows: &[Row], runs: &[&RunDoc], names: [&str; 
     if t.rows.is_empty() { String::new() } else { t.render() }
 }
 
-/// The seed's tables for the runs given (one or two, named A and B).
+/// The LMBench tables for the runs given (one or two, named A and B).
 pub fn render(runs: &[&RunDoc]) -> String {
     render_named(runs, ["A", "B"])
 }
 
-/// The seed's tables for one or two runs, the two named `names` (two
+/// The LMBench tables for one or two runs, the two named `names` (two
 /// environments of one run: Linux and para-virtualised Linux).
 pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
     let mut s = String::new();

@@ -42,12 +42,12 @@ fn hermit_rows() -> Vec<Row> {
     rows
 }
 
-/// Seed 003's "Results of the Basic Benchmark": one column for the run's environment.
+/// The HermitCore post's "Results of the Basic Benchmark": one column for the run's environment.
 pub fn render_hermit(doc: &RunDoc) -> String {
     render_hermit_envs(&[(doc.environment.name.as_str(), doc)])
 }
 
-/// Seed 003's basic table with one column per environment (name, its results).
+/// The HermitCore post's basic table with one column per environment (name, its results).
 pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
     let mut head = vec!["System activity"];
     head.extend(envs.iter().map(|e| e.0));
@@ -90,7 +90,7 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
     format!("hermit-basic: the basic benchmark of {}, median TSC cycles per operation\n{}", Source::HermitCoreXen.short(), t.render())
 }
 
-/// Seed 003's STREAM table, per thread configuration.
+/// The HermitCore post's STREAM table, per thread configuration.
 pub fn render_stream(doc: &RunDoc) -> String {
     let mut s = String::new();
     let id = stream::id(stream::KERNELS_BENCH);
@@ -138,7 +138,7 @@ fn stream_cells(r: &CaseResult, kernel: &str) -> Option<Vec<String>> {
     ])
 }
 
-/// Seed 003's "Results of the STREAM benchmark": per thread configuration
+/// The HermitCore post's "Results of the STREAM benchmark": per thread configuration
 /// and function, one row per environment (name, its results).
 pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
     let id = stream::id(stream::KERNELS_BENCH);

@@ -1,4 +1,4 @@
-//! Seed 001's tables: "Deltas to minimum in CPU cycles" (FWQ) and "Maximum
+//! The L4Re "Detaching Linux threads" slides' tables: "Deltas to minimum in CPU cycles" (FWQ) and "Maximum
 //! deviation in CPU cycles" (the control loop). Rows are loads, columns
 //! isolation modes, each cell "cycles (percent)"; a detail table per
 //! measurement says what else happened (load throughput, interrupts on the

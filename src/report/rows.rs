@@ -1,4 +1,4 @@
-//! Rows of the seed tables (lmbench, hermit-basic): a label and the case it
+//! Rows of the published evaluations' tables (lmbench, hermit-basic): a label and the case it
 //! shows, given by benchmark, parameters and metric, looked up in a run.
 
 use crate::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};

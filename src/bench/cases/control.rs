@@ -25,7 +25,7 @@ fn run(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         let r = control::run(wait, CONTROL_PERIOD_NS, n, ctx.clock.tsc_hz, |_| {}).map_err(|e| CaseError::from_io(wait.name(), e))?;
         Ok((r, Snapshot::take(&cpus).since(&before)))
     })?;
-    // The seed's measure: the interval between successive wake-ups minus
+    // The slides' measure: the interval between successive wake-ups minus
     // the period(s) it spans, i.e. the change in deviation from the grid.
     let period_devs: Vec<i64> = r.deviations.windows(2).map(|w| w[1] - w[0]).collect();
     let period_abs: Vec<u64> = period_devs.iter().map(|d| d.unsigned_abs()).collect();

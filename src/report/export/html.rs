@@ -1,5 +1,5 @@
 //! A self-contained HTML report over one or more runs: no scripts, no
-//! fetches, plots inline as SVG. Each run gets its header and seed tables;
+//! fetches, plots inline as SVG. Each run gets its header and the tables of the published evaluations;
 //! plots per family (histograms of noise and jitter, throughput against
 //! size, IPC cost against payload, cost against core count), each with axis
 //! units and a caption naming host, environment and condition; two runs
