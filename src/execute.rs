@@ -145,17 +145,9 @@ fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: 
                 out.counters = Some(counters::Counts::of_case(&counted));
             }
         }
-        Err(CaseError::NotApplicable(why)) => {
-            out.status = CaseStatus::NotApplicable;
-            out.reason = Some(why);
-        }
-        Err(CaseError::Failed(why)) => {
-            out.status = CaseStatus::Failed;
-            out.reason = Some(why);
-        }
-        Err(CaseError::Interrupted) => {
-            out.status = CaseStatus::Failed;
-            out.reason = Some("interrupted by a signal".into());
+        Err(e) => {
+            let (status, why) = e.into_status();
+            (out.status, out.reason) = (status, Some(why));
         }
     }
     out.elapsed_s = t.elapsed().as_secs_f64();

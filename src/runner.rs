@@ -4,6 +4,7 @@
 //! store as soon as it exists, tell a [`Reporter`] how far it got, stop
 //! cleanly on SIGINT/SIGTERM.
 
+use crate::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::env::guest::GuestSpec;
 use crate::env::{self, Env, EnvOptions, Fit};
 use crate::isolation::Isolation;
@@ -13,10 +14,9 @@ pub use crate::execute::{COUNTERS_COOL_DOWN, Execution, LOAD_SETTLE, Mode, Out, 
 use crate::plan::blank;
 pub use crate::plan::{Planned, benchmark_ids, keep_where, not_measured, plan};
 use crate::progress::Reporter;
-use crate::results::{CaseResult, CaseStatus, Condition, Metric, RunStatus};
+use crate::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::rounds::{Repeated, merge_round, plan_position, round_ids};
 use crate::spec::RunSpec;
-use crate::stats::Summary;
 use crate::store::{RunWriter, StoreError};
 use crate::watchdog;
 use serde_json::{Value, json};
@@ -179,16 +179,17 @@ impl Across<'_> {
             }
             (false, false) => self.in_child(env, &inside, None)?,
         };
-        self.boots(env, &from_host, unusable.as_deref())
+        self.from_host(env, &from_host, unusable.as_deref())
     }
 
-    /// The host times the starts of `env` (its boot cases).
-    fn boots(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
+    /// The cases of `env` measured from the host (boot time), each by its
+    /// family with an [`EnvStarter`] of `env`.
+    fn from_host(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
         for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
             }
-            let r = self.boot(env, p, unusable);
+            let r = self.from_host_case(env, p, unusable);
             self.writer.push(r)?;
         }
         Ok(())
@@ -246,7 +247,7 @@ impl Across<'_> {
             crate::rounds::estimate_all(doc, self.spec.seed);
         })?;
         for (env, _, from_host, unusable) in &parts {
-            self.boots(*env, from_host, unusable.as_deref())?;
+            self.from_host(*env, from_host, unusable.as_deref())?;
         }
         Ok(())
     }
@@ -296,9 +297,9 @@ impl Across<'_> {
         }
     }
 
-    /// A boot case of `env`: its starts timed from here, to its /init's
-    /// hello and to its first result.
-    fn boot(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
+    /// A case of `env` measured from the host: its family starts `env`
+    /// through an [`EnvStarter`] as often as it needs.
+    fn from_host_case(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
         let mut r = tagged(CaseResult { condition: Some(self.first_condition()), ..blank(p) }, env);
         if let Some(why) = unusable {
             r.status = CaseStatus::NotApplicable;
@@ -306,44 +307,37 @@ impl Across<'_> {
             return r;
         }
         let t = Instant::now();
-        let boots = self.spec.boots();
-        let (mut times, mut failed, mut restarts) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..boots {
-            self.rep.boot_started(env.name(), i, boots);
-            match env::boot_once(env, self.o, self.spec.seed) {
-                Ok((to_init, to_result, restarted)) => {
-                    times.push((to_init, to_result));
-                    // Timed from the last start; the repeated ones are said.
-                    if let Some(faults) = restarted {
-                        restarts.push(json!({"start": i + 1, env::RESTARTED_AFTER: faults}));
-                    }
-                }
-                // The first start failing: the environment does not come up
-                // here; not two more timeouts' worth of trying.
-                Err(why) if i == 0 => {
-                    r.status = CaseStatus::NotApplicable;
-                    r.reason = Some(why);
-                    return r;
-                }
-                // A later one: the others' times stand, and the failure is said.
-                Err(why) => failed.push(format!("start {} of {boots}: {why}", i + 1)),
+        let mut starter = EnvStarter { env, o: self.o, seed: self.spec.seed, starts: self.spec.boots(), rep: &mut *self.rep };
+        match p.benchmark.run_from_host(&mut starter) {
+            Ok(FromHost { metrics, details, note }) => (r.metrics, r.details, r.reason) = (metrics, details, note),
+            Err(e) => {
+                let (status, why) = e.into_status();
+                (r.status, r.reason) = (status, Some(why));
             }
-        }
-        if !failed.is_empty() {
-            r.reason = Some(format!("{} of {boots} starts failed; {}", failed.len(), failed.join("; ")));
-            r.details.insert(crate::schema::boot::FAILED_STARTS.into(), json!(failed));
-        }
-        let init: Vec<f64> = times.iter().map(|t| t.0).collect();
-        let first: Vec<f64> = times.iter().map(|t| t.1).collect();
-        if let (Some(a), Some(b)) = (Summary::of(&init), Summary::of(&first)) {
-            r.metrics = vec![Metric::cost("to_init", "s", a), Metric::cost("to_first_result", "s", b)];
-        }
-        r.details.insert("boots".into(), json!(times));
-        if !restarts.is_empty() {
-            r.details.insert("restarted_starts".into(), json!(restarts));
         }
         r.elapsed_s = t.elapsed().as_secs_f64();
         r
+    }
+}
+
+/// One environment of the run, as a family measured from the host starts it.
+struct EnvStarter<'a> {
+    env: Env,
+    o: &'a EnvOptions,
+    seed: u64,
+    starts: usize,
+    rep: &'a mut dyn Reporter,
+}
+
+impl Starter for EnvStarter<'_> {
+    fn starts(&self) -> usize {
+        self.starts
+    }
+
+    fn start_once(&mut self, i: usize) -> Result<Started, StartFailed> {
+        self.rep.boot_started(self.env.name(), i, self.starts);
+        let (to_init_s, to_first_result_s, restarted_after) = env::boot_once(self.env, self.o, self.seed).map_err(StartFailed)?;
+        Ok(Started { to_init_s, to_first_result_s, restarted_after })
     }
 }
 

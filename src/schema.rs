@@ -723,6 +723,14 @@ pub mod boot {
     pub const START_BENCH: &str = "start";
     /// The detail listing the starts that failed after one came up.
     pub const FAILED_STARTS: &str = "failed_starts";
+    /// The detail with every start's two times, in seconds.
+    pub const BOOTS: &str = "boots";
+    /// The detail listing the starts an environment repeated, each with
+    /// the faults it gave (`RESTARTED_AFTER`).
+    pub const RESTARTED_STARTS: &str = "restarted_starts";
+    /// The fact in which an environment lists the faults of the starts it
+    /// repeated (Xen under TCG, after a triple fault).
+    pub const RESTARTED_AFTER: &str = "restarted_after";
 }
 
 /// What an environment says of itself (`environment.settings.<name>` of a

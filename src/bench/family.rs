@@ -4,7 +4,8 @@
 //! [`Family`]; the registry is only the list of families and the suites.
 
 use super::{CaseCtx, CaseData, CaseError};
-use crate::results::Params;
+use crate::results::{Metric, Params};
+use serde_json::{Map, Value};
 use crate::schema::{CaseParams, NoParams};
 
 /// How thorough a suite is.
@@ -46,6 +47,12 @@ pub trait Family: Sync + 'static {
     }
     /// Measures one case.
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError>;
+    /// Measures one case from the host, starting an environment with
+    /// `starter` (a family whose cases [`Runs::FromHost`]; the runner calls
+    /// it once per environment of the run).
+    fn run_from_host(&self, _variant: usize, _starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
+        Err(CaseError::NotApplicable(format!("{} is measured inside an environment, not from the host", self.name())))
+    }
     fn runs(&self) -> Runs {
         Runs::Anywhere
     }
@@ -60,6 +67,42 @@ pub trait Family: Sync + 'static {
     fn needs_disk(&self) -> bool {
         false
     }
+}
+
+/// One start of an environment, timed by the host from the moment it
+/// started it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Started {
+    /// Seconds to the first act of the environment's init (its hello).
+    pub to_init_s: f64,
+    /// Seconds to its first result.
+    pub to_first_result_s: f64,
+    /// The faults of starts it repeated before this one came up, if any.
+    pub restarted_after: Option<Value>,
+}
+
+/// Why a start did not come up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartFailed(pub String);
+
+/// What the runner hands a family measured from the host: one environment
+/// of the run, to start as often as the case needs.
+pub trait Starter {
+    /// How many starts a case takes (the run's setting).
+    fn starts(&self) -> usize;
+    /// Starts the environment (start `i`), times it up to its first
+    /// result, and ends it.
+    fn start_once(&mut self, i: usize) -> Result<Started, StartFailed>;
+}
+
+/// A case measured from the host: its metrics and details, and a note
+/// where part of it failed (shown as the case's reason).
+#[derive(Debug, Default)]
+pub struct FromHost {
+    pub metrics: Vec<Metric>,
+    pub details: Map<String, Value>,
+    pub note: Option<String>,
 }
 
 /// One measured primitive: what `list` shows and what a case runs.
@@ -130,6 +173,10 @@ impl Benchmark {
 
     pub fn run(&self, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         self.family.run(self.variant, ctx)
+    }
+
+    pub fn run_from_host(&self, starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
+        self.family.run_from_host(self.variant, starter)
     }
 
     pub fn runs(&self) -> Runs {

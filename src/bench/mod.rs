@@ -131,6 +131,16 @@ impl From<crate::watchdog::Stop> for CaseError {
 }
 
 impl CaseError {
+    /// The status and reason a case that ended so gets.
+    pub fn into_status(self) -> (crate::results::CaseStatus, String) {
+        use crate::results::CaseStatus;
+        match self {
+            CaseError::NotApplicable(why) => (CaseStatus::NotApplicable, why),
+            CaseError::Failed(why) => (CaseStatus::Failed, why),
+            CaseError::Interrupted => (CaseStatus::Failed, "interrupted by a signal".into()),
+        }
+    }
+
     /// An I/O error of `what`, or Interrupted when a signal stopped the run.
     pub fn from_io(what: &str, e: std::io::Error) -> Self {
         if crate::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{what}: {e}")) }

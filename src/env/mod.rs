@@ -442,9 +442,7 @@ pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map
     Ok((doc, facts))
 }
 
-/// The fact in which an environment lists the faults of the starts it
-/// repeated (Xen under TCG, after a triple fault).
-pub const RESTARTED_AFTER: &str = "restarted_after";
+pub use crate::schema::boot::RESTARTED_AFTER;
 
 /// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::spec::RunSpec::boot)):
 /// seconds from start to the hello of its /init, and to its first result;
