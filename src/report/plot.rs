@@ -3,6 +3,16 @@
 
 use plotters::prelude::*;
 
+/// Why a plot could not be drawn (plotters' own error, as text: its
+/// type depends on the drawing backend).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(String);
+
+fn drawing(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
+}
+
 /// A point of a plot: x, the median y and its 95% interval (NaN where
 /// there is none).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,11 +101,11 @@ pub fn human(v: f64) -> String {
 }
 
 /// Draws `p` into an SVG string.
-pub fn lines(p: &Lines) -> Result<String, String> {
+pub fn lines(p: &Lines) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(drawing)?;
         let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
         let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
         legend(&legend_area, &names)?;
@@ -115,14 +125,14 @@ pub fn lines(p: &Lines) -> Result<String, String> {
         b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
         macro_rules! draw {
             ($chart:expr) => {{
-                let mut c = $chart.map_err(|e| e.to_string())?;
+                let mut c = $chart.map_err(drawing)?;
                 c.configure_mesh()
                     .x_desc(p.x_desc.as_str())
                     .y_desc(p.y_desc.as_str())
                     .x_label_formatter(&|v| human(*v))
                     .y_label_formatter(&|v| human(*v))
                     .draw()
-                    .map_err(|e| e.to_string())?;
+                    .map_err(drawing)?;
                 for (i, (_, pts)) in p.series.iter().enumerate() {
                     let color = palette(i);
                     // On a log axis an interval reaching zero or below is cut at the axis.
@@ -130,10 +140,10 @@ pub fn lines(p: &Lines) -> Result<String, String> {
                     let bars = pts.iter().filter(|q| q.has_interval() && q.x.is_finite()).map(|q| {
                         ErrorBar::new_vertical(q.x, q.lo.max(floor), q.y, q.hi.max(floor), color.stroke_width(1), 8)
                     });
-                    c.draw_series(bars).map_err(|e| e.to_string())?;
+                    c.draw_series(bars).map_err(drawing)?;
                     let pts: Vec<(f64, f64)> = pts.iter().filter(|q| q.x.is_finite() && q.y.is_finite()).map(|q| (q.x, q.y)).collect();
-                    c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(|e| e.to_string())?;
-                    c.draw_series(pts.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(|e| e.to_string())?;
+                    c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(drawing)?;
+                    c.draw_series(pts.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(drawing)?;
                 }
             }};
         }
@@ -143,7 +153,7 @@ pub fn lines(p: &Lines) -> Result<String, String> {
             (false, true) => draw!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())),
             (false, false) => draw!(b.build_cartesian_2d(x0..x1, y0..y1)),
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(drawing)?;
     }
     Ok(svg)
 }
@@ -162,7 +172,7 @@ const LEGEND_CHARS: usize = 26;
 
 /// The legend, beside the data rather than over it: a line of each series'
 /// colour and its name, top down.
-fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, names: &[String]) -> Result<(), String> {
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, names: &[String]) -> Result<(), PlotError> {
     if area.dim_in_pixel().0 == 0 {
         return Ok(());
     }
@@ -173,8 +183,8 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, na
         } else {
             name.clone()
         };
-        area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(|e| e.to_string())?;
-        area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(|e| e.to_string())?;
+        area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(drawing)?;
+        area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(drawing)?;
     }
     Ok(())
 }
@@ -203,11 +213,11 @@ pub struct HistoryPoint {
 }
 
 /// Draws a history into an SVG string.
-pub fn history(p: &History) -> Result<String, String> {
+pub fn history(p: &History) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(drawing)?;
         let mut names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
         if names.len() == 1 && names[0].is_empty() {
             names[0] = "median, 95% interval".into();
@@ -227,32 +237,32 @@ pub fn history(p: &History) -> Result<String, String> {
             .x_label_area_size(44)
             .y_label_area_size(70)
             .build_cartesian_2d(0.5..x1, y0..y1)
-            .map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
         c.configure_mesh()
             .x_desc(p.x_desc.as_str())
             .y_desc(p.y_desc.as_str())
             .x_label_formatter(&|v| if v.fract() == 0.0 { format!("{v:.0}") } else { String::new() })
             .y_label_formatter(&|v| human(*v))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
         let marked_ring = legend_marker(&legend_area, names.len() - 1)?;
         for (i, (_, pts)) in p.series.iter().enumerate() {
             history_series(&mut c, pts, palette(i))?;
         }
         c.draw_series(p.series.iter().flat_map(|s| s.1.iter()).filter(|q| q.marked).map(|q| Circle::new((q.x, q.y), 7, marked_ring)))
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
+        root.present().map_err(drawing)?;
     }
     Ok(svg)
 }
 
 /// The legend's "marked step" entry is a ring, not a line: redrawn as one.
-fn legend_marker<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, i: usize) -> Result<ShapeStyle, String> {
+fn legend_marker<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, i: usize) -> Result<ShapeStyle, PlotError> {
     let ring = BLACK.stroke_width(2);
     if area.dim_in_pixel().0 > 0 {
         let y = 48 + 20 * i as i32;
-        area.draw(&Rectangle::new([(2, y - 4), (26, y + 4)], WHITE.filled())).map_err(|e| e.to_string())?;
-        area.draw(&Circle::new((14, y), 6, ring)).map_err(|e| e.to_string())?;
+        area.draw(&Rectangle::new([(2, y - 4), (26, y + 4)], WHITE.filled())).map_err(drawing)?;
+        area.draw(&Circle::new((14, y), 6, ring)).map_err(drawing)?;
     }
     Ok(ring)
 }
@@ -260,11 +270,11 @@ fn legend_marker<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shi
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
 
 /// One series of a history: band, error bars, line, points.
-fn history_series<DB: DrawingBackend>(c: &mut Chart<DB>, pts: &[HistoryPoint], color: RGBColor) -> Result<(), String> {
+fn history_series<DB: DrawingBackend>(c: &mut Chart<DB>, pts: &[HistoryPoint], color: RGBColor) -> Result<(), PlotError> {
     let with_iv: Vec<&HistoryPoint> = pts.iter().filter(|q| q.lo.is_finite() && q.hi.is_finite()).collect();
     if with_iv.len() >= 2 {
         let band: Vec<(f64, f64)> = with_iv.iter().map(|q| (q.x, q.lo)).chain(with_iv.iter().rev().map(|q| (q.x, q.hi))).collect();
-        c.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(|e| e.to_string())?;
+        c.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(drawing)?;
     }
     let bar = |q: &&HistoryPoint| {
         let w = 0.12;
@@ -274,20 +284,20 @@ fn history_series<DB: DrawingBackend>(c: &mut Chart<DB>, pts: &[HistoryPoint], c
             PathElement::new(vec![(q.x - w, q.hi), (q.x + w, q.hi)], color.stroke_width(1)),
         ]
     };
-    c.draw_series(with_iv.iter().flat_map(bar)).map_err(|e| e.to_string())?;
+    c.draw_series(with_iv.iter().flat_map(bar)).map_err(drawing)?;
     let line: Vec<(f64, f64)> = pts.iter().filter(|q| q.y.is_finite()).map(|q| (q.x, q.y)).collect();
-    c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2))).map_err(|e| e.to_string())?;
-    c.draw_series(line.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(|e| e.to_string())?;
+    c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2))).map_err(drawing)?;
+    c.draw_series(line.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(drawing)?;
     Ok(())
 }
 
 /// A histogram over log2 buckets (bucket k holds [2^k, 2^(k+1)) cycles),
 /// counts on a log axis.
-pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<String, String> {
+pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(drawing)?;
         let n = buckets.len().max(1) as u32;
         let top = buckets.iter().copied().max().unwrap_or(1).max(1) as f64 * 2.0;
         let mut c = ChartBuilder::on(&root)
@@ -296,14 +306,14 @@ pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<Stri
             .x_label_area_size(44)
             .y_label_area_size(70)
             .build_cartesian_2d(0u32..n, (0.5f64..top).log_scale())
-            .map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
         c.configure_mesh()
             .x_desc(x_desc)
             .y_desc("samples (log)")
             .x_label_formatter(&|k| format!("2^{k}"))
             .y_label_formatter(&|v| human(*v))
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(drawing)?;
         c.draw_series(
             buckets
                 .iter()
@@ -311,8 +321,8 @@ pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<Stri
                 .filter(|(_, v)| **v > 0)
                 .map(|(k, v)| Rectangle::new([(k as u32, 0.5), (k as u32 + 1, *v as f64)], palette(0).filled())),
         )
-        .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        .map_err(drawing)?;
+        root.present().map_err(drawing)?;
     }
     Ok(svg)
 }

@@ -59,7 +59,7 @@ pub fn page(hs: &[History], opts: &Options) -> String {
     for (i, h) in hs.iter().enumerate() {
         let fig = match plot::history(&plot_of(h, opts.last)) {
             Ok(svg) => svg,
-            Err(e) => format!("<p>(no plot: {})</p>", esc(&e)),
+            Err(e) => format!("<p>(no plot: {})</p>", esc(&e.to_string())),
         };
         body += &format!(
             "<figure id=\"history{i}\" class=\"plot history\">{fig}<figcaption>{}</figcaption></figure>\n",
