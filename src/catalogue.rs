@@ -11,7 +11,7 @@ fn info(b: &registry::Benchmark) -> BenchmarkInfo {
         description: b.description.to_string(),
         parameters: b.parameters.to_string(),
         needs: b.needs.to_string(),
-        runs_here: b.supported(),
+        runs_here: b.supported().map_err(|why| why.0),
     }
 }
 
