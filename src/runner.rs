@@ -265,7 +265,7 @@ impl Across<'_> {
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
-        match (env::run_in(env, &spec, self.o), round) {
+        match (env::run_in(env, &spec, self.o).map_err(|e| e.to_string()), round) {
             (Ok((doc, mut facts)), _) => {
                 facts.insert(
                     "host_inside".into(),
@@ -310,7 +310,7 @@ impl Across<'_> {
         let (mut times, mut failed, mut restarts) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..boots {
             self.rep.boot_started(env.name(), i, boots);
-            match env::boot_once(env, self.o, self.spec.seed) {
+            match env::boot_once(env, self.o, self.spec.seed).map_err(|e| e.to_string()) {
                 Ok((to_init, to_result, restarted)) => {
                     times.push((to_init, to_result));
                     // Timed from the last start; the repeated ones are said.
@@ -367,20 +367,20 @@ mod tests {
         let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
         assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
         let mut p = all.clone();
-        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err().to_string();
         assert!(e.contains("procs (2, 3, 4, 10)"), "{e}");
         // A round or an environment's child has part of the plan: a
         // parameter only the rest has restricts nothing there.
         keep_where(&mut p, &filters(&[("nosuch", "1")]), false).unwrap();
         assert_eq!(p.len(), all.len());
         let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
-        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err().to_string();
         assert!(e.contains("keeps no case"), "{e}");
         let mut p = all.clone();
         keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
-    use crate::env::{Environment, Message, Outcome};
+    use crate::env::{EnvError, Environment, Message, Outcome};
     use crate::progress::Log;
 
     /// An environment that starts nothing (as hyperfine's mock executor runs
@@ -398,9 +398,9 @@ mod tests {
         fn about(&self) -> &'static str {
             "a test's environment"
         }
-        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, String> {
+        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
             if !self.up {
-                return Err(format!("{} did not reach its /init within 1 s", self.name));
+                return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
             let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
             let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
