@@ -204,7 +204,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
-        oscycles::db::Location::parse(&spec.db_path()).check().map_err(UsageError)?;
+        oscycles::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
     }
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
     runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
