@@ -16,6 +16,29 @@ use thiserror::Error;
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A value clap's parsers refuse (clap says which option, then this).
+#[derive(Debug, Error)]
+pub enum ArgError {
+    #[error("'{0}' is not a percentage: use a number above 0, e.g. 5% or 2.5")]
+    Percent(String),
+    #[error("'{0}' is not KEY=VALUE (a case parameter and its value, e.g. procs=2)")]
+    Where(String),
+    #[error("'{0}' is not a name: use 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.')")]
+    Label(String),
+    #[error("'{0}' is neither a number of rounds from 1 to 1000 nor 'auto'")]
+    Rounds(String),
+    #[error("'{0}' is not a number of minutes (above 0, at most a week)")]
+    Budget(String),
+    #[error("'{0}' is not a percentage above 0 and below 100")]
+    Target(String),
+    #[error("'{0}' is not a duration in milliseconds between 0 (exclusive) and 60000")]
+    Millis(String),
+    #[error("'{0}' is not a size: use bytes or a number with K, M or G, at least 1M (e.g. 512M, 2G)")]
+    Size(String),
+    #[error("'{0}' is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-11-21)")]
+    Date(String),
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "oscycles",
@@ -245,11 +268,11 @@ pub struct CompareArgs {
 }
 
 /// "5%" or "5" (percent) or "0.05"?: percent always, 0 < p < 1000.
-fn parse_percent(s: &str) -> Result<f64, String> {
+fn parse_percent(s: &str) -> Result<f64, ArgError> {
     let t = s.trim().trim_end_matches('%');
     match t.parse::<f64>() {
         Ok(v) if v > 0.0 && v < 1000.0 => Ok(v / 100.0),
-        _ => Err(format!("'{s}' is not a percentage: use a number above 0, e.g. 5% or 2.5")),
+        _ => Err(ArgError::Percent(s.to_string())),
     }
 }
 
@@ -423,18 +446,18 @@ pub struct RunArgs {
 }
 
 /// `--where KEY=VALUE`: both sides non-empty.
-fn parse_where(s: &str) -> Result<(String, String), String> {
+fn parse_where(s: &str) -> Result<(String, String), ArgError> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("'{s}' is not KEY=VALUE (a case parameter and its value, e.g. procs=2)")),
+        _ => Err(ArgError::Where(s.to_string())),
     }
 }
 
 /// A label or fleet id: what a run id may hold, at most 64 characters.
-fn parse_label(s: &str) -> Result<String, String> {
+fn parse_label(s: &str) -> Result<String, ArgError> {
     let ok = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     if s.is_empty() || s.len() > 64 || !s.chars().all(ok) || s.starts_with('.') {
-        return Err(format!("'{s}' is not a name: use 1 to 64 letters, digits, '.', '_' or '-' (not starting with '.')"));
+        return Err(ArgError::Label(s.to_string()));
     }
     Ok(s.to_string())
 }
@@ -446,27 +469,27 @@ pub enum RoundsArg {
     Auto,
 }
 
-fn parse_rounds(s: &str) -> Result<RoundsArg, String> {
+fn parse_rounds(s: &str) -> Result<RoundsArg, ArgError> {
     if s == "auto" {
         return Ok(RoundsArg::Auto);
     }
     match s.parse::<usize>() {
         Ok(n) if (1..=1000).contains(&n) => Ok(RoundsArg::Fixed(n)),
-        _ => Err(format!("'{s}' is neither a number of rounds from 1 to 1000 nor 'auto'")),
+        _ => Err(ArgError::Rounds(s.to_string())),
     }
 }
 
-fn parse_budget(s: &str) -> Result<f64, String> {
+fn parse_budget(s: &str) -> Result<f64, ArgError> {
     match s.parse::<f64>() {
         Ok(m) if m > 0.0 && m <= 7.0 * 24.0 * 60.0 => Ok(m),
-        _ => Err(format!("'{s}' is not a number of minutes (above 0, at most a week)")),
+        _ => Err(ArgError::Budget(s.to_string())),
     }
 }
 
-fn parse_target(s: &str) -> Result<f64, String> {
+fn parse_target(s: &str) -> Result<f64, ArgError> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
-        _ => Err(format!("'{s}' is not a percentage above 0 and below 100")),
+        _ => Err(ArgError::Target(s.to_string())),
     }
 }
 
@@ -678,23 +701,23 @@ pub struct LoadWorkerArgs {
     pub cgroup: Option<PathBuf>,
 }
 
-fn parse_positive_ms(s: &str) -> Result<f64, String> {
+fn parse_positive_ms(s: &str) -> Result<f64, ArgError> {
     match s.parse::<f64>() {
         Ok(v) if v > 0.0 && v <= 60_000.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a duration in milliseconds between 0 (exclusive) and 60000")),
+        _ => Err(ArgError::Millis(s.to_string())),
     }
 }
 
-fn parse_size_arg(s: &str) -> Result<u64, String> {
-    let bad = || format!("'{s}' is not a size: use bytes or a number with K, M or G, at least 1M (e.g. 512M, 2G)");
+fn parse_size_arg(s: &str) -> Result<u64, ArgError> {
+    let bad = || ArgError::Size(s.to_string());
     let v = crate::bench::bw::parse_size(s.trim()).ok_or_else(bad)?;
     if v < 1 << 20 { Err(bad()) } else { Ok(v) }
 }
 
 /// A date, or a date and a UTC time, as runs record them (RFC 3339): the
 /// prefix `started_at` is compared with.
-fn parse_date(s: &str) -> Result<String, String> {
-    let bad = || format!("'{s}' is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-11-21)");
+fn parse_date(s: &str) -> Result<String, ArgError> {
+    let bad = || ArgError::Date(s.to_string());
     let b = s.trim().as_bytes();
     let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|x| x.iter().all(u8::is_ascii_digit));
     let date_ok = b.len() >= 10 && digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10);

@@ -8,7 +8,7 @@ use crate::clock::ClockInfo;
 use crate::counters;
 use crate::harness::HarnessConfig;
 use crate::isolation::{self, Isolation};
-use crate::load::{Load, LoadKind};
+use crate::load::{Load, LoadError, LoadKind};
 use crate::named::Named;
 use crate::placement::{self, Policy};
 use crate::plan::{Planned, blank, not_measured};
@@ -245,7 +245,7 @@ pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), S
             break;
         }
         let started = match &ex.exe {
-            None if kind != LoadKind::Idle => Err("loads other than idle need the oscycles binary to carry them".to_string()),
+            None if kind != LoadKind::Idle => Err(LoadError::NoBinary),
             None => Ok(Load::idle()),
             Some(exe) => Load::start(kind, exe, &ex.scratch, &ex.load_cpus.clone().unwrap_or_else(|| load_cpus(ex.cpus[0]))),
         };
@@ -257,7 +257,7 @@ pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), S
             }
             Err(why) => {
                 for &iso in &ex.isolations {
-                    sink.not_measured(plan, CaseStatus::Failed, &why, &condition(kind, iso))?;
+                    sink.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso))?;
                 }
             }
         }
@@ -280,7 +280,7 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
         let applied = match isolation::apply(iso, ex.cpus[0]) {
             Ok(a) => a,
             Err(why) => {
-                sink.not_measured(plan, CaseStatus::NotApplicable, &why, &cond)?;
+                sink.not_measured(plan, CaseStatus::NotApplicable, &why.to_string(), &cond)?;
                 continue;
             }
         };
@@ -292,7 +292,7 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             }
             rep.case_started(sink.done, p, &label);
             if let Err(why) = load.check() {
-                sink.push(not_measured(p, CaseStatus::Failed, &why, cond.clone()))?;
+                sink.push(not_measured(p, CaseStatus::Failed, &why.to_string(), cond.clone()))?;
                 continue;
             }
             let mark = load.mark();

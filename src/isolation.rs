@@ -19,7 +19,7 @@
 use crate::schema::condition;
 use crate::cgroup;
 use crate::named::Named;
-use crate::placement::{Policy, format_cpus, parse_cpu_list};
+use crate::placement::{PlacementError, Policy, format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fs;
@@ -234,9 +234,42 @@ impl Drop for Applied {
     }
 }
 
+/// What an isolation mode needs and this machine does not give it.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolationError {
+    #[error("{mode} needs SCHED_FIFO: {source}")]
+    Policy { mode: &'static str, source: PlacementError },
+    #[error("{mode} needs locked memory: {source}")]
+    LockMemory { mode: &'static str, source: PlacementError },
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+    #[error("isolated needs root (cpusets and IRQ affinity)")]
+    NotRoot,
+    #[error("isolated needs a second online CPU for everything else")]
+    OneCpu,
+    #[error("isolated needs the cpuset controller (neither cgroup v2 nor v1 offers it here)")]
+    NoCpuset,
+    #[error("the kernel refused the isolated partition for CPU {cpu}: {state}")]
+    Refused { cpu: usize, state: String },
+    #[error(
+        "isolated needs CPUs {cpus} in a cpuset of their own, but cpuset {} holds CPUs {theirs} exclusively (its cpuset.cpu_exclusive is 1); free them or leave out isolated (the kernel said: {kernel})",
+        holder.display()
+    )]
+    HeldBy { cpus: String, holder: PathBuf, theirs: String, kernel: Box<IsolationError> },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("reading {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("creating {}: {source}", path.display())]
+    Create { path: PathBuf, source: std::io::Error },
+    /// A control file's read or write (a write's error names the file and the value).
+    #[error(transparent)]
+    Cgroup(std::io::Error),
+}
+
 /// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
 /// is missing (the results then say so; nothing else is measured instead).
-pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
+pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, IsolationError> {
     let mut a = Applied {
         mode,
         journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false },
@@ -245,10 +278,10 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
     };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
-        crate::placement::set_policy(mode.policy()).map_err(|e| format!("{} needs SCHED_FIFO: {e}", mode.name()))?;
-        crate::placement::set_policy(Policy::Other).map_err(|e| e.to_string())?;
+        crate::placement::set_policy(mode.policy()).map_err(|source| IsolationError::Policy { mode: mode.name(), source })?;
+        crate::placement::set_policy(Policy::Other)?;
         if !crate::placement::memory_locked() {
-            crate::placement::lock_memory().map_err(|e| format!("{} needs locked memory: {e}", mode.name()))?;
+            crate::placement::lock_memory().map_err(|source| IsolationError::LockMemory { mode: mode.name(), source })?;
             // In memory only: a dead process's lock dies with it.
             a.journal.changes.push(Change::MemoryLocked);
         }
@@ -261,12 +294,12 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, String> {
     if mode == Isolation::Isolated {
         // SAFETY: geteuid has no arguments.
         if unsafe { libc::geteuid() } != 0 {
-            return Err("isolated needs root (cpusets and IRQ affinity)".into());
+            return Err(IsolationError::NotRoot);
         }
         // On disk before the first change, for a later run to undo after a SIGKILL.
-        a.journal.save().map_err(|e| e.to_string())?;
+        a.journal.save()?;
         isolate_cpuset(&mut a, cpu)?;
-        move_irqs(&mut a, cpu).map_err(|e| e.to_string())?;
+        move_irqs(&mut a, cpu)?;
     }
     Ok(a)
 }
@@ -286,23 +319,23 @@ fn others(cpu: usize) -> Vec<usize> {
 }
 
 /// Changes a control file, journalled.
-fn set(a: &mut Applied, path: &Path, value: &str) -> Result<(), String> {
-    let before = cgroup::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+fn set(a: &mut Applied, path: &Path, value: &str) -> Result<(), IsolationError> {
+    let before = cgroup::read(path).map_err(|source| IsolationError::Read { path: path.to_path_buf(), source })?;
     if before == value {
         return Ok(());
     }
-    cgroup::write(path, value).map_err(|e| e.to_string())?;
-    a.journal.record(Change::File { path: path.to_path_buf(), before }).map_err(|e| e.to_string())
+    cgroup::write(path, value).map_err(IsolationError::Cgroup)?;
+    Ok(a.journal.record(Change::File { path: path.to_path_buf(), before })?)
 }
 
 /// Writes a file in a directory oscycles made (not journalled: it goes with the directory).
-fn put(path: &Path, value: &str) -> Result<(), String> {
-    cgroup::write(path, value).map_err(|e| e.to_string())
+fn put(path: &Path, value: &str) -> Result<(), IsolationError> {
+    cgroup::write(path, value).map_err(IsolationError::Cgroup)
 }
 
-fn make_dir(a: &mut Applied, path: &Path) -> Result<(), String> {
-    fs::create_dir(path).map_err(|e| format!("creating {}: {e}", path.display()))?;
-    a.journal.record(Change::Dir { path: path.to_path_buf() }).map_err(|e| e.to_string())
+fn make_dir(a: &mut Applied, path: &Path) -> Result<(), IsolationError> {
+    fs::create_dir(path).map_err(|source| IsolationError::Create { path: path.to_path_buf(), source })?;
+    Ok(a.journal.record(Change::Dir { path: path.to_path_buf() })?)
 }
 
 fn own_threads() -> Vec<u32> {
@@ -322,10 +355,10 @@ fn record_affinities(a: &mut Applied) -> Result<(), JournalError> {
 }
 
 /// Carves `cpu` out as a cpuset that holds oscycles and nothing else movable.
-fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
+fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), IsolationError> {
     let rest = others(cpu);
     if rest.is_empty() {
-        return Err("isolated needs a second online CPU for everything else".into());
+        return Err(IsolationError::OneCpu);
     }
     let m = cgroup::mounts();
     let v2_has_cpuset = m.v2.as_ref().is_some_and(|r| cgroup::lists(&r.join("cgroup.controllers"), "cpuset"));
@@ -333,18 +366,18 @@ fn isolate_cpuset(a: &mut Applied, cpu: usize) -> Result<(), String> {
         return isolate_v2(a, cpu, &root);
     }
     let Some(root) = m.v1_cpuset else {
-        return Err("isolated needs the cpuset controller (neither cgroup v2 nor v1 offers it here)".into());
+        return Err(IsolationError::NoCpuset);
     };
     isolate_v1(a, cpu, rest, root)
 }
 
 /// cgroup v2: an isolated partition; the root loses the CPU by itself.
-fn isolate_v2(a: &mut Applied, cpu: usize, root: &Path) -> Result<(), String> {
+fn isolate_v2(a: &mut Applied, cpu: usize, root: &Path) -> Result<(), IsolationError> {
     let pid = std::process::id();
     let sub = root.join("cgroup.subtree_control");
     if !cgroup::lists(&sub, "cpuset") {
-        cgroup::write(&sub, "+cpuset").map_err(|e| e.to_string())?;
-        a.journal.record(Change::File { path: sub, before: "-cpuset".into() }).map_err(|e| e.to_string())?;
+        cgroup::write(&sub, "+cpuset").map_err(IsolationError::Cgroup)?;
+        a.journal.record(Change::File { path: sub, before: "-cpuset".into() })?;
     }
     let g = root.join(format!("oscycles-isolated-{pid}"));
     make_dir(a, &g)?;
@@ -357,30 +390,30 @@ fn isolate_v2(a: &mut Applied, cpu: usize, root: &Path) -> Result<(), String> {
     set(a, &g.join("cpuset.cpus.partition"), "isolated")?;
     let state = cgroup::read(&g.join("cpuset.cpus.partition")).unwrap_or_default();
     if state != "isolated" {
-        return Err(format!("the kernel refused the isolated partition for CPU {cpu}: {state}"));
+        return Err(IsolationError::Refused { cpu, state });
     }
-    record_affinities(a).map_err(|e| e.to_string())?;
+    record_affinities(a)?;
     let back = root.join(cgroup::own_v2_path().unwrap_or("/".into()).trim_start_matches('/')).join("cgroup.procs");
-    a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back }).map_err(|e| e.to_string())?;
-    cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(|e| e.to_string())?;
+    a.journal.record(Change::Drain { from: g.join("cgroup.procs"), to: back })?;
+    cgroup::write(&g.join("cgroup.procs"), &pid.to_string()).map_err(IsolationError::Cgroup)?;
     a.facts.insert(condition::CPUSET.into(), json!(format!("cgroup v2 partition 'isolated' at {}", g.display())));
     Ok(())
 }
 
 /// cgroup v1: `cpu` as an exclusive cpuset, `rest` as another.
-fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> Result<(), String> {
+fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> Result<(), IsolationError> {
     let pid = std::process::id();
     // cgroup v1: what cset shield does. Load balancing off at the root, an
     // exclusive cpuset for the CPU holding oscycles' threads, one for the
     // other CPUs holding every other task that can move.
-    let mems = cgroup::read(&root.join("cpuset.mems")).map_err(|e| e.to_string())?;
+    let mems = cgroup::read(&root.join("cpuset.mems")).map_err(IsolationError::Cgroup)?;
     let shield = root.join(format!("oscycles-isolated-{pid}"));
     let system = root.join(format!("oscycles-system-{pid}"));
     for (dir, cpus) in [(&shield, vec![cpu]), (&system, rest)] {
         make_dir(a, dir)?;
         // Another cpuset holding some of the CPUs exclusively makes the kernel refuse (EINVAL): say which.
-        let held = |e: String| match exclusive_holder(&root, &cpus, &[&shield, &system]) {
-            Some(h) => held_by(&cpus, &h, &e),
+        let held = |e: IsolationError| match exclusive_holder(&root, &cpus, &[&shield, &system]) {
+            Some(h) => held_by(&cpus, h, e),
             None => e,
         };
         put(&dir.join("cpuset.cpus"), &format_cpus(&cpus)).map_err(held)?;
@@ -392,9 +425,9 @@ fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> R
     let ours = own_threads();
     let tasks: Vec<u32> = cgroup::read(&root.join("tasks")).unwrap_or_default().lines().filter_map(|l| l.parse().ok()).collect();
     let others_tasks: Vec<u32> = tasks.into_iter().filter(|t| !ours.contains(t)).collect();
-    record_affinities(a).map_err(|e| e.to_string())?;
-    a.journal.record(Change::Drain { from: system.join("tasks"), to: root.join("tasks") }).map_err(|e| e.to_string())?;
-    a.journal.record(Change::Drain { from: shield.join("tasks"), to: root.join("tasks") }).map_err(|e| e.to_string())?;
+    record_affinities(a)?;
+    a.journal.record(Change::Drain { from: system.join("tasks"), to: root.join("tasks") })?;
+    a.journal.record(Change::Drain { from: shield.join("tasks"), to: root.join("tasks") })?;
     let (mut moved, mut stayed) = (0usize, 0usize);
     for t in &others_tasks {
         match cgroup::write(&system.join("tasks"), &t.to_string()) {
@@ -403,7 +436,7 @@ fn isolate_v1(a: &mut Applied, cpu: usize, rest: Vec<usize>, root: PathBuf) -> R
         }
     }
     for t in &ours {
-        cgroup::write(&shield.join("tasks"), &t.to_string()).map_err(|e| e.to_string())?;
+        cgroup::write(&shield.join("tasks"), &t.to_string()).map_err(IsolationError::Cgroup)?;
     }
     a.facts.insert(
         condition::CPUSET.into(),
@@ -429,13 +462,9 @@ fn exclusive_holder(root: &Path, cpus: &[usize], ours: &[&PathBuf]) -> Option<(P
     })
 }
 
-/// The sentence for CPUs another cpuset holds exclusively.
-fn held_by(cpus: &[usize], (holder, theirs): &(PathBuf, String), kernel: &str) -> String {
-    format!(
-        "isolated needs CPUs {} in a cpuset of their own, but cpuset {} holds CPUs {theirs} exclusively (its cpuset.cpu_exclusive is 1); free them or leave out isolated (the kernel said: {kernel})",
-        format_cpus(cpus),
-        holder.display()
-    )
+/// The reason for CPUs another cpuset holds exclusively.
+fn held_by(cpus: &[usize], (holder, theirs): (PathBuf, String), kernel: IsolationError) -> IsolationError {
+    IsolationError::HeldBy { cpus: format_cpus(cpus), holder, theirs, kernel: Box::new(kernel) }
 }
 
 /// Points every IRQ that allows it away from `cpu`, and the default affinity of new ones.

@@ -43,13 +43,22 @@ fn wanted_and_present<'a>(plan: &'a [Planned], filters: &'a [(String, String)]) 
     (wanted, present)
 }
 
+/// A `--where` that cannot be kept, with the parameters and values there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WhereError {
+    #[error("--where {key}: no case chosen has that parameter; they have: {have}")]
+    NoSuchParameter { key: String, have: String },
+    #[error("--where keeps no case; the values there are: {values}")]
+    KeepsNone { values: String },
+}
+
 /// Keeps the cases whose parameters match `filters` (`--where`): for each
 /// parameter named that a case has, its value is one of those given (a
 /// case without that parameter is not restricted by it). With `strict`
 /// (the run's own process, which has the whole plan), a parameter no case
 /// has is refused; a filter that keeps nothing always is. The sentence
 /// names the parameters and values there are.
-pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict: bool) -> Result<(), String> {
+pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict: bool) -> Result<(), WhereError> {
     let (wanted, present) = wanted_and_present(plan, filters);
     let described = |keys: &mut dyn Iterator<Item = &str>| {
         let values = |k: &str| {
@@ -65,16 +74,13 @@ pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict:
     };
     if strict && let Some(k) = wanted.keys().find(|k| !present.contains_key(*k)) {
         let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
-        return Err(format!("--where {k}: no case chosen has that parameter; they have: {have}"));
+        return Err(WhereError::NoSuchParameter { key: k.to_string(), have });
     }
     let matches =
         |p: &Planned| wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())));
     let kept: Vec<Planned> = plan.iter().filter(|p| matches(p)).cloned().collect();
     if kept.is_empty() {
-        return Err(format!(
-            "--where keeps no case; the values there are: {}",
-            described(&mut wanted.keys().copied().filter(|k| present.contains_key(k)))
-        ));
+        return Err(WhereError::KeepsNone { values: described(&mut wanted.keys().copied().filter(|k| present.contains_key(k))) });
     }
     *plan = kept;
     Ok(())

@@ -266,7 +266,7 @@ impl Across<'_> {
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
-        match (env::run_in(env, &spec, self.o), round) {
+        match (env::run_in(env, &spec, self.o).map_err(|e| e.to_string()), round) {
             (Ok((doc, mut facts)), _) => {
                 facts.insert(
                     "host_inside".into(),
@@ -336,7 +336,7 @@ impl Starter for EnvStarter<'_> {
 
     fn start_once(&mut self, i: usize) -> Result<Started, StartFailed> {
         self.rep.boot_started(self.env.name(), i, self.starts);
-        let (to_init_s, to_first_result_s, restarted_after) = env::boot_once(self.env, self.o, self.seed).map_err(StartFailed)?;
+        let (to_init_s, to_first_result_s, restarted_after) = env::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
         Ok(Started { to_init_s, to_first_result_s, restarted_after })
     }
 }
@@ -361,20 +361,20 @@ mod tests {
         let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
         assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
         let mut p = all.clone();
-        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err().to_string();
         assert!(e.contains("procs (2, 3, 4, 10)"), "{e}");
         // A round or an environment's child has part of the plan: a
         // parameter only the rest has restricts nothing there.
         keep_where(&mut p, &filters(&[("nosuch", "1")]), false).unwrap();
         assert_eq!(p.len(), all.len());
         let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
-        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err();
+        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err().to_string();
         assert!(e.contains("keeps no case"), "{e}");
         let mut p = all.clone();
         keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
-    use crate::env::{Environment, Message, Outcome};
+    use crate::env::{EnvError, Environment, Message, Outcome};
     use crate::progress::Log;
 
     /// An environment that starts nothing (as hyperfine's mock executor runs
@@ -392,9 +392,9 @@ mod tests {
         fn about(&self) -> &'static str {
             "a test's environment"
         }
-        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, String> {
+        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
             if !self.up {
-                return Err(format!("{} did not reach its /init within 1 s", self.name));
+                return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
             let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
             let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));

@@ -19,7 +19,7 @@ pub enum StoreError {
     #[error("'{path}' is larger than {} MiB, the most a run document may be; is it one?", MAX_DOC_BYTES >> 20)]
     TooLarge { path: PathBuf },
     #[error("'{path}': {err}")]
-    BadId { path: PathBuf, err: String },
+    BadId { path: PathBuf, err: InvalidRunId },
     #[error("'{path}': {err}")]
     BadNumber { path: PathBuf, err: crate::results::check::BadNumber },
     #[error(
@@ -57,16 +57,18 @@ pub fn charge(path: &Path, bytes: u64, results: u64) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// A run id that cannot name files (at most its first 80 characters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the run id {0:?} is not a valid run id (1 to 200 characters of A-Z, a-z, 0-9, '.', '_', '+', '-')")]
+pub struct InvalidRunId(pub String);
+
 /// Checks a run id: it names files (`report --json`, the results
 /// directory), so it is 1 to 200 of `[A-Za-z0-9._+-]` (`+` joins suite
 /// names), and neither `.` nor `..`.
-pub fn check_id(id: &str) -> Result<(), String> {
+pub fn valid_id(id: &str) -> Result<(), InvalidRunId> {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+');
     if id.is_empty() || id.len() > 200 || id == "." || id == ".." || !id.chars().all(ok_char) {
-        return Err(format!(
-            "the run id {:?} is not a valid run id (1 to 200 characters of A-Z, a-z, 0-9, '.', '_', '+', '-')",
-            id.chars().take(80).collect::<String>()
-        ));
+        return Err(InvalidRunId(id.chars().take(80).collect()));
     }
     Ok(())
 }
@@ -170,7 +172,7 @@ fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
         return Err(StoreError::Version { path: path.into(), found });
     }
     let doc: RunDoc = serde_json::from_value(v).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
-    check_id(&doc.id).map_err(|err| StoreError::BadId { path: path.into(), err })?;
+    valid_id(&doc.id).map_err(|err| StoreError::BadId { path: path.into(), err })?;
     Ok(doc)
 }
 

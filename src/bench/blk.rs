@@ -45,14 +45,23 @@ pub fn dio_align(path: &Path) -> io::Result<DioAlign> {
     Ok(DioAlign { mem: 512, offset: 512 })
 }
 
+/// What direct I/O needs here and a case does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DirectIoError {
+    #[error("direct I/O here needs block sizes that are multiples of {offset} bytes; {block} is not")]
+    BlockSize { offset: u32, block: usize },
+    #[error("direct I/O here needs buffers aligned to {mem} bytes; this one is aligned to {align}")]
+    BufferAlign { mem: u32, align: usize },
+}
+
 /// Refuses a block size or buffer alignment direct I/O would reject with
 /// EINVAL, with a sentence saying what is needed.
-pub fn check_direct(block: usize, buffer_align: usize, a: DioAlign) -> Result<(), String> {
+pub fn check_direct(block: usize, buffer_align: usize, a: DioAlign) -> Result<(), DirectIoError> {
     if block == 0 || !block.is_multiple_of(a.offset as usize) {
-        return Err(format!("direct I/O here needs block sizes that are multiples of {} bytes; {block} is not", a.offset));
+        return Err(DirectIoError::BlockSize { offset: a.offset, block });
     }
     if !buffer_align.is_multiple_of(a.mem as usize) {
-        return Err(format!("direct I/O here needs buffers aligned to {} bytes; this one is aligned to {buffer_align}", a.mem));
+        return Err(DirectIoError::BufferAlign { mem: a.mem, align: buffer_align });
     }
     Ok(())
 }
@@ -191,9 +200,9 @@ mod tests {
     fn misaligned_direct_io_is_refused_with_a_sentence() {
         let a = DioAlign { mem: 512, offset: 512 };
         assert!(check_direct(4096, 4096, a).is_ok());
-        let e = check_direct(1000, 4096, a).unwrap_err();
+        let e = check_direct(1000, 4096, a).unwrap_err().to_string();
         assert!(e.contains("multiples of 512 bytes; 1000 is not"), "{e}");
-        let e = check_direct(4096, 8, a).unwrap_err();
+        let e = check_direct(4096, 8, a).unwrap_err().to_string();
         assert!(e.contains("aligned to 512"), "{e}");
         assert!(check_direct(0, 4096, a).is_err());
     }

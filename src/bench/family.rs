@@ -29,6 +29,17 @@ pub enum Runs {
     OnlyIn(&'static str),
 }
 
+/// Why a benchmark cannot run on this host, in words (`list` shows it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+impl Unsupported {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// A group of benchmarks that share code and a table layout. `variant`
 /// arguments are the index the family gave a benchmark in [`Family::benchmarks`].
 pub trait Family: Sync + 'static {
@@ -42,7 +53,7 @@ pub trait Family: Sync + 'static {
         vec![NoParams {}.to_params()]
     }
     /// Whether a benchmark can run on this host at all; the reason when not.
-    fn supported(&self, _variant: usize) -> Result<(), String> {
+    fn supported(&self, _variant: usize) -> Result<(), Unsupported> {
         Ok(())
     }
     /// Measures one case.
@@ -163,7 +174,7 @@ impl Benchmark {
         vec![Benchmark::new(family, 0, format!("{}.{name}", family.name()), description, parameters, needs)]
     }
 
-    pub fn supported(&self) -> Result<(), String> {
+    pub fn supported(&self) -> Result<(), Unsupported> {
         self.family.supported(self.variant)
     }
 

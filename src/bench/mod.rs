@@ -25,7 +25,7 @@ pub mod scratch;
 pub mod stream;
 pub mod syscall;
 
-pub use family::{Benchmark, Family, Runs, Scale};
+pub use family::{Benchmark, Family, Runs, Scale, Unsupported};
 
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;

@@ -2,8 +2,8 @@
 //! same-core IPC (pipe, futex, eventfd) run as one instance pinned per CPU,
 //! all at the same time; each reports its own cost and where it ran.
 
-use super::ipc::Mechanism;
 use super::ipc::pingpong::{self, PingPongSpec};
+use super::ipc::{IpcError, Mechanism};
 use super::syscall::{Prepared, Syscall};
 use crate::clock::Tsc;
 use crate::harness::{self, HarnessConfig};
@@ -59,39 +59,52 @@ pub struct Instance {
     pub per_op: Summary,
 }
 
+/// Why an instance did not measure.
+#[derive(Debug, thiserror::Error)]
+pub enum ParallelError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Ipc(#[from] IpcError),
+    #[error("no samples")]
+    NoSamples,
+    #[error("an instance panicked")]
+    Panicked,
+}
+
 /// Runs `op` on every CPU in `cpus` at once.
-pub fn run(op: ParOp, cpus: &[usize], cfg: &HarnessConfig, overhead: u64, timeout: Duration) -> Result<Vec<Instance>, String> {
+pub fn run(op: ParOp, cpus: &[usize], cfg: &HarnessConfig, overhead: u64, timeout: Duration) -> Result<Vec<Instance>, ParallelError> {
     let barrier = Barrier::new(cpus.len());
     std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .map(|&cpu| {
                 let barrier = &barrier;
-                s.spawn(move || -> Result<Instance, String> {
+                s.spawn(move || -> Result<Instance, ParallelError> {
                     crate::watchdog::block_interrupts_in_this_thread();
                     match op.mechanism() {
                         None => {
-                            placement::set_affinity(&[cpu]).map_err(|e| e.to_string())?;
-                            let call = Prepared::new(Syscall::Getppid).map_err(|e| e.to_string())?;
+                            placement::set_affinity(&[cpu])?;
+                            let call = Prepared::new(Syscall::Getppid)?;
                             barrier.wait();
-                            let m = harness::measure(&Tsc, overhead, cfg, |n| call.run(n)).map_err(|e| e.to_string())?;
-                            let per_op = Summary::of(&m.per_op_cycles).ok_or("no samples")?;
+                            let m = harness::measure(&Tsc, overhead, cfg, |n| call.run(n))?;
+                            let per_op = Summary::of(&m.per_op_cycles).ok_or(ParallelError::NoSamples)?;
                             Ok(Instance { cpu, observed: vec![placement::current_cpu()], samples: m.per_op_cycles, per_op })
                         }
                         Some(mechanism) => {
                             let spec =
                                 PingPongSpec { mechanism, words: 0, space: Space::Intra, cpus: (cpu, cpu), policy: Policy::Other, timeout };
                             barrier.wait();
-                            let r = pingpong::run(&spec, overhead, cfg).map_err(|e| e.to_string())?;
+                            let r = pingpong::run(&spec, overhead, cfg)?;
                             let samples: Vec<f64> = r.measurement.per_op_cycles.iter().map(|c| c / 2.0).collect();
-                            let per_op = Summary::of(&samples).ok_or("no samples")?;
+                            let per_op = Summary::of(&samples).ok_or(ParallelError::NoSamples)?;
                             Ok(Instance { cpu, observed: vec![r.observed_cpus.0, r.observed_cpus.1], samples, per_op })
                         }
                     }
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().map_err(|_| "an instance panicked".to_string())?).collect()
+        handles.into_iter().map(|h| h.join().map_err(|_| ParallelError::Panicked)?).collect()
     })
 }
 

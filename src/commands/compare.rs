@@ -12,7 +12,7 @@ use std::process::ExitCode;
 mod interleave;
 
 pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
-    store::check_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
+    store::valid_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
     Ok(results.join("baselines").join(format!("{name}.json")))
 }
 

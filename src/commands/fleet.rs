@@ -153,7 +153,7 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     }
     check_run_args(&a)?;
     let loc = default_db(a.db.clone());
-    loc.check().map_err(UsageError)?;
+    loc.check().map_err(|e| UsageError(e.to_string()))?;
     let hosts = hosts_of(&a.inventory, &playbook)?;
     let id = fleet::new_id();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("oscycles-results").join(format!("fleet-{id}")));

@@ -37,7 +37,7 @@ pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
 /// so is a store that refuses (a server that cannot be reached, a store
 /// migrated by a newer oscycles).
 pub fn open_db(loc: &Location) -> Result<oscycles::db::Db> {
-    loc.check().map_err(UsageError)?;
+    loc.check().map_err(|e| UsageError(e.to_string()))?;
     oscycles::db::Db::open(loc).map_err(db_error)
 }
 

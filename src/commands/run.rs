@@ -204,10 +204,10 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
-        oscycles::db::Location::parse(&spec.db_path()).check().map_err(UsageError)?;
+        oscycles::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
     }
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
-    runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(UsageError)?;
+    runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
     if !with_host {
         plan.retain(|p| p.benchmark.runs() != Runs::FromHost);
     }
@@ -297,7 +297,7 @@ fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[Planned], envs: &[Env]) ->
     }
     o.check().map_err(|e| UsageError(e.to_string()))?;
     for env in envs {
-        env.check(o).map_err(UsageError)?;
+        env.check(o).map_err(|e| UsageError(e.to_string()))?;
     }
     if let Some(dir) = &spec.scratch
         && plan.iter().any(|p| p.benchmark.needs_disk())

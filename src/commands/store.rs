@@ -137,7 +137,7 @@ fn write_out(dest: &PathBuf, text: &str) -> Result<()> {
 fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
     use report::by;
     let by = by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", by::By::NAMES)))?;
-    let r = by::build(docs, by, a.baseline.as_deref()).map_err(UsageError)?;
+    let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let policy = oscycles::uncertainty::Policy::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
         report::table::set_width(Some(report::terminal_width()));

@@ -145,9 +145,9 @@ impl Location {
     /// Whether the location can serve as a store (an SQLite file: an SQLite
     /// database or a file yet to be made; a URL: checked when connecting). A
     /// sentence if not.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), sqlite::PathError> {
         match self {
-            Location::Sqlite(p) => sqlite::check_path(p).map_err(|e| e.to_string()),
+            Location::Sqlite(p) => sqlite::check_path(p),
             Location::Postgres(_) => Ok(()),
         }
     }

@@ -7,7 +7,7 @@
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
 use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvOptions, Environment, Outcome, launch_child};
+use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
 use serde_json::{Map, Value, json};
 use std::ffi::CString;
 
@@ -22,7 +22,7 @@ impl Environment for Container {
         "user, PID, mount, UTS, IPC and network namespaces made by oscycles"
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, remove_limits)
     }
 
@@ -54,7 +54,7 @@ impl Environment for Container {
 
 /// PID 1 of the new PID namespace: dies with its parent, mounts its own
 /// /proc, says hello and serves; returns its exit code.
-fn pid_1(spec: &GuestSpec, limits: Result<String, String>, run: &RunFn) -> u8 {
+fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>, run: &RunFn) -> u8 {
     // SAFETY: prctl with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     if let Err(e) = set_up_inside() {
@@ -64,32 +64,53 @@ fn pid_1(spec: &GuestSpec, limits: Result<String, String>, run: &RunFn) -> u8 {
     guest::send(&mut std::io::stdout(), "hello", 0, b"start");
     let mut facts = guest::facts_inside();
     facts.extend(facts_inside());
-    facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e)));
+    facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e.to_string())));
     super::native::serve_here(spec, facts, run)
 }
 
-fn check(rc: libc::c_int, what: &str) -> Result<(), String> {
+/// What failed making the container, or limiting it.
+#[derive(Debug, thiserror::Error)]
+pub enum ContainerError {
+    /// A system call or a write under /proc, with the error.
+    #[error("{what}: {source}")]
+    Sys { what: &'static str, source: std::io::Error },
+    #[error("no cgroup v2 hierarchy")]
+    NoCgroupV2,
+    #[error("cgroup v2 at {} lacks the {missing} controller(s) (bound to cgroup v1 here); no limits set", root.display())]
+    NoControllers { root: std::path::PathBuf, missing: String },
+    #[error("creating {}: {source}", path.display())]
+    Create { path: std::path::PathBuf, source: std::io::Error },
+    /// A write to a cgroup file (the error names the file and the value).
+    #[error(transparent)]
+    Cgroup(std::io::Error),
+}
+
+fn sys(what: &'static str) -> impl FnOnce(std::io::Error) -> ContainerError {
+    move |source| ContainerError::Sys { what, source }
+}
+
+fn check(rc: libc::c_int, what: &'static str) -> Result<(), ContainerError> {
     if rc != 0 {
-        return Err(format!("{what}: {}", std::io::Error::last_os_error()));
+        return Err(sys(what)(std::io::Error::last_os_error()));
     }
     Ok(())
 }
 
 /// Unshares the namespaces and maps uid/gid 0 to the caller's.
-pub fn unshare_all() -> Result<(), String> {
+pub fn unshare_all() -> Result<(), ContainerError> {
     // SAFETY: getuid/getgid/unshare take no pointers.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
     // SAFETY: as above.
     check(unsafe { libc::unshare(flags) }, "unshare (user, mount, UTS, IPC, network, PID namespaces)")?;
-    std::fs::write("/proc/self/setgroups", "deny").map_err(|e| format!("/proc/self/setgroups: {e}"))?;
-    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(|e| format!("uid_map: {e}"))?;
-    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(|e| format!("gid_map: {e}"))?;
+    std::fs::write("/proc/self/setgroups", "deny").map_err(sys("/proc/self/setgroups"))?;
+    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(sys("uid_map"))?;
+    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(sys("gid_map"))?;
     Ok(())
 }
 
 /// Inside, as PID 1: private mounts, a fresh /proc, hostname, loopback up.
-pub fn set_up_inside() -> Result<(), String> {
+pub fn set_up_inside() -> Result<(), ContainerError> {
     let c = |s: &str| CString::new(s).expect("no NUL");
     // SAFETY: NUL-terminated strings that outlive each call.
     unsafe {
@@ -105,13 +126,13 @@ pub fn set_up_inside() -> Result<(), String> {
 }
 
 /// Brings up the loopback interface of the calling thread's network namespace.
-pub fn loopback_up() -> Result<(), String> {
+pub fn loopback_up() -> Result<(), ContainerError> {
     // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
     // read, flagged IFF_UP and written back; the socket is closed.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
         if s < 0 {
-            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+            return Err(sys("socket")(std::io::Error::last_os_error()));
         }
         let mut ifr: libc::ifreq = std::mem::zeroed();
         for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
@@ -155,27 +176,23 @@ pub fn cgroup_path(root: &std::path::Path, pid: u32) -> std::path::PathBuf {
 /// Puts the calling process (before it unshares) in a cgroup v2 group with
 /// `cpus` CPUs' worth of time and `mem_mib` of memory; the host removes the
 /// group when the child has ended. Err says why no limit could be set.
-pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, String> {
-    let root = crate::cgroup::mounts().v2.ok_or("no cgroup v2 hierarchy")?;
+pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, ContainerError> {
+    let root = crate::cgroup::mounts().v2.ok_or(ContainerError::NoCgroupV2)?;
     let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !crate::cgroup::lists(&root.join("cgroup.controllers"), c)).collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "cgroup v2 at {} lacks the {} controller(s) (bound to cgroup v1 here); no limits set",
-            root.display(),
-            missing.join(" and ")
-        ));
+        return Err(ContainerError::NoControllers { missing: missing.join(" and "), root });
     }
     let sub = root.join("cgroup.subtree_control");
     for c in ["cpu", "memory"] {
         if !crate::cgroup::lists(&sub, c) {
-            crate::cgroup::write(&sub, &format!("+{c}")).map_err(|e| e.to_string())?;
+            crate::cgroup::write(&sub, &format!("+{c}")).map_err(ContainerError::Cgroup)?;
         }
     }
     let g = cgroup_path(&root, std::process::id());
-    std::fs::create_dir(&g).map_err(|e| format!("creating {}: {e}", g.display()))?;
-    crate::cgroup::write(&g.join("cpu.max"), &format!("{} 100000", u64::from(cpus) * 100_000)).map_err(|e| e.to_string())?;
-    crate::cgroup::write(&g.join("memory.max"), &(u64::from(mem_mib) << 20).to_string()).map_err(|e| e.to_string())?;
-    crate::cgroup::write(&g.join("cgroup.procs"), "0").map_err(|e| e.to_string())?;
+    std::fs::create_dir(&g).map_err(|source| ContainerError::Create { path: g.clone(), source })?;
+    crate::cgroup::write(&g.join("cpu.max"), &format!("{} 100000", u64::from(cpus) * 100_000)).map_err(ContainerError::Cgroup)?;
+    crate::cgroup::write(&g.join("memory.max"), &(u64::from(mem_mib) << 20).to_string()).map_err(ContainerError::Cgroup)?;
+    crate::cgroup::write(&g.join("cgroup.procs"), "0").map_err(ContainerError::Cgroup)?;
     Ok(format!("cpu.max {} CPUs, memory.max {mem_mib} MiB ({})", cpus, g.display()))
 }
 

@@ -132,6 +132,20 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     f
 }
 
+/// Why a JSON file of a guest's (its spec, a domU's plan) could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadJsonError {
+    #[error(transparent)]
+    Read(#[from] std::io::Error),
+    #[error(transparent)]
+    Parse(#[from] serde_json::Error),
+}
+
+/// Reads and parses the JSON file at `path`.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadJsonError> {
+    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+}
+
 /// The guest's main: never returns. `run` runs a spec and returns its exit code.
 pub fn main(run: &RunFn) -> ! {
     mount("devtmpfs", "/dev", "devtmpfs");
@@ -143,9 +157,7 @@ pub fn main(run: &RunFn) -> ! {
     mount("tmpfs", "/run", "tmpfs");
     // TCP and UDP cases talk over loopback, which a bare kernel leaves down.
     let _ = super::container::loopback_up();
-    let spec: Result<GuestSpec, String> =
-        std::fs::read_to_string(SPEC_PATH).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
-    match spec {
+    match read_json::<GuestSpec>(Path::new(SPEC_PATH)) {
         Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results"), run),
         Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),
     }

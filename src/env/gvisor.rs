@@ -17,7 +17,7 @@
 //! processes of a run whose private directory is gone.
 
 use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
+use super::{EnvError, EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
 use crate::bench::Runs;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -77,6 +77,12 @@ pub enum GvisorError {
     NoPlatform(String),
     #[error("gvisor (platform {platform}) {why}; last output: {tail}")]
     Ended { platform: &'static str, why: String, tail: String },
+    /// A platform's trial: a sandbox that did not answer.
+    #[error("no answer within {0} s")]
+    NoAnswer(u64),
+    /// A platform's trial: runsc ended without running it.
+    #[error("runsc ended ({status}): {tail}")]
+    RunscEnded { status: String, tail: String },
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GvisorError {
@@ -107,8 +113,8 @@ impl Environment for Gvisor {
         }
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
-        launch(spec, o).map_err(|e| e.to_string())
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+        Ok(launch(spec, o)?)
     }
 
     /// Hello, then the run, with the Sentry's own view of itself.
@@ -214,7 +220,8 @@ fn platform(o: &EnvOptions) -> Result<(Platform, Vec<String>), GvisorError> {
     if let Some(p) = o.own.get::<GvisorArgs>()?.gvisor_platform {
         return Ok((p, vec![format!("{}: named by --gvisor-platform", p.name())]));
     }
-    static CHOSEN: OnceLock<Result<(Platform, Vec<String>), String>> = OnceLock::new();
+    // What each trial said, whichever way it went.
+    static CHOSEN: OnceLock<Result<(Platform, Vec<String>), Vec<String>>> = OnceLock::new();
     let chosen = CHOSEN.get_or_init(|| {
         let limit = o.init_timeout.min(PROBE_TIMEOUT);
         let mut said = Vec::new();
@@ -227,20 +234,20 @@ fn platform(o: &EnvOptions) -> Result<(Platform, Vec<String>), GvisorError> {
                 Err(why) => said.push(format!("{}: {why}", p.name())),
             }
         }
-        Err(said.join("; "))
+        Err(said)
     });
-    chosen.clone().map_err(GvisorError::NoPlatform)
+    chosen.clone().map_err(|said| GvisorError::NoPlatform(said.join("; ")))
 }
 
 /// Whether a sandbox on `p` runs `oscycles --version` within `limit`.
-fn try_platform(p: Platform, o: &EnvOptions, limit: Duration) -> Result<(), String> {
-    let sandbox = Sandbox::new(o, &["--version"]).map_err(|e| e.to_string())?;
+fn try_platform(p: Platform, o: &EnvOptions, limit: Duration) -> Result<(), GvisorError> {
+    let sandbox = Sandbox::new(o, &["--version"])?;
     // The version line is no frame: a hello never comes, the init timeout ends a hang.
-    let end = sandbox.run(p, limit, limit).map_err(|e| e.to_string())?;
+    let end = sandbox.run(p, limit, limit)?;
     match (end.why, end.status) {
-        (Some(_), _) => Err(format!("no answer within {} s", limit.as_secs())),
+        (Some(_), _) => Err(GvisorError::NoAnswer(limit.as_secs())),
         (None, Some(s)) if s.success() => Ok(()),
-        (None, s) => Err(format!("runsc ended ({}): {}", s.map_or("killed".into(), |s| s.to_string()), tail(&end.stderr))),
+        (None, s) => Err(GvisorError::RunscEnded { status: s.map_or("killed".into(), |s| s.to_string()), tail: tail(&end.stderr) }),
     }
 }
 

@@ -16,7 +16,7 @@
 //! getpid and yield_now calls) and records its figures beside the run's.
 
 use super::qemu::{Accel, AccelArgs, QemuArgs};
-use super::{EnvOptions, Environment, Message, Outcome, tail};
+use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
 use crate::bench::{Scale, cases};
 use crate::clock::ClockInfo;
 use crate::named::Named;
@@ -80,7 +80,7 @@ impl Environment for Hermit {
         (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
-    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let build = Build::find(&cache_dir())?;
         let plan = plan_of(&spec.run)?;
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
@@ -89,21 +89,43 @@ impl Environment for Hermit {
         let args = program_args(spec, &plan, &harness, o);
         let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples: Value =
-                serde_json::from_slice(&m.bytes).map_err(|e| format!("hermit: the program's samples do not parse: {e}"))?;
+            let samples: Value = serde_json::from_slice(&m.bytes).map_err(HermitError::Samples)?;
             let doc = document(&spec.run, &plan, &samples, harness, clock.clone());
-            let bytes = serde_json::to_vec(&doc).map_err(|e| e.to_string())?;
+            let bytes = serde_json::to_vec(&doc)?;
             ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
         }
         // The independent check, beside a full run (not beside a boot).
         let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
         if spec.mode == "run" && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
             let check = self.boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
-            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e })));
+            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
         }
         ran.facts.insert("versions".into(), json!(build.versions));
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
     }
+}
+
+/// Why Hermit cannot be booted, or its program's answer not read.
+#[derive(Debug, thiserror::Error)]
+pub enum HermitError {
+    /// The reason and the log's last lines, as scripts/setup-hermit left them.
+    #[error("hermit: the Hermit build failed: {0}")]
+    BuildFailed(String),
+    #[error("hermit: not built ({} missing; scripts/setup builds Hermit into {})", missing.display(), dir.display())]
+    NotBuilt { missing: PathBuf, dir: PathBuf },
+    #[error("hermit: unknown suite {0:?}")]
+    UnknownSuite(String),
+    #[error(transparent)]
+    Where(#[from] crate::plan::WhereError),
+    #[error("hermit: the program's samples do not parse: {0}")]
+    Samples(#[source] serde_json::Error),
+    #[error("{env}: finding oscycles' own executable: {source}")]
+    OwnExe { env: &'static str, source: std::io::Error },
+    #[error("{env}: starting the VMM: {source} (scripts/setup installs qemu-system-x86)")]
+    StartVmm { env: &'static str, source: std::io::Error },
+    /// The own VMM's last line of standard error.
+    #[error("{env}: {why}")]
+    CannotRun { env: &'static str, why: String },
 }
 
 /// The artefacts of the Hermit build.
@@ -116,9 +138,9 @@ struct Build {
 
 impl Build {
     /// The build in `dir`, or why there is none (n/a for every case).
-    fn find(dir: &Path) -> Result<Build, String> {
+    fn find(dir: &Path) -> Result<Build, HermitError> {
         if let Ok(why) = std::fs::read_to_string(dir.join("failed")) {
-            return Err(format!("hermit: the Hermit build failed: {}", why.lines().collect::<Vec<_>>().join(" | ")));
+            return Err(HermitError::BuildFailed(why.lines().collect::<Vec<_>>().join(" | ")));
         }
         let b = Build {
             loader: dir.join("loader"),
@@ -127,18 +149,18 @@ impl Build {
             versions: std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string(),
         };
         match [&b.loader, &b.program, &b.check].iter().find(|p| !p.is_file()) {
-            Some(p) => Err(format!("hermit: not built ({} missing; scripts/setup builds Hermit into {})", p.display(), dir.display())),
+            Some(p) => Err(HermitError::NotBuilt { missing: p.to_path_buf(), dir: dir.to_path_buf() }),
             None => Ok(b),
         }
     }
 }
 
 /// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
-fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, String> {
+fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, HermitError> {
     let suites = run
         .suites
         .iter()
-        .map(|s| crate::registry::find_suite(s).ok_or_else(|| format!("hermit: unknown suite {s:?}")))
+        .map(|s| crate::registry::find_suite(s).ok_or_else(|| HermitError::UnknownSuite(s.clone())))
         .collect::<Result<Vec<_>, _>>()?;
     let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
     crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
@@ -205,7 +227,7 @@ impl Hermit {
     /// Boots `program` once with `args` under this environment's VMM, the
     /// serial port (kernel log and the program's frames) on the VMM's
     /// stdout and in a log file, and watches it within the timeouts of `o`.
-    fn boot(&self, build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, String> {
+    fn boot(&self, build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, EnvError> {
         let name = self.name();
         let files = super::qemu::Files::new(name, o)?;
         // The kernel's timer runs at the TSC rate given (-freq, MHz).
@@ -213,8 +235,8 @@ impl Hermit {
         let (mut cmd, kvm, machine) = match self.vmm {
             Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
             Vmm::Own => {
-                crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
-                let exe = std::env::current_exe().map_err(|e| format!("{name}: finding oscycles' own executable: {e}"))?;
+                EnvError::kvm_usable(name)?;
+                let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: name, source })?;
                 let mut cmd = std::process::Command::new(exe);
                 cmd.arg("__vmm-multiboot").arg("--kernel").arg(&build.loader).arg("--module").arg(program);
                 cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
@@ -224,15 +246,16 @@ impl Hermit {
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         crate::watchdog::die_with_parent(&mut cmd);
         let start = Instant::now();
-        let child = cmd.spawn().map_err(|e| format!("{name}: starting the VMM: {e} (scripts/setup installs qemu-system-x86)"))?;
+        let child = cmd.spawn().map_err(|source| HermitError::StartVmm { env: name, source })?;
         let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
         let console = std::fs::read_to_string(&files.console).unwrap_or_default();
         let log_tail = tail(&format!("{console}\n{}", end.stderr));
         if let Some(w) = end.why {
-            return Err(format!("{name} {w}; last output: {log_tail}"));
+            return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
         }
         if end.status.and_then(|s| s.code()) == Some(VMM_CANNOT_RUN) {
-            return Err(format!("{name}: {}", end.stderr.lines().last().unwrap_or("the VMM could not run the guest")));
+            let why = end.stderr.lines().last().unwrap_or("the VMM could not run the guest").to_string();
+            return Err(HermitError::CannotRun { env: name, why }.into());
         }
         let mut facts = boot_facts(build, program, kvm, &machine, o, end.status);
         if self.vmm == Vmm::Own {
@@ -250,11 +273,11 @@ fn qemu_command(
     append: &str,
     files: &super::qemu::Files,
     o: &EnvOptions,
-) -> Result<(std::process::Command, bool, String), String> {
-    let kvm = o.own.get::<AccelArgs>().map_err(|e| e.to_string())?.accel == Accel::Kvm;
-    let machine = o.own.get::<QemuArgs>().map_err(|e| e.to_string())?.machine;
+) -> Result<(std::process::Command, bool, String), EnvError> {
+    let kvm = o.own.get::<AccelArgs>()?.accel == Accel::Kvm;
+    let machine = o.own.get::<QemuArgs>()?.machine;
     if kvm {
-        crate::microvm::kvm_usable().map_err(|e| format!("hermit: {e}"))?;
+        EnvError::kvm_usable("hermit")?;
     }
     // One CPU: the kernel is built without smp.
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
@@ -595,10 +618,10 @@ mod tests {
     #[test]
     fn a_missing_or_failed_build_says_why() {
         let d = tempfile::tempdir().unwrap();
-        let e = Build::find(d.path()).err().unwrap();
+        let e = Build::find(d.path()).err().unwrap().to_string();
         assert!(e.contains("not built") && e.contains("scripts/setup"), "{e}");
         std::fs::write(d.path().join("failed"), "building the Hermit kernel failed\nerror: no\n").unwrap();
-        let e = Build::find(d.path()).err().unwrap();
+        let e = Build::find(d.path()).err().unwrap().to_string();
         assert!(e.contains("build failed") && e.contains("error: no"), "{e}");
     }
 }

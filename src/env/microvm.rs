@@ -4,7 +4,7 @@
 //! microvm`, whose hello is the guest's first instruction.
 
 use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvOptions, Environment, Fit, Outcome, launch_child};
+use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
 use crate::bench::Runs;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -41,7 +41,7 @@ impl Environment for Microvm {
         f
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, |_| {})
     }
 

@@ -100,13 +100,13 @@ pub trait Environment: Sync {
     /// Refuses, before anything is measured, what cannot work with these
     /// options (qemu: a machine type QEMU does not have). The options all
     /// environments share are checked by [`EnvOptions::check`].
-    fn check(&self, _o: &EnvOptions) -> Result<(), String> {
+    fn check(&self, _o: &EnvOptions) -> Result<(), EnvError> {
         Ok(())
     }
 
     /// Starts it once with `spec`, watches it within the timeouts of `o`,
     /// and collects what it sends.
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String>;
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError>;
 
     /// The child's side, in `oscycles __env-child --env NAME`: say hello,
     /// run the spec's suites with `run`, send the document back. Returns the
@@ -255,6 +255,64 @@ impl EnvOptions {
     }
 }
 
+/// Why an environment could not be used or did not bring results back,
+/// each a sentence a user reads (a case's n/a reason, a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    /// An environment that runs on KVM, without a usable /dev/kvm.
+    #[error("{env}: {source}")]
+    NoKvm { env: &'static str, source: crate::microvm::VmError },
+    #[error(transparent)]
+    NoSuchKernel(#[from] NoSuchKernel),
+    /// Its own options, as clap read them back.
+    #[error(transparent)]
+    Options(#[from] clap::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The child was killed: `why` is a timeout or an interrupt.
+    #[error("{env} {why}")]
+    Stopped { env: &'static str, why: String },
+    /// A guest killed, with the end of its console (and a hint, if any).
+    #[error("{env} {why}{hint}; last output: {tail}")]
+    Ended { env: &'static str, why: String, hint: &'static str, tail: String },
+    /// What the child sent as its error.
+    #[error("{env}: {message}")]
+    Child { env: &'static str, message: String },
+    #[error("{env} ended ({status}) without sending results; last output: {tail}")]
+    NoResults { env: &'static str, status: String, tail: String },
+    #[error("{env}: the results do not parse: {source}")]
+    BadResults { env: &'static str, source: serde_json::Error },
+    #[error("{env} never said hello; last output: {tail}")]
+    NoHello { env: &'static str, tail: String },
+    #[error("{env} sent no result; last output: {tail}")]
+    NoResult { env: &'static str, tail: String },
+    #[error(transparent)]
+    Qemu(#[from] qemu::QemuError),
+    #[error(transparent)]
+    Xen(#[from] xen::XenError),
+    #[error(transparent)]
+    Hermit(#[from] hermit::HermitError),
+    #[error(transparent)]
+    Uml(#[from] uml::UmlError),
+    #[error(transparent)]
+    Gvisor(#[from] gvisor::GvisorError),
+}
+
+impl EnvError {
+    /// An I/O error with what was being done (`creating PATH`...).
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvError {
+        let what = what.into();
+        move |source| EnvError::Io { what, source }
+    }
+
+    /// `env` needs /dev/kvm: the reason it cannot have it, if it cannot.
+    pub fn kvm_usable(env: &'static str) -> Result<(), EnvError> {
+        crate::microvm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
+    }
+}
+
 /// A framed message from a child, with when it arrived (seconds since the
 /// child was started).
 #[derive(Debug, Clone)]
@@ -384,19 +442,19 @@ pub fn supervise_watching(
 
 /// Starts `oscycles __env-child --env NAME` with `spec` and watches it;
 /// `ended` is told the child's pid when it has ended (to clean up after it).
-pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, ended: impl FnOnce(u32)) -> Result<Outcome, String> {
+pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, ended: impl FnOnce(u32)) -> Result<Outcome, EnvError> {
     let mut cmd = Command::new(&o.exe);
     cmd.arg("__env-child").arg("--env").arg(env.name());
-    cmd.arg("--spec").arg(serde_json::to_string(spec).map_err(|e| e.to_string())?);
+    cmd.arg("--spec").arg(serde_json::to_string(spec)?);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     crate::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("starting {}: {e}", o.exe.display()))?;
+    let child = cmd.spawn().map_err(EnvError::io(format!("starting {}", o.exe.display())))?;
     let pid = child.id();
     let end = supervise(child, start, o.init_timeout, o.run_timeout);
     ended(pid);
     if let Some(w) = end.why {
-        return Err(format!("{} {w}", env.name()));
+        return Err(EnvError::Stopped { env: env.name(), why: w });
     }
     let mut facts = Map::new();
     facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
@@ -419,20 +477,16 @@ pub fn tail(log: &str) -> String {
 
 /// Runs `spec` in `env` and returns the run document it sent back, with the
 /// facts of how it was started and what it said about itself.
-pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), String> {
+pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
     let out = env.launch(spec, o)?;
     if let Some(e) = out.first("error") {
-        return Err(format!("{}: {}", env.name(), String::from_utf8_lossy(&e.bytes)));
+        return Err(EnvError::Child { env: env.name(), message: String::from_utf8_lossy(&e.bytes).into_owned() });
     }
     let Some(m) = out.first("run") else {
-        return Err(format!(
-            "{} ended ({}) without sending results; last output: {}",
-            env.name(),
-            out.status.map_or("killed".into(), |s| s.to_string()),
-            out.log_tail
-        ));
+        let status = out.status.map_or("killed".into(), |s| s.to_string());
+        return Err(EnvError::NoResults { env: env.name(), status, tail: out.log_tail });
     };
-    let doc: RunDoc = serde_json::from_slice(&m.bytes).map_err(|e| format!("{}: the results do not parse: {e}", env.name()))?;
+    let doc: RunDoc = serde_json::from_slice(&m.bytes).map_err(|source| EnvError::BadResults { env: env.name(), source })?;
     let mut facts = out.facts;
     if let Some(env_facts) = out.messages.iter().find(|m| m.kind == "facts")
         && let Ok(Value::Object(f)) = serde_json::from_slice::<Value>(&env_facts.bytes)
@@ -448,11 +502,11 @@ pub use crate::schema::boot::RESTARTED_AFTER;
 /// seconds from start to the hello of its /init, and to its first result;
 /// and the faults of earlier starts the environment repeated (Xen under
 /// TCG), if any: the times are the last start's own.
-pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Option<Value>), String> {
+pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Option<Value>), EnvError> {
     let spec = GuestSpec { run: crate::spec::RunSpec::boot(seed), mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
     let mut out = env.launch(&spec, o)?;
-    let hello = out.first("hello").ok_or_else(|| format!("{} never said hello; last output: {}", env.name(), out.log_tail))?;
-    let result = out.first("run").ok_or_else(|| format!("{} sent no result; last output: {}", env.name(), out.log_tail))?;
+    let hello = out.first("hello").ok_or_else(|| EnvError::NoHello { env: env.name(), tail: out.log_tail.clone() })?;
+    let result = out.first("run").ok_or_else(|| EnvError::NoResult { env: env.name(), tail: out.log_tail.clone() })?;
     let (to_init, to_result) = (hello.at_s, result.at_s);
     Ok((to_init, to_result, out.facts.remove(RESTARTED_AFTER)))
 }

@@ -3,7 +3,7 @@
 //! __env-child --env native`, which serves the smallest run like a guest.
 
 use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvOptions, Environment, Outcome, launch_child};
+use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
 use serde_json::{Map, Value};
 
 pub struct Native;
@@ -21,7 +21,7 @@ impl Environment for Native {
         true
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, |_| {})
     }
 }

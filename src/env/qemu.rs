@@ -6,7 +6,7 @@
 
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, RunFn, SPEC_PATH};
-use super::{EnvOptions, Environment, Outcome, OwnOptions, tail};
+use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
 use crate::schema::environment::ACCEL;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -47,11 +47,11 @@ impl Environment for Qemu {
         }
     }
 
-    fn check(&self, o: &EnvOptions) -> Result<(), String> {
-        check_machine(&own(o)?.machine)
+    fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        Ok(check_machine(&own(o)?.machine)?)
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch(self.kvm, spec, o)
     }
 }
@@ -64,8 +64,23 @@ pub struct QemuArgs {
     pub machine: String,
 }
 
-fn own(o: &EnvOptions) -> Result<QemuArgs, String> {
-    o.own.get::<QemuArgs>().map_err(|e| e.to_string())
+fn own(o: &EnvOptions) -> Result<QemuArgs, EnvError> {
+    Ok(o.own.get::<QemuArgs>()?)
+}
+
+/// What the qemu environments need and did not find.
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("no guest kernel: none in /boot or {KERNEL_CACHE} (scripts/setup unpacks linux-image-amd64 there), and no --kernel")]
+    NoKernel,
+    #[error("{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)", .0.display())]
+    Dynamic(PathBuf),
+    #[error("the qemu environments need {QEMU}: {0} (scripts/setup installs qemu-system-x86)")]
+    Missing(#[source] std::io::Error),
+    #[error("--machine {machine:?}: {QEMU} has no such machine type; try {common} (`{QEMU} -machine help` lists all)")]
+    NoSuchMachine { machine: String, common: String },
+    #[error("{env}: starting {QEMU}: {source} (scripts/setup installs qemu-system-x86)")]
+    Start { env: String, source: std::io::Error },
 }
 
 pub const QEMU: &str = "qemu-system-x86_64";
@@ -77,9 +92,9 @@ pub const KERNEL_CACHE: &str = "/var/cache/oscycles/linux/boot";
 
 /// The guest kernel: the one given, else the newest vmlinuz-* in /boot,
 /// else in the cache scripts/setup fills.
-pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, String> {
+pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, EnvError> {
     if let Some(k) = given {
-        return if k.is_file() { Ok(k.to_path_buf()) } else { Err(format!("--kernel {}: no such file", k.display())) };
+        return if k.is_file() { Ok(k.to_path_buf()) } else { Err(NoSuchKernel(k.to_path_buf()).into()) };
     }
     for dir in ["/boot", KERNEL_CACHE] {
         let mut ks: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -95,7 +110,7 @@ pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, String> {
             return Ok(k);
         }
     }
-    Err(format!("no guest kernel: none in /boot or {KERNEL_CACHE} (scripts/setup unpacks linux-image-amd64 there), and no --kernel"))
+    Err(QemuError::NoKernel.into())
 }
 
 /// Whether the ELF file at `p` is statically linked (has no PT_INTERP).
@@ -115,15 +130,12 @@ pub fn is_static(p: &Path) -> std::io::Result<bool> {
 
 /// Writes the initramfs: /init (this binary), the spec, the mount points,
 /// and `extra` files (name, contents).
-pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str, &[u8])]) -> Result<(), String> {
-    if !is_static(exe).map_err(|e| format!("reading {}: {e}", exe.display()))? {
-        return Err(format!(
-            "{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)",
-            exe.display()
-        ));
+pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str, &[u8])]) -> Result<(), EnvError> {
+    if !is_static(exe).map_err(EnvError::io(format!("reading {}", exe.display())))? {
+        return Err(QemuError::Dynamic(exe.to_path_buf()).into());
     }
     let bin = guest_image(exe, path)?;
-    let f = crate::bench::scratch::create_new(path, 0o600).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let f = crate::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run"] {
@@ -136,7 +148,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
         }
         Ok(())
     })();
-    w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(|e| format!("writing {}: {e}", path.display()))
+    w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(EnvError::io(format!("writing {}", path.display())))
 }
 
 /// The executable as a guest gets it: without its debug sections, through
@@ -144,7 +156,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
 /// build's are about 100 MB that a guest would copy in and unpack: under
 /// TCG, an HVM domU's firmware copies its initramfs for minutes. `beside`
 /// is a path in the run's private directory to put the copy next to.
-pub fn guest_image(exe: &Path, beside: &Path) -> Result<Vec<u8>, String> {
+pub fn guest_image(exe: &Path, beside: &Path) -> Result<Vec<u8>, EnvError> {
     let stripped = beside.with_extension("stripped");
     let ok = Command::new("objcopy")
         .arg("--strip-debug")
@@ -155,26 +167,22 @@ pub fn guest_image(exe: &Path, beside: &Path) -> Result<Vec<u8>, String> {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    let bytes = std::fs::read(if ok { &stripped } else { exe }).map_err(|e| format!("reading {}: {e}", exe.display()));
+    let bytes = std::fs::read(if ok { &stripped } else { exe }).map_err(EnvError::io(format!("reading {}", exe.display())));
     let _ = std::fs::remove_file(&stripped);
     bytes
 }
 
 /// Checks a QEMU machine type (`--machine`) against the list this QEMU
 /// prints (`-machine help`).
-pub fn check_machine(machine: &str) -> Result<(), String> {
-    let out = Command::new(QEMU)
-        .args(["-machine", "help"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("the qemu environments need {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+pub fn check_machine(machine: &str) -> Result<(), QemuError> {
+    let out = Command::new(QEMU).args(["-machine", "help"]).stdin(Stdio::null()).output().map_err(QemuError::Missing)?;
     let text = String::from_utf8_lossy(&out.stdout);
     let known: Vec<&str> = text.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
     if known.contains(&machine) {
         Ok(())
     } else {
         let common: Vec<&str> = known.iter().copied().filter(|m| ["q35", "pc", "microvm", "isapc"].contains(m)).collect();
-        Err(format!("--machine {machine:?}: {QEMU} has no such machine type; try {} (`{QEMU} -machine help` lists all)", common.join(", ")))
+        Err(QemuError::NoSuchMachine { machine: machine.to_string(), common: common.join(", ") })
     }
 }
 
@@ -186,10 +194,10 @@ pub struct Files {
 }
 
 impl Files {
-    pub fn new(name: &str, o: &EnvOptions) -> Result<Files, String> {
+    pub fn new(name: &str, o: &EnvOptions) -> Result<Files, EnvError> {
         let tag = crate::bench::scratch::unique_name(name);
         let f = Files { initrd: o.work.join(format!("{tag}.cpio")), console: o.work.join(format!("{tag}.console.log")) };
-        crate::bench::scratch::create_new(&f.console, 0o600).map_err(|e| format!("creating {}: {e}", f.console.display()))?;
+        crate::bench::scratch::create_new(&f.console, 0o600).map_err(EnvError::io(format!("creating {}", f.console.display())))?;
         Ok(f)
     }
 }
@@ -211,13 +219,19 @@ pub struct Ran {
 /// Starts QEMU as `cmd` (machine, kernel and initramfs set) with the console
 /// (ttyS0) to `files.console` and the results port (ttyS1) on its stdout,
 /// and supervises it; `fatal` is also asked (see [`super::supervise_watching`]).
-pub fn start(name: &str, mut cmd: Command, files: &Files, o: &EnvOptions, fatal: &mut dyn FnMut() -> Option<String>) -> Result<Ran, String> {
+pub fn start(
+    name: &str,
+    mut cmd: Command,
+    files: &Files,
+    o: &EnvOptions,
+    fatal: &mut dyn FnMut() -> Option<String>,
+) -> Result<Ran, EnvError> {
     cmd.arg("-serial").arg(format!("file:{}", files.console.display()));
     cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     crate::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| format!("{name}: starting {QEMU}: {e} (scripts/setup installs qemu-system-x86)"))?;
+    let child = cmd.spawn().map_err(|source| QemuError::Start { env: name.to_string(), source })?;
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
     let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
     let mut log_tail = tail(&format!("{console_text}\n{}", end.stderr));
@@ -247,10 +261,10 @@ pub fn command(o: &EnvOptions, mem_mib: u32) -> Command {
 }
 
 /// Boots the guest once with `spec` in its initramfs and watches it.
-fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
     if kvm {
-        crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
+        EnvError::kvm_usable(name)?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
     let machine = own(o)?.machine;
@@ -269,7 +283,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String
     if let Some(w) = end.why {
         let hint =
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
-        return Err(format!("{name} {w}{hint}; last output: {log_tail}"));
+        return Err(EnvError::Ended { env: name, why: w, hint, tail: log_tail });
     }
     let clean = end.status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
     let mut facts = Map::new();

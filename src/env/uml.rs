@@ -16,7 +16,7 @@
 
 use super::guest::GuestSpec;
 use super::qemu::{self, Files};
-use super::{EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
+use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,14 +65,14 @@ impl Environment for Uml {
         Some(OwnOptions::of::<UmlArgs>("uml"))
     }
 
-    fn check(&self, o: &EnvOptions) -> Result<(), String> {
-        match o.own.get::<UmlArgs>().map_err(|e| e.to_string())?.uml_kernel {
-            Some(k) if !super::executable(&k) => Err(UmlError::NotExecutable(k).to_string()),
+    fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        match o.own.get::<UmlArgs>()?.uml_kernel {
+            Some(k) if !super::executable(&k) => Err(UmlError::NotExecutable(k).into()),
             _ => Ok(()),
         }
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch(spec, o)
     }
 }
@@ -113,12 +113,12 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
 }
 
 /// Boots the UML kernel once with `spec` in its initramfs and watches it.
-fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
-    let kernel = find(o).map_err(|e| e.to_string())?;
+fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    let kernel = find(o)?;
     let files = Files::new("uml", o)?;
     qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?;
     let start = Instant::now();
-    let child = command(&kernel, &files, o).spawn().map_err(|e| UmlError::Start(kernel.clone(), e).to_string())?;
+    let child = command(&kernel, &files, o).spawn().map_err(|e| UmlError::Start(kernel.clone(), e))?;
     let group = child.id() as libc::pid_t;
     let end = supervise(child, start, o.init_timeout, o.run_timeout);
     // SAFETY: kill takes no pointers; the group is the one its kernel led
@@ -127,7 +127,7 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
     unsafe { libc::kill(-group, libc::SIGKILL) };
     let log_tail = tail(&end.stderr);
     if let Some(w) = end.why {
-        return Err(format!("uml {w}; last output: {log_tail}"));
+        return Err(EnvError::Ended { env: "uml", why: w, hint: "", tail: log_tail });
     }
     let mut facts = Map::new();
     facts.insert("kernel".into(), json!(kernel.display().to_string()));

@@ -23,7 +23,7 @@
 
 use super::guest::{self, GuestSpec, PORT_PATH, RunFn};
 use super::qemu::{self, Accel, AccelArgs, Files, Ran};
-use super::{EnvOptions, Environment, Outcome, OwnOptions};
+use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::io::{Read, Seek, Write};
@@ -119,16 +119,44 @@ impl Environment for Xen {
         }
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch(self, spec, o)
     }
 }
 
 
+/// What the Xen environments lack, and what failed in dom0 starting a domU.
+#[derive(Debug, thiserror::Error)]
+pub enum XenError {
+    #[error("{env}: Xen hypervisor not found (scripts/setup installs it)")]
+    NoHypervisor { env: &'static str },
+    #[error("{env}: QEMU separates multiboot modules by commas: {modules} cannot be passed")]
+    Commas { env: &'static str, modules: String },
+    #[error("the Xen toolstack is missing ({} not found; scripts/setup installs it)", .0.display())]
+    NoToolstack(PathBuf),
+    #[error("no Xen modules ({}) for {}: the toolstack needs them", MODULES.join(", "), .0.display())]
+    NoModules(PathBuf),
+    #[error(transparent)]
+    Plan(#[from] guest::ReadJsonError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error(transparent)]
+    System(std::io::Error),
+    /// A toolstack program that failed, with its output.
+    #[error("{command}: {status}; {output}")]
+    Tool { command: String, status: std::process::ExitStatus, output: String },
+    #[error("{path} did not appear within {secs} s")]
+    NotWithin { path: String, secs: u64 },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> XenError {
+    let what = what.into();
+    move |source| XenError::Io { what, source }
+}
+
 /// The hypervisor scripts/setup unpacked.
-fn find_xen() -> Result<PathBuf, String> {
-    let p = xen_dir().join(HYPERVISOR);
-    if p.is_file() { Ok(p) } else { Err("Xen hypervisor not found (scripts/setup installs it)".into()) }
+fn find_xen() -> Option<PathBuf> {
+    Some(xen_dir().join(HYPERVISOR)).filter(|p| p.is_file())
 }
 
 /// How the machine is built for `mode` (and a test's `guest_mode`):
@@ -186,7 +214,7 @@ fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str, initrd_mib: u32) -> Mac
 /// (seen: an rdtsc, a write of the x2APIC's EOI): a fault of the emulated
 /// nested SVM, not of the system measured. The facts list the faults of the
 /// starts repeated; each start's console is kept beside the results.
-fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
+fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     let mut faults: Vec<String> = Vec::new();
     loop {
         let (mut out, console) = start(env, spec, o)?;
@@ -216,12 +244,12 @@ fn emulation_fault(console: &str) -> Option<&str> {
 
 /// Boots Xen once with `spec` run in dom0 or in a domU, and watches it:
 /// what came back, and Xen's console.
-fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String), String> {
+fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String), EnvError> {
     let name = env.name();
-    let xen = find_xen().map_err(|e| format!("{name}: {e}"))?;
-    let accel = o.own.get::<AccelArgs>().map_err(|e| e.to_string())?.accel;
+    let xen = find_xen().ok_or(XenError::NoHypervisor { env: name })?;
+    let accel = o.own.get::<AccelArgs>()?.accel;
     if accel == Accel::Kvm {
-        crate::microvm::kvm_usable().map_err(|e| format!("{name}: {e}"))?;
+        EnvError::kvm_usable(name)?;
     }
     let kernel = qemu::find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
@@ -242,7 +270,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     // Multiboot modules, comma-separated: paths with a comma cannot be passed.
     let modules = format!("{} {dom0_args},{}", kernel.display(), files.initrd.display());
     if kernel.to_string_lossy().contains(',') || files.initrd.to_string_lossy().contains(',') {
-        return Err(format!("{name}: QEMU separates multiboot modules by commas: {modules} cannot be passed"));
+        return Err(XenError::Commas { env: name, modules }.into());
     }
     cmd.arg("-initrd").arg(&modules);
     // Under TCG, Xen and a domU boot in tens of seconds to minutes where a
@@ -261,7 +289,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         _ => log_tail,
     };
     if let Some(w) = end.why {
-        return Err(format!("{name} {w}; last output: {log_tail}"));
+        return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
     }
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(qemu::QEMU));
@@ -343,31 +371,31 @@ pub struct DomUPlan {
 
 /// The Xen modules of `kernel` (vmlinuz-VERSION): in the tree beside it
 /// (scripts/setup's unpacked package) or in /lib/modules.
-fn module_dir(kernel: &Path) -> Result<PathBuf, String> {
+fn module_dir(kernel: &Path) -> Result<PathBuf, XenError> {
     let version = kernel.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("vmlinuz-")).unwrap_or_default();
     let beside = kernel.parent().and_then(Path::parent).map(|root| root.join("lib/modules").join(version));
     let dirs = beside.into_iter().chain([Path::new("/lib/modules").join(version)]);
     dirs.map(|d| d.join("kernel/drivers/xen"))
         .find(|d| d.join(MODULES[0]).is_file())
-        .ok_or_else(|| format!("no Xen modules ({}) for {}: the toolstack needs them", MODULES.join(", "), kernel.display()))
+        .ok_or_else(|| XenError::NoModules(kernel.to_path_buf()))
 }
 
 /// dom0's initramfs for a domU: this binary as /init with the plan, the
 /// toolstack tree, the Xen modules, and the domU's kernel and initramfs
 /// (the one qemu-tcg boots, its results port hvc0).
-fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOptions, kind: &str) -> Result<(), String> {
+fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOptions, kind: &str) -> Result<(), EnvError> {
     let tree = xen_dir().join("dom0");
     if !tree.join(".complete").is_file() {
-        return Err(format!("the Xen toolstack is missing ({} not found; scripts/setup installs it)", tree.display()));
+        return Err(XenError::NoToolstack(tree).into());
     }
     let modules = module_dir(kernel)?;
     let domu_initrd = path.with_extension("domu.cpio");
     qemu::write_initramfs(&domu_initrd, &o.exe, spec, &[(PORT_PATH.trim_start_matches('/'), b"/dev/hvc0")])?;
-    let domu = std::fs::read(&domu_initrd).map_err(|e| e.to_string());
+    let domu = std::fs::read(&domu_initrd);
     let _ = std::fs::remove_file(&domu_initrd);
     let plan = DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus };
     let init = qemu::guest_image(&o.exe, path)?;
-    let f = crate::bench::scratch::create_new(path, 0o600).map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let f = crate::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = super::cpio::Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run", "var", "domu", "modules"] {
@@ -376,7 +404,7 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
         c.file("init", 0o755, &init)?;
         c.file(PLAN_PATH.trim_start_matches('/'), 0o644, serde_json::to_string(&plan)?.as_bytes())?;
         c.file("domu/vmlinuz", 0o644, &std::fs::read(kernel)?)?;
-        c.file("domu/initrd.cpio", 0o644, &domu.map_err(std::io::Error::other)?)?;
+        c.file("domu/initrd.cpio", 0o644, &domu?)?;
         for m in MODULES {
             let file = Path::new(m).file_name().expect("a file name").to_string_lossy();
             c.file(&format!("modules/{file}"), 0o644, &std::fs::read(modules.join(m))?)?;
@@ -384,7 +412,7 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
         c.tree(&tree)?;
         c.finish().and_then(|mut b| b.flush())
     })();
-    w.map_err(|e| format!("writing {}: {e}", path.display()))
+    w.map_err(EnvError::io(format!("writing {}", path.display())))
 }
 
 /// Whether this process is dom0's /init with a domU to start.
@@ -407,8 +435,7 @@ pub fn dom0_main() -> ! {
     let mut out = guest::port();
     // Not a hello: the host's init timeout runs until the domU's /init says it.
     guest::send(&mut out, "dom0", 0, b"init");
-    let plan: Result<DomUPlan, String> =
-        std::fs::read_to_string(PLAN_PATH).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
+    let plan: Result<DomUPlan, XenError> = guest::read_json(Path::new(PLAN_PATH)).map_err(XenError::Plan);
     let started = plan.and_then(|p| start_domu(&p));
     match started {
         Ok(()) => relay(&mut out),
@@ -430,13 +457,13 @@ fn say(line: &str) {
 }
 
 /// Loads a kernel module from a file.
-fn load_module(path: &Path) -> Result<(), String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn load_module(path: &Path) -> Result<(), XenError> {
+    let f = std::fs::File::open(path).map_err(io(path.display().to_string()))?;
     // SAFETY: finit_module on a descriptor `f` owns, with an empty,
     // NUL-terminated parameter string and no flags.
     let r = unsafe { libc::syscall(libc::SYS_finit_module, std::os::unix::io::AsRawFd::as_raw_fd(&f), c"".as_ptr(), 0) };
     if r != 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
-        return Err(format!("loading {}: {}", path.display(), std::io::Error::last_os_error()));
+        return Err(io(format!("loading {}", path.display()))(std::io::Error::last_os_error()));
     }
     Ok(())
 }
@@ -446,22 +473,22 @@ fn load_module(path: &Path) -> Result<(), String> {
 /// child behind (watching the domain) that would hold a pipe open. While it
 /// runs, what it and the toolstack's logs say goes to dom0's console every
 /// 20 s (a stuck `xl create` then says where).
-fn run_tool(program: &str, args: &[&str]) -> Result<(), String> {
+fn run_tool(program: &str, args: &[&str]) -> Result<(), XenError> {
     let log = format!("/tmp/{}.out", Path::new(program).file_name().map_or("tool".into(), |n| n.to_string_lossy()));
-    let f = std::fs::File::create(&log).map_err(|e| format!("{log}: {e}"))?;
+    let f = std::fs::File::create(&log).map_err(io(log.as_str()))?;
     let mut child = Command::new(program)
         .args(args)
         .env("LD_LIBRARY_PATH", "/lib/x86_64-linux-gnu")
         .env("PATH", format!("{TOOLS}:/usr/libexec"))
         .stdin(std::process::Stdio::null())
-        .stdout(f.try_clone().map_err(|e| e.to_string())?)
+        .stdout(f.try_clone().map_err(XenError::System)?)
         .stderr(f)
         .spawn()
-        .map_err(|e| format!("{program}: {e}"))?;
+        .map_err(io(program))?;
     let t = Instant::now();
     let mut told = 0;
     let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+        if let Some(st) = child.try_wait().map_err(XenError::System)? {
             break st;
         }
         if t.elapsed().as_secs() / 20 > told {
@@ -473,7 +500,8 @@ fn run_tool(program: &str, args: &[&str]) -> Result<(), String> {
     if status.success() {
         Ok(())
     } else {
-        Err(format!("{program} {}: {status}; {}", args.join(" "), std::fs::read_to_string(&log).unwrap_or_default().trim()))
+        let output = std::fs::read_to_string(&log).unwrap_or_default().trim().to_string();
+        Err(XenError::Tool { command: format!("{program} {}", args.join(" ")), status, output })
     }
 }
 
@@ -491,11 +519,11 @@ fn logs(own: &str) -> String {
 }
 
 /// Waits until `path` exists.
-fn wait_for(path: &str, within: Duration) -> Result<(), String> {
+fn wait_for(path: &str, within: Duration) -> Result<(), XenError> {
     let t = Instant::now();
     while !Path::new(path).exists() {
         if t.elapsed() > within {
-            return Err(format!("{path} did not appear within {} s", within.as_secs()));
+            return Err(XenError::NotWithin { path: path.to_string(), secs: within.as_secs() });
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -518,20 +546,20 @@ fn domu_config(p: &DomUPlan) -> String {
 
 /// The toolstack (modules, xenfs, xenstored, xen-init-dom0, xenconsoled
 /// logging guests' consoles), then `xl create`.
-fn start_domu(p: &DomUPlan) -> Result<(), String> {
+fn start_domu(p: &DomUPlan) -> Result<(), XenError> {
     for m in MODULES {
         load_module(&Path::new("/modules").join(Path::new(m).file_name().expect("a file name")))?;
     }
     guest::mount("xenfs", "/proc/xen", "xenfs");
     for d in ["/run/xen", "/run/xenstored", "/var/lib/xen", "/var/log/xen/console"] {
-        std::fs::create_dir_all(d).map_err(|e| format!("{d}: {e}"))?;
+        std::fs::create_dir_all(d).map_err(io(d))?;
     }
     let _ = std::os::unix::fs::symlink("/run", "/var/run");
     run_tool(&format!("{TOOLS}/xenstored"), &[])?;
     wait_for("/run/xenstored/socket", Duration::from_secs(30))?;
     run_tool(&format!("{TOOLS}/xen-init-dom0"), &[])?;
     run_tool(&format!("{TOOLS}/xenconsoled"), &["--log=guest", "--log-dir=/var/log/xen/console"])?;
-    std::fs::write("/tmp/domu.cfg", domu_config(p)).map_err(|e| e.to_string())?;
+    std::fs::write("/tmp/domu.cfg", domu_config(p)).map_err(XenError::System)?;
     let xl = format!("{TOOLS}/xl");
     let mut tries = 0;
     loop {

@@ -69,6 +69,29 @@ pub struct Mark {
     counters: BTreeMap<String, u64>,
 }
 
+/// Why a load did not start, or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// What the build load lacks, as `build::tools_missing` says it.
+    #[error("{0}")]
+    NoTools(String),
+    #[error("loads other than idle need the oscycles binary to carry them")]
+    NoBinary,
+    #[error("creating {}: {source}", path.display())]
+    Create { path: PathBuf, source: std::io::Error },
+    #[error("writing the build tree in {}: {source}", dir.display())]
+    BuildTree { dir: PathBuf, source: std::io::Error },
+    #[error("starting the {kind} load ({}): {source}", exe.display())]
+    Start { kind: &'static str, exe: PathBuf, source: std::io::Error },
+    #[error("the {kind} load made no progress in 30 s (see {})", log.display())]
+    NoProgress { kind: &'static str, log: PathBuf },
+    /// The worker's own error, or how it exited.
+    #[error("the {kind} load stopped: {why}")]
+    Stopped { kind: &'static str, why: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 impl Load {
     pub fn idle() -> Load {
         Load { kind: LoadKind::Idle, cpus: vec![], dir: PathBuf::new(), child: None, group: None, containment: "none".into() }
@@ -76,21 +99,21 @@ impl Load {
 
     /// Starts `kind` on `cpus`, with its files in a fresh directory under
     /// `scratch`; `exe` is the oscycles binary that becomes the worker.
-    pub fn start(kind: LoadKind, exe: &Path, scratch: &Path, cpus: &[usize]) -> Result<Load, String> {
+    pub fn start(kind: LoadKind, exe: &Path, scratch: &Path, cpus: &[usize]) -> Result<Load, LoadError> {
         if kind == LoadKind::Idle {
             return Ok(Load::idle());
         }
         if kind == LoadKind::Build
             && let Some(why) = build::tools_missing()
         {
-            return Err(why);
+            return Err(LoadError::NoTools(why));
         }
         let dir = scratch.join(crate::bench::scratch::unique_name(&format!("load-{}", kind.name())));
         // Inside the run's private directory; a name already there is refused.
-        std::fs::create_dir(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir).map_err(|source| LoadError::Create { path: dir.clone(), source })?;
         let mut load = Load { kind, cpus: cpus.to_vec(), dir, child: None, group: None, containment: String::new() };
         if kind == LoadKind::Build {
-            build::generate(&load.dir).map_err(|e| format!("writing the build tree in {}: {e}", load.dir.display()))?;
+            build::generate(&load.dir).map_err(|source| LoadError::BuildTree { dir: load.dir.clone(), source })?;
         }
         let group = KillableGroup::create(&format!("oscycles-load-{}-{}", kind.name(), std::process::id()));
         let mut cmd = Command::new(exe);
@@ -103,11 +126,11 @@ impl Load {
             }
             Err(e) => load.containment = format!("process group only ({e})"),
         }
-        let log = crate::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600).map_err(|e| e.to_string())?;
+        let log = crate::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600)?;
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
         load.group = group.ok();
-        load.child = Some(cmd.spawn().map_err(|e| format!("starting the {} load ({}): {e}", kind.name(), exe.display()))?);
+        load.child = Some(cmd.spawn().map_err(|source| LoadError::Start { kind: kind.name(), exe: exe.to_path_buf(), source })?);
         Ok(load)
     }
 
@@ -117,7 +140,7 @@ impl Load {
 
     /// Waits until the load reports progress (and then `settle` more), or
     /// fails; gives up early when the run is interrupted.
-    pub fn warm_up(&mut self, settle: Duration) -> Result<(), String> {
+    pub fn warm_up(&mut self, settle: Duration) -> Result<(), LoadError> {
         if self.child.is_none() {
             return Ok(());
         }
@@ -132,11 +155,7 @@ impl Load {
                 started = Some(Instant::now());
             }
             if t.elapsed() > Duration::from_secs(30) {
-                return Err(format!(
-                    "the {} load made no progress in 30 s (see {})",
-                    self.kind.name(),
-                    self.dir.join("worker.log").display()
-                ));
+                return Err(LoadError::NoProgress { kind: self.kind.name(), log: self.dir.join("worker.log") });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -144,15 +163,15 @@ impl Load {
     }
 
     /// Err with the reason if the worker has stopped.
-    pub fn check(&mut self) -> Result<(), String> {
+    pub fn check(&mut self) -> Result<(), LoadError> {
         let Some(child) = self.child.as_mut() else { return Ok(()) };
         match child.try_wait() {
             Ok(None) => Ok(()),
             Ok(Some(st)) => {
                 let why = self.counters_and_error().1.unwrap_or_else(|| format!("exited ({st})"));
-                Err(format!("the {} load stopped: {why}", self.kind.name()))
+                Err(LoadError::Stopped { kind: self.kind.name(), why })
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 

@@ -122,8 +122,8 @@ fn done(vcpu: &kvm_ioctls::VcpuFd, n: u32) -> (u32, u64) {
 }
 
 /// Whether this process may use /dev/kvm; the reason if not.
-pub fn kvm_usable() -> Result<(), String> {
-    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(|e| format!("/dev/kvm: {e}"))
+pub fn kvm_usable() -> Result<(), VmError> {
+    std::fs::OpenOptions::new().read(true).write(true).open("/dev/kvm").map(|_| ()).map_err(VmError::Device)
 }
 
 /// The checksum a run of `n` iterations must leave: n(n+1)/2 mod 2^32.
@@ -131,17 +131,46 @@ pub fn expected_checksum(n: u32) -> u32 {
     (u64::from(n) * (u64::from(n) + 1) / 2) as u32
 }
 
-fn err(what: &str) -> impl Fn(kvm_ioctls::Error) -> String + '_ {
-    move |e| format!("{what}: {e}")
+fn err(what: &'static str) -> impl Fn(kvm_ioctls::Error) -> VmError {
+    move |source| VmError::Kvm { what, source }
 }
 
-/// Why a VM with its RAM could not be made.
+/// Why a VM could not be made or its guest did not run to the end.
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
+    #[error("/dev/kvm: {0}")]
+    Device(#[source] std::io::Error),
     #[error("{what}: {source}")]
     Kvm { what: &'static str, source: kvm_ioctls::Error },
     #[error("guest memory: {0}")]
     Memory(String),
+    #[error("writing page tables: {0}")]
+    PageTables(#[source] vm_memory::GuestMemoryError),
+    #[error("writing guest memory: {0}")]
+    Write(#[source] vm_memory::GuestMemoryError),
+    #[error("reading guest memory: {0}")]
+    Read(#[source] vm_memory::GuestMemoryError),
+    #[error("{0}")]
+    Checksum(#[source] vm_memory::GuestMemoryError),
+    #[error("{0}")]
+    Watchdog(#[source] std::io::Error),
+    #[error("the guest took an exception after {done} of {n} iterations (the layer under /dev/kvm injected a fault)")]
+    Exception { done: u32, n: u32 },
+    #[error("the guest shut down (a triple fault)")]
+    TripleFault,
+    #[error("VM entry failed (hardware reason {0:#x})")]
+    FailEntry(u64),
+    #[error("KVM reported an internal error running the guest")]
+    Internal,
+    /// The exit, as its Debug text.
+    #[error("unexpected exit: {0}")]
+    UnexpectedExit(String),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("the guest did not finish within {secs} s (stuck at rip {rip:#x} after {done} of {n} iterations)")]
+    Stuck { secs: f64, rip: u64, done: u32, n: u32 },
+    #[error("the guest's checksum is {got:#x}, expected {expected:#x}: it did not run its loop as written")]
+    BadChecksum { got: u32, expected: u32 },
 }
 
 /// A VM and its RAM. The VM is dropped before the memory it maps (fields
@@ -167,19 +196,19 @@ pub fn vm_with_ram(kvm: &Kvm, bytes: usize) -> Result<VmWithRam, VmError> {
 /// Runs `case` for `n` iterations in a fresh VM; the reason as a sentence
 /// if the VM cannot be made, the guest faults, or it does not finish within
 /// `timeout`.
-pub fn run(case: GuestCase, n: u32, timeout: Duration) -> Result<Outcome, String> {
+pub fn run(case: GuestCase, n: u32, timeout: Duration) -> Result<Outcome, VmError> {
     run_with(case, n, timeout, &mut || {})
 }
 
 /// As `run`, calling `on_marker` when the guest's first instruction reports.
-pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
+pub fn run_with(case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, VmError> {
     run_in(mode().0, case, n, timeout, on_marker)
 }
 
 /// Sets the vCPU up for long mode: paging on with identity-mapped 2 MiB
 /// pages over the first GiB, 64-bit code segment, flat data segments.
-fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs, user: bool) -> Result<(), String> {
-    let w = |v: u64, a: u64| mem.write_obj(v, GuestAddress(a)).map_err(|e| format!("writing page tables: {e}"));
+fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs, user: bool) -> Result<(), VmError> {
+    let w = |v: u64, a: u64| mem.write_obj(v, GuestAddress(a)).map_err(VmError::PageTables);
     let u = if user { 4 } else { 0 }; // the user bit, for a guest at CPL 3
     w((PML4 + 0x1000) | 3 | u, PML4)?; // PML4[0] -> PDPT
     w((PML4 + 0x2000) | 3 | u, PML4 + 0x1000)?; // PDPT[0] -> PD
@@ -217,7 +246,7 @@ fn long_mode(mem: &GuestMemoryMmap<()>, sregs: &mut kvm_bindings::kvm_sregs, use
 
 /// The vCPU's segments and registers for `mode`: page tables and long-mode
 /// segments, or flat real mode; execution starts at CODE.
-fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: Mode) -> Result<(), String> {
+fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: Mode) -> Result<(), VmError> {
     let mut sregs = vcpu.get_sregs().map_err(err("KVM_GET_SREGS"))?;
     match mode {
         Mode::Long | Mode::LongUser => long_mode(mem, &mut sregs, mode == Mode::LongUser)?,
@@ -234,12 +263,12 @@ fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: M
     Ok(())
 }
 
-pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, String> {
-    let kvm = Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
+pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, VmError> {
+    let kvm = Kvm::new().map_err(err("/dev/kvm"))?;
     let t_create = crate::arch::rdtscp();
-    let machine = vm_with_ram(&kvm, RAM).map_err(|e| e.to_string())?;
+    let machine = vm_with_ram(&kvm, RAM)?;
     let (vm, mem) = (&machine.vm, &machine.ram);
-    let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(|e| format!("writing guest memory: {e}"));
+    let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(VmError::Write);
     w(mem.write_slice(if mode == Mode::Real { GUEST16 } else { GUEST64 }, GuestAddress(CODE)))?;
     w(mem.write_obj(case as u32, GuestAddress(PARAMS)))?;
     w(mem.write_obj(n, GuestAddress(PARAMS + 4)))?;
@@ -250,7 +279,7 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
     set_up_vcpu(&mut vcpu, mem, mode)?;
 
-    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(|e| e.to_string())?;
+    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(VmError::Watchdog)?;
     let mut exits = Exits::default();
     let (mut marker, mut vmm_start) = (None, 0u64);
     loop {
@@ -264,42 +293,33 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
             Ok(VcpuExit::IoOut(PORT_CASE, _)) => exits.pio += 1,
             Ok(VcpuExit::IoOut(PORT_DONE, _)) => break,
             Ok(VcpuExit::IoOut(PORT_EXCEPTION, _)) => {
-                return Err(format!(
-                    "the guest took an exception after {} of {n} iterations (the layer under /dev/kvm injected a fault)",
-                    done(&vcpu, n).0
-                ));
+                return Err(VmError::Exception { done: done(&vcpu, n).0, n });
             }
             Ok(VcpuExit::MmioWrite(..)) => exits.mmio += 1,
             Ok(VcpuExit::Hlt) => exits.hlt += 1,
-            Ok(VcpuExit::Shutdown) => return Err("the guest shut down (a triple fault)".into()),
-            Ok(VcpuExit::FailEntry(reason, _)) => return Err(format!("VM entry failed (hardware reason {reason:#x})")),
-            Ok(VcpuExit::InternalError) => return Err("KVM reported an internal error running the guest".into()),
-            Ok(other) => return Err(format!("unexpected exit: {other:?}")),
+            Ok(VcpuExit::Shutdown) => return Err(VmError::TripleFault),
+            Ok(VcpuExit::FailEntry(reason, _)) => return Err(VmError::FailEntry(reason)),
+            Ok(VcpuExit::InternalError) => return Err(VmError::Internal),
+            Ok(other) => return Err(VmError::UnexpectedExit(format!("{other:?}"))),
             Err(e) if e.errno() == libc::EINTR => {
                 if crate::watchdog::check().is_err() {
                     return Err(if crate::watchdog::interrupted().is_some() {
-                        "interrupted".into()
+                        VmError::Interrupted
                     } else {
-                        let (k, rip) = done(&vcpu, n);
-                        format!(
-                            "the guest did not finish within {} s (stuck at rip {rip:#x} after {k} of {n} iterations)",
-                            timeout.as_secs_f64()
-                        )
+                        let (done, rip) = done(&vcpu, n);
+                        VmError::Stuck { secs: timeout.as_secs_f64(), rip, done, n }
                     });
                 }
             }
-            Err(e) => return Err(format!("KVM_RUN: {e}")),
+            Err(source) => return Err(VmError::Kvm { what: "KVM_RUN", source }),
         }
     }
     let vmm_cycles = crate::arch::rdtscp() - vmm_start;
-    let r = |a: u64| mem.read_obj::<u64>(GuestAddress(a)).map_err(|e| format!("reading guest memory: {e}"));
+    let r = |a: u64| mem.read_obj::<u64>(GuestAddress(a)).map_err(VmError::Read);
     let (t0, t1) = (r(RESULTS)?, r(RESULTS + 8)?);
-    let checksum = mem.read_obj::<u32>(GuestAddress(RESULTS + 16)).map_err(|e| e.to_string())?;
+    let checksum = mem.read_obj::<u32>(GuestAddress(RESULTS + 16)).map_err(VmError::Checksum)?;
     if checksum != expected_checksum(n) {
-        return Err(format!(
-            "the guest's checksum is {checksum:#x}, expected {:#x}: it did not run its loop as written",
-            expected_checksum(n)
-        ));
+        return Err(VmError::BadChecksum { got: checksum, expected: expected_checksum(n) });
     }
     Ok(Outcome { guest_cycles: t1.wrapping_sub(t0), vmm_cycles, exits, create_to_marker: marker.unwrap_or(0) })
 }
@@ -365,10 +385,10 @@ mod tests {
         }
         // Hardware KVM shuts the guest down; a layer that emulates real mode
         // may vector the interrupt through the IVT regardless of the limit.
-        let e = run(GuestCase::Triple, 1, T).unwrap_err();
+        let e = run(GuestCase::Triple, 1, T).unwrap_err().to_string();
         assert!(e.contains("triple fault") || e.contains("took an exception"), "{e}");
         let t = std::time::Instant::now();
-        let e = run(GuestCase::Forever, 1, Duration::from_millis(500)).unwrap_err();
+        let e = run(GuestCase::Forever, 1, Duration::from_millis(500)).unwrap_err().to_string();
         assert!(e.contains("did not finish within 0.5 s (stuck at rip 0x"), "{e}");
         assert!(t.elapsed() < Duration::from_secs(5));
     }

@@ -134,10 +134,19 @@ fn facts_of(name: &str, d: &RunDoc) -> String {
     )
 }
 
+/// A `--baseline` that names no column.
+#[derive(Debug, thiserror::Error)]
+#[error("--baseline {baseline}: no {by} of that name; there are: {columns}")]
+pub struct NoSuchBaseline {
+    pub baseline: String,
+    pub by: &'static str,
+    pub columns: String,
+}
+
 /// Lays out `docs` by `by`, with `baseline` (a column name; default the
 /// first) the column the others are relative to. A baseline no set has is
 /// an error naming the columns there are.
-pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<ByReport<'a>, String> {
+pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<ByReport<'a>, NoSuchBaseline> {
     let mut docs: Vec<&RunDoc> = docs.iter().collect();
     // Older first, so that the newest run of a cell is the one kept.
     docs.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
@@ -157,7 +166,7 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
         }
         if !found {
             let all: Vec<String> = super::distinct(sets.iter().flat_map(|s| s.columns.iter().cloned()));
-            return Err(format!("--baseline {b}: no {} of that name; there are: {}", by.name(), all.join(", ")));
+            return Err(NoSuchBaseline { baseline: b.to_string(), by: by.name(), columns: all.join(", ") });
         }
     }
     Ok(ByReport { by, sets })

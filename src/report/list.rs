@@ -14,7 +14,7 @@ pub struct BenchmarkInfo {
     pub parameters: String,
     pub needs: String,
     /// Whether it can run on this host; the reason when not.
-    pub runs_here: Result<(), String>,
+    pub runs_here: Result<(), crate::bench::family::Unsupported>,
 }
 
 /// One suite as `list` shows it.

@@ -9,7 +9,7 @@ use crate::echo::ECHO_SUITE;
 use oscycles::clock;
 use oscycles::env::frame::Decoder;
 use oscycles::env::guest::{self, GuestSpec};
-use oscycles::env::{EnvOptions, Environment, Message, Outcome, OwnOptions};
+use oscycles::env::{EnvError, EnvOptions, Environment, Message, Outcome, OwnOptions};
 use oscycles::harness::HarnessConfig;
 use oscycles::placement;
 use oscycles::progress::Quiet;
@@ -42,9 +42,9 @@ impl Environment for ThreadEnv {
     fn options(&self) -> Option<OwnOptions> {
         Some(OwnOptions::of::<ThreadArgs>("thread"))
     }
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, String> {
-        let own: ThreadArgs = o.own.get().map_err(|e| e.to_string())?;
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+        let own: ThreadArgs = o.own.get()?;
+        let dir = tempfile::tempdir().map_err(EnvError::io("a directory for the thread's results"))?;
         let console = std::thread::scope(|s| {
             s.spawn(|| {
                 let mut out: Vec<u8> = Vec::new();
@@ -55,7 +55,7 @@ impl Environment for ThreadEnv {
             })
             .join()
         })
-        .map_err(|_| "the environment's thread panicked".to_string())?;
+        .map_err(|_| EnvError::Child { env: "thread", message: "its thread panicked".into() })?;
         let mut frames = Decoder::default();
         frames.feed(&String::from_utf8_lossy(&console));
         let messages = frames.take().into_iter().map(|(kind, bytes)| Message { kind, bytes, at_s: 0.0 }).collect();

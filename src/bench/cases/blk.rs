@@ -71,7 +71,7 @@ fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let f = ScratchFile::create(ctx.scratch, "blk", bytes).map_err(io)?;
     if direct {
         let a = blk::dio_align(&f.path).map_err(|e| CaseError::NotApplicable(format!("direct I/O on {}: {e}", ctx.scratch.display())))?;
-        blk::check_direct(block, blk::BUF_ALIGN, a).map_err(CaseError::NotApplicable)?;
+        blk::check_direct(block, blk::BUF_ALIGN, a).map_err(|e| CaseError::NotApplicable(e.to_string()))?;
     }
     let file = blk::open(&f.path, direct).map_err(io)?;
     let timing = super::net::timing(ctx);

@@ -4,7 +4,7 @@
 use super::{grid, points, summary_of};
 use crate::bench::ipc::pingpong::{self, PingPongSpec};
 use crate::bench::ipc::{IpcError, Mechanism};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
 use crate::clock::ClockInfo;
 use crate::placement::{Cores, Placement, Space};
 use crate::results::{Metric, Params};
@@ -14,8 +14,8 @@ use serde_json::json;
 pub const WORDS_FULL: [u64; 7] = [0, 1, 2, 4, 8, 16, 64];
 pub const WORDS_QUICK: [u64; 3] = [0, 8, 64];
 
-fn supported(m: Mechanism) -> Result<(), String> {
-    m.pair(Space::Intra).map(|_| ()).map_err(|e| format!("cannot create a {} channel: {e}", m.name()))
+fn supported(m: Mechanism) -> Result<(), Unsupported> {
+    m.pair(Space::Intra).map(|_| ()).map_err(|e| Unsupported(format!("cannot create a {} channel: {e}", m.name())))
 }
 
 fn cases(scale: Scale) -> Vec<Params> {
@@ -94,7 +94,7 @@ impl Family for Ipc {
     fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
         cases(scale)
     }
-    fn supported(&self, variant: usize) -> Result<(), String> {
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(Mechanism::ALL[variant])
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

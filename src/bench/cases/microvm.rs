@@ -3,7 +3,7 @@
 //! the VM start (KVM_CREATE_VM to the guest's first instruction).
 
 use super::{pinned, points, summary_of};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale, Unsupported};
 use crate::microvm::{self, GuestCase, layer};
 use crate::results::{Metric, Params};
 use crate::schema::{self, microvm::details as keys};
@@ -91,8 +91,8 @@ impl MicroOp {
     }
 }
 
-fn supported() -> Result<(), String> {
-    microvm::kvm_usable()
+fn supported() -> Result<(), Unsupported> {
+    microvm::kvm_usable().map_err(|e| Unsupported(e.to_string()))
 }
 
 /// Each operation at guest privilege level 0 (guest kernel mode) and 3
@@ -133,20 +133,20 @@ pub fn native_null_syscall() -> f64 {
 fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     // Without access to /dev/kvm (no KVM here, or a user outside the kvm
     // group) nothing can be measured: not applicable, as `list` says.
-    supported().map_err(CaseError::NotApplicable)?;
+    supported().map_err(|Unsupported(why)| CaseError::NotApplicable(why))?;
     let layer = layer::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
     let (mode, why_not_long) = guest_mode(op, ctx.typed::<schema::microvm::Params>()?.cpl)?;
     let batches = ctx.harness.batches.max(3);
     let tiny = ctx.harness.batches < 5;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
-    let fail = |e: String| {
+    let fail = |e: microvm::VmError| {
         if crate::watchdog::interrupted().is_some() {
             CaseError::Interrupted
-        } else if matches!(op, MicroOp::Vmcall | MicroOp::Vmmcall) && e.contains("stuck at rip") {
+        } else if matches!(op, MicroOp::Vmcall | MicroOp::Vmmcall) && matches!(e, microvm::VmError::Stuck { .. }) {
             CaseError::NotApplicable(format!("this layer never completes a {} in the guest: {e}", op.name()))
         } else {
-            CaseError::Failed(e)
+            CaseError::Failed(e.to_string())
         }
     };
     let ((samples, vmm, iterations, exits), placement) = pinned(ctx, || {
@@ -273,7 +273,7 @@ impl Family for Microvm {
     fn cases(&self, variant: usize, _: Scale) -> Vec<Params> {
         cases(MicroOp::ALL[variant])
     }
-    fn supported(&self, _: usize) -> Result<(), String> {
+    fn supported(&self, _: usize) -> Result<(), Unsupported> {
         supported()
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

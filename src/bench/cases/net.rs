@@ -83,7 +83,8 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let size = p.bytes as usize;
     let sender_cpu = ctx.cpus[0];
     let receiver_cpu = *ctx.cpus.get(1).unwrap_or(&sender_cpu);
-    let veth = if p.path == Path::Veth { Some(netns::VethPair::create().map_err(CaseError::NotApplicable)?) } else { None };
+    let veth =
+        if p.path == Path::Veth { Some(netns::VethPair::create().map_err(|e| CaseError::NotApplicable(e.to_string()))?) } else { None };
     let ends = Ends {
         sender_cpu,
         receiver_cpu,

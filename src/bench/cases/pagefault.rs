@@ -4,7 +4,7 @@
 use super::{pinned, summary};
 use crate::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::bench::scratch::ScratchFile;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use crate::clock::Tsc;
 use crate::harness;
 use crate::results::Metric;
@@ -19,8 +19,8 @@ pub const MAX_HUGE_UNITS: u64 = 64;
 /// mapping, made before the batch: 2 GiB of address space, no memory).
 pub const MAX_FILE_PASSES: u64 = 32;
 
-fn supported(kind: FaultKind) -> Result<(), String> {
-    kind.unavailable().map_or(Ok(()), Err)
+fn supported(kind: FaultKind) -> Result<(), Unsupported> {
+    kind.unavailable().map_or(Ok(()), |why| Err(Unsupported(why)))
 }
 
 fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
@@ -108,7 +108,7 @@ impl Family for Pagefaults {
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"))
     }
-    fn supported(&self, variant: usize) -> Result<(), String> {
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(FaultKind::ALL[variant])
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

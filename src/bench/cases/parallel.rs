@@ -18,7 +18,8 @@ fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let all = placement::allowed_cpus();
     let cpus =
         all.get(..n).ok_or_else(|| CaseError::NotApplicable(format!("{n} instances need {n} CPUs; this process may use {}", all.len())))?;
-    let inst = parallel::run(op, cpus, &ctx.harness, ctx.clock.overhead_cycles, ctx.timeout).map_err(CaseError::Failed)?;
+    let inst =
+        parallel::run(op, cpus, &ctx.harness, ctx.clock.overhead_cycles, ctx.timeout).map_err(|e| CaseError::Failed(e.to_string()))?;
     let medians: Vec<f64> = inst.iter().map(|i| i.per_op.median).collect();
     // Every batch of every instance: the spread shows both noise and any imbalance between CPUs.
     let all: Vec<f64> = inst.iter().flat_map(|i| i.samples.iter().copied()).collect();

@@ -4,7 +4,7 @@
 use super::{measure, measured, per_op_metric, points};
 use crate::bench::pagefault::FaultKind;
 use crate::bench::proc::{Prepared, ProcOp, Touch};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, fits_in_memory};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
 use crate::results::Params;
 use crate::schema::{self, proc::Params as ProcParams};
 
@@ -21,10 +21,10 @@ fn cases(op: ProcOp, scale: Scale) -> Vec<Params> {
     points(sizes.map(|(mib, thp)| ProcParams::touched(mib, thp)))
 }
 
-fn supported(op: ProcOp) -> Result<(), String> {
+fn supported(op: ProcOp) -> Result<(), Unsupported> {
     Prepared::new(op, &std::env::temp_dir(), Touch::default())
         .and_then(|mut p| p.run(1))
-        .map_err(|e| format!("{} does not work here: {e}", op.name()))
+        .map_err(|e| Unsupported(format!("{} does not work here: {e}", op.name())))
 }
 
 /// The memory the case's process writes before it forks; n/a where THP is
@@ -83,7 +83,7 @@ impl Family for Procs {
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         cases(ProcOp::ALL[variant], scale)
     }
-    fn supported(&self, variant: usize) -> Result<(), String> {
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(ProcOp::ALL[variant])
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

@@ -2,12 +2,12 @@
 
 use super::{measure, measured, per_op_metric};
 use crate::bench::syscall::{Prepared, Syscall};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use crate::schema;
 use serde_json::json;
 
-fn supported(s: Syscall) -> Result<(), String> {
-    Prepared::new(s).map(|_| ()).map_err(|e| format!("cannot prepare {}: {e}", s.name()))
+fn supported(s: Syscall) -> Result<(), Unsupported> {
+    Prepared::new(s).map(|_| ()).map_err(|e| Unsupported(format!("cannot prepare {}: {e}", s.name())))
 }
 
 fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
@@ -28,7 +28,7 @@ impl Family for Syscalls {
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, &Syscall::ALL, |s| (s.name(), s.description(), "none (one pinned thread)", "-"))
     }
-    fn supported(&self, variant: usize) -> Result<(), String> {
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(Syscall::ALL[variant])
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

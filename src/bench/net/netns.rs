@@ -36,8 +36,26 @@ pub fn enter(ns: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Why the veth path cannot be set up (an n/a reason).
+#[derive(Debug, thiserror::Error)]
+pub enum NetnsError {
+    #[error("the veth path needs root (network namespaces and devices)")]
+    NotRoot,
+    #[error("creating a network namespace: {0}")]
+    Namespace(#[source] io::Error),
+    #[error("creating a veth pair: {0}")]
+    Veth(#[source] Box<NetnsError>),
+    #[error("running ip (iproute2; scripts/setup installs it): {0}")]
+    NoIp(#[source] io::Error),
+    /// What ip said on standard error.
+    #[error("ip failed: {0}")]
+    IpFailed(String),
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
 /// Runs `ip -batch -` with `script` inside namespace `ns` (None: oscycles' own).
-fn ip_batch(ns: Option<RawFd>, script: &str) -> Result<(), String> {
+fn ip_batch(ns: Option<RawFd>, script: &str) -> Result<(), NetnsError> {
     let mut cmd = Command::new("ip");
     cmd.args(["-batch", "-"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
     if let Some(fd) = ns {
@@ -47,12 +65,12 @@ fn ip_batch(ns: Option<RawFd>, script: &str) -> Result<(), String> {
             cmd.pre_exec(move || enter(fd));
         }
     }
-    let mut child = cmd.spawn().map_err(|e| format!("running ip (iproute2; scripts/setup installs it): {e}"))?;
+    let mut child = cmd.spawn().map_err(NetnsError::NoIp)?;
     use std::io::Write;
-    child.stdin.take().expect("piped").write_all(script.as_bytes()).map_err(|e| e.to_string())?;
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    child.stdin.take().expect("piped").write_all(script.as_bytes())?;
+    let out = child.wait_with_output()?;
     if !out.status.success() {
-        return Err(format!("ip failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(NetnsError::IpFailed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }
     Ok(())
 }
@@ -66,17 +84,17 @@ pub struct VethPair {
 impl VethPair {
     /// Two namespaces, a veth pair between them, 10.211.0.1/24 and .2 up.
     /// Err is a sentence for an n/a result (not root, no veth, no ip).
-    pub fn create() -> Result<VethPair, String> {
+    pub fn create() -> Result<VethPair, NetnsError> {
         // SAFETY: geteuid has no arguments.
         if unsafe { libc::geteuid() } != 0 {
-            return Err("the veth path needs root (network namespaces and devices)".into());
+            return Err(NetnsError::NotRoot);
         }
-        let (a, b) = (new_netns().map_err(|e| format!("creating a network namespace: {e}"))?, new_netns().map_err(|e| e.to_string())?);
+        let (a, b) = (new_netns().map_err(NetnsError::Namespace)?, new_netns()?);
         let pid = std::process::id();
         let names = (format!("osc{pid}a"), format!("osc{pid}b"));
         let path = |fd: &OwnedFd| format!("/proc/{pid}/fd/{}", fd.as_raw_fd());
         ip_batch(None, &format!("link add {} netns {} type veth peer name {} netns {}\n", names.0, path(&a), names.1, path(&b)))
-            .map_err(|e| format!("creating a veth pair: {e}"))?;
+            .map_err(|e| NetnsError::Veth(Box::new(e)))?;
         let ip = |x: [u8; 4]| format!("{}.{}.{}.{}", x[0], x[1], x[2], x[3]);
         for (fd, name, addr) in [(&a, &names.0, ADDR_A), (&b, &names.1, ADDR_B)] {
             ip_batch(Some(fd.as_raw_fd()), &format!("link set lo up\naddr add {}/24 dev {name}\nlink set {name} up\n", ip(addr)))?;
