@@ -179,17 +179,17 @@ impl Across<'_> {
             }
             (false, false) => self.in_child(env, &inside, None)?,
         };
-        self.from_host(env, &from_host, unusable.as_deref())
+        self.measure_from_host(env, &from_host, unusable.as_deref())
     }
 
     /// The cases of `env` measured from the host (boot time), each by its
     /// family with an [`EnvStarter`] of `env`.
-    fn from_host(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
+    fn measure_from_host(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
         for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
             }
-            let r = self.from_host_case(env, p, unusable);
+            let r = self.host_case(env, p, unusable);
             self.writer.push(r)?;
         }
         Ok(())
@@ -247,7 +247,7 @@ impl Across<'_> {
             crate::rounds::estimate_all(doc, self.spec.seed);
         })?;
         for (env, _, from_host, unusable) in &parts {
-            self.from_host(*env, from_host, unusable.as_deref())?;
+            self.measure_from_host(*env, from_host, unusable.as_deref())?;
         }
         Ok(())
     }
@@ -299,7 +299,7 @@ impl Across<'_> {
 
     /// A case of `env` measured from the host: its family starts `env`
     /// through an [`EnvStarter`] as often as it needs.
-    fn from_host_case(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
+    fn host_case(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
         let mut r = tagged(CaseResult { condition: Some(self.first_condition()), ..blank(p) }, env);
         if let Some(why) = unusable {
             r.status = CaseStatus::NotApplicable;

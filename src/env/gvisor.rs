@@ -220,8 +220,9 @@ fn platform(o: &EnvOptions) -> Result<(Platform, Vec<String>), GvisorError> {
     if let Some(p) = o.own.get::<GvisorArgs>()?.gvisor_platform {
         return Ok((p, vec![format!("{}: named by --gvisor-platform", p.name())]));
     }
-    // What each trial said, whichever way it went.
-    static CHOSEN: OnceLock<Result<(Platform, Vec<String>), Vec<String>>> = OnceLock::new();
+    // The platform and what each trial said; or, none running, what each said.
+    type Trials = Result<(Platform, Vec<String>), Vec<String>>;
+    static CHOSEN: OnceLock<Trials> = OnceLock::new();
     let chosen = CHOSEN.get_or_init(|| {
         let limit = o.init_timeout.min(PROBE_TIMEOUT);
         let mut said = Vec::new();

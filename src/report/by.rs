@@ -460,7 +460,7 @@ mod tests {
         let text = render(&r, &Policy::default());
         assert!(text.contains("geometric mean") && text.contains("h2 vs h1"), "{text}");
         assert!(!text.contains("h1 vs h1"), "no column of the baseline against itself: {text}");
-        assert!(build(&docs, By::Host, Some("nope")).err().unwrap().contains("h1, h2"));
+        assert!(build(&docs, By::Host, Some("nope")).err().unwrap().to_string().contains("h1, h2"));
     }
 
     #[test]

@@ -262,7 +262,8 @@ impl Table for LmbenchTables {
         render(&[doc])
     }
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
-        let pairs: Vec<(&(&str, &RunDoc), &(&str, &RunDoc))> = match envs {
+        type Named<'a> = (&'a str, &'a RunDoc);
+        let pairs: Vec<(&Named, &Named)> = match envs {
             [a, b] => vec![(a, b)],
             all => {
                 let native = all.iter().filter(|n| n.0 == "native");
