@@ -26,7 +26,7 @@ pub trait Named: Copy + 'static {
 /// and Serialize/Deserialize as the name.
 #[macro_export]
 macro_rules! named_enum {
-    ($(#[$m:meta])* $vis:vis enum $T:ident { $($(#[$vm:meta])* $V:ident = $name:literal),+ $(,)? }) => {
+    ($(#[$m:meta])* $vis:vis enum $T:ident { $($(#[$vm:meta])* $V:ident = $name:expr),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         $vis enum $T {

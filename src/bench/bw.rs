@@ -14,46 +14,21 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 pub const CHUNK: usize = 64 * 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BwKind {
-    Pipe,
-    Unix,
-    MemRd,
-    MemWr,
-    MemCp,
-    MemCpLibc,
-    MmapRd,
-    MmapRdOpen,
-    FileRd,
+crate::named_enum! {
+    pub enum BwKind {
+        Pipe = "pipe",
+        Unix = "unix",
+        MemRd = "mem-rd",
+        MemWr = "mem-wr",
+        MemCp = "mem-cp",
+        MemCpLibc = "mem-cp-libc",
+        MmapRd = "mmap-rd",
+        MmapRdOpen = "mmap-rd-open2close",
+        FileRd = "file-rd",
+    }
 }
 
 impl BwKind {
-    pub const ALL: [BwKind; 9] = [
-        BwKind::Pipe,
-        BwKind::Unix,
-        BwKind::MemRd,
-        BwKind::MemWr,
-        BwKind::MemCp,
-        BwKind::MemCpLibc,
-        BwKind::MmapRd,
-        BwKind::MmapRdOpen,
-        BwKind::FileRd,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BwKind::Pipe => "pipe",
-            BwKind::Unix => "unix",
-            BwKind::MemRd => "mem-rd",
-            BwKind::MemWr => "mem-wr",
-            BwKind::MemCp => "mem-cp",
-            BwKind::MemCpLibc => "mem-cp-libc",
-            BwKind::MmapRd => "mmap-rd",
-            BwKind::MmapRdOpen => "mmap-rd-open2close",
-            BwKind::FileRd => "file-rd",
-        }
-    }
-
     pub fn description(self) -> &'static str {
         match self {
             BwKind::Pipe => "a writer process streams 64 KiB chunks through a pipe; bytes received",

@@ -7,22 +7,15 @@
 
 use std::io;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
-    Nanosleep,
-    Timerfd,
-    BusyTsc,
+crate::named_enum! {
+    pub enum Wait {
+        Nanosleep = "nanosleep",
+        Timerfd = "timerfd",
+        BusyTsc = "busy-tsc",
+    }
 }
 
 impl Wait {
-    pub const ALL: [Wait; 3] = [Wait::Nanosleep, Wait::Timerfd, Wait::BusyTsc];
-    pub fn name(self) -> &'static str {
-        match self {
-            Wait::Nanosleep => "nanosleep",
-            Wait::Timerfd => "timerfd",
-            Wait::BusyTsc => "busy-tsc",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             Wait::Nanosleep => "1000 us control loop, clock_nanosleep(TIMER_ABSTIME) to each deadline",
@@ -147,11 +140,12 @@ pub fn run(wait: Wait, period_ns: u64, iterations: usize, tsc_hz: f64, mut work:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     #[test]
     fn an_injected_overrun_is_counted_in_every_wait_mode() {
         let hz = crate::clock::calibrate_tsc(1, std::time::Duration::from_millis(20)).tsc_hz;
-        for wait in Wait::ALL {
+        for &wait in Wait::ALL {
             // Iteration 5 works for 3.5 periods: at least deadlines 6, 7 and 8
             // pass unmet (more if this shared machine also woke it late).
             let r = run(wait, 1_000_000, 12, hz, |i| {

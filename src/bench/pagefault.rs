@@ -22,26 +22,18 @@ pub const HUGE: usize = 2 << 20;
 /// reads all of it each time, so that its random order spans all of it.
 pub const FILE_PAGES: usize = 16384;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FaultKind {
-    Anon,
-    File,
-    /// Transparent huge pages: each 2 MiB of a MADV_HUGEPAGE region faults once.
-    AnonThp,
-    /// Explicit huge pages (MAP_HUGETLB), from the reserved pool.
-    AnonHugetlb,
+crate::named_enum! {
+    pub enum FaultKind {
+        Anon = "anon",
+        File = "file",
+        /// Transparent huge pages: each 2 MiB of a MADV_HUGEPAGE region faults once.
+        AnonThp = "anon-thp",
+        /// Explicit huge pages (MAP_HUGETLB), from the reserved pool.
+        AnonHugetlb = "anon-hugetlb",
+    }
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 4] = [FaultKind::Anon, FaultKind::File, FaultKind::AnonThp, FaultKind::AnonHugetlb];
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Anon => "anon",
-            FaultKind::File => "file",
-            FaultKind::AnonThp => "anon-thp",
-            FaultKind::AnonHugetlb => "anon-hugetlb",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             FaultKind::Anon => "first write to each 4 KiB page of a fresh anonymous mapping (MADV_NOHUGEPAGE)",

@@ -12,24 +12,16 @@ use crate::stats::Summary;
 use std::sync::Barrier;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParOp {
-    Getppid,
-    Pipe,
-    Futex,
-    Eventfd,
+crate::named_enum! {
+    pub enum ParOp {
+        Getppid = "getppid",
+        Pipe = "pipe",
+        Futex = "futex",
+        Eventfd = "eventfd",
+    }
 }
 
 impl ParOp {
-    pub const ALL: [ParOp; 4] = [ParOp::Getppid, ParOp::Pipe, ParOp::Futex, ParOp::Eventfd];
-    pub fn name(self) -> &'static str {
-        match self {
-            ParOp::Getppid => "getppid",
-            ParOp::Pipe => "pipe",
-            ParOp::Futex => "futex",
-            ParOp::Eventfd => "eventfd",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             ParOp::Getppid => "getppid through the syscall instruction, one pinned thread per CPU at once",
@@ -111,12 +103,13 @@ pub fn run(op: ParOp, cpus: &[usize], cfg: &HarnessConfig, overhead: u64, timeou
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     #[test]
     fn every_instance_runs_where_it_is_pinned() {
         let cpus = placement::allowed_cpus();
         let cfg = HarnessConfig::tiny();
-        for op in ParOp::ALL {
+        for &op in ParOp::ALL {
             let r = run(op, &cpus, &cfg, 0, Duration::from_secs(20)).unwrap();
             assert_eq!(r.len(), cpus.len());
             for (inst, &cpu) in r.iter().zip(&cpus) {

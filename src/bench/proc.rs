@@ -27,46 +27,23 @@ use std::ffi::{CStr, CString};
 use std::io::{self, Write};
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcOp {
-    Procedure,
-    ForkDynamic,
-    Fork,
-    ForkExec,
-    ExecDynamic,
-    Spawn,
-    VforkExec,
-    Thread,
+crate::named_enum! {
+    pub enum ProcOp {
+        Procedure = "procedure",
+        ForkDynamic = "fork-dynamic",
+        Fork = "fork",
+        ForkExec = "exec",
+        ExecDynamic = "exec-dynamic",
+        Spawn = "spawn",
+        VforkExec = "vfork-exec",
+        Thread = "thread",
+    }
 }
 
 /// The exit status of the tiny helper; checked after every exec.
 pub const HELPER_STATUS: i32 = 7;
 
 impl ProcOp {
-    pub const ALL: [ProcOp; 8] = [
-        ProcOp::Procedure,
-        ProcOp::ForkDynamic,
-        ProcOp::Fork,
-        ProcOp::ForkExec,
-        ProcOp::ExecDynamic,
-        ProcOp::Spawn,
-        ProcOp::VforkExec,
-        ProcOp::Thread,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ProcOp::Procedure => "procedure",
-            ProcOp::ForkDynamic => "fork-dynamic",
-            ProcOp::Fork => "fork",
-            ProcOp::ForkExec => "exec",
-            ProcOp::ExecDynamic => "exec-dynamic",
-            ProcOp::Spawn => "spawn",
-            ProcOp::VforkExec => "vfork-exec",
-            ProcOp::Thread => "thread",
-        }
-    }
-
     pub fn description(self) -> &'static str {
         match self {
             ProcOp::Procedure => "a call of a function the compiler may not inline",
@@ -434,6 +411,7 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     #[test]
     fn the_dynamic_check_tells_a_static_elf_from_a_dynamic_one() {
@@ -500,7 +478,7 @@ mod tests {
     #[test]
     fn every_operation_runs_and_the_helper_exits_with_its_status() {
         let dir = tempfile::tempdir().unwrap();
-        for op in ProcOp::ALL {
+        for &op in ProcOp::ALL {
             Prepared::new(op, dir.path(), Touch::default()).unwrap().run(3).unwrap_or_else(|e| panic!("{op:?}: {e}"));
         }
     }

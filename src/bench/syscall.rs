@@ -5,33 +5,19 @@
 use crate::arch::syscall3;
 use std::os::fd::AsRawFd;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Syscall {
-    Null,
-    Getpid,
-    Getppid,
-    SchedYield,
-    ClockGettime,
-    Read,
-    Write,
+crate::named_enum! {
+    pub enum Syscall {
+        Null = "null",
+        Getpid = "getpid",
+        Getppid = "getppid",
+        SchedYield = "sched_yield",
+        ClockGettime = "clock_gettime",
+        Read = "read",
+        Write = "write",
+    }
 }
 
 impl Syscall {
-    pub const ALL: [Syscall; 7] =
-        [Syscall::Null, Syscall::Getpid, Syscall::Getppid, Syscall::SchedYield, Syscall::ClockGettime, Syscall::Read, Syscall::Write];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Syscall::Null => "null",
-            Syscall::Getpid => "getpid",
-            Syscall::Getppid => "getppid",
-            Syscall::SchedYield => "sched_yield",
-            Syscall::ClockGettime => "clock_gettime",
-            Syscall::Read => "read",
-            Syscall::Write => "write",
-        }
-    }
-
     pub fn description(self) -> &'static str {
         match self {
             Syscall::Null => "lat_syscall null: getppid() through the C library's wrapper, in a plain loop",
@@ -103,6 +89,7 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     #[test]
     fn raw_getpid_agrees_with_the_c_library() {
@@ -113,7 +100,7 @@ mod tests {
 
     #[test]
     fn every_call_succeeds() {
-        for c in Syscall::ALL {
+        for &c in Syscall::ALL {
             Prepared::new(c).unwrap().run(3).unwrap();
         }
     }

@@ -10,20 +10,14 @@ use crate::schema::{self, blk::Mode, blk::details as keys};
 use crate::stats::Summary;
 use serde_json::json;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlkTest {
-    Read,
-    Write,
+crate::named_enum! {
+    pub enum BlkTest {
+        Read = schema::blk::READ,
+        Write = schema::blk::WRITE,
+    }
 }
 
 impl BlkTest {
-    pub const ALL: [BlkTest; 2] = [BlkTest::Read, BlkTest::Write];
-    pub fn name(self) -> &'static str {
-        match self {
-            BlkTest::Read => schema::blk::READ,
-            BlkTest::Write => schema::blk::WRITE,
-        }
-    }
     pub fn op(self) -> Op {
         match self {
             BlkTest::Read => Op::Read,
@@ -100,7 +94,7 @@ impl Family for Blk {
         schema::blk::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
+        Benchmark::each(self, BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
     }
     fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
         cases(scale)

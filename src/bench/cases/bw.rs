@@ -7,6 +7,7 @@ use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::clock::Tsc;
 use crate::harness::{self, Measurement};
+use crate::named::Named;
 use crate::placement::{Cores, Placement};
 use crate::results::Params;
 use crate::schema;
@@ -120,7 +121,7 @@ impl Family for Bandwidths {
         schema::bw::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &BwKind::ALL, |k| {
+        Benchmark::each(self, BwKind::ALL, |k| {
             let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
             (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
         })

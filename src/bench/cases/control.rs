@@ -6,6 +6,7 @@ use crate::bench::attribution::Snapshot;
 use crate::bench::control::{self, Wait};
 use crate::bench::noise;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
 use crate::results::{Metric, Params};
 use crate::schema::{self, control::details as keys};
 use serde_json::json;
@@ -59,7 +60,7 @@ impl Family for ControlLoop {
         schema::control::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &Wait::ALL, |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"))
+        Benchmark::each(self, Wait::ALL, |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"))
     }
     fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
         cases(scale)

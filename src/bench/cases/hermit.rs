@@ -6,22 +6,17 @@ use crate::bench::hermit::{self, Yielder};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::clock::Tsc;
 use crate::harness;
+use crate::named::Named;
 use crate::schema;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HermitOp {
-    YieldBusy,
-    Malloc1M,
+crate::named_enum! {
+    pub enum HermitOp {
+        YieldBusy = schema::hermit::SCHED_YIELD_BUSY,
+        Malloc1M = schema::hermit::MALLOC_1M,
+    }
 }
 
 impl HermitOp {
-    pub const ALL: [HermitOp; 2] = [HermitOp::YieldBusy, HermitOp::Malloc1M];
-    pub fn name(self) -> &'static str {
-        match self {
-            HermitOp::YieldBusy => schema::hermit::SCHED_YIELD_BUSY,
-            HermitOp::Malloc1M => schema::hermit::MALLOC_1M,
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             HermitOp::YieldBusy => "sched_yield with a second thread yielding on the same CPU (each call switches to it and back)",
@@ -53,7 +48,7 @@ impl Family for Hermit {
         schema::hermit::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))
+        Benchmark::each(self, HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))
     }
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         run(HermitOp::ALL[variant], ctx)

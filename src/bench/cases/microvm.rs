@@ -5,56 +5,30 @@
 use super::{pinned, points, summary_of};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale, Unsupported};
 use crate::microvm::{self, GuestCase, layer};
+use crate::named::Named;
 use crate::results::{Metric, Params};
 use crate::schema::{self, microvm::details as keys};
 use crate::stats::Summary;
 use serde_json::json;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MicroOp {
-    Empty,
-    Rdtsc,
-    Cpuid,
-    Hlt,
-    Pio,
-    Mmio,
-    Vmcall,
-    Vmmcall,
-    Touch,
-    Read,
-    Start,
+crate::named_enum! {
+    pub enum MicroOp {
+        Empty = "empty",
+        Rdtsc = "rdtsc",
+        Cpuid = "cpuid",
+        Hlt = "hlt",
+        Pio = schema::microvm::PIO,
+        Mmio = "mmio",
+        Vmcall = "vmcall",
+        Vmmcall = "vmmcall",
+        Touch = "touch",
+        Read = "read",
+        Start = "start",
+    }
 }
 
 impl MicroOp {
-    pub const ALL: [MicroOp; 11] = [
-        MicroOp::Empty,
-        MicroOp::Rdtsc,
-        MicroOp::Cpuid,
-        MicroOp::Hlt,
-        MicroOp::Pio,
-        MicroOp::Mmio,
-        MicroOp::Vmcall,
-        MicroOp::Vmmcall,
-        MicroOp::Touch,
-        MicroOp::Read,
-        MicroOp::Start,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            MicroOp::Empty => "empty",
-            MicroOp::Rdtsc => "rdtsc",
-            MicroOp::Cpuid => "cpuid",
-            MicroOp::Hlt => "hlt",
-            MicroOp::Pio => schema::microvm::PIO,
-            MicroOp::Mmio => "mmio",
-            MicroOp::Vmcall => "vmcall",
-            MicroOp::Vmmcall => "vmmcall",
-            MicroOp::Touch => "touch",
-            MicroOp::Read => "read",
-            MicroOp::Start => "start",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             MicroOp::Empty => "the guest's empty loop iteration (its baseline)",
@@ -266,7 +240,7 @@ impl Family for Microvm {
         schema::microvm::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &MicroOp::ALL, |op| {
+        Benchmark::each(self, MicroOp::ALL, |op| {
             (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm")
         })
     }

@@ -13,22 +13,15 @@ use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetTest {
-    Udp,
-    Tcp,
-    TcpRr,
+crate::named_enum! {
+    pub enum NetTest {
+        Udp = schema::net::UDP,
+        Tcp = schema::net::TCP,
+        TcpRr = schema::net::TCP_RR,
+    }
 }
 
 impl NetTest {
-    pub const ALL: [NetTest; 3] = [NetTest::Udp, NetTest::Tcp, NetTest::TcpRr];
-    pub fn name(self) -> &'static str {
-        match self {
-            NetTest::Udp => schema::net::UDP,
-            NetTest::Tcp => schema::net::TCP,
-            NetTest::TcpRr => schema::net::TCP_RR,
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             NetTest::Udp => {
@@ -155,7 +148,7 @@ impl Family for Net {
         schema::net::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))
+        Benchmark::each(self, NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))
     }
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         cases(NetTest::ALL[variant], scale)

@@ -7,6 +7,7 @@ use crate::bench::scratch::ScratchFile;
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use crate::clock::Tsc;
 use crate::harness;
+use crate::named::Named;
 use crate::results::Metric;
 use crate::schema;
 use serde_json::json;
@@ -106,7 +107,7 @@ impl Family for Pagefaults {
         schema::pagefault::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &FaultKind::ALL, |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"))
+        Benchmark::each(self, FaultKind::ALL, |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"))
     }
     fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(FaultKind::ALL[variant])

@@ -3,6 +3,7 @@
 use super::points;
 use crate::bench::parallel::{self, ParOp};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
 use crate::placement::{self, Placement};
 use crate::results::{Metric, Params};
 use crate::schema;
@@ -51,7 +52,7 @@ impl Family for Parallel {
         schema::parallel::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &ParOp::ALL, |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"))
+        Benchmark::each(self, ParOp::ALL, |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"))
     }
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         let _ = variant;

@@ -5,6 +5,7 @@ use super::{measure, measured, per_op_metric, points};
 use crate::bench::pagefault::FaultKind;
 use crate::bench::proc::{Prepared, ProcOp, Touch};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
+use crate::named::Named;
 use crate::results::Params;
 use crate::schema::{self, proc::Params as ProcParams};
 
@@ -71,7 +72,7 @@ impl Family for Procs {
         schema::proc::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &ProcOp::ALL, |op| {
+        Benchmark::each(self, ProcOp::ALL, |op| {
             let params = if op == ProcOp::Fork { "touched_mib 0,64,512 (quick: 0); thp true|false above 0" } else { "none" };
             let needs = match op {
                 ProcOp::Procedure | ProcOp::Thread => "one pinned thread",

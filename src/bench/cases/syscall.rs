@@ -3,6 +3,7 @@
 use super::{measure, measured, per_op_metric};
 use crate::bench::syscall::{Prepared, Syscall};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
+use crate::named::Named;
 use crate::schema;
 use serde_json::json;
 
@@ -26,7 +27,7 @@ impl Family for Syscalls {
         schema::syscall::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &Syscall::ALL, |s| (s.name(), s.description(), "none (one pinned thread)", "-"))
+        Benchmark::each(self, Syscall::ALL, |s| (s.name(), s.description(), "none (one pinned thread)", "-"))
     }
     fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         supported(Syscall::ALL[variant])
