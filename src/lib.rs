@@ -1,39 +1,26 @@
 //! oscycles: what every layer between a program and the hardware costs, in
-//! CPU cycles. Layers: arch/clock/harness/placement (measure) -> bench
-//! (what to measure) -> runner (where, under what) -> store (keep) -> report
-//! (show).
+//! CPU cycles. The code is a folder per layer, top to bottom: app (the
+//! command line), present (reports), run (where and under what), families
+//! (what is measured), data (run documents, the store), measure (the
+//! harness, the clock), analysis (statistics), base (names, sources); each
+//! imports only from its own layer or below (scripts/import-map).
 
-pub mod arch;
-pub mod bench;
-pub mod catalogue;
-pub mod cgroup;
-pub mod cli;
-pub mod clock;
-pub mod compare;
-pub mod counters;
-pub mod db;
-pub mod doctor;
-pub mod env;
-pub mod execute;
-pub mod fleet;
-pub mod harness;
-pub mod host;
-pub mod isolation;
-pub mod load;
-pub mod microvm;
-pub mod named;
-pub mod placement;
-pub mod plan;
-pub mod progress;
-pub mod registry;
-pub mod report;
-pub mod results;
-pub mod rounds;
-pub mod runner;
-pub mod schema;
-pub mod sources;
-pub mod spec;
-pub mod stats;
-pub mod store;
-pub mod uncertainty;
-pub mod watchdog;
+pub mod analysis;
+pub mod app;
+pub mod base;
+pub mod data;
+pub mod families;
+pub mod measure;
+pub mod present;
+pub mod run;
+
+// Each module by its own name (`crate::runner`, `oscycles::report`), wherever
+// its layer keeps it.
+pub use analysis::{stats, uncertainty};
+pub use app::{catalogue, cli};
+pub use base::{named, sources};
+pub use data::{compare, db, results, schema, store};
+pub use families::{bench, microvm};
+pub use measure::{arch, cgroup, clock, counters, harness, host, placement, watchdog};
+pub use present::{doctor, fleet, report};
+pub use run::{env, execute, isolation, load, plan, progress, registry, rounds, runner, spec};

@@ -1,7 +1,8 @@
-//! The command-line edge: parse, dispatch to a command (`commands/`), map
+//! The command-line edge: parse, dispatch to a command (`app/commands/`), map
 //! errors to exit codes (0 success, 1 failure, 2 bad usage; 130 interrupted,
 //! said by the commands that can be).
 
+#[path = "app/commands/mod.rs"]
 mod commands;
 
 use commands::{compare, fleet, load, run, show, store};

@@ -72,6 +72,29 @@ fn an_import_up_the_layers_or_a_module_in_no_layer_fails() {
 }
 
 #[test]
+fn modules_in_layer_folders_are_mapped_by_their_own_names_and_must_be_in_their_layers_folder() {
+    let layers = "upper: top\nlower: low side\n";
+    // top imports low through the root's re-export and through the layer's
+    // path; side reaches low as a sibling (super:: up to the layer's folder).
+    let tree = [
+        ("lib.rs", "pub mod upper;\npub mod lower;\npub use upper::top;\npub use lower::{low, side};\n"),
+        ("upper/mod.rs", "pub mod top;\n"),
+        ("upper/top.rs", "use crate::low::X;\nuse crate::lower::side::Z;\n"),
+        ("lower/mod.rs", "pub mod low;\npub mod side;\n"),
+        ("lower/low.rs", ""),
+        ("lower/side/mod.rs", "use super::low::X;\n"),
+    ];
+    let (ok, out) = map_with_layers(&tree, "", Some(layers));
+    assert!(ok && out.contains("3 modules, 3 imports"), "{out}");
+    let upward = [tree[0], tree[1], tree[2], tree[3], ("lower/low.rs", "use crate::top::Y;\n"), tree[5]];
+    let (ok, out) = map_with_layers(&upward, "low top\n", Some(layers));
+    assert!(!ok && out.contains("low (lower) imports top (upper), a layer above it"), "{out}");
+    let misplaced = [tree[0], tree[1], tree[2], tree[3], ("upper/low.rs", ""), tree[5]];
+    let (ok, out) = map_with_layers(&misplaced, "", Some(layers));
+    assert!(!ok && out.contains("low (layer lower) is kept in src/upper/"), "{out}");
+}
+
+#[test]
 fn the_source_tree_has_no_circle_beyond_the_known_ones() {
     let out = Command::new(script()).output().expect("the script runs");
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -1,14 +1,14 @@
 //! oscycles' benchmark modules that compile for Hermit as they are.
 
-#[path = "../../../src/bench/stream.rs"]
+#[path = "../../../src/families/bench/stream.rs"]
 #[allow(dead_code)]
 pub mod stream;
 
-#[path = "../../../src/bench/memcpy.rs"]
+#[path = "../../../src/families/bench/memcpy.rs"]
 #[allow(dead_code)]
 pub mod memcpy;
 
-#[path = "../../../src/bench/alloc.rs"]
+#[path = "../../../src/families/bench/alloc.rs"]
 #[allow(dead_code)]
 pub mod alloc;
 

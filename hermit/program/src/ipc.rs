@@ -5,7 +5,7 @@
 //! client times round trips with oscycles' harness; both sides check every
 //! word of every message with oscycles' own message module.
 
-#[path = "../../../src/bench/ipc/message.rs"]
+#[path = "../../../src/families/bench/ipc/message.rs"]
 #[allow(dead_code)]
 mod message;
 

@@ -3,32 +3,32 @@
 //! over the serial port as its first act, measures the cases the host names
 //! on its command line, and sends their raw samples back framed as the
 //! other guests frame their documents. The host turns them into the run
-//! document of the environment (`src/env/hermit.rs`).
+//! document of the environment (`src/run/env/hermit.rs`).
 //!
 //! The measuring core is oscycles' own source, compiled here for
 //! x86_64-unknown-hermit (`#[path]` modules, not copies): the harness that
-//! doubles a batch to its target and times the batches (`src/harness.rs`),
-//! STREAM's kernels and driver with its validation (`src/bench/stream.rs`,
-//! the assembly loops of `src/arch/mod.rs`), memcpy's three copies
-//! (`src/bench/memcpy.rs`), the four block allocators and their workload
-//! (`src/bench/alloc.rs`), the IPC message fill and check
-//! (`src/bench/ipc/message.rs`), the TSC read, and the framing
-//! (`src/env/frame.rs`). What differs is only what a unikernel has instead
+//! doubles a batch to its target and times the batches (`src/measure/harness.rs`),
+//! STREAM's kernels and driver with its validation (`src/families/bench/stream.rs`,
+//! the assembly loops of `src/measure/arch/mod.rs`), memcpy's three copies
+//! (`src/families/bench/memcpy.rs`), the four block allocators and their workload
+//! (`src/families/bench/alloc.rs`), the IPC message fill and check
+//! (`src/families/bench/ipc/message.rs`), the TSC read, and the framing
+//! (`src/run/env/frame.rs`). What differs is only what a unikernel has instead
 //! of Linux's system calls: the operations timed (getpid, yield, malloc,
 //! first write, futex wait and wake) are Hermit's, through Rust's std or
 //! the kernel's functions as any Hermit program calls them, and `shim`
 //! stands in for oscycles' Linux-only modules.
 
-#[path = "../../../src/arch/mod.rs"]
+#[path = "../../../src/measure/arch/mod.rs"]
 #[allow(dead_code)]
 mod arch;
 mod bench;
 mod grid;
 mod ipc;
-#[path = "../../../src/env/frame.rs"]
+#[path = "../../../src/run/env/frame.rs"]
 #[allow(dead_code)]
 mod frame;
-#[path = "../../../src/harness.rs"]
+#[path = "../../../src/measure/harness.rs"]
 #[allow(dead_code)]
 mod harness;
 mod ops;

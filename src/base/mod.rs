@@ -1,0 +1,6 @@
+//! The base layer: names and sources every layer uses. It imports only from its
+//! own layer and the layers below it (scripts/import-map.layers, checked by
+//! scripts/import-map).
+
+pub mod named;
+pub mod sources;

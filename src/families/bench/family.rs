@@ -1,0 +1,209 @@
+//! The contract every benchmark family keeps: its benchmarks, its cases at a
+//! scale, whether they run here, how a case runs, and where its cases may be
+//! measured. A family is one file under `bench/cases/` implementing
+//! [`Family`]; the registry is only the list of families and the suites.
+
+use super::{CaseCtx, CaseData, CaseError};
+use crate::results::{Metric, Params};
+use crate::schema::{CaseParams, NoParams};
+use serde_json::{Map, Value};
+
+/// How thorough a suite is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Every family briefly: fewer parameter points, shorter batches.
+    Quick,
+    Full,
+}
+
+/// Where a family's cases are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// In whichever environment the run is in (natively, or inside a guest).
+    Anywhere,
+    /// By the host, once per environment of the run (boot time): never
+    /// inside an environment, never in a round's process.
+    FromHost,
+    /// Only in the environment of this name, when the run has it (microvm's
+    /// exit table belongs to the microvm environment).
+    OnlyIn(&'static str),
+}
+
+/// Why a benchmark cannot run on this host, in words (`list` shows it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unsupported(pub String);
+
+impl Unsupported {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A group of benchmarks that share code and a table layout. `variant`
+/// arguments are the index the family gave a benchmark in [`Family::benchmarks`].
+pub trait Family: Sync + 'static {
+    /// The family's name, as run documents record it (`ipc`, `syscall`...).
+    fn name(&self) -> &'static str;
+    /// Its benchmarks, each made with [`Benchmark::new`] from `self`.
+    fn benchmarks(&'static self) -> Vec<Benchmark>;
+    /// The parameter points of one of its benchmarks at `scale` (by
+    /// default one point without parameters, `schema::NoParams`).
+    fn cases(&self, _variant: usize, _scale: Scale) -> Vec<Params> {
+        vec![NoParams {}.to_params()]
+    }
+    /// Whether a benchmark can run on this host at all; the reason when not.
+    fn supported(&self, _variant: usize) -> Result<(), Unsupported> {
+        Ok(())
+    }
+    /// Measures one case.
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError>;
+    /// Measures one case from the host, starting an environment with
+    /// `starter` (a family whose cases [`Runs::FromHost`]; the runner calls
+    /// it once per environment of the run).
+    fn run_from_host(&self, _variant: usize, _starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
+        Err(CaseError::NotApplicable(format!("{} is measured inside an environment, not from the host", self.name())))
+    }
+    fn runs(&self) -> Runs {
+        Runs::Anywhere
+    }
+    /// Whether its cases repeat in every round: batch-sampled costs whose
+    /// metrics keep raw samples. Cases measured over a fixed time, or whose
+    /// summary is over a distribution (noise, net, blk...), run in the first
+    /// round only.
+    fn repeats_in_rounds(&self) -> bool {
+        false
+    }
+    /// Whether it does file I/O that needs a disk (not tmpfs) under --scratch.
+    fn needs_disk(&self) -> bool {
+        false
+    }
+}
+
+/// One start of an environment, timed by the host from the moment it
+/// started it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Started {
+    /// Seconds to the first act of the environment's init (its hello).
+    pub to_init_s: f64,
+    /// Seconds to its first result.
+    pub to_first_result_s: f64,
+    /// The faults of starts it repeated before this one came up, if any.
+    pub restarted_after: Option<Value>,
+}
+
+/// Why a start did not come up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StartFailed(pub String);
+
+/// What the runner hands a family measured from the host: one environment
+/// of the run, to start as often as the case needs.
+pub trait Starter {
+    /// How many starts a case takes (the run's setting).
+    fn starts(&self) -> usize;
+    /// Starts the environment (start `i`), times it up to its first
+    /// result, and ends it.
+    fn start_once(&mut self, i: usize) -> Result<Started, StartFailed>;
+}
+
+/// A case measured from the host: its metrics and details, and a note
+/// where part of it failed (shown as the case's reason).
+#[derive(Debug, Default)]
+pub struct FromHost {
+    pub metrics: Vec<Metric>,
+    pub details: Map<String, Value>,
+    pub note: Option<String>,
+}
+
+/// One measured primitive: what `list` shows and what a case runs.
+#[derive(Clone)]
+pub struct Benchmark {
+    pub id: String,
+    pub family: &'static dyn Family,
+    /// Which of its family's benchmarks this is (the family's own index).
+    pub variant: usize,
+    pub description: &'static str,
+    /// The parameters its cases sweep, for people.
+    pub parameters: &'static str,
+    pub needs: &'static str,
+}
+
+impl std::fmt::Debug for Benchmark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Benchmark").field("id", &self.id).field("family", &self.family.name()).field("variant", &self.variant).finish()
+    }
+}
+
+impl Benchmark {
+    pub fn new(
+        family: &'static dyn Family,
+        variant: usize,
+        id: String,
+        description: &'static str,
+        parameters: &'static str,
+        needs: &'static str,
+    ) -> Benchmark {
+        Benchmark { id, family, variant, description, parameters, needs }
+    }
+
+    /// A family's benchmarks from a list of variants (an enum's `ALL`): the
+    /// id is `family.name`, the rest comes from `info`.
+    pub fn each<T: Copy>(
+        family: &'static dyn Family,
+        all: &[T],
+        info: impl Fn(T) -> (&'static str, &'static str, &'static str, &'static str),
+    ) -> Vec<Benchmark> {
+        all.iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let (name, description, parameters, needs) = info(v);
+                Benchmark::new(family, i, format!("{}.{name}", family.name()), description, parameters, needs)
+            })
+            .collect()
+    }
+
+    /// The one benchmark of a family that has one: id `family.name`.
+    pub fn single(
+        family: &'static dyn Family,
+        name: &str,
+        description: &'static str,
+        parameters: &'static str,
+        needs: &'static str,
+    ) -> Vec<Benchmark> {
+        vec![Benchmark::new(family, 0, format!("{}.{name}", family.name()), description, parameters, needs)]
+    }
+
+    pub fn supported(&self) -> Result<(), Unsupported> {
+        self.family.supported(self.variant)
+    }
+
+    pub fn cases(&self, scale: Scale) -> Vec<Params> {
+        self.family.cases(self.variant, scale)
+    }
+
+    pub fn run(&self, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        self.family.run(self.variant, ctx)
+    }
+
+    pub fn run_from_host(&self, starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
+        self.family.run_from_host(self.variant, starter)
+    }
+
+    pub fn runs(&self) -> Runs {
+        self.family.runs()
+    }
+
+    pub fn repeats_in_rounds(&self) -> bool {
+        self.family.repeats_in_rounds()
+    }
+
+    pub fn needs_disk(&self) -> bool {
+        self.family.needs_disk()
+    }
+
+    /// Whether it belongs to `f` (families are compared by name).
+    pub fn is_of(&self, f: &dyn Family) -> bool {
+        self.family.name() == f.name()
+    }
+}

@@ -1,0 +1,13 @@
+//! The measure layer: how it is measured, the harness, the clock, arch
+//! primitives, placement, the watchdog, kernel counters, host facts, cgroups.
+//! It imports only from its own layer and the layers below it
+//! (scripts/import-map.layers, checked by scripts/import-map).
+
+pub mod arch;
+pub mod cgroup;
+pub mod clock;
+pub mod counters;
+pub mod harness;
+pub mod host;
+pub mod placement;
+pub mod watchdog;

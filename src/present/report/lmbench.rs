@@ -1,0 +1,328 @@
+//! The LMBench tables of the Trustworthy Systems L4 performance page, rows named as in the paper (lat_ctx -s 0 2,
+//! lat_pipe, lat_proc fork, bw_mem_wr...), for one run or two side by side
+//! with a relative-performance column (above 1: the second run is better).
+
+use super::rows::Row;
+use super::table::{TextTable, cycles};
+use super::tables::{Draws, Table};
+use crate::compare::{judge, seed_of, verdict_word};
+use crate::results::{CaseResult, Metric, RunDoc};
+use crate::schema::ipc::{Cores, Mechanism, Space};
+use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
+
+fn latency_rows() -> Vec<Row> {
+    let mut v = Vec::new();
+    for ws_kib in [0, 4, 16, 64] {
+        for procs in [2, 3, 4, 10] {
+            let p = ctx::Params { procs, ws_kib };
+            let mut r = Row::new(format!("lat_ctx -s {ws_kib} {procs}"), ctx::id(ctx::RING), p, ctx::SWITCH)
+                .comment("per switch: hop less the ring's pipe + sum cost");
+            r.aside = Some(ctx::OVERHEAD);
+            v.push(r);
+        }
+    }
+    let hot_potato = ipc::Params { words: 1, space: Space::Inter, cores: Cores::Same };
+    for (label, mech, c) in [
+        ("lat_fifo", Mechanism::Fifo, "round trip between two processes on one CPU, 8 bytes (lmbench: 1)"),
+        ("lat_pipe", Mechanism::Pipe, "the same through two pipes"),
+        ("lat_unix", Mechanism::UnixStream, "the same through a UNIX stream socketpair"),
+    ] {
+        v.push(Row::new(label, mech.id(), hot_potato, ipc::ROUND_TRIP).comment(c));
+    }
+    v.push(
+        Row::new("lat_syscall null", syscall::id(syscall::NULL), NoParams {}, syscall::PER_CALL).comment("getppid() through the C library"),
+    );
+    v.push(
+        Row::new("(raw getppid)", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL)
+            .comment("the syscall instruction inline, no wrapper"),
+    );
+    v.extend(proc_rows());
+    // Page faults report per page.
+    v.extend(Row::each(
+        pagefault::id,
+        pagefault::PER_PAGE,
+        &[
+            ("lat_pagefault", pagefault::FILE, "per page, cached file, read in random order, munmap timed"),
+            ("(anon first touch)", pagefault::ANON, "per page, 4 KiB, written"),
+        ],
+    ));
+    v
+}
+
+/// lat_proc's rows and the extra ones: every process is created from a
+/// small C helper started for the case, whose size the case records.
+fn proc_rows() -> Vec<Row> {
+    let row = |label: &str, name: &str, params: proc::Params, comment: &'static str| {
+        Row::new(label, proc::id(name), params, proc::PER_OP).comment(comment)
+    };
+    let none = proc::Params::NONE;
+    let mut v = vec![
+        row("lat_proc procedure", proc::PROCEDURE, none, "a call the compiler may not inline"),
+        row(
+            "lat_proc fork",
+            proc::FORK_DYNAMIC,
+            none,
+            "fork + child exit() + wait in a small dynamically linked C process's worker, as lmbench's",
+        ),
+        row("(static fork)", proc::FORK, proc::Params::touched(0, false), "fork + child _exit + wait in a small static C process"),
+    ];
+    for mib in crate::bench::cases::proc::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
+        for thp in [false, true] {
+            let label = format!("(static fork, {mib} MiB touched{})", if thp { ", THP" } else { "" });
+            let comment =
+                if thp { "the same, the memory in transparent huge pages" } else { "the same with that much memory written, 4 KiB pages" };
+            v.push(row(&label, proc::FORK, proc::Params::touched(mib, thp), comment));
+        }
+    }
+    v.extend([
+        row(
+            "lat_proc exec",
+            proc::EXEC_DYNAMIC,
+            none,
+            "fork + execve of /bin/true (dynamically linked) + wait, from lat_proc fork's process",
+        ),
+        row("(static exec)", proc::EXEC, none, "fork + execve of a 132-byte static ELF + wait, from the small static process"),
+        row("(posix_spawn)", proc::SPAWN, none, "not in lmbench; of the 132-byte ELF, from the small static process"),
+        row("(vfork + exec)", proc::VFORK_EXEC, none, "not in lmbench; the same"),
+        row("(thread create)", proc::THREAD, none, "not in lmbench"),
+    ]);
+    v
+}
+
+/// What a process-creation case forked, as its details record it.
+fn forked_from(c: &CaseResult) -> Option<String> {
+    let s: proc::ProcessSize = serde_json::from_value(c.details.get(proc::FORKER)?.clone()).ok()?;
+    let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
+    let huge = if s.anon_huge_kib > 0 { format!(" ({} in huge pages)", mib(s.anon_huge_kib)) } else { String::new() };
+    Some(format!(
+        "{}: VmSize {}, RSS {}{huge}, {} mappings, {} thread{}",
+        s.program,
+        mib(s.vm_size_kib),
+        mib(s.rss_kib),
+        s.mappings,
+        s.threads,
+        if s.threads == 1 { "" } else { "s" }
+    ))
+}
+
+fn bandwidth_rows() -> Vec<Row> {
+    let row = |label: &str, name: &str, cores: Option<Cores>, comment: &'static str| {
+        Row::new(label, bw::id(name), bw::Params { cores }, bw::BANDWIDTH).comment(comment)
+    };
+    let (same, cross) = (Some(Cores::Same), Some(Cores::Cross));
+    vec![
+        row("bw_file_rd 64M io_only", bw::FILE_RD, None, "64 KiB read(2)s from the page cache, each summed; bytes read"),
+        row("bw_mmap_rd 64M mmap_only", bw::MMAP_RD, None, "sum of a file mapped once; bytes of the file"),
+        row("bw_mmap_rd 64M open2close", bw::MMAP_RD_OPEN, None, "open + mmap + sum + close + munmap"),
+        row("bw_mem rd", bw::MEM_RD, None, "4 bytes read every 16, buffer 4x LLC; bytes of the buffer"),
+        row("bw_mem wr", bw::MEM_WR, None, "4 bytes written every 16; bytes of the buffer"),
+        row("bw_mem cp", bw::MEM_CP, None, "4 bytes copied every 16; bytes of one buffer"),
+        row("(libc memcpy)", bw::MEM_CP_LIBC, None, "not bw_mem cp: the C library's memcpy (bw_mem bcopy); bytes of one buffer"),
+        row("bw_pipe", bw::PIPE, same, "64 KiB chunks, one CPU"),
+        row("bw_pipe (cross core)", bw::PIPE, cross, ""),
+        row("bw_unix", bw::UNIX, same, "64 KiB chunks, one CPU"),
+        row("bw_unix (cross core)", bw::UNIX, cross, ""),
+    ]
+}
+
+fn aim_rows() -> Vec<Row> {
+    (1..=aim::MAX_TASKS)
+        .map(|t| {
+            let label = format!("{t} Task{}", if t > 1 { "s" } else { "" });
+            Row::new(label, aim::id(aim::MIX), aim::Params { tasks: t as u64 }, aim::JOBS_PER_MIN_PER_TASK)
+        })
+        .collect()
+}
+
+fn us(m: &Metric) -> String {
+    m.ns.map_or("-".into(), |ns| {
+        let v = ns.median / 1000.0;
+        if v < 10.0 { format!("{v:.3}") } else { format!("{v:.1}") }
+    })
+}
+
+fn mbs(m: &Metric) -> String {
+    format!("{:.0}", m.summary.median)
+}
+
+/// One table: with one run, value, cycles and CV; with two, their columns
+/// (named `names`) and Rel.
+fn table(
+    title: &str,
+    head: &str,
+    rows: &[Row],
+    runs: &[&RunDoc],
+    names: [&str; 2],
+    value: fn(&Metric) -> String,
+    show_cycles: bool,
+) -> String {
+    let mut headers: Vec<String> = vec![head.into()];
+    match runs {
+        [_] => {
+            headers.push(title.into());
+            if show_cycles {
+                headers.push("cycles".into());
+            }
+            headers.push("95% CI".into());
+        }
+        _ => {
+            headers.extend([names[0].to_string(), names[1].to_string(), "Rel. Perf".to_string()]);
+        }
+    }
+    headers.push("Comment".into());
+    let ncols = headers.len();
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+    t.also_left = vec![ncols - 1];
+    for r in rows {
+        let found: Vec<Option<&Metric>> = runs.iter().map(|d| r.value(d)).collect();
+        let missing: Vec<Option<(&str, &str)>> = runs.iter().map(|d| r.unmeasured(d)).collect();
+        if found.iter().all(Option::is_none) && missing.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut cells = vec![r.label.clone()];
+        let mut comment = r.comment.to_string();
+        // Where a run has no number, its cell says why.
+        let no_value = |i: usize| missing[i].map_or("-".to_string(), |(mark, _)| mark.to_string());
+        for (mark, why) in missing.iter().flatten() {
+            comment = format!("{mark}: {why}");
+        }
+        match (runs.len(), found.as_slice()) {
+            (1, [Some(m)]) => {
+                cells.push(value(m));
+                if show_cycles {
+                    cells.push(cycles(m.summary.median));
+                }
+                cells.push(if m.estimate.is_some() { super::table::interval(m) } else { format!("CV {:.1}%", m.summary.cv * 100.0) });
+                if let Some(aside) = r.aside.and_then(|a| r.find(runs[0]).and_then(|(c, _)| c.metric(a))) {
+                    comment = format!("{comment}; ring overhead {} us subtracted", us(aside));
+                }
+                if let Some(forker) = r.find(runs[0]).and_then(|(c, _)| forked_from(c)) {
+                    comment = format!("{comment}; forks: {forker}");
+                }
+            }
+            (_, [a, b]) => {
+                cells.push(a.map_or_else(|| no_value(0), value));
+                cells.push(b.map_or_else(|| no_value(1), value));
+                cells.push(match (a, b) {
+                    (Some(a), Some(b)) => {
+                        let j = judge(a, b, &crate::uncertainty::Policy::default(), seed_of(&r.label));
+                        format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
+                    }
+                    _ => "-".into(),
+                });
+            }
+            _ => {
+                cells.push(no_value(0));
+                cells.extend(std::iter::repeat_n(String::new(), ncols - 3));
+            }
+        }
+        cells.push(comment);
+        t.row(cells);
+    }
+    if t.rows.is_empty() { String::new() } else { t.render() }
+}
+
+/// The LMBench tables for the runs given (one or two, named A and B).
+pub fn render(runs: &[&RunDoc]) -> String {
+    render_named(runs, ["A", "B"])
+}
+
+/// The LMBench tables for one or two runs, the two named `names` (two
+/// environments of one run: Linux and para-virtualised Linux).
+pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
+    let mut s = String::new();
+    let two = runs.len() == 2;
+    let rel = if two {
+        format!(
+            " Rel. Perf above 1: {} is better; then the verdict (faster, slower, same, unsure: the interval over rounds and a Mann-Whitney test, as in compare).",
+            names[1]
+        )
+    } else {
+        String::new()
+    };
+    let lat = table("us", "Latencies", &latency_rows(), runs, names, us, true);
+    if !lat.is_empty() {
+        s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n");
+        s += &lat;
+    }
+    let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), runs, names, mbs, false);
+    if !bw.is_empty() {
+        s += &format!(
+            "\nlmbench bandwidths: MB/s (1e6 bytes/s), higher is better; bytes as each row's benchmark counts them (see `oscycles list`).{rel}\n"
+        );
+        s += &bw;
+    }
+    let aim = table("jobs/min/task", "Metric", &aim_rows(), runs, names, |m| format!("{:.1}", m.summary.median), false);
+    if !aim.is_empty() {
+        s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n");
+        s += &aim;
+    }
+    s
+}
+
+/// The LMBench tables of the Trustworthy Systems L4 performance page: the
+/// lmbench suite's cases (and the quick suite's); across environments, two
+/// at a time (the two of the run, else native beside each other one).
+pub struct LmbenchTables;
+
+impl Table for LmbenchTables {
+    fn families(&self) -> &'static [&'static str] {
+        &[syscall::FAMILY, ipc::FAMILY, ctx::FAMILY, proc::FAMILY, bw::FAMILY, pagefault::FAMILY, aim::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::Suites { own: &["lmbench"], also: &["quick"] }
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render(&[doc])
+    }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        type Named<'a> = (&'a str, &'a RunDoc);
+        let pairs: Vec<(&Named, &Named)> = match envs {
+            [a, b] => vec![(a, b)],
+            all => {
+                let native = all.iter().filter(|n| n.0 == "native");
+                native.flat_map(|n| all.iter().filter(|o| o.0 != "native").map(move |o| (n, o))).collect()
+            }
+        };
+        let tables: Vec<String> =
+            pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b])).filter(|t| !t.is_empty()).collect();
+        tables.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::CaseParams;
+
+    /// A run whose only case is lat_ctx -s 0 2 with the switch (a hop less
+    /// the overhead measured apart) at `switch` cycles.
+    fn ring_run(switch: f64) -> RunDoc {
+        let mut doc = crate::results::fixture();
+        let mut case = doc.results[0].clone();
+        case.benchmark = ctx::id(ctx::RING);
+        case.params = ctx::Params { procs: 2, ws_kib: 0 }.to_params();
+        let mut metric = case.metrics[0].clone();
+        (metric.name, metric.summary.median, metric.estimate) = (ctx::SWITCH.into(), switch, None);
+        let mut overhead = metric.clone();
+        (overhead.name, overhead.summary.median) = (ctx::OVERHEAD.into(), 30_000.0);
+        case.metrics = vec![metric, overhead];
+        doc.results = vec![case];
+        doc
+    }
+
+    fn ctx_line(doc: &RunDoc) -> String {
+        render(&[doc]).lines().find(|l| l.starts_with("lat_ctx -s 0 2")).unwrap_or_else(|| panic!("no row: {}", render(&[doc]))).to_string()
+    }
+
+    #[test]
+    fn a_switch_not_above_the_overhead_is_not_shown_as_a_number() {
+        for switch in [-1234.0, 0.0] {
+            let line = ctx_line(&ring_run(switch));
+            assert!(line.contains("n/a") && line.contains("no switch cost resolved"), "{line}");
+            assert!(!line.contains("1234") && !line.contains("-0"), "{line}");
+        }
+        let line = ctx_line(&ring_run(5000.0));
+        assert!(!line.contains("n/a") && line.contains("ring overhead"), "{line}");
+    }
+}

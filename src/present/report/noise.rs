@@ -1,0 +1,222 @@
+//! The L4Re "Detaching Linux threads" slides' tables: "Deltas to minimum in CPU cycles" (FWQ) and "Maximum
+//! deviation in CPU cycles" (the control loop). Rows are loads, columns
+//! isolation modes, each cell "cycles (percent)"; a detail table per
+//! measurement says what else happened (load throughput, interrupts on the
+//! CPU, involuntary switches, overruns) so that a spike can be traced.
+
+use super::table::TextTable;
+use super::tables::{Layout, Table};
+use super::{distinct, num};
+use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
+use crate::schema::{condition, control, noise};
+use crate::sources::Source;
+
+fn pct(v: f64, of: f64) -> String {
+    format!("{v:.0} ({:.2}%)", 100.0 * v / of)
+}
+
+/// The top interrupt sources on the measured CPU during the case.
+fn causes(r: &CaseResult) -> String {
+    let Some(a) = r.details.get(ATTRIBUTION) else { return String::new() };
+    let mut all: Vec<(String, u64)> = [INTERRUPTS, SOFTIRQS]
+        .iter()
+        .filter_map(|k| a.get(*k).and_then(|v| v.as_object()))
+        .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0))))
+        .collect();
+    all.sort_by_key(|(_, v)| std::cmp::Reverse(*v));
+    let top: Vec<String> = all.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
+    let ivcsw = a.get(INVOLUNTARY_CONTEXT_SWITCHES).and_then(|v| v.as_u64()).unwrap_or(0);
+    format!("{}; {ivcsw} invol. switches", if top.is_empty() { "no interrupts".into() } else { top.join(", ") })
+}
+
+/// A result's cell text when it has no measurement.
+fn unmeasured(r: &CaseResult) -> Option<String> {
+    match r.status {
+        CaseStatus::Ok => None,
+        CaseStatus::NotApplicable => Some("n/a".into()),
+        CaseStatus::Failed => Some("failed".into()),
+    }
+}
+
+fn load_rate(r: &CaseResult) -> String {
+    r.condition.as_ref().map_or_else(String::new, |c| super::load::describe_rates(&c.facts))
+}
+
+/// Notes under a table: why cells are n/a or failed, and what each isolation did.
+fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
+    let mut out = Vec::new();
+    for r in rs {
+        let (load, iso) = r.load_isolation(doc);
+        if let Some(why) = r.reason.as_deref().filter(|_| r.status != CaseStatus::Ok) {
+            let line = format!("  {load}/{iso}: {why}");
+            if !out.contains(&line) {
+                out.push(line);
+            }
+        }
+        if let Some(c) = &r.condition {
+            for key in condition::ISOLATION_NOTES {
+                if let Some(v) = c.facts.get(key) {
+                    let head = format!("  {iso}: {key} = ");
+                    if !out.iter().any(|l| l.starts_with(&head)) {
+                        let mut line = format!("{head}{}", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+                        if key == condition::SCHED_RT_RUNTIME_US && v.as_str().is_some_and(|s| s != "-1") {
+                            line += " (RT throttling: a SCHED_FIFO thread that never sleeps, as in fwq and busy-tsc, loses the rest of each second)";
+                        }
+                        out.push(line);
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() { String::new() } else { format!("notes:\n{}\n", out.join("\n")) }
+}
+
+/// A grid of loads (rows) by isolations (columns, after the `lead` columns),
+/// each in order of first appearance among `rs`.
+fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, TextTable) {
+    let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
+    let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
+    let mut headers = lead.to_vec();
+    headers.extend(isos.iter().copied());
+    let table = TextTable::new(&headers, lead.len());
+    (loads, isos, table)
+}
+
+/// The table of every measurement: load and isolation, the `heads` columns
+/// (the first `labels` of them row labels) with their `cells`, then what
+/// the load did and what happened on the CPU.
+fn per_measurement(
+    doc: &RunDoc,
+    rs: &[&CaseResult],
+    heads: &[&str],
+    labels: usize,
+    cells: impl Fn(&CaseResult) -> Vec<String>,
+) -> TextTable {
+    let mut headers = vec!["Load", "isolation"];
+    headers.extend(heads);
+    headers.extend(["load during", "on the CPU during"]);
+    let mut t = TextTable::new(&headers, 2 + labels);
+    t.also_left = vec![headers.len() - 2, headers.len() - 1];
+    for r in rs.iter().filter(|r| r.status == CaseStatus::Ok) {
+        let (l, i) = r.load_isolation(doc);
+        let mut row = vec![l.to_string(), i.to_string()];
+        row.extend(cells(r));
+        row.extend([load_rate(r), causes(r)]);
+        t.row(row);
+    }
+    t
+}
+
+pub fn render_fwq(doc: &RunDoc) -> String {
+    use noise::details::*;
+    let id = noise::id(noise::FWQ);
+    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.benchmark == id).collect();
+    if rs.is_empty() {
+        return String::new();
+    }
+    let (loads, isos, mut grid) = grid(doc, &rs, &["Load"]);
+    let find = |l: &str, i: &str| rs.iter().copied().find(|r| r.load_isolation(doc) == (l, i));
+    for l in &loads {
+        let mut row = vec![l.to_string()];
+        for i in &isos {
+            row.push(find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))));
+        }
+        grid.row(row);
+    }
+    let detail = per_measurement(doc, &rs, &["min", "max", "p99.9", "p99", "lost", "samples"], 0, |r| {
+        let min = num(r, MIN_CYCLES);
+        vec![
+            format!("{min:.0}"),
+            pct(num(r, MAX_DELTA_CYCLES), min),
+            pct(num(r, P999_DELTA_CYCLES), min),
+            pct(num(r, P99_DELTA_CYCLES), min),
+            format!("{:.3}%", 100.0 * num(r, LOST_FRACTION)),
+            r.metric(noise::SAMPLE).map_or("-".into(), |m| m.summary.n.to_string()),
+        ]
+    });
+    format!(
+        "fwq: deltas to minimum in CPU cycles (as in {}): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
+        Source::L4ReDetaching.short(),
+        grid.render(),
+        detail.render(),
+        notes(doc, &rs)
+    )
+}
+
+/// A control-loop grid cell: the largest period deviation either way, in
+/// cycles and percent of the period.
+fn control_cell(r: &CaseResult) -> String {
+    use control::details::*;
+    unmeasured(r).unwrap_or_else(|| {
+        let (hi, lo, period) = (num(r, PERIOD_DEV_MAX_CYCLES), -num(r, PERIOD_DEV_MIN_CYCLES), num(r, PERIOD_CYCLES));
+        format!("+{hi:.0} / -{lo:.0} (+{:.2}% / -{:.2}%)", 100.0 * hi / period, 100.0 * lo / period)
+    })
+}
+
+pub fn render_control(doc: &RunDoc) -> String {
+    use control::details::*;
+    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == control::FAMILY).collect();
+    if rs.is_empty() {
+        return String::new();
+    }
+    let wait = |r: &CaseResult| control::name_of(&r.benchmark).to_string();
+    let (loads, isos, mut grid) = grid(doc, &rs, &["Load", "wait"]);
+    let waits = distinct(rs.iter().map(|r| control::name_of(&r.benchmark)));
+    for l in &loads {
+        for w in &waits {
+            let mut row = vec![l.to_string(), w.to_string()];
+            for i in &isos {
+                row.push(rs.iter().find(|r| r.load_isolation(doc) == (l, i) && wait(r) == *w).map_or("-".into(), |r| control_cell(r)));
+            }
+            grid.row(row);
+        }
+    }
+    let detail = per_measurement(doc, &rs, &["wait", "wake late max", "p99 late", "overruns"], 1, |r| {
+        let period = num(r, PERIOD_CYCLES);
+        vec![
+            wait(r),
+            pct(num(r, LATE_MAX_CYCLES), period),
+            pct(r.metric(control::DEVIATION).map_or(f64::NAN, |m| m.summary.p99), period),
+            format!("{:.0}", num(r, OVERRUNS)),
+        ]
+    });
+    format!(
+        "control-loop: maximum deviation in CPU cycles (as in {}): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
+         control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",
+        Source::L4ReDetaching.short(),
+        grid.render(),
+        detail.render(),
+        notes(doc, &rs)
+    )
+}
+
+/// OS noise (FWQ), every condition in one grid.
+pub struct Fwq;
+
+impl Table for Fwq {
+    fn families(&self) -> &'static [&'static str] {
+        &[noise::FAMILY]
+    }
+    fn layout(&self) -> Layout {
+        Layout::Environment
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_fwq(doc)
+    }
+}
+
+/// Control-loop jitter, every condition in one grid.
+pub struct Control;
+
+impl Table for Control {
+    fn families(&self) -> &'static [&'static str] {
+        &[control::FAMILY]
+    }
+    fn layout(&self) -> Layout {
+        Layout::Environment
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_control(doc)
+    }
+}

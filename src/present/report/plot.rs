@@ -1,0 +1,362 @@
+//! SVG plots (plotters' SVG backend, no fonts needed): lines of y against x,
+//! and histograms over log2 buckets with a log count axis.
+
+use plotters::prelude::*;
+
+/// Why a plot could not be drawn (plotters' own error, as text: its
+/// type depends on the drawing backend).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(String);
+
+fn drawing(e: impl std::fmt::Display) -> PlotError {
+    PlotError(e.to_string())
+}
+
+/// A point of a plot: x, the median y and its 95% interval (NaN where
+/// there is none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Point {
+    /// A point without an interval (a figure that has none).
+    pub fn bare(x: f64, y: f64) -> Point {
+        Point { x, y, lo: f64::NAN, hi: f64::NAN }
+    }
+
+    fn has_interval(&self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+}
+
+/// A plot to draw: labelled axes with units, a caption naming where the
+/// numbers come from, and named series of points, each drawn with its
+/// interval as an error bar.
+#[derive(Debug, Clone)]
+pub struct Lines {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    pub caption: String,
+    pub series: Vec<(String, Vec<Point>)>,
+    /// The y axis, where several plots share it (None: from the data).
+    pub y_range: Option<(f64, f64)>,
+}
+
+const SIZE: (u32, u32) = (760, 440);
+
+fn palette(i: usize) -> RGBColor {
+    const C: [RGBColor; 10] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    C[i % C.len()]
+}
+
+fn range(v: impl Iterator<Item = f64> + Clone, log: bool) -> (f64, f64) {
+    let v = v.filter(|x| x.is_finite() && (!log || *x > 0.0));
+    let lo = v.clone().fold(f64::INFINITY, f64::min);
+    let hi = v.fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return (1.0, 10.0);
+    }
+    if log {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        // Linear axes start at zero for positive data (bars of cost read honestly).
+        let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.05).max(1e-9);
+        (if lo >= 0.0 { 0.0 } else { lo - pad }, hi + pad)
+    }
+}
+
+/// Tick labels people read: 1.5k, 64k, 2M rather than 1500.0, 65536.0.
+pub fn human(v: f64) -> String {
+    let a = v.abs();
+    let (x, unit) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
+    format!("{s}{unit}")
+}
+
+/// Draws `p` into an SVG string.
+pub fn lines(p: &Lines) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
+        let xs = p.series.iter().flat_map(|s| s.1.iter().map(|q| q.x));
+        let ys = p.series.iter().flat_map(|s| s.1.iter().flat_map(|q| [q.y, q.lo, q.hi]));
+        // A log axis only where the data spans a decade (else it shows no ticks).
+        let decade = |v: &mut dyn Iterator<Item = f64>| {
+            let v: Vec<f64> = v.filter(|x| x.is_finite() && *x > 0.0).collect();
+            let (lo, hi) = (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(0.0, f64::max));
+            hi / lo >= 10.0
+        };
+        let log_x = p.log_x && decade(&mut xs.clone());
+        let log_y = p.log_y && decade(&mut ys.clone());
+        let (x0, x1) = range(xs, log_x);
+        let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
+        let mut b = ChartBuilder::on(&plot_area);
+        b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut c = $chart.map_err(drawing)?;
+                c.configure_mesh()
+                    .x_desc(p.x_desc.as_str())
+                    .y_desc(p.y_desc.as_str())
+                    .x_label_formatter(&|v| human(*v))
+                    .y_label_formatter(&|v| human(*v))
+                    .draw()
+                    .map_err(drawing)?;
+                for (i, (_, pts)) in p.series.iter().enumerate() {
+                    let color = palette(i);
+                    // On a log axis an interval reaching zero or below is cut at the axis.
+                    let floor = if log_y { y0 } else { f64::NEG_INFINITY };
+                    let bars = pts
+                        .iter()
+                        .filter(|q| q.has_interval() && q.x.is_finite())
+                        .map(|q| ErrorBar::new_vertical(q.x, q.lo.max(floor), q.y, q.hi.max(floor), color.stroke_width(1), 8));
+                    c.draw_series(bars).map_err(drawing)?;
+                    let pts: Vec<(f64, f64)> = pts.iter().filter(|q| q.x.is_finite() && q.y.is_finite()).map(|q| (q.x, q.y)).collect();
+                    c.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(drawing)?;
+                    c.draw_series(pts.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(drawing)?;
+                }
+            }};
+        }
+        match (log_x, log_y) {
+            (true, true) => draw!(b.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())),
+            (true, false) => draw!(b.build_cartesian_2d((x0..x1).log_scale(), y0..y1)),
+            (false, true) => draw!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())),
+            (false, false) => draw!(b.build_cartesian_2d(x0..x1, y0..y1)),
+        }
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// Width of the legend beside a plot (none for a single unnamed series).
+fn legend_width(names: &[String]) -> u32 {
+    if names.iter().all(|n| n.is_empty()) {
+        return 0;
+    }
+    let longest = names.iter().map(|n| n.chars().count().min(LEGEND_CHARS)).max().unwrap_or(0) as u32;
+    (longest * 7 + 44).clamp(90, 230)
+}
+
+/// Names in a legend are cut to this many characters.
+const LEGEND_CHARS: usize = 26;
+
+/// The legend, beside the data rather than over it: a line of each series'
+/// colour and its name, top down.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, names: &[String]) -> Result<(), PlotError> {
+    if area.dim_in_pixel().0 == 0 {
+        return Ok(());
+    }
+    for (i, name) in names.iter().enumerate() {
+        let y = 48 + 20 * i as i32;
+        let shown: String = if name.chars().count() > LEGEND_CHARS {
+            name.chars().take(LEGEND_CHARS - 1).chain(std::iter::once('…')).collect()
+        } else {
+            name.clone()
+        };
+        area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(drawing)?;
+        area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(drawing)?;
+    }
+    Ok(())
+}
+
+/// A cell's history: per series its medians joined by a line, a band and
+/// an error bar from each point's 95% interval, and a ring around each
+/// point whose step from the one before was marked (faster or slower).
+#[derive(Debug, Clone)]
+pub struct History {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// Per series: its name and points (x, median, interval low, interval
+    /// high, marked); an interval of NaN where there is none.
+    pub series: Vec<(String, Vec<HistoryPoint>)>,
+}
+
+/// One point of a history plot.
+#[derive(Debug, Clone, Copy)]
+pub struct HistoryPoint {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub marked: bool,
+}
+
+/// Draws a history into an SVG string.
+pub fn history(p: &History) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let mut names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        if names.len() == 1 && names[0].is_empty() {
+            names[0] = "median, 95% interval".into();
+        }
+        names.push("marked step".into());
+        let (plot_area, legend_area) = root.split_horizontally(SIZE.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
+        let pts = p.series.iter().flat_map(|s| s.1.iter());
+        let ys = pts.clone().flat_map(|q| [q.y, q.lo, q.hi]).filter(|v| v.is_finite());
+        let (lo, hi) = (ys.clone().fold(f64::INFINITY, f64::min), ys.fold(f64::NEG_INFINITY, f64::max));
+        let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-9);
+        let (y0, y1) = if lo.is_finite() { (lo - pad, hi + pad) } else { (0.0, 1.0) };
+        let x1 = pts.map(|q| q.x).fold(1.0, f64::max) + 0.5;
+        let mut c = ChartBuilder::on(&plot_area)
+            .caption(&p.title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.5..x1, y0..y1)
+            .map_err(drawing)?;
+        c.configure_mesh()
+            .x_desc(p.x_desc.as_str())
+            .y_desc(p.y_desc.as_str())
+            .x_label_formatter(&|v| if v.fract() == 0.0 { format!("{v:.0}") } else { String::new() })
+            .y_label_formatter(&|v| human(*v))
+            .draw()
+            .map_err(drawing)?;
+        let marked_ring = legend_marker(&legend_area, names.len() - 1)?;
+        for (i, (_, pts)) in p.series.iter().enumerate() {
+            history_series(&mut c, pts, palette(i))?;
+        }
+        c.draw_series(p.series.iter().flat_map(|s| s.1.iter()).filter(|q| q.marked).map(|q| Circle::new((q.x, q.y), 7, marked_ring)))
+            .map_err(drawing)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// The legend's "marked step" entry is a ring, not a line: redrawn as one.
+fn legend_marker<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, i: usize) -> Result<ShapeStyle, PlotError> {
+    let ring = BLACK.stroke_width(2);
+    if area.dim_in_pixel().0 > 0 {
+        let y = 48 + 20 * i as i32;
+        area.draw(&Rectangle::new([(2, y - 4), (26, y + 4)], WHITE.filled())).map_err(drawing)?;
+        area.draw(&Circle::new((14, y), 6, ring)).map_err(drawing)?;
+    }
+    Ok(ring)
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// One series of a history: band, error bars, line, points.
+fn history_series<DB: DrawingBackend>(c: &mut Chart<DB>, pts: &[HistoryPoint], color: RGBColor) -> Result<(), PlotError> {
+    let with_iv: Vec<&HistoryPoint> = pts.iter().filter(|q| q.lo.is_finite() && q.hi.is_finite()).collect();
+    if with_iv.len() >= 2 {
+        let band: Vec<(f64, f64)> = with_iv.iter().map(|q| (q.x, q.lo)).chain(with_iv.iter().rev().map(|q| (q.x, q.hi))).collect();
+        c.draw_series(std::iter::once(Polygon::new(band, color.mix(0.15).filled()))).map_err(drawing)?;
+    }
+    let bar = |q: &&HistoryPoint| {
+        let w = 0.12;
+        vec![
+            PathElement::new(vec![(q.x, q.lo), (q.x, q.hi)], color.stroke_width(1)),
+            PathElement::new(vec![(q.x - w, q.lo), (q.x + w, q.lo)], color.stroke_width(1)),
+            PathElement::new(vec![(q.x - w, q.hi), (q.x + w, q.hi)], color.stroke_width(1)),
+        ]
+    };
+    c.draw_series(with_iv.iter().flat_map(bar)).map_err(drawing)?;
+    let line: Vec<(f64, f64)> = pts.iter().filter(|q| q.y.is_finite()).map(|q| (q.x, q.y)).collect();
+    c.draw_series(LineSeries::new(line.clone(), color.stroke_width(2))).map_err(drawing)?;
+    c.draw_series(line.iter().map(|q| Circle::new(*q, 3, color.filled()))).map_err(drawing)?;
+    Ok(())
+}
+
+/// A histogram over log2 buckets (bucket k holds [2^k, 2^(k+1)) cycles),
+/// counts on a log axis.
+pub fn log2_histogram(title: &str, x_desc: &str, buckets: &[u64]) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let n = buckets.len().max(1) as u32;
+        let top = buckets.iter().copied().max().unwrap_or(1).max(1) as f64 * 2.0;
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0u32..n, (0.5f64..top).log_scale())
+            .map_err(drawing)?;
+        c.configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("samples (log)")
+            .x_label_formatter(&|k| format!("2^{k}"))
+            .y_label_formatter(&|v| human(*v))
+            .draw()
+            .map_err(drawing)?;
+        c.draw_series(
+            buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v > 0)
+                .map(|(k, v)| Rectangle::new([(k as u32, 0.5), (k as u32 + 1, *v as f64)], palette(0).filled())),
+        )
+        .map_err(drawing)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plots_are_svg_with_their_labels() {
+        let p = Lines {
+            title: "t".into(),
+            x_desc: "payload (bytes)".into(),
+            y_desc: "MiB/s".into(),
+            log_x: true,
+            log_y: false,
+            caption: String::new(),
+            series: vec![("udp".into(), vec![Point::bare(64.0, 50.0), Point { x: 1450.0, y: 1000.0, lo: 900.0, hi: 1100.0 }])],
+            y_range: Some((0.0, 1200.0)),
+        };
+        let s = lines(&p).unwrap();
+        assert!(s.starts_with("<svg") && s.contains("payload (bytes)") && s.contains("MiB/s") && s.contains("udp"));
+        // The point with an interval gets an error bar (three more lines), the bare one none.
+        let without =
+            lines(&Lines { series: vec![("udp".into(), vec![Point::bare(64.0, 50.0), Point::bare(1450.0, 1000.0)])], ..p.clone() })
+                .unwrap();
+        assert_eq!(
+            s.matches("<polyline").count() + s.matches("<line").count(),
+            without.matches("<polyline").count() + without.matches("<line").count() + 3,
+            "{s}"
+        );
+        assert_eq!([human(1500.0), human(65536.0), human(2e6), human(0.5), human(100.0)], ["1.5k", "66k", "2M", "0.5", "100"]);
+        let h = log2_histogram("h", "delta (cycles)", &[5, 0, 3, 1]).unwrap();
+        assert!(h.contains("<rect") && h.contains("samples (log)"));
+    }
+}

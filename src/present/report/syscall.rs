@@ -1,0 +1,68 @@
+//! The syscall table (the L4Re performance overview's syscall column, one row per call).
+
+use super::noise_note;
+use super::table::{TextTable, cycles, interval, interval_note, percent};
+use super::tables::{Draws, Table};
+use crate::results::RunDoc;
+use crate::results::{CaseResult, CaseStatus};
+use crate::schema::syscall::{self, PER_CALL};
+
+pub fn render(results: &[&CaseResult], rounds: usize) -> String {
+    // Where the hardware counted, the L4Re page's form: core cycles and
+    // instructions beside the TSC cycles.
+    let hw = super::counters::any_hardware(results);
+    let mut headers = vec!["call", "median cyc"];
+    if hw {
+        headers.extend(["core cyc", "instr"]);
+    }
+    headers.extend(["95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"]);
+    let mut t = TextTable::new(&headers, 1);
+    for r in results {
+        let name = syscall::name_of(&r.benchmark).to_string();
+        match (r.status, r.metric(PER_CALL)) {
+            (CaseStatus::Ok, Some(m)) => {
+                let s = &m.summary;
+                let cpu =
+                    r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
+                let mut cells = vec![name, cycles(s.median)];
+                if hw {
+                    let (core, instr) = super::counters::core_and_instructions(r, 1.0)
+                        .map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
+                    cells.extend([core, instr]);
+                }
+                cells.extend([
+                    interval(m),
+                    cycles(s.min),
+                    cycles(s.p99),
+                    cycles(s.max),
+                    percent(s.cv),
+                    format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)),
+                    cpu,
+                ]);
+                t.row(cells);
+            }
+            _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
+        }
+    }
+    let mut s = "syscall: cost per call in TSC cycles (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n".to_string();
+    s += &t.render();
+    s += &interval_note(rounds);
+    s += &noise_note(results, PER_CALL);
+    s
+}
+
+/// The syscall table, of the cases no published evaluation's table owns.
+pub struct SyscallTable;
+
+impl Table for SyscallTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[syscall::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let sys: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == syscall::FAMILY).collect();
+        if sys.is_empty() { String::new() } else { render(&sys, doc.settings.rounds) }
+    }
+}

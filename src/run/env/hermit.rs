@@ -1,0 +1,627 @@
+//! `hermit`: the Hermit unikernel (HermitCore's successor) as a column
+//! beside Linux, as the HermitCore evaluation compared them. QEMU boots
+//! oscycles' own loader (`-kernel`, multiboot) with oscycles' Hermit program
+//! (`-initrd`): the kernel from crates.io `hermit-kernel`, linked with the
+//! program, both built by `scripts/setup-hermit` into [`CACHE`]. The
+//! program (`hermit/program`, oscycles' harness and STREAM compiled for
+//! x86_64-unknown-hermit) says hello as its first act, measures the cases
+//! named on its command line and sends their samples back framed on the
+//! one serial port it shares with the kernel's log; this module makes the
+//! run document of them, as any environment's child would send it.
+//!
+//! Under TCG (here) its cycles are emulated cycles, as qemu-tcg's are;
+//! `--accel kvm` boots it on a KVM that can run it. A build that failed, or
+//! none, makes every case n/a with the reason. The same invocation boots an
+//! independent few-line Hermit program (`hermit/check`: rdtsc around 10^5
+//! getpid and yield_now calls) and records its figures beside the run's.
+
+use super::qemu::{Accel, AccelArgs, QemuArgs};
+use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
+use crate::bench::{Scale, cases};
+use crate::clock::ClockInfo;
+use crate::named::Named;
+use crate::plan::{Planned, not_measured};
+use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::schema;
+use crate::stats::Summary;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+/// Where scripts/setup-hermit leaves the build: `loader`, `program`,
+/// `check`, `versions`; or `failed` (the reason and the log's last lines).
+pub const CACHE: &str = "/var/cache/oscycles/hermit";
+
+/// The build's directory: [`CACHE`], or `OSCYCLES_HERMIT_CACHE` (as for
+/// scripts/setup-hermit; the tests point it at a missing or failed build).
+fn cache_dir() -> PathBuf {
+    std::env::var_os("OSCYCLES_HERMIT_CACHE").map_or_else(|| PathBuf::from(CACHE), PathBuf::from)
+}
+
+/// Hermit under a VMM: QEMU (`hermit`) or oscycles' own (`hermit-microvm`).
+pub struct Hermit {
+    vmm: Vmm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vmm {
+    /// QEMU, TCG or KVM (`--accel`).
+    Qemu,
+    /// oscycles' own KVM VMM (`__vmm-multiboot`), uhyve's way: no QEMU.
+    Own,
+}
+
+impl Hermit {
+    pub const QEMU: Hermit = Hermit { vmm: Vmm::Qemu };
+    pub const MICROVM: Hermit = Hermit { vmm: Vmm::Own };
+}
+
+impl Environment for Hermit {
+    fn name(&self) -> &'static str {
+        match self.vmm {
+            Vmm::Qemu => "hermit",
+            Vmm::Own => "hermit-microvm",
+        }
+    }
+
+    fn about(&self) -> &'static str {
+        match self.vmm {
+            Vmm::Qemu => {
+                "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm"
+            }
+            Vmm::Own => {
+                "the Hermit unikernel in oscycles' own KVM VMM (no QEMU, as uhyve runs it): the same loader and program, CPU cycles; needs a KVM that runs ordinary guests (n/a with the reason on kvm_pvm)"
+            }
+        }
+    }
+
+    fn options(&self) -> Option<super::OwnOptions> {
+        (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    }
+
+    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+        let build = Build::find(&cache_dir())?;
+        let plan = plan_of(&spec.run)?;
+        let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
+        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let harness = spec.run.harness(clock.tsc_hz, quick);
+        let args = program_args(spec, &plan, &harness, o);
+        let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
+        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
+            let samples: Value = serde_json::from_slice(&m.bytes).map_err(HermitError::Samples)?;
+            let doc = document(&spec.run, &plan, &samples, harness, clock.clone());
+            let bytes = serde_json::to_vec(&doc)?;
+            ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
+        }
+        // The independent check, beside a full run (not beside a boot).
+        let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
+        if spec.mode == "run" && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
+            let check = self.boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
+            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
+        }
+        ran.facts.insert("versions".into(), json!(build.versions));
+        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+    }
+}
+
+/// Why Hermit cannot be booted, or its program's answer not read.
+#[derive(Debug, thiserror::Error)]
+pub enum HermitError {
+    /// The reason and the log's last lines, as scripts/setup-hermit left them.
+    #[error("hermit: the Hermit build failed: {0}")]
+    BuildFailed(String),
+    #[error("hermit: not built ({} missing; scripts/setup builds Hermit into {})", missing.display(), dir.display())]
+    NotBuilt { missing: PathBuf, dir: PathBuf },
+    #[error("hermit: unknown suite {0:?}")]
+    UnknownSuite(String),
+    #[error(transparent)]
+    Where(#[from] crate::plan::WhereError),
+    #[error("hermit: the program's samples do not parse: {0}")]
+    Samples(#[source] serde_json::Error),
+    #[error("{env}: finding oscycles' own executable: {source}")]
+    OwnExe { env: &'static str, source: std::io::Error },
+    #[error("{env}: starting the VMM: {source} (scripts/setup installs qemu-system-x86)")]
+    StartVmm { env: &'static str, source: std::io::Error },
+    /// The own VMM's last line of standard error.
+    #[error("{env}: {why}")]
+    CannotRun { env: &'static str, why: String },
+}
+
+/// The artefacts of the Hermit build.
+struct Build {
+    loader: PathBuf,
+    program: PathBuf,
+    check: PathBuf,
+    versions: String,
+}
+
+impl Build {
+    /// The build in `dir`, or why there is none (n/a for every case).
+    fn find(dir: &Path) -> Result<Build, HermitError> {
+        if let Ok(why) = std::fs::read_to_string(dir.join("failed")) {
+            return Err(HermitError::BuildFailed(why.lines().collect::<Vec<_>>().join(" | ")));
+        }
+        let b = Build {
+            loader: dir.join("loader"),
+            program: dir.join("program"),
+            check: dir.join("check"),
+            versions: std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string(),
+        };
+        match [&b.loader, &b.program, &b.check].iter().find(|p| !p.is_file()) {
+            Some(p) => Err(HermitError::NotBuilt { missing: p.to_path_buf(), dir: dir.to_path_buf() }),
+            None => Ok(b),
+        }
+    }
+}
+
+/// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
+fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, HermitError> {
+    let suites = run
+        .suites
+        .iter()
+        .map(|s| crate::registry::find_suite(s).ok_or_else(|| HermitError::UnknownSuite(s.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
+    crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
+    Ok(plan)
+}
+
+/// The program's command line (after `--`): the benchmarks, the harness,
+/// STREAM's array size (the Linux rule, within a fifth of the guest's memory).
+fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
+    let benches = crate::plan::benchmark_ids(plan).join(",");
+    let guest_ram = u64::from(o.vm_mem_mib) << 20;
+    let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+    let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
+    let quick_bytes = quick.then_some(crate::bench::cases::stream::QUICK_ARRAY_BYTES);
+    let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
+    let lists = case_lists(plan);
+    format!(
+        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}{lists}",
+        spec.mode,
+        h.target_batch_cycles,
+        h.batches,
+        h.fixed_inner.unwrap_or(0)
+    )
+}
+
+/// The cases of each benchmark with parameters, as the program reads them:
+/// ` cases.<benchmark>=<k1>/<k2>:<v1>/<v2>:<v1>/<v2>`, the parameter names,
+/// then each planned case's values. A name or value with a separator in it
+/// leaves its benchmark without a list (its cases then fail with the
+/// reason; none has one today).
+fn case_lists(plan: &[Planned]) -> String {
+    let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    let mut out = String::new();
+    for id in crate::plan::benchmark_ids(plan) {
+        let cases: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
+        let Some(first) = cases.first() else { continue };
+        let keys: Vec<&String> = first.params.keys().collect();
+        let rows: Vec<Option<String>> = cases
+            .iter()
+            .map(|p| {
+                let values: Vec<String> = keys.iter().map(|k| p.params.get(*k).map(text).unwrap_or_default()).collect();
+                (p.params.len() == keys.len() && values.iter().all(|v| clean(v))).then(|| values.join("/"))
+            })
+            .collect();
+        if keys.iter().all(|k| clean(k)) && rows.iter().all(Option::is_some) {
+            let names: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+            out.push_str(&format!(" cases.{id}={}:{}", names.join("/"), rows.into_iter().flatten().collect::<Vec<_>>().join(":")));
+        }
+    }
+    out
+}
+
+/// What one boot left.
+struct Ran {
+    messages: Vec<Message>,
+    status: Option<std::process::ExitStatus>,
+    facts: Map<String, Value>,
+    console: String,
+    log_tail: String,
+}
+
+impl Hermit {
+    /// Boots `program` once with `args` under this environment's VMM, the
+    /// serial port (kernel log and the program's frames) on the VMM's
+    /// stdout and in a log file, and watches it within the timeouts of `o`.
+    fn boot(&self, build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, EnvError> {
+        let name = self.name();
+        let files = super::qemu::Files::new(name, o)?;
+        // The kernel's timer runs at the TSC rate given (-freq, MHz).
+        let append = format!("-freq {} -- {args}", (clock.tsc_hz / 1e6).round() as u64);
+        let (mut cmd, kvm, machine) = match self.vmm {
+            Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
+            Vmm::Own => {
+                EnvError::kvm_usable(name)?;
+                let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: name, source })?;
+                let mut cmd = std::process::Command::new(exe);
+                cmd.arg("__vmm-multiboot").arg("--kernel").arg(&build.loader).arg("--module").arg(program);
+                cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
+                (cmd, true, "oscycles' own".to_string())
+            }
+        };
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        crate::watchdog::die_with_parent(&mut cmd);
+        let start = Instant::now();
+        let child = cmd.spawn().map_err(|source| HermitError::StartVmm { env: name, source })?;
+        let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
+        let console = std::fs::read_to_string(&files.console).unwrap_or_default();
+        let log_tail = tail(&format!("{console}\n{}", end.stderr));
+        if let Some(w) = end.why {
+            return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
+        }
+        if end.status.and_then(|s| s.code()) == Some(VMM_CANNOT_RUN) {
+            let why = end.stderr.lines().last().unwrap_or("the VMM could not run the guest").to_string();
+            return Err(HermitError::CannotRun { env: name, why }.into());
+        }
+        let mut facts = boot_facts(build, program, kvm, &machine, o, end.status);
+        if self.vmm == Vmm::Own {
+            facts.insert("vmm".into(), json!("oscycles (its own KVM VMM, __vmm-multiboot)"));
+        }
+        Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+    }
+}
+
+/// QEMU booting oscycles' loader with `program` as its module: the command,
+/// whether it runs on KVM, and the machine type.
+fn qemu_command(
+    build: &Build,
+    program: &Path,
+    append: &str,
+    files: &super::qemu::Files,
+    o: &EnvOptions,
+) -> Result<(std::process::Command, bool, String), EnvError> {
+    let kvm = o.own.get::<AccelArgs>()?.accel == Accel::Kvm;
+    let machine = o.own.get::<QemuArgs>()?.machine;
+    if kvm {
+        EnvError::kvm_usable("hermit")?;
+    }
+    // One CPU: the kernel is built without smp.
+    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
+    cmd.args(["-machine", &machine]);
+    if kvm {
+        cmd.args(["-accel", "kvm", "-cpu", "host"]);
+    } else {
+        cmd.args(["-accel", "tcg", "-cpu", "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr"]);
+    }
+    cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program).arg("-append").arg(append);
+    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
+    cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    Ok((cmd, kvm, machine))
+}
+
+/// The own VMM's status when KVM cannot run the guest (the reason on its
+/// last line of standard error); any other status is the guest's.
+const VMM_CANNOT_RUN: i32 = 70;
+
+/// `oscycles __vmm-multiboot`: oscycles' own KVM VMM boots a multiboot
+/// image (hermit-microvm).
+#[derive(clap::Args, Debug)]
+pub struct VmmArgs {
+    /// The multiboot image (oscycles' Hermit loader).
+    #[arg(long)]
+    pub kernel: PathBuf,
+    /// Its module (the Hermit program).
+    #[arg(long)]
+    pub module: PathBuf,
+    /// The command line.
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub append: String,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub mem_mib: u32,
+    /// A file that gets the serial port's bytes too.
+    #[arg(long)]
+    pub console: Option<PathBuf>,
+}
+
+/// Runs the VMM: the serial port on standard output (and `--console`), the
+/// guest's isa-debug-exit status as the exit status, or VMM_CANNOT_RUN
+/// with the reason on standard error.
+pub fn vmm_multiboot(a: &VmmArgs) -> std::process::ExitCode {
+    struct Tee(std::io::Stdout, Option<std::fs::File>);
+    impl std::io::Write for Tee {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Some(f) = &mut self.1 {
+                f.write_all(b)?;
+            }
+            self.0.write_all(b).map(|()| b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.flush()
+        }
+    }
+    let read = |p: &Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
+    let console = a.console.as_deref().map(|p| std::fs::OpenOptions::new().append(true).create(true).open(p));
+    let r = (|| {
+        let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
+        crate::microvm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
+    })();
+    match r {
+        Ok(status) => std::process::ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
+        Err(why) => {
+            eprintln!("{why}");
+            std::process::ExitCode::from(VMM_CANNOT_RUN as u8)
+        }
+    }
+}
+
+/// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
+const HERMIT_SUCCESS: i32 = 3;
+
+fn boot_facts(
+    build: &Build,
+    program: &Path,
+    kvm: bool,
+    machine: &str,
+    o: &EnvOptions,
+    status: Option<std::process::ExitStatus>,
+) -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("vmm".into(), json!(super::qemu::QEMU));
+    f.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
+    f.insert("machine".into(), json!(machine));
+    f.insert("vcpus".into(), json!(1));
+    f.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    f.insert("loader".into(), json!(build.loader.display().to_string()));
+    f.insert("program".into(), json!(program.display().to_string()));
+    f.insert("clean_exit".into(), json!(status.and_then(|s| s.code()) == Some(HERMIT_SUCCESS)));
+    f
+}
+
+/// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y
+/// futex_one_way_cycles=Z`.
+fn check_figures(console: &str) -> Value {
+    let Some(line) = console.lines().find(|l| l.contains("hermit-check ")) else {
+        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
+    };
+    let mut v = Map::new();
+    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
+        if let Ok(x) = x.parse::<f64>() {
+            v.insert(k.into(), json!(x));
+        }
+    }
+    Value::Object(v)
+}
+
+/// Why a case of the plan is not measured in the unikernel.
+fn absent_reason(p: &Planned) -> String {
+    let id = p.benchmark.id.as_str();
+    let why = match p.benchmark.family.name() {
+        "pagefault" => "one kind of memory, the kernel's heap: its first write access is pagefault.anon's row",
+        "proc" => "a unikernel runs one process: no fork or exec",
+        _ if id == "syscall.getppid" || id == "syscall.null" => "Hermit has no parent process (no getppid)",
+        _ => {
+            "not in oscycles' Hermit program (hermit/program measures hermit-basic, single-threaded STREAM, memcpy, alloc and ipc.futex between threads)"
+        }
+    };
+    format!("{id} in Hermit: {why}")
+}
+
+/// The run document of the program's samples: the plan's cases in order,
+/// each measured, failed, or n/a with the reason.
+fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: crate::harness::HarnessConfig, clock: ClockInfo) -> RunDoc {
+    let mut doc = run.document(&["hermit"], plan.len(), vec![0], h, clock.clone());
+    let condition = Condition {
+        load: run.loads.first().map_or("idle", |l| l.name()).into(),
+        isolation: run.isolations.first().map_or("none", |i| i.name()).into(),
+        facts: Map::new(),
+    };
+    let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+    for p in plan {
+        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()) && same_params(p, c));
+        let status = case.and_then(|c| c.get("status")).and_then(Value::as_str).unwrap_or("absent");
+        let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
+        let reason = |c: &Value, or: &str| c.get("reason").and_then(Value::as_str).unwrap_or(or).to_string();
+        let measured = match (status, case) {
+            ("ok", Some(c)) => metrics_of(p, c, &clock),
+            ("failed", Some(c)) => Err((CaseStatus::Failed, reason(c, "failed"))),
+            ("n/a", Some(c)) => Err((CaseStatus::NotApplicable, format!("{} in Hermit: {}", p.benchmark.id, reason(c, "not there")))),
+            _ => Err((CaseStatus::NotApplicable, absent_reason(p))),
+        };
+        match measured {
+            Ok((metrics, details)) => {
+                (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
+                r.placement = Some(placement(p));
+            }
+            Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
+        }
+        doc.results.push(r);
+    }
+    doc.settings.cpus = vec![0];
+    doc.finished_at = Some(now_rfc3339());
+    doc.status = RunStatus::Complete;
+    doc
+}
+
+/// Whether the program's case `c` is the planned case `p`: the same
+/// parameters (a case sent without any stands for every case of its
+/// benchmark).
+fn same_params(p: &Planned, c: &Value) -> bool {
+    match c.get("params").and_then(Value::as_object) {
+        Some(sent) if !sent.is_empty() => sent == &p.params,
+        _ => true,
+    }
+}
+
+/// Where the program measures: its main thread on the one CPU (and, for
+/// IPC, the server thread beside it).
+fn placement(p: &Planned) -> crate::placement::Placement {
+    let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
+    crate::placement::Placement {
+        actors: if ipc { "threads" } else { "1 thread" }.into(),
+        cpus: if ipc { vec![0, 0] } else { vec![0] },
+        observed_cpus: vec![],
+        policy: "Hermit's scheduler".into(),
+        memory_locked: false,
+    }
+}
+
+type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
+
+/// A measured case's metrics, named as the Linux family names them.
+fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
+    if p.benchmark.is_of(&crate::bench::cases::stream::Stream) {
+        return stream_metrics(p, c);
+    }
+    let m = measurement(c)?;
+    let failed = |e: crate::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
+    let metrics = match p.benchmark.family.name() {
+        schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
+        schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
+        schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
+        schema::ipc::FAMILY => cases::ipc::metrics(&m.per_op_cycles, clock).map_err(failed)?,
+        schema::memcpy::FAMILY => {
+            let bytes = p.params.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+            cases::copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, &m, clock).map_err(failed)?
+        }
+        _ => vec![cases::per_op_metric(schema::hermit::PER_OP, &m, clock).map_err(failed)?],
+    };
+    let mut details = Map::new();
+    details.insert("inner".into(), json!(m.inner));
+    details.insert("calibration".into(), json!(m.calibration));
+    for k in ["round_trips", "requests_verified_by_server"] {
+        if let Some(v) = c.get(k) {
+            details.insert(k.into(), v.clone());
+        }
+    }
+    Ok((metrics, details))
+}
+
+/// The harness's measurement as the program sent it.
+fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, String)> {
+    let samples: Vec<f64> =
+        c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+    if samples.is_empty() {
+        return Err((CaseStatus::Failed, "the program sent no samples".to_string()));
+    }
+    let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
+    let inner = c.get("inner").and_then(Value::as_u64).unwrap_or(0);
+    Ok(crate::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
+}
+
+/// STREAM's rates and times per kernel, as the stream family reports them;
+/// a thread per CPU is n/a (one CPU: the kernel is built without smp).
+fn stream_metrics(p: &Planned, c: &Value) -> Measured {
+    let threads = p.params.get("threads").and_then(Value::as_str).unwrap_or("single");
+    if threads != schema::stream::Threads::Single.name() {
+        return Err((CaseStatus::NotApplicable, "stream per-cpu in Hermit: one CPU (the kernel is built without smp)".into()));
+    }
+    let mut metrics = Vec::new();
+    for k in c.get("kernels").and_then(Value::as_array).into_iter().flatten() {
+        let name = k.get("name").and_then(Value::as_str).unwrap_or("?").to_lowercase();
+        let bytes = k.get("bytes").and_then(Value::as_f64).unwrap_or(0.0);
+        let times: Vec<f64> =
+            k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let rates: Vec<f64> = times.iter().map(|t| bytes / t / 1e6).collect();
+        let (Some(r), Some(t)) = (Summary::of(&rates), Summary::of(&times)) else {
+            return Err((CaseStatus::Failed, format!("STREAM {name}: no times")));
+        };
+        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", r));
+        metrics.push(Metric::cost(&schema::stream::time(&name), "s", t));
+    }
+    let mut details = Map::new();
+    details.insert("elements".into(), c.get("elements").cloned().unwrap_or(Value::Null));
+    let counted = c.get("repetitions").and_then(Value::as_u64).map(|r| r.saturating_sub(1));
+    details.insert(schema::stream::details::REPETITIONS_COUNTED.into(), json!(counted));
+    let array_bytes = c.get("elements").and_then(Value::as_u64).map(|e| e * 8);
+    details.insert(schema::stream::details::ARRAY_BYTES.into(), json!(array_bytes));
+    Ok((metrics, details))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(suites: &[&str]) -> crate::spec::RunSpec {
+        crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    }
+
+    #[test]
+    fn the_programs_samples_become_the_run_document_of_the_plan() {
+        let run = spec(&["hermit-basic", "stream"]);
+        let plan = plan_of(&run).unwrap();
+        let samples = json!({"cases": [
+            {"benchmark": "syscall.getpid", "status": "ok", "per_op_cycles": [100.0, 120.0, 110.0], "inner": 4096},
+            {"benchmark": "hermit.malloc-1m", "status": "failed", "reason": "malloc(1 MiB) returned NULL"},
+            {"benchmark": "stream.kernels", "status": "ok", "elements": 1024, "repetitions": 4, "kernels": [
+                {"name": "Copy", "times": [0.5, 0.25], "bytes": 16_000_000},
+                {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
+        ]});
+        let clock = crate::clock::known_tsc(2e9);
+        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
+        let getpid = doc.case("syscall.getpid", |_| true).unwrap();
+        assert_eq!(getpid.status, CaseStatus::Ok);
+        let m = getpid.metric(schema::syscall::PER_CALL).unwrap();
+        assert_eq!((m.summary.median, m.samples[0].len()), (110.0, 3));
+        assert_eq!(m.ns.unwrap().median, 55.0, "cycles at 2 GHz");
+        let malloc = doc.case("hermit.malloc-1m", |_| true).unwrap();
+        assert_eq!((malloc.status, malloc.reason.as_deref()), (CaseStatus::Failed, Some("malloc(1 MiB) returned NULL")));
+        let yields = doc.case("syscall.sched_yield", |_| true).unwrap();
+        assert_eq!(yields.status, CaseStatus::NotApplicable, "not sent: n/a with the reason");
+        assert!(yields.reason.as_deref().unwrap().contains("syscall.sched_yield"));
+        let single = doc.case("stream.kernels", |r| r.params.get("threads").and_then(|t| t.as_str()) == Some("single")).unwrap();
+        assert_eq!(single.status, CaseStatus::Ok);
+        assert_eq!(single.metric("copy_rate").unwrap().summary.max, 64.0, "16 MB in 0.25 s");
+        let per_cpu = doc.case("stream.kernels", |r| r.params.get("threads").and_then(|t| t.as_str()) == Some("per-cpu")).unwrap();
+        assert_eq!(per_cpu.status, CaseStatus::NotApplicable);
+        assert!(doc.results.iter().all(|r| r.status != CaseStatus::Ok || !r.metrics.is_empty()));
+    }
+
+    #[test]
+    fn each_case_with_parameters_is_named_to_the_program_and_its_answer_found_by_them() {
+        let mut run = spec(&["memcpy", "l4-ipc"]);
+        run.benchmarks = Some(vec!["memcpy.words".into(), "ipc.futex".into()]);
+        let mut plan = plan_of(&run).unwrap();
+        plan.retain(|p| p.params.get("bytes").is_none_or(|b| b == 64) && p.params.get("words").is_none_or(|w| w == 0));
+        let lists = case_lists(&plan);
+        let futex = lists.split(' ').find(|w| w.starts_with("cases.ipc.futex=")).expect(&lists);
+        let (keys, rows) = futex["cases.ipc.futex=".len()..].split_once(':').unwrap();
+        assert_eq!(rows.split(':').count(), 4, "space x cores at 0 words: {futex}");
+        assert_eq!(keys.split('/').count(), 3, "{futex}");
+        assert!(rows.split(':').all(|r| r.split('/').count() == 3), "{futex}");
+        let copies = plan.iter().filter(|p| p.benchmark.id == "memcpy.words").count();
+        let memcpy = lists.split(' ').find(|w| w.starts_with("cases.memcpy.words=")).unwrap();
+        assert_eq!(memcpy.split(':').count(), copies + 1, "{memcpy}");
+
+        let params = |words: u64, space: &str, cores: &str| json!({"words": words, "space": space, "cores": cores});
+        let samples = json!({"cases": [
+            {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
+            {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
+        ]});
+        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(2e9));
+        let at = |space: &str, cores: &str| {
+            doc.case("ipc.futex", |r| r.params.get("space") == Some(&json!(space)) && r.params.get("cores") == Some(&json!(cores))).unwrap()
+        };
+        let ok = at("intra", "same");
+        assert_eq!(ok.status, CaseStatus::Ok);
+        assert_eq!(ok.metric(schema::ipc::ONE_WAY).unwrap().summary.median, 6.0, "half the round trip");
+        assert_eq!(ok.metric(schema::ipc::ROUND_TRIP).unwrap().summary.median, 12.0);
+        assert_eq!(ok.details.get("requests_verified_by_server"), Some(&json!(40)));
+        let inter = at("inter", "same");
+        assert_eq!(inter.status, CaseStatus::NotApplicable);
+        assert_eq!(inter.reason.as_deref(), Some("ipc.futex in Hermit: one address space"));
+        assert_eq!(at("intra", "cross").status, CaseStatus::NotApplicable, "not answered: n/a");
+    }
+
+    #[test]
+    fn the_check_programs_line_is_read_from_the_console() {
+        let v = check_figures("[0.1][INFO] boot\nhermit-check getpid_cycles=123.5 yield_cycles=456.0\n[0.2] shutdown\n");
+        assert_eq!(v, json!({"getpid_cycles": 123.5, "yield_cycles": 456.0}));
+        assert!(check_figures("nothing here").get("failed").is_some());
+    }
+
+    #[test]
+    fn a_missing_or_failed_build_says_why() {
+        let d = tempfile::tempdir().unwrap();
+        let e = Build::find(d.path()).err().unwrap().to_string();
+        assert!(e.contains("not built") && e.contains("scripts/setup"), "{e}");
+        std::fs::write(d.path().join("failed"), "building the Hermit kernel failed\nerror: no\n").unwrap();
+        let e = Build::find(d.path()).err().unwrap().to_string();
+        assert!(e.contains("build failed") && e.contains("error: no"), "{e}");
+    }
+}

@@ -1,0 +1,560 @@
+//! Environments the suites run in, each one module behind [`Environment`]:
+//! `native` (this process), `container` (namespaces oscycles makes itself),
+//! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
+//! /init is this same static binary), `microvm` (oscycles' own KVM guest),
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
+//! [`Env::ALL`](Named::ALL) lists them; another environment is a new module
+//! and one line there: the module says what it is (`--env`'s help), adds
+//! its own options to `oscycles run` ([`Environment::options`], read back
+//! typed with [`EnvArgs::get`]), may take over a guest's first process
+//! ([`Environment::init`]), and names its facts, which the report reads
+//! through [`crate::schema::environment`].
+//!
+//! The host starts an environment with a [`guest::GuestSpec`] (the run's
+//! [`RunSpec`](crate::spec::RunSpec) and how to behave); the child says
+//! hello as its first act, runs the spec, and sends the run document back,
+//! framed ([`frame`]) so that it survives a console shared with the kernel.
+//! The host timestamps every message, which is also how the boot suite
+//! measures start-up. The runner ([`crate::runner::run`]) goes over the
+//! environments of a run; this module knows how to start and watch one.
+
+pub mod container;
+pub mod cpio;
+pub mod frame;
+pub mod guest;
+pub mod gvisor;
+pub mod hermit;
+pub mod microvm;
+pub mod native;
+pub mod qemu;
+pub mod uml;
+pub mod xen;
+
+use crate::bench::Runs;
+use crate::named::Named;
+use crate::results::RunDoc;
+use guest::{GuestSpec, RunFn};
+use serde_json::{Map, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Where a benchmark's cases stand in one environment of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fit {
+    /// Its cases run inside this environment.
+    Inside,
+    /// The host measures it by starting this environment (boot time).
+    FromHost,
+    /// Another environment of the run measures it: not here, nothing said.
+    Elsewhere,
+    /// It cannot run here: every case gets this reason.
+    Not(String),
+}
+
+/// One place to run suites in.
+pub trait Environment: Sync {
+    /// Its name in `--env`, in the results and in messages.
+    fn name(&self) -> &'static str;
+
+    /// What it is, for `--env`'s help (a phrase after its name).
+    fn about(&self) -> &'static str;
+
+    /// Its own options on `oscycles run`, if it has any.
+    fn options(&self) -> Option<OwnOptions> {
+        None
+    }
+
+    /// Its init hook, called first by the binary: where this process is the
+    /// first process of one of its guests, it serves the guest (measuring
+    /// with `run`) and never returns; elsewhere it returns at once.
+    fn init(&self, _run: &RunFn) {}
+
+    /// Where the cases of a benchmark measured as `runs` says stand here,
+    /// in a run over `envs`: a benchmark that belongs to one environment
+    /// (`Runs::OnlyIn`) runs there when the run has it, else everywhere.
+    fn fit(&self, runs: Runs, envs: &[Env]) -> Fit {
+        match runs {
+            Runs::Anywhere => Fit::Inside,
+            Runs::FromHost => Fit::FromHost,
+            Runs::OnlyIn(own) if own == self.name() => Fit::Inside,
+            Runs::OnlyIn(own) if envs.iter().any(|e| e.name() == own) => Fit::Elsewhere,
+            Runs::OnlyIn(_) => Fit::Inside,
+        }
+    }
+
+    /// Whether its cases run in this process (native; microvm, whose cases
+    /// start their own VMs) rather than in a child it launches.
+    fn in_process(&self) -> bool {
+        false
+    }
+
+    /// Facts about it known without starting it, recorded when its cases
+    /// run in this process.
+    fn facts(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    /// Refuses, before anything is measured, what cannot work with these
+    /// options (qemu: a machine type QEMU does not have). The options all
+    /// environments share are checked by [`EnvOptions::check`].
+    fn check(&self, _o: &EnvOptions) -> Result<(), EnvError> {
+        Ok(())
+    }
+
+    /// Starts it once with `spec`, watches it within the timeouts of `o`,
+    /// and collects what it sends.
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError>;
+
+    /// The child's side, in `oscycles __env-child --env NAME`: say hello,
+    /// run the spec's suites with `run`, send the document back. Returns the
+    /// exit code. A QEMU guest's child is its /init ([`guest::main`]), which
+    /// serves the same way.
+    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+        guest::send(&mut std::io::stdout(), "hello", 0, b"start");
+        native::serve_here(spec, guest::facts_inside(), run)
+    }
+}
+
+/// An environment, as the run names and passes them.
+pub type Env = &'static dyn Environment;
+
+impl Named for Env {
+    const ALL: &'static [Env] = &[
+        &native::Native,
+        &container::Container,
+        &qemu::Qemu::TCG,
+        &qemu::Qemu::KVM,
+        &microvm::Microvm,
+        &xen::Xen::PV,
+        &xen::Xen::PVH,
+        &xen::Xen::HVM,
+        &xen::Xen::PVH_DOMU,
+        &uml::Uml,
+        &gvisor::Gvisor,
+        &hermit::Hermit::QEMU,
+        &hermit::Hermit::MICROVM,
+    ];
+
+    fn name(&self) -> &'static str {
+        Environment::name(*self)
+    }
+}
+
+impl std::fmt::Debug for dyn Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Calls every environment's init hook ([`Environment::init`]): returns
+/// only if this process is none of their guests' first process.
+pub fn init_hooks(run: &RunFn) {
+    for e in Env::ALL {
+        e.init(run);
+    }
+}
+
+/// An environment's own command-line options: a clap [`Args`](clap::Args)
+/// type, added to `oscycles run` once for every environment that names it
+/// (qemu-tcg and qemu-kvm share theirs).
+pub struct OwnOptions {
+    pub id: &'static str,
+    pub augment: fn(clap::Command) -> clap::Command,
+}
+
+impl OwnOptions {
+    pub fn of<T: clap::Args>(id: &'static str) -> OwnOptions {
+        OwnOptions { id, augment: T::augment_args }
+    }
+}
+
+/// The environments' own options as `oscycles run` parsed them (flattened
+/// into its arguments); each environment reads its own, typed, with [`EnvArgs::get`].
+#[derive(Debug, Clone)]
+pub struct EnvArgs(clap::ArgMatches);
+
+impl EnvArgs {
+    /// The options of environment type `T`, as given or defaulted.
+    pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
+        T::from_arg_matches(&self.0)
+    }
+
+    /// Every environment's options at their defaults.
+    pub fn defaults() -> Result<EnvArgs, clap::Error> {
+        let cmd = <EnvArgs as clap::Args>::augment_args(clap::Command::new("oscycles"));
+        Ok(EnvArgs(cmd.try_get_matches_from(["oscycles"])?))
+    }
+}
+
+impl clap::FromArgMatches for EnvArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(EnvArgs(m.clone()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0 = m.clone();
+        Ok(())
+    }
+}
+
+/// `cmd` with the own options of `envs` (each set once, however many
+/// environments share it): what `oscycles run` gets from [`Env::ALL`], and
+/// a test from the environments it defines.
+pub fn with_options(mut cmd: clap::Command, envs: &[Env]) -> clap::Command {
+    let mut added: Vec<&str> = Vec::new();
+    for o in envs.iter().filter_map(|e| e.options()) {
+        if !added.contains(&o.id) {
+            added.push(o.id);
+            cmd = (o.augment)(cmd);
+        }
+    }
+    cmd
+}
+
+impl clap::Args for EnvArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        with_options(cmd, Env::ALL)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `--env`'s help: every environment with what it is.
+pub fn help() -> String {
+    let each: Vec<String> = Env::ALL.iter().map(|e| format!("{} ({})", e.name(), e.about())).collect();
+    format!("Environments to run the suites in, each in turn (comma-separated): {}", each.join("; "))
+}
+
+/// How guests are built and how long to wait for them.
+#[derive(Debug, Clone)]
+pub struct EnvOptions {
+    pub exe: PathBuf,
+    pub work: PathBuf,
+    /// A guest's Linux kernel (qemu-*, xen-*).
+    pub kernel: Option<PathBuf>,
+    pub vm_mem_mib: u32,
+    pub vm_cpus: u32,
+    /// Until the guest's /init says hello.
+    pub init_timeout: Duration,
+    /// For the whole guest run.
+    pub run_timeout: Duration,
+    /// What the child's init does: "run" (tests: "hang", "panic"; Xen:
+    /// "xen-panic", "no-init").
+    pub guest_mode: String,
+    /// The environments' own options.
+    pub own: EnvArgs,
+    /// Where a guest that sent no results leaves its console log: a path
+    /// prefix (the run's JSON without `.json`) the log's name is added to.
+    /// None: the log goes with the run's private directory.
+    pub keep_console: Option<PathBuf>,
+}
+
+/// A `--kernel` that is no file.
+#[derive(Debug, thiserror::Error)]
+#[error("--kernel {}: no such file", .0.display())]
+pub struct NoSuchKernel(pub PathBuf);
+
+impl EnvOptions {
+    /// Refuses what no environment could work with: a `--kernel` that is no file.
+    pub fn check(&self) -> Result<(), NoSuchKernel> {
+        match &self.kernel {
+            Some(k) if !k.is_file() => Err(NoSuchKernel(k.clone())),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Why an environment could not be used or did not bring results back,
+/// each a sentence a user reads (a case's n/a reason, a usage error).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvError {
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    /// An environment that runs on KVM, without a usable /dev/kvm.
+    #[error("{env}: {source}")]
+    NoKvm { env: &'static str, source: crate::microvm::VmError },
+    #[error(transparent)]
+    NoSuchKernel(#[from] NoSuchKernel),
+    /// Its own options, as clap read them back.
+    #[error(transparent)]
+    Options(#[from] clap::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The child was killed: `why` is a timeout or an interrupt.
+    #[error("{env} {why}")]
+    Stopped { env: &'static str, why: String },
+    /// A guest killed, with the end of its console (and a hint, if any).
+    #[error("{env} {why}{hint}; last output: {tail}")]
+    Ended { env: &'static str, why: String, hint: &'static str, tail: String },
+    /// What the child sent as its error.
+    #[error("{env}: {message}")]
+    Child { env: &'static str, message: String },
+    #[error("{env} ended ({status}) without sending results; last output: {tail}")]
+    NoResults { env: &'static str, status: String, tail: String },
+    #[error("{env}: the results do not parse: {source}")]
+    BadResults { env: &'static str, source: serde_json::Error },
+    #[error("{env} never said hello; last output: {tail}")]
+    NoHello { env: &'static str, tail: String },
+    #[error("{env} sent no result; last output: {tail}")]
+    NoResult { env: &'static str, tail: String },
+    #[error(transparent)]
+    Qemu(#[from] qemu::QemuError),
+    #[error(transparent)]
+    Xen(#[from] xen::XenError),
+    #[error(transparent)]
+    Hermit(#[from] hermit::HermitError),
+    #[error(transparent)]
+    Uml(#[from] uml::UmlError),
+    #[error(transparent)]
+    Gvisor(#[from] gvisor::GvisorError),
+}
+
+impl EnvError {
+    /// An I/O error with what was being done (`creating PATH`...).
+    pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvError {
+        let what = what.into();
+        move |source| EnvError::Io { what, source }
+    }
+
+    /// `env` needs /dev/kvm: the reason it cannot have it, if it cannot.
+    pub fn kvm_usable(env: &'static str) -> Result<(), EnvError> {
+        crate::microvm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
+    }
+}
+
+/// A framed message from a child, with when it arrived (seconds since the
+/// child was started).
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub kind: String,
+    pub bytes: Vec<u8>,
+    pub at_s: f64,
+}
+
+/// What came back from one start of an environment.
+#[derive(Debug)]
+pub struct Outcome {
+    pub messages: Vec<Message>,
+    /// The child's exit status, if it exited.
+    pub status: Option<std::process::ExitStatus>,
+    /// Facts of how it was started (command line, machine, kernel...).
+    pub facts: Map<String, Value>,
+    /// The end of its console or stderr, for error messages.
+    pub log_tail: String,
+}
+
+impl Outcome {
+    pub fn first(&self, kind: &str) -> Option<&Message> {
+        self.messages.iter().find(|m| m.kind == kind)
+    }
+}
+
+/// Reads framed messages from `r` on a thread, timestamped from `start`.
+fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiver<Message> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut d = frame::Decoder::default();
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            d.feed(&String::from_utf8_lossy(&buf[..n]));
+            for (kind, bytes) in d.take() {
+                if tx.send(Message { kind, bytes, at_s: start.elapsed().as_secs_f64() }).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// How a supervised child ended.
+pub struct Ended {
+    pub messages: Vec<Message>,
+    pub status: Option<std::process::ExitStatus>,
+    /// Why it was killed (a timeout, an interrupt), if it was.
+    pub why: Option<String>,
+    pub stderr: String,
+}
+
+/// Waits for `child` (started at `start`, stdout and stderr piped),
+/// collecting the messages on its stdout and its stderr, within the
+/// timeouts: no hello within `init_timeout`, or no end within
+/// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
+/// oscycles.
+pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+    supervise_watching(child, start, init_timeout, run_timeout, &mut || None)
+}
+
+/// [`supervise`], also asking `fatal` now and then (a console that shows
+/// a hypervisor's panic, after which the VM would idle on): a reason it
+/// gives ends the child with that reason.
+pub fn supervise_watching(
+    mut child: Child,
+    start: Instant,
+    init_timeout: Duration,
+    run_timeout: Duration,
+    fatal: &mut dyn FnMut() -> Option<String>,
+) -> Ended {
+    let rx = reader(child.stdout.take().expect("stdout piped"), start);
+    let mut stderr = child.stderr.take().expect("stderr piped");
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut messages = Vec::new();
+    let mut why = None;
+    let status = loop {
+        while let Ok(m) = rx.try_recv() {
+            messages.push(m);
+        }
+        match child.try_wait() {
+            Ok(Some(st)) => break Some(st),
+            Ok(None) => {}
+            Err(e) => {
+                why = Some(e.to_string());
+                break None;
+            }
+        }
+        let hello = messages.iter().any(|m: &Message| m.kind == "hello");
+        let stop = if crate::watchdog::interrupted().is_some() {
+            Some("interrupted".to_string())
+        } else if !hello && start.elapsed() > init_timeout {
+            Some(format!("did not reach its /init within {} s", init_timeout.as_secs()))
+        } else if start.elapsed() > run_timeout {
+            Some(format!("did not finish within {} s", run_timeout.as_secs()))
+        } else {
+            fatal()
+        };
+        if let Some(w) = stop {
+            let _ = child.kill();
+            let _ = child.wait();
+            why = Some(w);
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Messages still in the pipe when the child ended.
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(500) {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(m) => messages.push(m),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+    Ended { messages, status, why, stderr: err_thread.join().unwrap_or_default() }
+}
+
+/// Starts `oscycles __env-child --env NAME` with `spec` and watches it;
+/// `ended` is told the child's pid when it has ended (to clean up after it).
+pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, ended: impl FnOnce(u32)) -> Result<Outcome, EnvError> {
+    let mut cmd = Command::new(&o.exe);
+    cmd.arg("__env-child").arg("--env").arg(env.name());
+    cmd.arg("--spec").arg(serde_json::to_string(spec)?);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(EnvError::io(format!("starting {}", o.exe.display())))?;
+    let pid = child.id();
+    let end = supervise(child, start, o.init_timeout, o.run_timeout);
+    ended(pid);
+    if let Some(w) = end.why {
+        return Err(EnvError::Stopped { env: env.name(), why: w });
+    }
+    let mut facts = Map::new();
+    facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr) })
+}
+
+/// The last lines of a log for an error message, led by the kernel's panic
+/// line if there is one (the lines after it are a register dump).
+pub fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty() && !l.contains("@@OSCYCLES")).collect();
+    if lines.is_empty() {
+        return "(none)".into();
+    }
+    let last = lines[lines.len().saturating_sub(4)..].join(" | ");
+    match lines.iter().rev().find(|l| l.contains("Kernel panic")) {
+        Some(p) => format!("{} | ... | {last}", p.trim()),
+        None => last,
+    }
+}
+
+/// Runs `spec` in `env` and returns the run document it sent back, with the
+/// facts of how it was started and what it said about itself.
+pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
+    let out = env.launch(spec, o)?;
+    if let Some(e) = out.first("error") {
+        return Err(EnvError::Child { env: env.name(), message: String::from_utf8_lossy(&e.bytes).into_owned() });
+    }
+    let Some(m) = out.first("run") else {
+        let status = out.status.map_or("killed".into(), |s| s.to_string());
+        return Err(EnvError::NoResults { env: env.name(), status, tail: out.log_tail });
+    };
+    let doc: RunDoc = serde_json::from_slice(&m.bytes).map_err(|source| EnvError::BadResults { env: env.name(), source })?;
+    let mut facts = out.facts;
+    if let Some(env_facts) = out.messages.iter().find(|m| m.kind == "facts")
+        && let Ok(Value::Object(f)) = serde_json::from_slice::<Value>(&env_facts.bytes)
+    {
+        facts.extend(f);
+    }
+    Ok((doc, facts))
+}
+
+pub use crate::schema::boot::RESTARTED_AFTER;
+
+/// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::spec::RunSpec::boot)):
+/// seconds from start to the hello of its /init, and to its first result;
+/// and the faults of earlier starts the environment repeated (Xen under
+/// TCG), if any: the times are the last start's own.
+pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Option<Value>), EnvError> {
+    let spec = GuestSpec { run: crate::spec::RunSpec::boot(seed), mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
+    let mut out = env.launch(&spec, o)?;
+    let hello = out.first("hello").ok_or_else(|| EnvError::NoHello { env: env.name(), tail: out.log_tail.clone() })?;
+    let result = out.first("run").ok_or_else(|| EnvError::NoResult { env: env.name(), tail: out.log_tail.clone() })?;
+    let (to_init, to_result) = (hello.at_s, result.at_s);
+    Ok((to_init, to_result, out.facts.remove(RESTARTED_AFTER)))
+}
+
+/// Whether `p` exists and can be executed.
+pub fn executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environments_are_named_and_parsed_as_before() {
+        assert_eq!(
+            Env::names(),
+            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm"
+        );
+        assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
+        assert!(Env::parse("xen").is_none());
+    }
+
+    #[test]
+    fn a_benchmark_of_one_environment_runs_there_when_the_run_has_it() {
+        let (native, micro) = (Env::parse("native").unwrap(), Env::parse("microvm").unwrap());
+        let own = Runs::OnlyIn("microvm");
+        assert_eq!(native.fit(own, &[native]), Fit::Inside, "no microvm in the run: it runs where the run is");
+        assert_eq!(native.fit(own, &[native, micro]), Fit::Elsewhere);
+        assert_eq!(micro.fit(own, &[native, micro]), Fit::Inside);
+        assert!(matches!(micro.fit(Runs::Anywhere, &[micro]), Fit::Not(why) if why.contains("only the microvm suite")));
+        for e in Env::ALL {
+            assert_eq!(e.fit(Runs::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! `qemu-tcg` and `qemu-kvm`: QEMU guests, a Linux kernel booted directly (-kernel) with an initramfs
+//! that oscycles writes (cpio newc) holding itself as /init and the spec.
+//! The console (ttyS0, kernel messages) goes to a log file; the results
+//! port (ttyS1) to QEMU's stdout, which the host reads. The guest ends
+//! through isa-debug-exit: status 33 is a clean finish.
+
+use super::cpio::Cpio;
+use super::guest::{GuestSpec, RunFn, SPEC_PATH};
+use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
+use crate::schema::environment::ACCEL;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// A QEMU guest, accelerated by KVM or emulated by TCG.
+pub struct Qemu {
+    kvm: bool,
+}
+
+impl Qemu {
+    pub const TCG: Qemu = Qemu { kvm: false };
+    pub const KVM: Qemu = Qemu { kvm: true };
+}
+
+impl Environment for Qemu {
+    fn name(&self) -> &'static str {
+        if self.kvm { "qemu-kvm" } else { "qemu-tcg" }
+    }
+
+    fn about(&self) -> &'static str {
+        if self.kvm {
+            "a guest kernel under QEMU with KVM, booted with an initramfs holding this static binary as /init"
+        } else {
+            "the same guest emulated by QEMU's TCG"
+        }
+    }
+
+    fn options(&self) -> Option<OwnOptions> {
+        Some(OwnOptions::of::<QemuArgs>("qemu"))
+    }
+
+    /// A guest's /init with a spec (also a Xen domU's).
+    fn init(&self, run: &RunFn) {
+        if super::guest::is_guest_init() {
+            super::guest::main(run);
+        }
+    }
+
+    fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        Ok(check_machine(&own(o)?.machine)?)
+    }
+
+    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+        launch(self.kvm, spec, o)
+    }
+}
+
+/// The qemu environments' own options.
+#[derive(clap::Args, Debug, Clone)]
+pub struct QemuArgs {
+    /// QEMU machine type.
+    #[arg(long, default_value = "q35", value_name = "NAME")]
+    pub machine: String,
+}
+
+fn own(o: &EnvOptions) -> Result<QemuArgs, EnvError> {
+    Ok(o.own.get::<QemuArgs>()?)
+}
+
+/// What the qemu environments need and did not find.
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("no guest kernel: none in /boot or {KERNEL_CACHE} (scripts/setup unpacks linux-image-amd64 there), and no --kernel")]
+    NoKernel,
+    #[error("{} is dynamically linked; a guest needs the static build (cargo build --release builds it, see .cargo/config.toml)", .0.display())]
+    Dynamic(PathBuf),
+    #[error("the qemu environments need {QEMU}: {0} (scripts/setup installs qemu-system-x86)")]
+    Missing(#[source] std::io::Error),
+    #[error("--machine {machine:?}: {QEMU} has no such machine type; try {common} (`{QEMU} -machine help` lists all)")]
+    NoSuchMachine { machine: String, common: String },
+    #[error("{env}: starting {QEMU}: {source} (scripts/setup installs qemu-system-x86)")]
+    Start { env: String, source: std::io::Error },
+}
+
+pub const QEMU: &str = "qemu-system-x86_64";
+/// isa-debug-exit with value 0x10: (0x10 << 1) | 1.
+pub const CLEAN_EXIT: i32 = 33;
+
+/// Where scripts/setup unpacks Debian's kernel package.
+pub const KERNEL_CACHE: &str = "/var/cache/oscycles/linux/boot";
+
+/// The guest kernel: the one given, else the newest vmlinuz-* in /boot,
+/// else in the cache scripts/setup fills.
+pub fn find_kernel(given: Option<&Path>) -> Result<PathBuf, EnvError> {
+    if let Some(k) = given {
+        return if k.is_file() { Ok(k.to_path_buf()) } else { Err(NoSuchKernel(k.to_path_buf()).into()) };
+    }
+    for dir in ["/boot", KERNEL_CACHE] {
+        let mut ks: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ks.sort();
+        if let Some(k) = ks.pop() {
+            return Ok(k);
+        }
+    }
+    Err(QemuError::NoKernel.into())
+}
+
+/// Whether the ELF file at `p` is statically linked (has no PT_INTERP).
+pub fn is_static(p: &Path) -> std::io::Result<bool> {
+    let b = std::fs::read(p)?;
+    if b.len() < 64 || &b[..4] != b"\x7fELF" || b[4] != 2 {
+        return Ok(false);
+    }
+    let u16at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(b[32..40].try_into().expect("8 bytes")) as usize;
+    let (phentsize, phnum) = (u16at(54), u16at(56));
+    Ok((0..phnum).all(|i| {
+        let o = phoff + i * phentsize;
+        o + 4 > b.len() || u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes")) != 3 // PT_INTERP
+    }))
+}
+
+/// Writes the initramfs: /init (this binary), the spec, the mount points,
+/// and `extra` files (name, contents).
+pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str, &[u8])]) -> Result<(), EnvError> {
+    if !is_static(exe).map_err(EnvError::io(format!("reading {}", exe.display())))? {
+        return Err(QemuError::Dynamic(exe.to_path_buf()).into());
+    }
+    let bin = guest_image(exe, path)?;
+    let f = crate::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
+    let mut c = Cpio::new(std::io::BufWriter::new(f));
+    let w = (|| -> std::io::Result<()> {
+        for d in ["dev", "proc", "sys", "tmp", "run"] {
+            c.dir(d)?;
+        }
+        c.file("init", 0o755, &bin)?;
+        c.file(SPEC_PATH.trim_start_matches('/'), 0o644, serde_json::to_string(spec)?.as_bytes())?;
+        for (name, bytes) in extra {
+            c.file(name, 0o644, bytes)?;
+        }
+        Ok(())
+    })();
+    w.and_then(|()| c.finish().and_then(|mut b| std::io::Write::flush(&mut b))).map_err(EnvError::io(format!("writing {}", path.display())))
+}
+
+/// The executable as a guest gets it: without its debug sections, through
+/// binutils' objcopy where there is one (as it is otherwise). A debug
+/// build's are about 100 MB that a guest would copy in and unpack: under
+/// TCG, an HVM domU's firmware copies its initramfs for minutes. `beside`
+/// is a path in the run's private directory to put the copy next to.
+pub fn guest_image(exe: &Path, beside: &Path) -> Result<Vec<u8>, EnvError> {
+    let stripped = beside.with_extension("stripped");
+    let ok = Command::new("objcopy")
+        .arg("--strip-debug")
+        .arg(exe)
+        .arg(&stripped)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let bytes = std::fs::read(if ok { &stripped } else { exe }).map_err(EnvError::io(format!("reading {}", exe.display())));
+    let _ = std::fs::remove_file(&stripped);
+    bytes
+}
+
+/// Checks a QEMU machine type (`--machine`) against the list this QEMU
+/// prints (`-machine help`).
+pub fn check_machine(machine: &str) -> Result<(), QemuError> {
+    let out = Command::new(QEMU).args(["-machine", "help"]).stdin(Stdio::null()).output().map_err(QemuError::Missing)?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let known: Vec<&str> = text.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    if known.contains(&machine) {
+        Ok(())
+    } else {
+        let common: Vec<&str> = known.iter().copied().filter(|m| ["q35", "pc", "microvm", "isapc"].contains(m)).collect();
+        Err(QemuError::NoSuchMachine { machine: machine.to_string(), common: common.join(", ") })
+    }
+}
+
+/// The initramfs and console log of one start, in the run's private
+/// directory (unique names, created exclusively); removed when dropped.
+pub struct Files {
+    pub initrd: PathBuf,
+    pub console: PathBuf,
+}
+
+impl Files {
+    pub fn new(name: &str, o: &EnvOptions) -> Result<Files, EnvError> {
+        let tag = crate::bench::scratch::unique_name(name);
+        let f = Files { initrd: o.work.join(format!("{tag}.cpio")), console: o.work.join(format!("{tag}.console.log")) };
+        crate::bench::scratch::create_new(&f.console, 0o600).map_err(EnvError::io(format!("creating {}", f.console.display())))?;
+        Ok(f)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.initrd);
+        let _ = std::fs::remove_file(&self.console);
+    }
+}
+
+/// What one QEMU start left: how it ended, its console, and the console's tail.
+pub struct Ran {
+    pub end: super::Ended,
+    pub console: String,
+    pub log_tail: String,
+}
+
+/// Starts QEMU as `cmd` (machine, kernel and initramfs set) with the console
+/// (ttyS0) to `files.console` and the results port (ttyS1) on its stdout,
+/// and supervises it; `fatal` is also asked (see [`super::supervise_watching`]).
+pub fn start(
+    name: &str,
+    mut cmd: Command,
+    files: &Files,
+    o: &EnvOptions,
+    fatal: &mut dyn FnMut() -> Option<String>,
+) -> Result<Ran, EnvError> {
+    cmd.arg("-serial").arg(format!("file:{}", files.console.display()));
+    cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|source| QemuError::Start { env: name.to_string(), source })?;
+    let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
+    let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
+    let mut log_tail = tail(&format!("{console_text}\n{}", end.stderr));
+    if !end.messages.iter().any(|m| m.kind == "run")
+        && let Some(kept) = keep_console(files, o)
+    {
+        log_tail += &format!(" (console: {})", kept.display());
+    }
+    Ok(Ran { end, console: console_text, log_tail })
+}
+
+/// Copies the console log of a start that sent no results to where the
+/// options keep them; its path, if it was copied.
+fn keep_console(files: &Files, o: &EnvOptions) -> Option<PathBuf> {
+    let prefix = o.keep_console.as_ref()?;
+    let name = files.console.file_name()?.to_string_lossy().to_string();
+    let kept = PathBuf::from(format!("{}.{}", prefix.display(), name.trim_start_matches("oscycles-")));
+    std::fs::copy(&files.console, &kept).ok().map(|_| kept)
+}
+
+/// QEMU's common arguments: no defaults, no display, no reboot.
+pub fn command(o: &EnvOptions, mem_mib: u32) -> Command {
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
+    cmd.args(["-m", &mem_mib.to_string(), "-smp", &o.vm_cpus.to_string()]);
+    cmd
+}
+
+/// Boots the guest once with `spec` in its initramfs and watches it.
+fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
+    if kvm {
+        EnvError::kvm_usable(name)?;
+    }
+    let kernel = find_kernel(o.kernel.as_deref())?;
+    let machine = own(o)?.machine;
+    let files = Files::new(name, o)?;
+    write_initramfs(&files.initrd, &o.exe, spec, &[])?;
+    let mut cmd = command(o, o.vm_mem_mib);
+    cmd.args(["-machine", &machine]);
+    if kvm {
+        cmd.args(["-accel", "kvm", "-cpu", "host"]);
+    } else {
+        cmd.args(["-accel", "tcg", "-cpu", "max"]);
+    }
+    cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&files.initrd);
+    cmd.args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"]);
+    let Ran { end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
+    if let Some(w) = end.why {
+        let hint =
+            if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
+        return Err(EnvError::Ended { env: name, why: w, hint, tail: log_tail });
+    }
+    let clean = end.status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
+    let mut facts = Map::new();
+    facts.insert("vmm".into(), json!(QEMU));
+    facts.insert(ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
+    facts.insert("machine".into(), json!(machine));
+    facts.insert("vcpus".into(), json!(o.vm_cpus));
+    facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    facts.insert("kernel".into(), json!(kernel.display().to_string()));
+    facts.insert("clean_exit".into(), Value::Bool(clean));
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
+}
+
+/// The id of [`AccelArgs`] among the environments' options: the xen-* and hermit environments
+/// share `--accel`, declared once.
+pub const ACCEL_OPTIONS: &str = "qemu-accel";
+
+/// How QEMU runs the guests that take `--accel` (xen-*, hermit).
+#[derive(clap::Args, Debug, Clone)]
+pub struct AccelArgs {
+    /// How QEMU runs the xen-* and hermit environments: tcg (emulated;
+    /// cycles are emulated cycles) or kvm (xen-*: needs nested
+    /// virtualisation, SVM or VMX in the host's KVM guests; hermit: a KVM
+    /// that runs a guest at hardware speed).
+    #[arg(long, default_value = "tcg", value_enum)]
+    pub accel: Accel,
+}
+
+/// How QEMU runs a guest: emulated, or on KVM.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    Tcg,
+    Kvm,
+}
+
+impl Accel {
+    /// Its name for QEMU's `-accel` and in the facts.
+    pub fn name(self) -> &'static str {
+        match self {
+            Accel::Tcg => "tcg",
+            Accel::Kvm => "kvm",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_static_from_dynamic_executables() {
+        // /bin/sh is dynamically linked on every Debian.
+        assert!(!is_static(Path::new("/bin/sh")).unwrap());
+        let dir = tempfile::tempdir().unwrap();
+        let helper = dir.path().join("static-elf");
+        std::fs::write(&helper, crate::bench::proc::helper_elf()).unwrap();
+        let s = is_static(&helper).unwrap();
+        assert!(s, "the 132-byte helper has no interpreter");
+    }
+}

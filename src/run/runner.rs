@@ -1,0 +1,520 @@
+//! Running suites: plan the cases, run them in every environment of the run
+//! ([`run`]: in this process, in rounds, or in a child an environment
+//! launches), under every condition ([`run_plan`]), hand each result to the
+//! store as soon as it exists, tell a [`Reporter`] how far it got, stop
+//! cleanly on SIGINT/SIGTERM.
+
+use crate::bench::family::{FromHost, StartFailed, Started, Starter};
+use crate::env::guest::GuestSpec;
+use crate::env::{self, Env, EnvOptions, Fit};
+use crate::execute::condition;
+pub use crate::execute::{COUNTERS_COOL_DOWN, Execution, LOAD_SETTLE, Mode, Out, load_cpus, run_case, run_plan};
+use crate::isolation::Isolation;
+use crate::load::LoadKind;
+use crate::plan::blank;
+pub use crate::plan::{Planned, benchmark_ids, keep_where, not_measured, plan};
+use crate::progress::Reporter;
+use crate::results::{CaseResult, CaseStatus, Condition, RunStatus};
+use crate::rounds::{Repeated, merge_round, plan_position, round_ids};
+use crate::spec::RunSpec;
+use crate::store::{RunWriter, StoreError};
+use crate::watchdog;
+use serde_json::{Value, json};
+use std::time::Instant;
+
+/// Runs the plan in this process (in rounds if `ex.rounds` says) and
+/// finishes the document, telling `rep` how far it got: what a round's
+/// process and an environment's child do with their part of a run.
+/// Returns how the run ended.
+pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+    run_rounds(plan, ex, &mut Out { writer, env: None, rep })?;
+    finish(writer)
+}
+
+/// Marks the document complete, or interrupted if a signal came.
+fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
+    let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
+    writer.finish(status)?;
+    Ok(status)
+}
+
+/// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
+/// or once here.
+pub fn run_rounds(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
+    match &ex.rounds {
+        Some(r) => crate::rounds::run(plan, ex, out, r),
+        None => run_plan(plan, ex, out),
+    }
+}
+
+/// Runs the plan in every environment of `envs` in turn and finishes the
+/// document: each environment runs the cases that fit it (in this process,
+/// or in a child it launches with its part of `spec`), and the host times
+/// its starts for the cases measured from the host. An environment that
+/// cannot run (no KVM, a guest that hangs) gives its cases a reason instead
+/// of a number, and the run goes on. Returns how the run ended.
+pub fn run(
+    envs: &[Env],
+    plan: &[Planned],
+    ex: &Execution,
+    spec: &RunSpec,
+    o: &EnvOptions,
+    writer: &mut RunWriter,
+    rep: &mut dyn Reporter,
+) -> Result<RunStatus, StoreError> {
+    let mut across = Across { envs, ex, spec, o, writer, rep };
+    let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.len(), spec));
+    if let Some(exe) = interleaved {
+        across.interleaved(plan, exe)?;
+    }
+    for &env in envs.iter().filter(|_| interleaved.is_none()) {
+        if watchdog::interrupted().is_some() {
+            break;
+        }
+        across.environment(env, plan)?;
+    }
+    let status = finish(across.writer)?;
+    // A run that measured nothing is a failure, said in the document too.
+    let results = &across.writer.doc.results;
+    let measured_nothing = !results.iter().any(|r| r.status == CaseStatus::Ok) && results.iter().any(|r| r.status == CaseStatus::Failed);
+    if status == RunStatus::Complete && measured_nothing {
+        across.writer.finish(RunStatus::Failed)?;
+        return Ok(RunStatus::Failed);
+    }
+    Ok(status)
+}
+
+/// A run across environments, while it goes.
+struct Across<'a> {
+    envs: &'a [Env],
+    ex: &'a Execution,
+    spec: &'a RunSpec,
+    o: &'a EnvOptions,
+    writer: &'a mut RunWriter,
+    rep: &'a mut dyn Reporter,
+}
+
+fn tagged(mut r: CaseResult, env: Env) -> CaseResult {
+    r.environment = Some(env.name().into());
+    r
+}
+
+/// Whether a run's environments are interleaved by round: several of them,
+/// several rounds of a fixed number (adaptive rounds settle each
+/// environment's cells in turn), and not `--no-interleave`.
+fn interleaves(envs: usize, spec: &RunSpec) -> bool {
+    envs > 1 && spec.rounds_here() > 1 && spec.auto.is_none() && !spec.sequential_envs
+}
+
+/// The order of `n` environments in round k: forward in even rounds,
+/// backward in odd ones, so that none is always measured first.
+pub fn interleaved_order(n: usize, k: usize) -> Vec<usize> {
+    if k.is_multiple_of(2) { (0..n).collect() } else { (0..n).rev().collect() }
+}
+
+/// The tag the results of `env` carry in a run of `envs` environments.
+fn self_tag(env: Env, envs: usize) -> Option<&'static str> {
+    (envs > 1).then(|| env.name())
+}
+
+impl Across<'_> {
+    /// The condition recorded for what does not run under a load of its
+    /// own (cases of another environment, boots): the first of the run.
+    fn first_condition(&self) -> Condition {
+        condition(
+            self.ex.loads.first().copied().unwrap_or(LoadKind::Idle),
+            self.ex.isolations.first().copied().unwrap_or(Isolation::Pinned),
+        )
+    }
+
+    /// What of the plan runs inside `env` and what the host times (its
+    /// starts); what cannot run there is recorded with the reason.
+    fn split(&mut self, env: Env, plan: &[Planned]) -> Result<(Vec<Planned>, Vec<Planned>), StoreError> {
+        let (mut inside, mut from_host) = (Vec::new(), Vec::new());
+        for p in plan {
+            match env.fit(p.benchmark.runs(), self.envs) {
+                Fit::Inside => inside.push(p.clone()),
+                Fit::FromHost => from_host.push(p.clone()),
+                Fit::Elsewhere => {}
+                Fit::Not(why) => self.writer.push(tagged(not_measured(p, CaseStatus::NotApplicable, &why, self.first_condition()), env))?,
+            }
+        }
+        Ok((inside, from_host))
+    }
+
+    /// The environment's own facts, where it runs in this process.
+    fn note_facts(&mut self, env: Env) {
+        let facts = env.facts();
+        if !facts.is_empty() {
+            self.writer.doc.environment.settings.insert(env.name().into(), Value::Object(facts));
+        }
+    }
+
+    /// The tag of this environment's results: a run in one environment
+    /// leaves them untagged, as run documents always had them (readers take
+    /// the run's).
+    fn tag(&self, env: Env) -> Option<&'static str> {
+        self_tag(env, self.envs.len())
+    }
+
+    /// The plan in one environment: what cannot run there says why, what
+    /// fits runs, then the host times its starts.
+    fn environment(&mut self, env: Env, plan: &[Planned]) -> Result<(), StoreError> {
+        let (inside, from_host) = self.split(env, plan)?;
+        if watchdog::interrupted().is_some() {
+            return Ok(());
+        }
+        let unusable = match (inside.is_empty(), env.in_process()) {
+            (true, _) => None,
+            (false, true) => {
+                self.note_facts(env);
+                let tag = self.tag(env);
+                run_rounds(&inside, self.ex, &mut Out { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
+                None
+            }
+            (false, false) => self.in_child(env, &inside, None)?,
+        };
+        self.measure_from_host(env, &from_host, unusable.as_deref())
+    }
+
+    /// The cases of `env` measured from the host (boot time), each by its
+    /// family with an [`EnvStarter`] of `env`.
+    fn measure_from_host(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
+        for p in from_host {
+            if watchdog::interrupted().is_some() {
+                break;
+            }
+            let r = self.host_case(env, p, unusable);
+            self.writer.push(r)?;
+        }
+        Ok(())
+    }
+
+    /// The environments interleaved by round: round k of every environment
+    /// runs before round k+1 of any, in an order that alternates (forward,
+    /// then backward), so that drift of the host falls on every column
+    /// alike. An environment in this process runs each round in a fresh
+    /// process; one in a child (container, guest) starts a child per round.
+    /// An environment that cannot start in a round is not tried again.
+    fn interleaved(&mut self, plan: &[Planned], exe: &std::path::Path) -> Result<(), StoreError> {
+        let mut parts = Vec::new();
+        for &env in self.envs {
+            let (inside, from_host) = self.split(env, plan)?;
+            parts.push((env, inside, from_host, None::<String>));
+        }
+        let rounds = self.spec.rounds;
+        let first = self.writer.doc.results.len();
+        self.writer.update(|doc| doc.settings.interleaved = true)?;
+        'rounds: for k in 0..rounds {
+            for i in interleaved_order(parts.len(), k) {
+                if watchdog::interrupted().is_some() {
+                    break 'rounds;
+                }
+                let (env, inside, _, unusable) = &parts[i];
+                let (env, tag) = (*env, self.tag(*env));
+                if unusable.is_some() || inside.is_empty() {
+                    continue;
+                }
+                if env.in_process() {
+                    if k == 0 {
+                        self.note_facts(env);
+                    }
+                    let Some(r) = self.ex.rounds.as_ref() else { continue };
+                    let rep = Repeated { exe, plan: inside, r, env: tag, first };
+                    rep.one(k, rounds, None, self.writer, &mut *self.rep)?;
+                } else {
+                    let ids = round_ids(inside, k, &self.writer.doc.results[first..], tag, None);
+                    let this: Vec<Planned> = inside.iter().filter(|p| ids.contains(&p.benchmark.id)).cloned().collect();
+                    if this.is_empty() {
+                        continue;
+                    }
+                    self.rep.round_started(k, rounds, &format!("[{}] {} cases", env.name(), this.len()));
+                    let why = self.in_child(env, &this, Some(k))?;
+                    parts[i].3 = why;
+                }
+            }
+        }
+        self.writer.update(|doc| {
+            // Grouped by environment, each in plan order.
+            let env_position =
+                |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
+            doc.results[first..].sort_by_key(|r| (env_position(r), plan_position(plan, r)));
+            crate::rounds::estimate_all(doc, self.spec.seed);
+        })?;
+        for (env, _, from_host, unusable) in &parts {
+            self.measure_from_host(*env, from_host, unusable.as_deref())?;
+        }
+        Ok(())
+    }
+
+    /// Runs `plan` in a child of `env` and takes its results in (round k
+    /// of an interleaved run: only that round, merged into the cells of the
+    /// rounds before); returns why the environment is unusable, if it is.
+    fn in_child(&mut self, env: Env, plan: &[Planned], round: Option<usize>) -> Result<Option<String>, StoreError> {
+        let name = env.name();
+        if round.is_none_or(|k| k == 0) {
+            self.rep.environment_started(name, plan.len());
+        }
+        let spec = GuestSpec {
+            run: RunSpec { round, ..self.spec.for_environment(benchmark_ids(plan)) },
+            mode: self.o.guest_mode.clone(),
+            vm_cpus: self.o.vm_cpus,
+            vm_mem_mib: self.o.vm_mem_mib,
+        };
+        match (env::run_in(env, &spec, self.o).map_err(|e| e.to_string()), round) {
+            (Ok((doc, mut facts)), _) => {
+                facts.insert(
+                    "host_inside".into(),
+                    json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
+                );
+                self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
+                match round {
+                    None => doc.results.into_iter().try_for_each(|r| self.writer.push(tagged(r, env)))?,
+                    Some(k) => {
+                        merge_round(self.writer, Some(name), k, doc, 0, true)?;
+                    }
+                }
+                Ok(None)
+            }
+            // A later round that fails leaves the rounds before standing.
+            (Err(why), Some(k)) if k > 0 => {
+                self.rep.warning(&format!("[{name}] round {} failed, no more rounds there: {why}", k + 1));
+                Ok(Some(why))
+            }
+            (Err(why), _) => {
+                self.rep.environment_unusable(name, &why);
+                self.writer.doc.environment.settings.insert(name.into(), json!({"unusable": why}));
+                for p in plan {
+                    self.writer.push(tagged(not_measured(p, CaseStatus::NotApplicable, &why, self.first_condition()), env))?;
+                }
+                Ok(Some(why))
+            }
+        }
+    }
+
+    /// A case of `env` measured from the host: its family starts `env`
+    /// through an [`EnvStarter`] as often as it needs.
+    fn host_case(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
+        let mut r = tagged(CaseResult { condition: Some(self.first_condition()), ..blank(p) }, env);
+        if let Some(why) = unusable {
+            r.status = CaseStatus::NotApplicable;
+            r.reason = Some(why.into());
+            return r;
+        }
+        let t = Instant::now();
+        let mut starter = EnvStarter { env, o: self.o, seed: self.spec.seed, starts: self.spec.boots(), rep: &mut *self.rep };
+        match p.benchmark.run_from_host(&mut starter) {
+            Ok(FromHost { metrics, details, note }) => (r.metrics, r.details, r.reason) = (metrics, details, note),
+            Err(e) => {
+                let (status, why) = e.into_status();
+                (r.status, r.reason) = (status, Some(why));
+            }
+        }
+        r.elapsed_s = t.elapsed().as_secs_f64();
+        r
+    }
+}
+
+/// One environment of the run, as a family measured from the host starts it.
+struct EnvStarter<'a> {
+    env: Env,
+    o: &'a EnvOptions,
+    seed: u64,
+    starts: usize,
+    rep: &'a mut dyn Reporter,
+}
+
+impl Starter for EnvStarter<'_> {
+    fn starts(&self) -> usize {
+        self.starts
+    }
+
+    fn start_once(&mut self, i: usize) -> Result<Started, StartFailed> {
+        self.rep.boot_started(self.env.name(), i, self.starts);
+        let (to_init_s, to_first_result_s, restarted_after) =
+            env::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
+        Ok(Started { to_init_s, to_first_result_s, restarted_after })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::HarnessConfig;
+    use crate::registry::Suite;
+    use std::time::Duration;
+
+    #[test]
+    fn where_keeps_matching_values_and_leaves_cases_without_the_parameter() {
+        let suites = [crate::registry::find_suite("lmbench").unwrap()];
+        let only: Vec<String> = ["ctx.ring", "bw.mem-rd"].map(String::from).to_vec();
+        let all = plan(&suites, Some(&only));
+        let filters = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let mut p = all.clone();
+        keep_where(&mut p, &filters(&[("procs", "2"), ("ws_kib", "0"), ("ws_kib", "16")]), true).unwrap();
+        let rings: Vec<String> = p.iter().filter(|c| c.benchmark.id == "ctx.ring").map(Planned::label).collect();
+        assert_eq!(rings, ["ctx.ring procs=2 ws_kib=0", "ctx.ring procs=2 ws_kib=16"]);
+        let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
+        assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
+        let mut p = all.clone();
+        let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err().to_string();
+        assert!(e.contains("procs (2, 3, 4, 10)"), "{e}");
+        // A round or an environment's child has part of the plan: a
+        // parameter only the rest has restricts nothing there.
+        keep_where(&mut p, &filters(&[("nosuch", "1")]), false).unwrap();
+        assert_eq!(p.len(), all.len());
+        let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
+        let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err().to_string();
+        assert!(e.contains("keeps no case"), "{e}");
+        let mut p = all.clone();
+        keep_where(&mut p, &[], true).unwrap();
+        assert_eq!(p.len(), all.len(), "no filter keeps everything");
+    }
+    use crate::env::{EnvError, Environment, Message, Outcome};
+    use crate::progress::Log;
+
+    /// An environment that starts nothing (as hyperfine's mock executor runs
+    /// no command): its "child" says hello and sends back a document with
+    /// one result per benchmark of the spec; or it never comes up.
+    struct Fake {
+        name: &'static str,
+        up: bool,
+    }
+
+    impl Environment for Fake {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn about(&self) -> &'static str {
+            "a test's environment"
+        }
+        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
+            if !self.up {
+                return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
+            }
+            let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
+            let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+            for p in plan(&suites, spec.run.benchmarks.as_deref()) {
+                doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned)));
+            }
+            let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
+            let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
+            // As Xen under TCG says a start it repeated after a triple fault.
+            let facts = [(crate::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
+        }
+    }
+
+    static UP: Fake = Fake { name: "fake", up: true };
+    static UP2: Fake = Fake { name: "fake2", up: true };
+    static DOWN: Fake = Fake { name: "down", up: false };
+
+    fn options(work: &std::path::Path) -> EnvOptions {
+        EnvOptions {
+            exe: "/nonexistent/oscycles".into(),
+            work: work.into(),
+            kernel: None,
+            vm_mem_mib: 128,
+            vm_cpus: 1,
+            init_timeout: Duration::from_secs(1),
+            run_timeout: Duration::from_secs(1),
+            guest_mode: "run".into(),
+            own: crate::env::EnvArgs::defaults().unwrap(),
+            keep_console: None,
+        }
+    }
+
+    #[test]
+    fn one_runner_goes_over_environments_that_launch_children() {
+        let tmp = tempfile::tempdir().unwrap();
+        let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
+        let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::bench::Runs::FromHost).count(), 1);
+        let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
+        let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
+        let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs: [Env; 2] = [&UP, &DOWN];
+        let status = run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        assert_eq!(status, RunStatus::Complete);
+        let mut got: Vec<(String, String, CaseStatus)> =
+            w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
+        got.dedup();
+        let want = |e: &str, b: &str, s| (e.to_string(), b.to_string(), s);
+        // The child of `fake` ran both cases measured inside (microvm's is
+        // not in its own environment's run, so it runs here); the host timed
+        // its start; `down` gave every case its reason.
+        let micro = "microvm.cpuid";
+        assert_eq!(
+            got,
+            [
+                want("fake", "syscall.getpid", CaseStatus::Ok),
+                want("fake", micro, CaseStatus::Ok),
+                want("fake", "boot.start", CaseStatus::Ok),
+                want("down", "syscall.getpid", CaseStatus::NotApplicable),
+                want("down", micro, CaseStatus::NotApplicable),
+                want("down", "boot.start", CaseStatus::NotApplicable),
+            ]
+        );
+        let boot = w.doc.results.iter().find(|r| r.benchmark == "boot.start").unwrap();
+        assert_eq!(boot.metric("to_init").unwrap().summary.median, 0.1);
+        assert_eq!(boot.metric("to_first_result").unwrap().summary.median, 0.2);
+        assert_eq!(boot.details["restarted_starts"][0], json!({"start": 1, "restarted_after": ["d0v0 Triple fault"]}));
+        assert!(
+            w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).all(|r| r
+                .reason
+                .as_deref()
+                .unwrap()
+                .contains("did not reach its /init"))
+        );
+        assert_eq!(w.doc.environment.settings["down"]["unusable"], "down did not reach its /init within 1 s");
+        assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
+        assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());
+        assert!(log.lines().iter().any(|l| l.starts_with("unusable down")), "{:?}", log.lines());
+    }
+
+    #[test]
+    fn environments_take_turns_round_by_round_in_an_alternating_order() {
+        assert_eq!(interleaved_order(3, 0), [0, 1, 2]);
+        assert_eq!(interleaved_order(3, 1), [2, 1, 0]);
+        assert_eq!(interleaved_order(3, 2), [0, 1, 2]);
+        let tmp = tempfile::tempdir().unwrap();
+        let suites = [crate::registry::find_suite("syscall").unwrap()];
+        let only: Vec<String> = ["syscall.getpid", "syscall.getppid"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        let ex = Execution {
+            exe: Some("/nonexistent/oscycles".into()),
+            ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into())
+        };
+        let spec = RunSpec { suites: vec!["syscall".into()], rounds: 3, ..RunSpec::default() };
+        let doc = spec.document(&["fake", "fake2", "down"], plan.len() * 3, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs: [Env; 3] = [&UP, &UP2, &DOWN];
+        run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        let rounds: Vec<String> = log.lines().into_iter().filter(|l| l.starts_with("round ")).collect();
+        // `down` fails to start in round 0 and is not tried again.
+        let want = ["round 0/3 [fake] 2", "round 0/3 [fake2] 2", "round 0/3 [down] 2", "round 1/3 [fake2] 2", "round 1/3 [fake] 2"];
+        for (got, want) in rounds.iter().zip(want) {
+            assert!(got.starts_with(want), "{rounds:?}");
+        }
+        assert_eq!(rounds.len(), 7, "{rounds:?}");
+        // One result per cell and environment, the rounds merged into it, grouped by environment in plan order.
+        let got: Vec<(String, String, CaseStatus)> =
+            w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
+        let want = |e: &str, b: &str, s| (e.to_string(), b.to_string(), s);
+        assert_eq!(
+            got,
+            [
+                want("fake", "syscall.getpid", CaseStatus::Ok),
+                want("fake", "syscall.getppid", CaseStatus::Ok),
+                want("fake2", "syscall.getpid", CaseStatus::Ok),
+                want("fake2", "syscall.getppid", CaseStatus::Ok),
+                want("down", "syscall.getpid", CaseStatus::NotApplicable),
+                want("down", "syscall.getppid", CaseStatus::NotApplicable),
+            ]
+        );
+    }
+}
