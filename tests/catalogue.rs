@@ -10,7 +10,7 @@ mod echo;
 #[path = "catalogue/thread_env.rs"]
 mod thread_env;
 
-use echo::{ECHO_SUITE, EchoTable};
+use echo::{ECHO_SUITE, EchoPlots, EchoTable};
 use oscycles::clock;
 use oscycles::harness::HarnessConfig;
 use oscycles::placement;
@@ -81,10 +81,10 @@ fn text_of(export: Export) -> String {
 }
 
 #[test]
-fn a_family_table_defined_here_is_laid_out_by_every_exporter_that_lays_tables_out() {
+fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays_them_out() {
     let tmp = tempfile::tempdir().unwrap();
     let doc = echo_run(tmp.path());
-    let tables = Tables::standard().with(&[&EchoTable]);
+    let tables = Tables::standard().with(&[&EchoTable]).with_plots(&[&EchoPlots]);
     assert!(tables.shows(echo::FAMILY) && !Tables::standard().shows(echo::FAMILY));
     for format in Format::ALL {
         let text = text_of(exporter_with(format, tables.clone()).export(std::slice::from_ref(&doc)).unwrap());
@@ -96,6 +96,8 @@ fn a_family_table_defined_here_is_laid_out_by_every_exporter_that_lays_tables_ou
             assert_eq!(row.split_whitespace().count(), 3, "{row}");
             assert!(!text.contains("family echo: every metric"), "{}: {text}", format.name());
         }
+        // Its own plot, in the format that draws.
+        assert_eq!(text.contains(echo::table::PLOT_TITLE), format == Format::Html, "{}", format.name());
         // Without it, the generic table shows every metric instead.
         if format == Format::Text {
             let plain = text_of(exporter(format).export(std::slice::from_ref(&doc)).unwrap());

@@ -3,7 +3,9 @@
 //! response round trips, and throughput by block size (rows sizes, columns
 //! read / write x direct / cached).
 
+use super::figures::{Plot, Plots, lines_of};
 use super::num;
+use super::plot::{Lines, Point};
 use super::table::{TextTable, bytes_label, percent};
 use super::tables::Table;
 use crate::named::Named;
@@ -217,5 +219,37 @@ impl Table for BlkTable {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_blk(doc)
+    }
+}
+
+/// Network throughput against payload size, block throughput against block size.
+pub struct IoPlots;
+
+impl Plots for IoPlots {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let streams = [net::id(net::UDP), net::id(net::TCP)];
+        let net = lines_of::<net::Params>(
+            doc,
+            Plot {
+                title: "Network throughput by payload size".into(),
+                x_desc: "payload (bytes)",
+                y_desc: "MiB/s at the receiver",
+                log: (true, false),
+            },
+            |r, _| streams.contains(&r.benchmark),
+            |r, p| format!("{} {}", p.path.name(), net::name_of(&r.benchmark)),
+            |r, p| Some(Point::bare(p.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
+        );
+        let blk = lines_of::<blk::Params>(
+            doc,
+            Plot { title: "Block I/O throughput by block size".into(), x_desc: "block (bytes)", y_desc: "MiB/s", log: (true, true) },
+            |r, _| r.family == blk::FAMILY,
+            |r, p| format!("{} {}", blk::name_of(&r.benchmark), p.mode.name()),
+            |r, p| Some(Point::bare(p.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
+        );
+        net.into_iter().chain(blk).collect()
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

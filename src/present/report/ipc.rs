@@ -2,7 +2,9 @@
 //! mechanism x space x cores, columns payload words, cells the median one-way
 //! cost in TSC cycles.
 
+use super::figures::{Plot, Plots, lines_of, point};
 use super::noise_note;
+use super::plot::Lines;
 use super::table::{TextTable, cycles};
 use super::tables::{Draws, Table};
 use crate::results::RunDoc;
@@ -164,6 +166,29 @@ impl Table for L4ReOverview {
     fn render(&self, doc: &RunDoc) -> String {
         let (ipc, sys) = (of(doc, ipc::FAMILY), of(doc, syscall::FAMILY));
         if ipc.is_empty() || sys.is_empty() { String::new() } else { render_l4re_overview(&ipc, &sys) }
+    }
+}
+
+/// One-way IPC cost against payload, one plot per space and cores, a series per mechanism.
+pub struct IpcPlots;
+
+impl Plots for IpcPlots {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let mut lines = Vec::new();
+        for cores in ipc::CORES {
+            for space in ipc::SPACES {
+                let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
+                let title = format!("One-way IPC by payload ({sn}-process, {cn} core)");
+                lines.extend(lines_of::<ipc::Params>(
+                    doc,
+                    Plot { title, x_desc: "payload (64-bit words)", y_desc: "one-way cost (TSC cycles)", log: (false, true) },
+                    |r, p| r.family == ipc::FAMILY && p.space == space && p.cores == cores,
+                    |r, _| ipc::name_of(&r.benchmark).into(),
+                    |r, p| point(p.words as f64, r, ipc::ONE_WAY),
+                ));
+            }
+        }
+        lines
     }
 }
 

@@ -1,6 +1,8 @@
 //! The basic-benchmark and STREAM tables of the HermitCore PVH/HVM benchmark post, and the memcpy and
 //! allocator comparisons.
 
+use super::figures::{Plot, Plots, context, env_prefix, lines_of, point};
+use super::plot::{Lines, Point};
 use super::rows::{Row, unmeasured_mark};
 use super::table::{TextTable, bytes_label, cycles};
 use super::tables::{Draws, Table};
@@ -291,5 +293,49 @@ impl Table for Alloc {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_alloc(doc)
+    }
+}
+
+/// memcpy bandwidth against size (aligned), and STREAM's rate by kernel.
+pub struct MemoryPlots;
+
+impl Plots for MemoryPlots {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let mut lines: Vec<Lines> = Vec::new();
+        lines.extend(lines_of::<memcpy::Params>(
+            doc,
+            Plot { title: "memcpy bandwidth by size (aligned)".into(), x_desc: "bytes copied", y_desc: "MB/s", log: (true, false) },
+            |r, p| r.family == memcpy::FAMILY && p.src_off == 0 && p.dst_off == 0,
+            |r, _| memcpy::name_of(&r.benchmark).into(),
+            |r, p| point(p.bytes as f64, r, memcpy::BANDWIDTH),
+        ));
+        // STREAM's four kernels are four metrics of one result: one series per result.
+        let ok = |r: &&CaseResult| r.family == stream::FAMILY && r.status == CaseStatus::Ok;
+        let series: Vec<(String, Vec<Point>)> = doc
+            .results
+            .iter()
+            .filter(ok)
+            .map(|r| {
+                let pts = stream::KERNELS.iter().enumerate().filter_map(|(i, k)| point(i as f64 + 1.0, r, &stream::rate(k))).collect();
+                let threads = r.params_as::<stream::Params>().map_or("", |p| p.threads.name());
+                (format!("{}{threads} threads", env_prefix(doc, r)), pts)
+            })
+            .collect();
+        if let Some(first) = doc.results.iter().find(ok) {
+            lines.push(Lines {
+                title: "STREAM: rate by kernel (1 copy, 2 scale, 3 add, 4 triad)".into(),
+                x_desc: "kernel".into(),
+                y_desc: "MB/s".into(),
+                log_x: false,
+                log_y: false,
+                caption: context(doc, first),
+                series,
+                y_range: None,
+            });
+        }
+        lines
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

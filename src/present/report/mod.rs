@@ -7,6 +7,7 @@ pub mod counters;
 pub mod doctor;
 pub mod env;
 pub mod export;
+pub mod figures;
 pub mod forest;
 pub mod generic;
 pub mod header;
@@ -114,11 +115,11 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Tables) -> String {
     }
     out += &format!("\n##### environments side by side: {} #####\n", envs.join(", "));
     let mut parts = vec![env::render_emulated(doc), env::render_side_by_side(doc)];
-    for t in &tables.0 {
+    for t in tables.tables() {
         let drawn: Vec<RunDoc> = per_env.iter().map(|d| tables.drawn(*t, d)).collect();
         parts.push(t.render_across(&envs.iter().map(String::as_str).zip(&drawn).collect::<Vec<_>>()));
     }
-    parts.extend(tables.0.iter().filter(|t| t.layout() == Layout::Run).map(|t| t.render(&tables.drawn(*t, doc))));
+    parts.extend(tables.tables().iter().filter(|t| t.layout() == Layout::Run).map(|t| t.render(&tables.drawn(*t, doc))));
     for p in parts {
         if !p.is_empty() {
             out += &format!("\n{p}");
@@ -152,7 +153,7 @@ fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
         out += &render_condition(&d, tables);
     }
     for layout in [Layout::Environment, Layout::Run] {
-        for t in tables.0.iter().filter(|t| t.layout() == layout) {
+        for t in tables.tables().iter().filter(|t| t.layout() == layout) {
             let p = t.render(&tables.drawn(*t, doc));
             if !p.is_empty() {
                 out += &format!("\n{p}");
@@ -166,7 +167,7 @@ fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
 /// the families no table shows.
 fn render_condition(doc: &RunDoc, tables: &Tables) -> String {
     let mut parts: Vec<String> =
-        tables.0.iter().filter(|t| t.layout() == Layout::Condition).map(|t| t.render(&tables.drawn(*t, doc))).collect();
+        tables.tables().iter().filter(|t| t.layout() == Layout::Condition).map(|t| t.render(&tables.drawn(*t, doc))).collect();
     let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !tables.shows(&r.family)).collect();
     if !unknown.is_empty() {
         parts.push(generic::render(&unknown));

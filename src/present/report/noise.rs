@@ -4,10 +4,11 @@
 //! measurement says what else happened (load throughput, interrupts on the
 //! CPU, involuntary switches, overruns) so that a spike can be traced.
 
+use super::figures::{Histogram, Plots, context};
 use super::table::TextTable;
 use super::tables::{Layout, Table};
 use super::{distinct, num};
-use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::schema::{condition, control, noise};
 use crate::sources::Source;
@@ -218,5 +219,29 @@ impl Table for Control {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_control(doc)
+    }
+}
+
+/// The histograms of noise and jitter, one per measured result (FWQ's
+/// deltas to the minimum quantum, the control loop's period deviations).
+pub struct JitterHistograms;
+
+impl Plots for JitterHistograms {
+    fn histograms(&self, doc: &RunDoc) -> Vec<Histogram> {
+        let mut out = Vec::new();
+        for r in doc.results.iter().filter(|r| r.status == CaseStatus::Ok) {
+            let (key, what) = match r.family.as_str() {
+                noise::FAMILY => (noise::details::DELTA_HISTOGRAM_LOG2, "FWQ: delta to the minimum quantum (cycles, log2 buckets)"),
+                control::FAMILY => {
+                    (control::details::PERIOD_DEV_ABS_HISTOGRAM_LOG2, "control loop: |period deviation| (cycles, log2 buckets)")
+                }
+                _ => continue,
+            };
+            let Some(buckets) = r.details.get(key).and_then(|v| serde_json::from_value::<Vec<u64>>(v.clone()).ok()) else { continue };
+            let (l, i) = r.load_isolation(doc);
+            let title = format!("{} {} ({}, load {l}, isolation {i})", r.benchmark, params_label(&r.params), r.env(doc));
+            out.push(Histogram { title, what, buckets, caption: context(doc, r) });
+        }
+        out
     }
 }

@@ -1,6 +1,8 @@
 //! Packet stream against RPC (Genode's Pandaboard article), and every core at once (the L4Re
 //! performance overview).
 
+use super::figures::{Plot, Plots, lines_of, point};
+use super::plot::Lines;
 use super::table::{TextTable, cycles};
 use super::tables::Table;
 use crate::named::Named;
@@ -203,5 +205,25 @@ impl Table for Parallel {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_parallel(doc)
+    }
+}
+
+/// Cost per operation against the number of CPUs busy at once.
+pub struct ParallelPlots;
+
+impl Plots for ParallelPlots {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let title = "Cost against the number of CPUs busy at once".into();
+        let lines = lines_of::<parallel::Params>(
+            doc,
+            Plot { title, x_desc: "instances (one pinned per CPU)", y_desc: "cost per operation (TSC cycles)", log: (false, false) },
+            |r, _| r.family == parallel::FAMILY,
+            |r, _| parallel::name_of(&r.benchmark).into(),
+            |r, p| point(p.instances as f64, r, parallel::PER_OP),
+        );
+        lines.into_iter().collect()
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

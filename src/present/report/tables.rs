@@ -7,6 +7,7 @@
 //! the list, and a family no table names gets the generic one
 //! ([`super::generic`]), every metric of every case.
 
+use super::figures::Plots;
 use crate::results::RunDoc;
 
 /// Which of a run's results a table draws on.
@@ -58,15 +59,19 @@ pub trait Table: Sync {
     }
 }
 
-/// The tables a report lays out, in order.
+/// The tables a report lays out, in order, and the plots an exporter that
+/// draws lays out after them ([`Plots`]).
 #[derive(Clone)]
-pub struct Tables(pub Vec<&'static dyn Table>);
+pub struct Tables {
+    tables: Vec<&'static dyn Table>,
+    plots: Vec<&'static dyn Plots>,
+}
 
 impl Tables {
-    /// oscycles' own tables.
+    /// oscycles' own tables and plots.
     pub fn standard() -> Tables {
         use super::{env, io, ipc, lmbench, memory, microvm, noise, packet_stream, syscall};
-        Tables(vec![
+        let tables: Vec<&'static dyn Table> = vec![
             &syscall::SyscallTable,
             &ipc::IpcTable,
             &ipc::L4ReOverview,
@@ -83,23 +88,40 @@ impl Tables {
             &noise::Fwq,
             &noise::Control,
             &env::Boot,
-        ])
+        ];
+        let plots: Vec<&'static dyn Plots> =
+            vec![&ipc::IpcPlots, &io::IoPlots, &memory::MemoryPlots, &packet_stream::ParallelPlots, &noise::JitterHistograms];
+        Tables { tables, plots }
     }
 
     /// These tables and `more` after them.
     pub fn with(mut self, more: &[&'static dyn Table]) -> Tables {
-        self.0.extend_from_slice(more);
+        self.tables.extend_from_slice(more);
         self
+    }
+
+    /// These plots and `more` after them.
+    pub fn with_plots(mut self, more: &[&'static dyn Plots]) -> Tables {
+        self.plots.extend_from_slice(more);
+        self
+    }
+
+    pub fn tables(&self) -> &[&'static dyn Table] {
+        &self.tables
+    }
+
+    pub fn plots(&self) -> &[&'static dyn Plots] {
+        &self.plots
     }
 
     /// Whether a table of the list shows `family`.
     pub fn shows(&self, family: &str) -> bool {
-        self.0.iter().any(|t| t.families().contains(&family))
+        self.tables.iter().any(|t| t.families().contains(&family))
     }
 
     /// The families of the tables laid out as `layout`.
     pub(crate) fn families_laid_out(&self, layout: Layout) -> Vec<&'static str> {
-        self.0.iter().filter(|t| t.layout() == layout).flat_map(|t| t.families().iter().copied()).collect()
+        self.tables.iter().filter(|t| t.layout() == layout).flat_map(|t| t.families().iter().copied()).collect()
     }
 
     /// `doc` restricted to what `table` draws on.
@@ -110,7 +132,7 @@ impl Tables {
             Draws::Suites { own, also } => d.results.retain(|r| own.contains(&r.suite.as_str()) || also.contains(&r.suite.as_str())),
             Draws::NotOwned => {
                 let owned: Vec<&str> = self
-                    .0
+                    .tables
                     .iter()
                     .filter_map(|t| match t.draws() {
                         Draws::Suites { own, .. } => Some(own.iter().copied()),

@@ -1,7 +1,7 @@
 //! `echo`, a family that lives in the test crate: its primitive (a copy
 //! checked word for word), its `Family`, its typed parameters and metric
-//! name, and its own report table (`table.rs`). Nothing of it is in the
-//! registry or in `report/`.
+//! name, and its own report table and plot (`table.rs`). Nothing of it is in
+//! the registry or in `report/`.
 
 pub mod table;
 
@@ -13,7 +13,7 @@ use oscycles::registry::{Member, Suite};
 use oscycles::results::Params;
 use oscycles::schema::CaseParams;
 use serde::{Deserialize, Serialize};
-pub use table::EchoTable;
+pub use table::{EchoPlots, EchoTable};
 
 pub const FAMILY: &str = "echo";
 /// The metric: TSC cycles per copy.

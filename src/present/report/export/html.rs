@@ -7,112 +7,37 @@
 
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::named::Named;
 use crate::report::Tables;
+use crate::report::figures::Plots;
 use crate::report::plot::{self, Lines, Point};
 use crate::report::{compare, forest, summary};
-use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::{CaseParams, blk, control, ipc, memcpy, net, noise, parallel, stream};
+use crate::results::RunDoc;
 use crate::uncertainty::Policy;
 
 /// Headings of the page.
 const HTML: Html = Html { class: "" };
 
-/// A figure: title, SVG, caption.
+/// A figure: title, SVG, caption; `shared` where it puts every environment
+/// of a run on one set of axes ([`Plots::across_environments`]).
 pub struct Figure {
     pub id: String,
     pub svg: String,
     pub caption: String,
+    pub shared: bool,
 }
 
-fn context(doc: &RunDoc, r: &CaseResult) -> String {
-    let (l, i) = r.load_isolation(doc);
-    format!("host {} ({}), environment {}, load {l}, isolation {i}, run {}", doc.host.hostname, doc.host.cpu_model, r.env(doc), doc.id)
-}
-
-/// The point (x, a metric's median and 95% interval) of a result.
-fn point(x: f64, r: &CaseResult, name: &str) -> Option<Point> {
-    let m = r.metric(name)?;
-    Some(match &m.estimate {
-        Some(e) => Point { x, y: e.median, lo: e.interval.lo, hi: e.interval.hi },
-        None => Point::bare(x, m.summary.median),
-    })
-}
-
-/// What a plot of lines shows: its title and axes, which of them logarithmic.
-struct Plot<'a> {
-    title: String,
-    x_desc: &'a str,
-    y_desc: &'a str,
-    log: (bool, bool),
-}
-
-/// Lines of y(x) over the measured results with parameters `P` that `pick`
-/// accepts, one series per `series` name (after the result's environment
-/// and condition where the run has several).
-fn lines_of<P: CaseParams>(
-    doc: &RunDoc,
-    plot: Plot,
-    pick: impl Fn(&CaseResult, &P) -> bool,
-    series: impl Fn(&CaseResult, &P) -> String,
-    xy: impl Fn(&CaseResult, &P) -> Option<Point>,
-) -> Option<Lines> {
-    let rs: Vec<(&CaseResult, P)> =
-        crate::report::typed(doc.results.iter().filter(|r| r.status == CaseStatus::Ok)).into_iter().filter(|(r, p)| pick(r, p)).collect();
-    let mut out: Vec<(String, Vec<Point>)> = Vec::new();
-    for (r, p) in &rs {
-        let Some(point) = xy(r, p) else { continue };
-        let name = format!("{}{}", env_prefix(doc, r), series(r, p));
-        match out.iter_mut().find(|s| s.0 == name) {
-            Some(s) => s.1.push(point),
-            None => out.push((name, vec![point])),
-        }
-    }
-    out.retain(|s| s.1.len() >= 2);
-    for s in &mut out {
-        s.1.sort_by(|a, b| a.x.total_cmp(&b.x));
-    }
-    if out.is_empty() {
-        return None;
-    }
-    Some(Lines {
-        title: plot.title,
-        x_desc: plot.x_desc.into(),
-        y_desc: plot.y_desc.into(),
-        log_x: plot.log.0,
-        log_y: plot.log.1,
-        caption: rs.first().map(|(r, _)| context(doc, r)).unwrap_or_default(),
-        series: out,
-        y_range: None,
-    })
-}
-
-fn env_prefix(doc: &RunDoc, r: &CaseResult) -> String {
-    let (l, i) = r.load_isolation(doc);
-    let mut p = String::new();
-    if doc.environment.name.contains(',') {
-        p += &format!("{} ", r.env(doc));
-    }
-    if doc.condition.load.contains(',') || doc.condition.isolation.contains(',') {
-        p += &format!("{l}/{i} ");
-    }
-    p
-}
-
-/// Every plot the run's results allow: one set per environment, so that a
-/// plot's series stay few enough to tell apart.
-pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
+/// Every plot the run's results allow, from `plots` in order: one set per
+/// environment, so that a plot's series stay few enough to tell apart, but
+/// for the plots of few series (throughput, scaling), which put every
+/// environment on shared axes, which is what a reader compares.
+pub fn figures(doc: &RunDoc, run_no: usize, plots: &[&dyn Plots]) -> Vec<Figure> {
     let envs = crate::report::env::environments(doc);
     if envs.len() < 2 {
-        return figures_of(doc, &format!("run{run_no}"), "");
+        return figures_of(doc, &format!("run{run_no}"), "", plots);
     }
-    // Throughput and scaling plots have few series: every environment on
-    // shared axes, which is what a reader compares. IPC plots (a series per
-    // mechanism) and histograms stay one set per environment.
-    let shared_kinds = ["Network", "Block", "memcpy", "STREAM", "Cost against"];
-    let mut out: Vec<Figure> = figures_of(doc, &format!("run{run_no}-all"), " [every environment]")
+    let mut out: Vec<Figure> = figures_of(doc, &format!("run{run_no}-all"), " [every environment]", plots)
         .into_iter()
-        .filter(|f| shared_kinds.iter().any(|k| f.caption.starts_with(k)))
+        .filter(|f| f.shared)
         .map(|mut f| {
             // The caption's context names the first result's environment; these span all of them.
             for e in &envs {
@@ -125,142 +50,29 @@ pub fn figures(doc: &RunDoc, run_no: usize) -> Vec<Figure> {
         let mut d = doc.clone();
         d.results.retain(|r| r.env(doc) == e);
         d.environment.name = e.clone();
-        out.extend(
-            figures_of(&d, &format!("run{run_no}-env{k}"), &format!(" [{e}]"))
-                .into_iter()
-                .filter(|f| !shared_kinds.iter().any(|k| f.caption.starts_with(k))),
-        );
+        out.extend(figures_of(&d, &format!("run{run_no}-env{k}"), &format!(" [{e}]"), plots).into_iter().filter(|f| !f.shared));
     }
     out
 }
 
-/// One-way IPC cost against payload, one plot per space and cores, a series per mechanism.
-fn ipc_lines(doc: &RunDoc) -> Vec<Lines> {
-    let mut lines = Vec::new();
-    for cores in ipc::CORES {
-        for space in ipc::SPACES {
-            let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
-            let title = format!("One-way IPC by payload ({sn}-process, {cn} core)");
-            lines.extend(lines_of::<ipc::Params>(
-                doc,
-                Plot { title, x_desc: "payload (64-bit words)", y_desc: "one-way cost (TSC cycles)", log: (false, true) },
-                |r, p| r.family == ipc::FAMILY && p.space == space && p.cores == cores,
-                |r, _| ipc::name_of(&r.benchmark).into(),
-                |r, p| point(p.words as f64, r, ipc::ONE_WAY),
-            ));
-        }
-    }
-    lines
-}
-
-/// Network throughput against payload size, block throughput against block size.
-fn io_lines(doc: &RunDoc) -> Vec<Lines> {
-    let streams = [net::id(net::UDP), net::id(net::TCP)];
-    let net = lines_of::<net::Params>(
-        doc,
-        Plot {
-            title: "Network throughput by payload size".into(),
-            x_desc: "payload (bytes)",
-            y_desc: "MiB/s at the receiver",
-            log: (true, false),
-        },
-        |r, _| streams.contains(&r.benchmark),
-        |r, p| format!("{} {}", p.path.name(), net::name_of(&r.benchmark)),
-        |r, p| Some(Point::bare(p.bytes as f64, r.detail_f64(net::details::MIB_PER_S)?)),
-    );
-    let blk = lines_of::<blk::Params>(
-        doc,
-        Plot { title: "Block I/O throughput by block size".into(), x_desc: "block (bytes)", y_desc: "MiB/s", log: (true, true) },
-        |r, _| r.family == blk::FAMILY,
-        |r, p| format!("{} {}", blk::name_of(&r.benchmark), p.mode.name()),
-        |r, p| Some(Point::bare(p.block as f64, r.detail_f64(blk::details::MIB_PER_S)?)),
-    );
-    net.into_iter().chain(blk).collect()
-}
-
-/// memcpy bandwidth against size (aligned), and STREAM's rate by kernel.
-fn memory_lines(doc: &RunDoc) -> Vec<Lines> {
-    let mut lines: Vec<Lines> = Vec::new();
-    lines.extend(lines_of::<memcpy::Params>(
-        doc,
-        Plot { title: "memcpy bandwidth by size (aligned)".into(), x_desc: "bytes copied", y_desc: "MB/s", log: (true, false) },
-        |r, p| r.family == memcpy::FAMILY && p.src_off == 0 && p.dst_off == 0,
-        |r, _| memcpy::name_of(&r.benchmark).into(),
-        |r, p| point(p.bytes as f64, r, memcpy::BANDWIDTH),
-    ));
-    // STREAM's four kernels are four metrics of one result: one series per result.
-    let ok = |r: &&CaseResult| r.family == stream::FAMILY && r.status == CaseStatus::Ok;
-    let series: Vec<(String, Vec<Point>)> = doc
-        .results
-        .iter()
-        .filter(ok)
-        .map(|r| {
-            let pts = stream::KERNELS.iter().enumerate().filter_map(|(i, k)| point(i as f64 + 1.0, r, &stream::rate(k))).collect();
-            let threads = r.params_as::<stream::Params>().map_or("", |p| p.threads.name());
-            (format!("{}{threads} threads", env_prefix(doc, r)), pts)
-        })
-        .collect();
-    if let Some(first) = doc.results.iter().find(ok) {
-        lines.push(Lines {
-            title: "STREAM: rate by kernel (1 copy, 2 scale, 3 add, 4 triad)".into(),
-            x_desc: "kernel".into(),
-            y_desc: "MB/s".into(),
-            log_x: false,
-            log_y: false,
-            caption: context(doc, first),
-            series,
-            y_range: None,
-        });
-    }
-    lines
-}
-
-/// Cost per operation against the number of CPUs busy at once.
-fn parallel_lines(doc: &RunDoc) -> Option<Lines> {
-    let title = "Cost against the number of CPUs busy at once".into();
-    lines_of::<parallel::Params>(
-        doc,
-        Plot { title, x_desc: "instances (one pinned per CPU)", y_desc: "cost per operation (TSC cycles)", log: (false, false) },
-        |r, _| r.family == parallel::FAMILY,
-        |r, _| parallel::name_of(&r.benchmark).into(),
-        |r, p| point(p.instances as f64, r, parallel::PER_OP),
-    )
-}
-
-/// The histograms of noise and jitter, one per measured result.
-fn histograms(doc: &RunDoc, tag: &str, first: usize) -> Vec<Figure> {
-    let mut figs: Vec<Figure> = Vec::new();
-    for r in doc.results.iter().filter(|r| r.status == CaseStatus::Ok) {
-        let (key, what) = match r.family.as_str() {
-            noise::FAMILY => (noise::details::DELTA_HISTOGRAM_LOG2, "FWQ: delta to the minimum quantum (cycles, log2 buckets)"),
-            control::FAMILY => (control::details::PERIOD_DEV_ABS_HISTOGRAM_LOG2, "control loop: |period deviation| (cycles, log2 buckets)"),
-            _ => continue,
-        };
-        let Some(b) = r.details.get(key).and_then(|v| serde_json::from_value::<Vec<u64>>(v.clone()).ok()) else { continue };
-        let (l, i) = r.load_isolation(doc);
-        let title = format!("{} {} ({}, load {l}, isolation {i})", r.benchmark, params_label(&r.params), r.env(doc));
-        if let Ok(svg) = plot::log2_histogram(&title, what, &b) {
-            figs.push(Figure { id: format!("{tag}-hist{}", first + figs.len()), svg, caption: context(doc, r) });
-        }
-    }
-    figs
-}
-
 /// The plots of one environment's results; `tag` makes ids unique, `suffix` ends titles.
-fn figures_of(doc: &RunDoc, tag: &str, suffix: &str) -> Vec<Figure> {
-    let mut lines: Vec<Lines> = ipc_lines(doc);
-    lines.extend(io_lines(doc));
-    lines.extend(memory_lines(doc));
-    lines.extend(parallel_lines(doc));
+fn figures_of(doc: &RunDoc, tag: &str, suffix: &str, plots: &[&dyn Plots]) -> Vec<Figure> {
+    let mut lines: Vec<(Lines, bool)> = Vec::new();
+    for p in plots {
+        lines.extend(p.lines(doc).into_iter().map(|l| (l, p.across_environments())));
+    }
     let mut figs: Vec<Figure> = Vec::new();
-    for (i, l) in lines.iter_mut().enumerate() {
+    for (i, (l, shared)) in lines.iter_mut().enumerate() {
         l.title += suffix;
         if let Ok(svg) = plot::lines(l) {
-            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: format!("{}: {}", l.title, l.caption) });
+            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: format!("{}: {}", l.title, l.caption), shared: *shared });
         }
     }
-    let hist = histograms(doc, tag, figs.len());
-    figs.extend(hist);
+    for h in plots.iter().flat_map(|p| p.histograms(doc)) {
+        if let Ok(svg) = plot::log2_histogram(&h.title, h.what, &h.buckets) {
+            figs.push(Figure { id: format!("{tag}-hist{}", figs.len()), svg, caption: h.caption, shared: false });
+        }
+    }
     figs
 }
 
@@ -366,7 +178,7 @@ fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
 pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
     let policy = Policy::default();
     let rows = if docs.len() == 2 { crate::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
-    let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i)).collect();
+    let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
     let mut body = "<h1>oscycles report</h1>\n".to_string();
     body += &summary_section(docs);
     body += &contents(docs, !rows.is_empty(), &figs);
