@@ -1,9 +1,9 @@
-//! The data layer: what is kept, run documents (results), their schema, the
+//! The data layer: what is kept, run documents (results), the core of their schema, the
 //! store, the database, comparisons. It imports only from its own layer and the
 //! layers below it (scripts/import-map.layers, checked by scripts/import-map).
 
 pub mod compare;
 pub mod db;
 pub mod results;
-pub mod schema;
+pub mod schema_core;
 pub mod store;

@@ -20,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::schema::Params;
+pub use crate::schema_core::Params;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -327,7 +327,7 @@ impl CaseResult {
     }
     /// The parameters as their family's struct (`schema::ipc::Params`...);
     /// None where they do not fit it.
-    pub fn params_as<T: crate::schema::CaseParams>(&self) -> Option<T> {
+    pub fn params_as<T: crate::schema_core::CaseParams>(&self) -> Option<T> {
         T::from_params(&self.params)
     }
     /// A numeric detail (`schema::net::details::MIB_PER_S`...).

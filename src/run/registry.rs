@@ -1,14 +1,16 @@
-//! The list of benchmark families and the suites. A family is one file under
-//! `bench/cases/` implementing [`Family`]; adding one is that file, a line in
+//! The list of benchmark families and the suites. A family is one folder of
+//! `bench/` (its measurement, its `family.rs` implementing [`Family`], its
+//! `schema.rs`); adding one is that folder, a line in
 //! [`FAMILIES`] and its suite membership. `list`, suite membership, `--bench`
 //! validation and the tests' tiny runs all come from here.
 
-use crate::bench::cases::{
-    aim::Aim, alloc::Allocators, blk::Blk, boot::Boot, bw::Bandwidths, control::ControlLoop, ctx::Ctx, hermit::Hermit, ipc::Ipc,
-    memcpy::Memcpys, microvm::Microvm, net::Net, noise::Noise, packet_stream::PacketStream, pagefault::Pagefaults, parallel::Parallel,
-    proc::Procs, stream::Stream, syscall::Syscalls,
-};
 pub use crate::bench::{Benchmark, Family, Runs, Scale};
+use crate::bench::{
+    aim::family::Aim, alloc::family::Allocators, blk::family::Blk, boot::family::Boot, bw::family::Bandwidths,
+    control::family::ControlLoop, ctx::family::Ctx, hermit::family::Hermit, ipc::family::Ipc, memcpy::family::Memcpys,
+    microvm::family::Microvm, net::family::Net, noise::family::Noise, packet_stream::family::PacketStream, pagefault::family::Pagefaults,
+    parallel::family::Parallel, proc::family::Procs, stream::family::Stream, syscall::family::Syscalls,
+};
 use crate::results::Params;
 use crate::schema::{self, CaseParams};
 use std::sync::OnceLock;

@@ -1,4 +1,4 @@
-//! `libc::memcpy` for the Hermit program: oscycles' `src/families/bench/memcpy.rs`
+//! `libc::memcpy` for the Hermit program: oscycles' `src/families/bench/memcpy/measure.rs`
 //! names the C library's memcpy; a Hermit program has no C library, and the
 //! memcpy it links is the one its kernel exports (compiler-builtins' `mem`
 //! implementation, kept unprefixed by scripts/setup-hermit). This crate

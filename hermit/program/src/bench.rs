@@ -1,14 +1,14 @@
 //! oscycles' benchmark modules that compile for Hermit as they are.
 
-#[path = "../../../src/families/bench/stream.rs"]
+#[path = "../../../src/families/bench/stream/measure.rs"]
 #[allow(dead_code)]
 pub mod stream;
 
-#[path = "../../../src/families/bench/memcpy.rs"]
+#[path = "../../../src/families/bench/memcpy/measure.rs"]
 #[allow(dead_code)]
 pub mod memcpy;
 
-#[path = "../../../src/families/bench/alloc.rs"]
+#[path = "../../../src/families/bench/alloc/measure.rs"]
 #[allow(dead_code)]
 pub mod alloc;
 

@@ -8,10 +8,10 @@
 //! The measuring core is oscycles' own source, compiled here for
 //! x86_64-unknown-hermit (`#[path]` modules, not copies): the harness that
 //! doubles a batch to its target and times the batches (`src/measure/harness.rs`),
-//! STREAM's kernels and driver with its validation (`src/families/bench/stream.rs`,
+//! STREAM's kernels and driver with its validation (`src/families/bench/stream/measure.rs`,
 //! the assembly loops of `src/measure/arch/mod.rs`), memcpy's three copies
-//! (`src/families/bench/memcpy.rs`), the four block allocators and their workload
-//! (`src/families/bench/alloc.rs`), the IPC message fill and check
+//! (`src/families/bench/memcpy/measure.rs`), the four block allocators and their workload
+//! (`src/families/bench/alloc/measure.rs`), the IPC message fill and check
 //! (`src/families/bench/ipc/message.rs`), the TSC read, and the framing
 //! (`src/run/env/frame.rs`). What differs is only what a unikernel has instead
 //! of Linux's system calls: the operations timed (getpid, yield, malloc,

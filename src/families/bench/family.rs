@@ -1,6 +1,6 @@
 //! The contract every benchmark family keeps: its benchmarks, its cases at a
 //! scale, whether they run here, how a case runs, and where its cases may be
-//! measured. A family is one file under `bench/cases/` implementing
+//! measured. A family is one folder of `bench/` whose `family.rs` implements
 //! [`Family`]; the registry is only the list of families and the suites.
 
 use super::{CaseCtx, CaseData, CaseError};

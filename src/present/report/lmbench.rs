@@ -66,7 +66,7 @@ fn proc_rows() -> Vec<Row> {
         ),
         row("(static fork)", proc::FORK, proc::Params::touched(0, false), "fork + child _exit + wait in a small static C process"),
     ];
-    for mib in crate::bench::cases::proc::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
+    for mib in crate::bench::proc::family::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
         for thp in [false, true] {
             let label = format!("(static fork, {mib} MiB touched{})", if thp { ", THP" } else { "" });
             let comment =

@@ -174,7 +174,7 @@ fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::har
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
     let quick = plan.iter().any(|p| p.scale == Scale::Quick);
     let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
-    let quick_bytes = quick.then_some(crate::bench::cases::stream::QUICK_ARRAY_BYTES);
+    let quick_bytes = quick.then_some(crate::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
     let lists = case_lists(plan);
     format!(
@@ -338,7 +338,7 @@ pub fn vmm_multiboot(a: &VmmArgs) -> std::process::ExitCode {
     let console = a.console.as_deref().map(|p| std::fs::OpenOptions::new().append(true).create(true).open(p));
     let r = (|| {
         let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
-        crate::microvm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
+        crate::vmm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
     })();
     match r {
         Ok(status) => std::process::ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
@@ -464,7 +464,7 @@ type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 
 /// A measured case's metrics, named as the Linux family names them.
 fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
-    if p.benchmark.is_of(&crate::bench::cases::stream::Stream) {
+    if p.benchmark.is_of(&crate::bench::stream::family::Stream) {
         return stream_metrics(p, c);
     }
     let m = measurement(c)?;
@@ -473,7 +473,7 @@ fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
         schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
         schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
         schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
-        schema::ipc::FAMILY => cases::ipc::metrics(&m.per_op_cycles, clock).map_err(failed)?,
+        schema::ipc::FAMILY => crate::bench::ipc::family::metrics(&m.per_op_cycles, clock).map_err(failed)?,
         schema::memcpy::FAMILY => {
             let bytes = p.params.get("bytes").and_then(Value::as_u64).unwrap_or(0);
             cases::copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, &m, clock).map_err(failed)?

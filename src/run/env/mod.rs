@@ -277,7 +277,7 @@ pub enum EnvError {
     Io { what: String, source: std::io::Error },
     /// An environment that runs on KVM, without a usable /dev/kvm.
     #[error("{env}: {source}")]
-    NoKvm { env: &'static str, source: crate::microvm::VmError },
+    NoKvm { env: &'static str, source: crate::vmm::VmError },
     #[error(transparent)]
     NoSuchKernel(#[from] NoSuchKernel),
     /// Its own options, as clap read them back.
@@ -323,7 +323,7 @@ impl EnvError {
 
     /// `env` needs /dev/kvm: the reason it cannot have it, if it cannot.
     pub fn kvm_usable(env: &'static str) -> Result<(), EnvError> {
-        crate::microvm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
+        crate::vmm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
     }
 }
 

@@ -1,25 +1,6 @@
-//! Each family on the harness: which cases it has at each scale, whether it
-//! can run here, and how one case runs and becomes a CaseData.
-
-pub mod aim;
-pub mod alloc;
-pub mod blk;
-pub mod boot;
-pub mod bw;
-pub mod control;
-pub mod ctx;
-pub mod hermit;
-pub mod ipc;
-pub mod memcpy;
-pub mod microvm;
-pub mod net;
-pub mod noise;
-pub mod packet_stream;
-pub mod pagefault;
-pub mod parallel;
-pub mod proc;
-pub mod stream;
-pub mod syscall;
+//! What the families' cases share (each family's own are its folder's
+//! `family.rs`): parameter points and grids, placing a case on its CPU,
+//! timing it with the harness, and turning what it measured into metrics.
 
 use super::{CaseCtx, CaseData, CaseError};
 use crate::clock::{ClockInfo, Tsc};

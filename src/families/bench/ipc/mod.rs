@@ -1,6 +1,9 @@
 //! Message passing between two actors: the mechanisms, and a ping-pong driver
 //! that measures their round trip as two threads or two processes.
 
+pub mod family;
+pub mod schema;
+
 pub mod fd;
 pub mod memory;
 pub mod message;

@@ -9,6 +9,9 @@
 //! reports intervals) for a spread; each side reports its thread CPU time
 //! over the window.
 
+pub mod family;
+pub mod schema;
+
 pub mod netns;
 
 use std::io::{self, Read, Write};

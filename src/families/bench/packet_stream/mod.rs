@@ -6,6 +6,9 @@
 //! frees the slot when the acknowledgement comes back. Notifications happen
 //! only when a side sleeps (see `ring`), so a batch costs at most one.
 
+pub mod family;
+pub mod schema;
+
 pub mod ring;
 pub mod rpc;
 

@@ -1,0 +1,63 @@
+//! Allocators: live set x block size per allocator, the bitmap also nearly
+//! full; and HermitCore's malloc(1 MiB) + free.
+
+use crate::bench::alloc::{Kind, Workload};
+use crate::bench::cases::{grid, measure, measured, per_op_metric, points};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
+use crate::results::Params;
+use crate::schema::{self, alloc::Fill};
+use serde_json::json;
+
+pub const LIVE: [u64; 4] = [25, 100, 400, 1600];
+pub const SIZES: [u64; 4] = [64, 256, 1500, 4096];
+
+fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
+    let (live, sizes): (&[u64], &[u64]) = match scale {
+        Scale::Quick => (&[100], &[64, 1500]),
+        Scale::Full => (&LIVE, &SIZES),
+    };
+    let fills: &[Fill] = if kind == Kind::Bitmap { Fill::ALL } else { &[Fill::Half] };
+    let sweep = grid(fills, &grid(live, sizes));
+    points(sweep.into_iter().map(|(fill, (live, bytes))| schema::alloc::Params { live, bytes, fill: Some(fill) }))
+}
+
+fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let p: schema::alloc::Params = ctx.typed()?;
+    let (live, bytes) = (p.live as usize, p.bytes as usize);
+    let capacity = crate::bench::alloc::capacity(live, p.fill == Some(Fill::NearlyFull));
+    let mut w =
+        Workload::new(kind.build(bytes, capacity), live).ok_or_else(|| CaseError::Failed("could not allocate the live set".into()))?;
+    let (m, placement) = measure(ctx, |n| w.pairs(n).ok_or_else(|| CaseError::Failed(format!("{} ran out of space", kind.name()))), |e| e)?;
+    let mut details = serde_json::Map::new();
+    details.insert("capacity_blocks".into(), json!(capacity));
+    Ok(measured(placement, &m, vec![per_op_metric(schema::alloc::PER_PAIR, &m, ctx.clock)?], details))
+}
+
+/// alloc.*: one benchmark per allocator.
+pub struct Allocators;
+
+impl Family for Allocators {
+    fn name(&self) -> &'static str {
+        schema::alloc::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &Kind::ALL, |k| {
+            let params = if k == Kind::Bitmap {
+                "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full"
+            } else {
+                "live 25,100,400,1600; bytes 64,256,1500,4096"
+            };
+            (k.name(), k.description(), params, "-")
+        })
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        cases(Kind::ALL[variant], scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(Kind::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
+}

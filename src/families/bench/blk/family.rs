@@ -1,0 +1,108 @@
+//! The blk family on the harness: one case per operation, cache mode and block size.
+
+use crate::bench::blk::{self, Op};
+use crate::bench::cases::{grid, pinned, points};
+use crate::bench::scratch::ScratchFile;
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
+use crate::results::{Metric, Params};
+use crate::schema::{self, blk::Mode, blk::details as keys};
+use crate::stats::Summary;
+use serde_json::json;
+
+crate::named_enum! {
+    pub enum BlkTest {
+        Read = schema::blk::READ,
+        Write = schema::blk::WRITE,
+    }
+}
+
+impl BlkTest {
+    pub fn op(self) -> Op {
+        match self {
+            BlkTest::Read => Op::Read,
+            BlkTest::Write => Op::Write,
+        }
+    }
+    pub fn description(self) -> &'static str {
+        match self {
+            BlkTest::Read => {
+                "sequential pread of one block size, O_DIRECT or through the page cache, one request in flight: MiB/s and CPU time per MiB"
+            }
+            BlkTest::Write => {
+                "sequential pwrite of one block size, O_DIRECT or through the page cache (fdatasync after the window, timed apart), one request in flight"
+            }
+        }
+    }
+}
+
+const PARAMETERS: &str = "mode direct|cached; block 512,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M";
+
+/// The file each case lays out (and removes), by scale.
+pub fn file_bytes(ctx: &CaseCtx) -> u64 {
+    if ctx.harness.batches < 5 { 4 << 20 } else { 128 << 20 }
+}
+
+fn cases(scale: Scale) -> Vec<Params> {
+    let blocks: &[u64] = match scale {
+        Scale::Quick => &[4 << 10, 1 << 20],
+        Scale::Full => &[512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
+    };
+    points(grid(Mode::ALL, blocks).into_iter().map(|(mode, block)| schema::blk::Params { mode, block }))
+}
+
+fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let p: schema::blk::Params = ctx.typed()?;
+    let (block, direct) = (p.block as usize, p.mode == Mode::Direct);
+    if blk::on_tmpfs(ctx.scratch) {
+        return Err(CaseError::NotApplicable(format!(
+            "{} is tmpfs, which has no disk behind it and no direct I/O; point --scratch at a directory on a disk filesystem",
+            ctx.scratch.display()
+        )));
+    }
+    let io = |e| CaseError::from_io(t.name(), e);
+    let bytes = file_bytes(ctx);
+    let f = ScratchFile::create(ctx.scratch, "blk", bytes).map_err(io)?;
+    if direct {
+        let a = blk::dio_align(&f.path).map_err(|e| CaseError::NotApplicable(format!("direct I/O on {}: {e}", ctx.scratch.display())))?;
+        blk::check_direct(block, blk::BUF_ALIGN, a).map_err(|e| CaseError::NotApplicable(e.to_string()))?;
+    }
+    let file = blk::open(&f.path, direct).map_err(io)?;
+    let timing = crate::bench::net::family::timing(ctx);
+    let (r, placement) = pinned(ctx, || blk::run(&file, bytes, t.op(), block, timing.warm, timing.measure, timing.slice).map_err(io))?;
+    let window_mib = r.bytes as f64 / (1 << 20) as f64;
+    let mut details = serde_json::Map::new();
+    details.insert("file_bytes".into(), json!(bytes));
+    details.insert("window_s".into(), json!(r.window_s));
+    details.insert("ops".into(), json!(r.ops));
+    details.insert(keys::MIB_PER_S.into(), json!(window_mib / r.window_s));
+    details.insert(keys::IOPS.into(), json!(r.ops as f64 / r.window_s));
+    details.insert(keys::CPU_MS_PER_MIB.into(), json!(1e3 * r.cpu_s / window_mib));
+    details.insert(keys::CPU_UTIL.into(), json!(r.cpu_s / r.window_s));
+    if t == BlkTest::Write {
+        details.insert(keys::FDATASYNC_AFTER_S.into(), json!(r.sync_s));
+    }
+    let slices = Summary::of(&r.slice_mib_s).ok_or_else(|| CaseError::Failed("the window was too short for one interval".into()))?;
+    Ok(CaseData { placement, metrics: vec![Metric::rate(schema::blk::THROUGHPUT, "MiB/s", slices)], details })
+}
+
+/// blk.*: sequential block I/O by block size, direct and cached.
+pub struct Blk;
+
+impl Family for Blk {
+    fn name(&self) -> &'static str {
+        schema::blk::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(BlkTest::ALL[variant], ctx)
+    }
+    fn needs_disk(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,5 @@
+//! The boot family: its cases (`family.rs`) and its section of the schema
+//! (`schema.rs`).
+
+pub mod family;
+pub mod schema;

@@ -1,0 +1,138 @@
+//! Bandwidths: streams take a placement, the rest run on one pinned CPU.
+
+use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
+use crate::bench::cases::{copy_metrics, measure, measured, pinned, points};
+use crate::bench::child;
+use crate::bench::scratch::ScratchFile;
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::clock::Tsc;
+use crate::harness::{self, Measurement};
+use crate::named::Named;
+use crate::placement::{Cores, Placement};
+use crate::results::Params;
+use crate::schema;
+use serde_json::json;
+
+/// The file the mmap and read kinds read.
+pub const FILE_BYTES: u64 = 64 << 20;
+
+fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
+    let cores: &[Option<Cores>] = match (kind.is_stream(), scale) {
+        (true, Scale::Quick) => &[Some(Cores::Same)],
+        (true, Scale::Full) => &[Some(Cores::Same), Some(Cores::Cross)],
+        // Memory buffers far beyond the LLC take seconds to lay out: full only.
+        (false, Scale::Quick) if kind.is_memory() => &[],
+        (false, _) => &[None],
+    };
+    points(cores.iter().map(|&cores| schema::bw::Params { cores }))
+}
+
+pub fn ram_bytes() -> u64 {
+    crate::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
+}
+
+fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
+    let reader_cpu = ctx.cpus[0];
+    let writer_cpu = if cores == Some(Cores::Cross) {
+        *ctx.cpus.get(1).ok_or_else(|| CaseError::NotApplicable("cross-core needs two CPUs; --cpus names one".into()))?
+    } else {
+        reader_cpu
+    };
+    let io = |e| CaseError::from_io(kind.name(), e);
+    let (r, w) = bw::stream_pair(kind).map_err(io)?;
+    let pid = bw::spawn_writer(w, &r, CHUNK, writer_cpu).map_err(io)?;
+    let mut sink = Sink::new(r, CHUNK);
+    let result = pinned(ctx, || {
+        let _deadline = crate::watchdog::Deadline::arm(ctx.timeout).map_err(io)?;
+        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| (0..n).try_for_each(|_| sink.chunk())).map_err(io)
+    });
+    drop(sink);
+    let status = child::reap(pid).map_err(io)?;
+    let (m, mut placement) = result?;
+    if !child::exited_with(status, 0) {
+        return Err(CaseError::Failed(format!("the writer process ended with wait status {status:#x}")));
+    }
+    placement.actors = "reader thread + writer process".into();
+    placement.cpus = vec![reader_cpu, writer_cpu];
+    Ok((m, placement))
+}
+
+fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let cores = ctx.typed::<schema::bw::Params>()?.cores;
+    let io = |e| CaseError::from_io(kind.name(), e);
+    let mut details = serde_json::Map::new();
+    let (m, placement, bytes_per_op) = match kind {
+        BwKind::Pipe | BwKind::Unix => {
+            let (m, p) = stream(kind, cores, ctx)?;
+            (m, p, CHUNK as u64)
+        }
+        _ if kind.is_memory() => {
+            let llc = bw::llc_bytes();
+            let bytes = ctx.mem_bytes.unwrap_or_else(|| bw::mem_buffer_bytes(llc, ram_bytes()));
+            details.insert("llc_bytes".into(), json!(llc));
+            details.insert("buffer_bytes".into(), json!(bytes));
+            crate::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
+            let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
+            let mut round = 0;
+            let passes = |n| {
+                for _ in 0..n {
+                    round += 1;
+                    bufs.pass(kind, round);
+                }
+                crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
+            };
+            let (m, p) = measure(ctx, passes, io)?;
+            (m, p, bytes)
+        }
+        _ => {
+            // Page-sized writes, as lmbench's file is written (see ScratchFile::written_in).
+            let f = ScratchFile::written_in(ctx.scratch, kind.name(), FILE_BYTES, 4096).map_err(io)?;
+            let file = std::fs::File::open(&f.path).map_err(io)?;
+            // mmap_only maps the file once, untimed, as bw_mmap_rd's init_open does.
+            let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };
+            // Page-aligned, as lmbench's valloc(XFERSIZE): the kernel's copy
+            // into a buffer misaligned by 16 bytes (malloc's) is slower.
+            let mut buf = crate::bench::child::Private::new(CHUNK).map_err(io)?;
+            details.insert("file_bytes".into(), json!(FILE_BYTES));
+            let read = |n| {
+                (0..n).try_for_each(|_| {
+                    match (kind, &map) {
+                        (BwKind::FileRd, _) => bw::file_read(&file, f.bytes, buf.bytes_mut()),
+                        (_, Some(map)) => Ok(map.sum()),
+                        _ => bw::mmap_read_open(&f),
+                    }
+                    .map(|_| ())
+                })
+            };
+            let (m, p) = measure(ctx, read, io)?;
+            (m, p, FILE_BYTES)
+        }
+    };
+    details.insert("bytes_per_op".into(), json!(bytes_per_op));
+    let metrics = copy_metrics(schema::bw::BANDWIDTH, schema::bw::PER_OP, bytes_per_op, &m, ctx.clock)?;
+    Ok(measured(placement, &m, metrics, details))
+}
+
+/// bw.*: lmbench bandwidths.
+pub struct Bandwidths;
+
+impl Family for Bandwidths {
+    fn name(&self) -> &'static str {
+        schema::bw::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, BwKind::ALL, |k| {
+            let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+            (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
+        })
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        cases(BwKind::ALL[variant], scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(BwKind::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
+}

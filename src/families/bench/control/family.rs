@@ -1,0 +1,71 @@
+//! The control loop: a 1000 us periodic task's deviation from its deadlines,
+//! one benchmark per way of waiting.
+
+use crate::bench::attribution::Snapshot;
+use crate::bench::cases::{case_cpus, pinned, points, summary_of};
+use crate::bench::control::{self, Wait};
+use crate::bench::noise;
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
+use crate::results::{Metric, Params};
+use crate::schema::{self, control::details as keys};
+use serde_json::json;
+
+pub const CONTROL_PERIOD_NS: u64 = 1_000_000;
+
+fn cases(scale: Scale) -> Vec<Params> {
+    points([schema::control::Params { samples: if scale == Scale::Quick { 300 } else { 3_000 } }])
+}
+
+fn run(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let n = ctx.typed::<schema::control::Params>()?.samples as usize;
+    let n = if ctx.harness.batches < 5 { n.min(50) } else { n };
+    let cpus = case_cpus(ctx);
+    let ((r, attribution), placement) = pinned(ctx, || {
+        let before = Snapshot::take(&cpus);
+        let r = control::run(wait, CONTROL_PERIOD_NS, n, ctx.clock.tsc_hz, |_| {}).map_err(|e| CaseError::from_io(wait.name(), e))?;
+        Ok((r, Snapshot::take(&cpus).since(&before)))
+    })?;
+    // The slides' measure: the interval between successive wake-ups minus
+    // the period(s) it spans, i.e. the change in deviation from the grid.
+    let period_devs: Vec<i64> = r.deviations.windows(2).map(|w| w[1] - w[0]).collect();
+    let period_abs: Vec<u64> = period_devs.iter().map(|d| d.unsigned_abs()).collect();
+    let mut period_abs_sorted: Vec<f64> = period_abs.iter().map(|&d| d as f64).collect();
+    period_abs_sorted.sort_by(f64::total_cmp);
+    let devs: Vec<f64> = r.deviations.iter().map(|&d| d as f64).collect();
+    let abs: Vec<u64> = r.deviations.iter().map(|d| d.unsigned_abs()).collect();
+    let period_cycles = CONTROL_PERIOD_NS as f64 * ctx.clock.tsc_hz / 1e9;
+    let mut details = serde_json::Map::new();
+    details.insert(keys::PERIOD_CYCLES.into(), json!(period_cycles));
+    details.insert(keys::OVERRUNS.into(), json!(r.overruns));
+    details.insert(keys::PERIOD_DEV_MAX_CYCLES.into(), json!(period_devs.iter().max()));
+    details.insert(keys::PERIOD_DEV_MIN_CYCLES.into(), json!(period_devs.iter().min()));
+    details.insert(
+        "period_dev_abs_p99_cycles".into(),
+        json!((!period_abs_sorted.is_empty()).then(|| crate::stats::quantile_sorted(&period_abs_sorted, 0.99))),
+    );
+    details.insert(keys::PERIOD_DEV_ABS_HISTOGRAM_LOG2.into(), json!(noise::log2_histogram(&period_abs)));
+    details.insert(keys::LATE_MAX_CYCLES.into(), json!(r.deviations.iter().max()));
+    details.insert("early_max_cycles".into(), json!(r.deviations.iter().min().map(|m| -m)));
+    details.insert("abs_deviation_histogram_log2".into(), json!(noise::log2_histogram(&abs)));
+    details.insert(keys::ATTRIBUTION.into(), attribution);
+    Ok(CaseData { placement, metrics: vec![Metric::cycles(schema::control::DEVIATION, summary_of(&devs)?, ctx.clock)], details })
+}
+
+/// control.*: the control loop, one benchmark per way of waiting.
+pub struct ControlLoop;
+
+impl Family for ControlLoop {
+    fn name(&self) -> &'static str {
+        schema::control::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, Wait::ALL, |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"))
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(Wait::ALL[variant], ctx)
+    }
+}

@@ -1,0 +1,76 @@
+//! lat_ctx: ring size x working set.
+
+use crate::bench::cases::{grid, points, summary_of};
+use crate::bench::ctx::{self, RingSpec};
+use crate::bench::ipc::IpcError;
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::placement::Placement;
+use crate::results::{Metric, Params};
+use crate::schema;
+use serde_json::json;
+
+fn cases(scale: Scale) -> Vec<Params> {
+    let (procs, ws): (&[u64], &[u64]) = match scale {
+        Scale::Quick => (&[2, 4], &[0, 16]),
+        Scale::Full => (&[2, 3, 4, 10], &[0, 4, 16, 64]),
+    };
+    points(grid(ws, procs).into_iter().map(|(ws_kib, procs)| schema::ctx::Params { procs, ws_kib }))
+}
+
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let p: schema::ctx::Params = ctx.typed()?;
+    let spec = RingSpec { procs: p.procs as usize, ws_kib: p.ws_kib as usize, cpu: ctx.cpus[0], policy: ctx.policy, timeout: ctx.timeout };
+    let r = ctx::run(&spec, ctx.clock.overhead_cycles, &ctx.harness).map_err(|e| match e {
+        IpcError::Interrupted => CaseError::Interrupted,
+        e => CaseError::Failed(e.to_string()),
+    })?;
+    let overhead = summary_of(&r.overhead.per_op_cycles)?;
+    let hops: Vec<f64> = r.rounds.per_op_cycles.iter().map(|c| c / spec.procs as f64).collect();
+    let switch: Vec<f64> = hops.iter().map(|h| h - overhead.median).collect();
+    let mut details = serde_json::Map::new();
+    details.insert("rounds_inner".into(), json!(r.rounds.inner));
+    details.insert("overhead_inner".into(), json!(r.overhead.inner));
+    details.insert("visits_logged".into(), json!(r.visits.len()));
+    Ok(CaseData {
+        placement: Placement {
+            actors: format!("{} processes in a ring", spec.procs),
+            cpus: vec![spec.cpu; spec.procs],
+            observed_cpus: vec![crate::placement::current_cpu()],
+            policy: ctx.policy.to_string(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics: vec![
+            Metric::cycles(schema::ctx::SWITCH, summary_of(&switch)?, ctx.clock).with_samples(&switch),
+            Metric::cycles(schema::ctx::HOP, summary_of(&hops)?, ctx.clock).with_samples(&hops),
+            Metric::cycles(schema::ctx::OVERHEAD, overhead, ctx.clock),
+        ],
+        details,
+    })
+}
+
+/// ctx.ring: lat_ctx.
+pub struct Ctx;
+
+impl Family for Ctx {
+    fn name(&self) -> &'static str {
+        schema::ctx::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            schema::ctx::RING,
+            "lat_ctx: N processes pass a token round a ring of pipes, each summing its S KiB working set; ring overhead measured in one process and subtracted",
+            "procs 2,3,4,10; ws_kib 0,4,16,64 (all on one CPU)",
+            "-",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
+}

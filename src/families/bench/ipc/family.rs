@@ -1,0 +1,106 @@
+//! The ipc family on the harness: cases are payload x space x cores, each a
+//! ping-pong whose one-way cost is half the round trip.
+
+use crate::bench::cases::{grid, points, summary_of};
+use crate::bench::ipc::pingpong::{self, PingPongSpec};
+use crate::bench::ipc::{IpcError, Mechanism};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
+use crate::clock::ClockInfo;
+use crate::placement::{Cores, Placement, Space};
+use crate::results::{Metric, Params};
+use crate::schema;
+use serde_json::json;
+
+pub const WORDS_FULL: [u64; 7] = [0, 1, 2, 4, 8, 16, 64];
+pub const WORDS_QUICK: [u64; 3] = [0, 8, 64];
+
+fn supported(m: Mechanism) -> Result<(), Unsupported> {
+    m.pair(Space::Intra).map(|_| ()).map_err(|e| Unsupported(format!("cannot create a {} channel: {e}", m.name())))
+}
+
+fn cases(scale: Scale) -> Vec<Params> {
+    let words: &[u64] = match scale {
+        Scale::Quick => &WORDS_QUICK,
+        Scale::Full => &WORDS_FULL,
+    };
+    let sweep = grid(&schema::ipc::SPACES, &grid(&schema::ipc::CORES, words));
+    points(sweep.into_iter().map(|(space, (cores, words))| schema::ipc::Params { words, space, cores }))
+}
+
+fn run(m: Mechanism, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let schema::ipc::Params { words, space, cores } = ctx.typed()?;
+    let words = words as usize;
+    if let Some(why) = m.unsupported(cores, words) {
+        return Err(CaseError::NotApplicable(why.into()));
+    }
+    let cpus = match cores {
+        Cores::Same => (ctx.cpus[0], ctx.cpus[0]),
+        Cores::Cross => match ctx.cpus.get(1) {
+            Some(&c) => (ctx.cpus[0], c),
+            None => return Err(CaseError::NotApplicable("cross-core needs two CPUs; --cpus names one".into())),
+        },
+    };
+    let spec = PingPongSpec { mechanism: m, words, space, cpus, policy: ctx.policy, timeout: ctx.timeout };
+    let r = pingpong::run(&spec, ctx.clock.overhead_cycles, &ctx.harness).map_err(|e| match e {
+        IpcError::Interrupted => CaseError::Interrupted,
+        e => CaseError::Failed(e.to_string()),
+    })?;
+    let mut details = serde_json::Map::new();
+    details.insert("inner".into(), json!(r.measurement.inner));
+    details.insert("round_trips".into(), json!(r.round_trips));
+    details.insert("requests_verified_by_server".into(), json!(r.served));
+    details.insert("wire_bytes".into(), json!(m.wire_bytes(words)));
+    details.insert("calibration".into(), json!(r.measurement.calibration));
+    Ok(CaseData {
+        placement: Placement {
+            actors: match space {
+                Space::Intra => "threads",
+                Space::Inter => "processes",
+            }
+            .into(),
+            cpus: vec![cpus.0, cpus.1],
+            observed_cpus: vec![r.observed_cpus.0, r.observed_cpus.1],
+            policy: ctx.policy.to_string(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics: metrics(&r.measurement.per_op_cycles, ctx.clock)?,
+        details,
+    })
+}
+
+/// One way (half the round trip, as the L4 tables count) and the round
+/// trip, from samples of cycles per round trip.
+pub fn metrics(round_trips: &[f64], clock: &ClockInfo) -> Result<Vec<Metric>, CaseError> {
+    let rt = summary_of(round_trips)?;
+    Ok(vec![
+        Metric::cycles(schema::ipc::ONE_WAY, rt.scaled(0.5), clock).with_samples(&round_trips.iter().map(|c| c / 2.0).collect::<Vec<_>>()),
+        Metric::cycles(schema::ipc::ROUND_TRIP, rt, clock).with_samples(round_trips),
+    ])
+}
+
+/// ipc.*: one-way IPC cost by mechanism and payload.
+pub struct Ipc;
+
+impl Family for Ipc {
+    fn name(&self) -> &'static str {
+        schema::ipc::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, &Mechanism::ALL, |m| {
+            let needs = if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" };
+            (m.name(), m.description(), "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross", needs)
+        })
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
+        supported(Mechanism::ALL[variant])
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(Mechanism::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,116 @@
+//! IPC ping-pong: payload x address space x cores.
+//! Its section of the schema: its parameters, metric and detail names, ids.
+
+crate::schema_core::family!("ipc");
+pub use crate::placement::{Cores, Space};
+
+crate::schema_core::params! {
+    /// An ipc case: payload in 64-bit words, threads or processes, one core or two.
+    Params {
+        words: u64,
+        space: Space,
+        cores: Cores,
+    }
+}
+
+/// Cycles one way: half the round trip, as the L4 tables count.
+pub const ONE_WAY: &str = "one_way";
+/// Cycles of a whole round trip.
+pub const ROUND_TRIP: &str = "round_trip";
+
+/// Address spaces in table order.
+pub const SPACES: [Space; 2] = [Space::Intra, Space::Inter];
+/// Core placements in table order.
+pub const CORES: [Cores; 2] = [Cores::Same, Cores::Cross];
+
+/// "intra" or "inter", as the JSON writes it.
+pub fn space_name(s: Space) -> &'static str {
+    match s {
+        Space::Intra => "intra",
+        Space::Inter => "inter",
+    }
+}
+
+/// "same" or "cross", as the JSON writes it.
+pub fn cores_name(c: Cores) -> &'static str {
+    match c {
+        Cores::Same => "same",
+        Cores::Cross => "cross",
+    }
+}
+
+/// The IPC mechanisms of the l4-ipc suite, in table order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mechanism {
+    Pipe,
+    Fifo,
+    UnixStream,
+    UnixDgram,
+    Eventfd,
+    Futex,
+    Spin,
+    Cacheline,
+    PosixMq,
+    SysvMq,
+    Tcp,
+    Udp,
+}
+
+impl Mechanism {
+    pub const ALL: [Mechanism; 12] = [
+        Mechanism::Pipe,
+        Mechanism::Fifo,
+        Mechanism::UnixStream,
+        Mechanism::UnixDgram,
+        Mechanism::Eventfd,
+        Mechanism::Futex,
+        Mechanism::Spin,
+        Mechanism::Cacheline,
+        Mechanism::PosixMq,
+        Mechanism::SysvMq,
+        Mechanism::Tcp,
+        Mechanism::Udp,
+    ];
+
+    /// The name in benchmark ids and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Pipe => "pipe",
+            Mechanism::Fifo => "fifo",
+            Mechanism::UnixStream => "unix-stream",
+            Mechanism::UnixDgram => "unix-dgram",
+            Mechanism::Eventfd => "eventfd",
+            Mechanism::Futex => "futex",
+            Mechanism::Spin => "spin",
+            Mechanism::Cacheline => "cacheline",
+            Mechanism::PosixMq => "posix-mq",
+            Mechanism::SysvMq => "sysv-mq",
+            Mechanism::Tcp => "tcp",
+            Mechanism::Udp => "udp",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            Mechanism::Pipe => "two pipes, one per direction; payload through the pipe",
+            Mechanism::Fifo => "two named FIFOs (mkfifo in the temporary directory, unlinked once open)",
+            Mechanism::UnixStream => "UNIX stream socketpair",
+            Mechanism::UnixDgram => "UNIX datagram socketpair, one datagram per message",
+            Mechanism::Eventfd => "payload in shared memory, an eventfd per direction wakes the peer",
+            Mechanism::Futex => "payload in shared memory, FUTEX_WAIT/FUTEX_WAKE on a shared word",
+            Mechanism::Spin => "payload in shared memory, receiver busy-polls a shared word (the floor)",
+            Mechanism::Cacheline => {
+                "both directions on one cache line (sequence word and up to 7 words), busy-polled: the hardware floor of a shared-memory message"
+            }
+            Mechanism::PosixMq => "POSIX message queue per direction",
+            Mechanism::SysvMq => "one System V message queue, message type per direction",
+            Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",
+            Mechanism::Udp => "UDP over loopback, connected sockets",
+        }
+    }
+
+    /// Its benchmark id (`ipc.pipe`).
+    pub fn id(self) -> String {
+        id(self.name())
+    }
+}

@@ -1,0 +1,96 @@
+//! lat_proc: one case per operation; the static fork also by the size of
+//! the process that forks.
+
+use crate::bench::cases::{measure, measured, per_op_metric, points};
+use crate::bench::pagefault::FaultKind;
+use crate::bench::proc::{Prepared, ProcOp, Touch};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
+use crate::named::Named;
+use crate::results::Params;
+use crate::schema::{self, proc::Params as ProcParams};
+
+/// Memory the static fork's process has written, in MiB (full scale): fork
+/// cost against process size.
+pub const TOUCHED_MIB: [u64; 3] = [0, 64, 512];
+
+fn cases(op: ProcOp, scale: Scale) -> Vec<Params> {
+    if op != ProcOp::Fork {
+        return points([ProcParams::NONE]);
+    }
+    let touched: &[u64] = if scale == Scale::Quick { &TOUCHED_MIB[..1] } else { &TOUCHED_MIB };
+    let sizes = touched.iter().flat_map(|&mib| if mib == 0 { vec![(0, false)] } else { vec![(mib, false), (mib, true)] });
+    points(sizes.map(|(mib, thp)| ProcParams::touched(mib, thp)))
+}
+
+fn supported(op: ProcOp) -> Result<(), Unsupported> {
+    Prepared::new(op, &std::env::temp_dir(), Touch::default())
+        .and_then(|mut p| p.run(1))
+        .map_err(|e| Unsupported(format!("{} does not work here: {e}", op.name())))
+}
+
+/// The memory the case's process writes before it forks; n/a where THP is
+/// asked for and off, or the memory is not there.
+fn touch(ctx: &CaseCtx) -> Result<Touch, CaseError> {
+    let p: ProcParams = ctx.typed()?;
+    let touch = Touch { mib: p.touched_mib.unwrap_or(0), thp: p.thp.unwrap_or(false) };
+    if let Some(why) = FaultKind::AnonThp.unavailable().filter(|_| touch.thp) {
+        return Err(CaseError::NotApplicable(why));
+    }
+    fits_in_memory(touch.mib << 20, "the process to fork")?;
+    Ok(touch)
+}
+
+fn run(op: ProcOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let touch = touch(ctx)?;
+    // A system without a C library (a guest's initramfs) cannot run the
+    // dynamically linked programs: n/a there, not a failure.
+    let mut p = Prepared::new(op, ctx.scratch, touch).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CaseError::NotApplicable(format!("{}: {e}", op.name())),
+        _ => CaseError::Failed(format!("cannot prepare {} in {}: {e}", op.name(), ctx.scratch.display())),
+    })?;
+    let (m, placement) = measure(ctx, |n| p.run(n), |e| CaseError::from_io(op.name(), e))?;
+    let mut details = serde_json::Map::new();
+    if let Some(size) = p.forker_size() {
+        let size = size.map_err(|e| CaseError::Failed(format!("{}: the size of the process that forked: {e}", op.name())))?;
+        // Huge pages asked for and not given: the case would be the 4 KiB one.
+        if touch.thp && size.anon_huge_kib < (touch.mib << 10) / 2 {
+            return Err(CaseError::NotApplicable(format!(
+                "the kernel backed {} KiB of the {} MiB written with huge pages (transparent_hugepage defrag, fragmented memory)",
+                size.anon_huge_kib, touch.mib
+            )));
+        }
+        details.insert(schema::proc::FORKER.into(), serde_json::to_value(size).map_err(|e| CaseError::Failed(e.to_string()))?);
+    }
+    Ok(measured(placement, &m, vec![per_op_metric(schema::proc::PER_OP, &m, ctx.clock)?], details))
+}
+
+/// proc.*: lat_proc's procedure, fork, fork+exec; posix_spawn, vfork, threads.
+pub struct Procs;
+
+impl Family for Procs {
+    fn name(&self) -> &'static str {
+        schema::proc::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, ProcOp::ALL, |op| {
+            let params = if op == ProcOp::Fork { "touched_mib 0,64,512 (quick: 0); thp true|false above 0" } else { "none" };
+            let needs = match op {
+                ProcOp::Procedure | ProcOp::Thread => "one pinned thread",
+                _ => "a C helper (embedded) exec'd from --scratch",
+            };
+            (op.name(), op.description(), params, needs)
+        })
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        cases(ProcOp::ALL[variant], scale)
+    }
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
+        supported(ProcOp::ALL[variant])
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ProcOp::ALL[variant], ctx)
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,87 @@
+//! STREAM: one case single-threaded, one with a pinned thread per CPU given.
+
+use crate::bench::cases::{points, summary_of};
+use crate::bench::stream::{self, Kernel};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
+use crate::placement::Placement;
+use crate::results::{Metric, Params};
+use crate::schema::{self, stream::Threads, stream::details as keys};
+use serde_json::json;
+
+/// Quick runs use arrays this large (below the 4x LLC rule, and said so).
+pub const QUICK_ARRAY_BYTES: u64 = 64 << 20;
+
+fn cases(scale: Scale) -> Vec<Params> {
+    let array_bytes = (scale == Scale::Quick).then_some(QUICK_ARRAY_BYTES);
+    points(Threads::ALL.iter().map(|&threads| schema::stream::Params { threads, array_bytes }))
+}
+
+fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+    let p: schema::stream::Params = ctx.typed()?;
+    let per_cpu = p.threads == Threads::PerCpu;
+    let threads = if per_cpu { ctx.cpus.len() } else { 1 };
+    let llc = crate::bench::bw::llc_bytes();
+    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::bench::bw::family::ram_bytes());
+    crate::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
+    // STREAM's NTIMES, 10 repetitions (the first not counted), in full
+    // suites; quick ones (and tests) follow the harness's batches. STREAM
+    // runs in the first round only, whose batches are few when rounds are many.
+    let reps = if ctx.scale == Scale::Full { stream::NTIMES } else { (ctx.harness.batches + 1).clamp(3, 11) };
+    let r = stream::run(elements, reps, ctx.cpus, threads, stream::kernels).map_err(|e| CaseError::Failed(e.to_string()))?;
+    let mut metrics = Vec::new();
+    for k in &r.kernels {
+        let rates: Vec<f64> = k.times.iter().map(|t| k.bytes as f64 / t / 1e6).collect();
+        let name = k.kernel.name().to_lowercase();
+        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", summary_of(&rates)?));
+        metrics.push(Metric::cost(&schema::stream::time(&name), "s", summary_of(&k.times)?));
+    }
+    let array_bytes = elements as u64 * 8;
+    let mut details = serde_json::Map::new();
+    details.insert("elements".into(), json!(elements));
+    details.insert(keys::ARRAY_BYTES.into(), json!(array_bytes));
+    details.insert("llc_bytes".into(), json!(llc));
+    details.insert(keys::MEETS_4X_LLC.into(), json!(llc.is_none_or(|l| array_bytes >= 4 * l)));
+    details.insert(keys::REPETITIONS_COUNTED.into(), json!(reps - 1));
+    details.insert("bytes_per_element".into(), json!(Kernel::ALL.map(|k| (k.name(), k.bytes_per_element())).to_vec()));
+    Ok(CaseData {
+        placement: Placement {
+            actors: format!("{threads} thread{}", if threads > 1 { "s, one pinned per CPU" } else { "" }),
+            cpus: ctx.cpus.iter().copied().take(threads).collect(),
+            observed_cpus: vec![],
+            policy: ctx.policy.to_string(),
+            memory_locked: ctx.memory_locked,
+        },
+        metrics,
+        details,
+    })
+}
+
+/// stream.kernels: a variant of STREAM.
+pub struct Stream;
+
+impl Family for Stream {
+    fn name(&self) -> &'static str {
+        schema::stream::FAMILY
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::single(
+            self,
+            schema::stream::KERNELS_BENCH,
+            concat!(
+                "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated; ",
+                "each kernel the loop gcc -O2 makes of STREAM's C for x86-64, in assembly: one pair of doubles per iteration, ",
+                "aligned SSE2 loads and stores through the cache, addpd reading its second array from memory (copy never the C library's memcpy with non-temporal stores); the arrays in one block as STREAM's static ",
+                "arrays (OFFSET 0); best of 9 repetitions in full suites; bytes counted as STREAM counts them"
+            ),
+            "threads single|per-cpu (one pinned per --cpus entry)",
+            "3 arrays of memory",
+        )
+    }
+    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
+        cases(scale)
+    }
+    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        run(ctx)
+    }
+}
