@@ -128,7 +128,7 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
         vm_cpus: 1,
         init_timeout: Duration::from_secs(30),
         run_timeout: Duration::from_secs(120),
-        guest_mode: "run".into(),
+        guest_mode: oscycles::env::guest::GuestMode::Run,
         own,
         keep_console: None,
     };

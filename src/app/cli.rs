@@ -2,6 +2,7 @@
 //! Bad input becomes a `UsageError` (exit code 2) with a sentence naming the
 //! input and what would be valid.
 
+use crate::env::guest::GuestMode;
 use crate::isolation::Isolation;
 use crate::load::LoadKind;
 use crate::named::Named;
@@ -37,6 +38,8 @@ pub enum ArgError {
     Size(String),
     #[error("'{0}' is not a date: use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ (e.g. 2026-11-21)")]
     Date(String),
+    #[error("'{given}' is not one of: {valid}")]
+    OneOf { given: String, valid: String },
 }
 
 #[derive(Parser, Debug)]
@@ -379,8 +382,8 @@ pub struct RunArgs {
     /// sleep), or panic (exit at once: a guest kernel panics); for the xen-*
     /// environments also xen-panic (a PVH dom0 without an IOMMU: Xen
     /// panics) and no-init (dom0's kernel finds no /init).
-    #[arg(long, hide = true, default_value = "run", value_parser = ["run", "hang", "panic", "xen-panic", "no-init"])]
-    pub guest_mode: String,
+    #[arg(long, hide = true, default_value = "run", value_parser = parse_named::<GuestMode>)]
+    pub guest_mode: GuestMode,
     /// Seconds a whole environment's run may take.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub env_timeout: u64,
@@ -451,6 +454,12 @@ fn parse_where(s: &str) -> Result<(String, String), ArgError> {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(ArgError::Where(s.to_string())),
     }
+}
+
+/// One of a closed list of names (a [`Named`] type), or the sentence that
+/// lists them.
+fn parse_named<T: Named + Clone + Send + Sync + 'static>(s: &str) -> Result<T, ArgError> {
+    T::parse(s).ok_or_else(|| ArgError::OneOf { given: s.to_string(), valid: T::names() })
 }
 
 /// A label or fleet id: what a run id may hold, at most 64 characters.

@@ -257,7 +257,7 @@ impl Across<'_> {
         }
         let spec = GuestSpec {
             run: RunSpec { round, ..self.spec.for_environment(benchmark_ids(plan)) },
-            mode: self.o.guest_mode.clone(),
+            mode: self.o.guest_mode,
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
@@ -418,7 +418,7 @@ mod tests {
             vm_cpus: 1,
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
-            guest_mode: "run".into(),
+            guest_mode: crate::env::guest::GuestMode::Run,
             own: crate::env::EnvArgs::defaults().unwrap(),
             keep_console: None,
         }

@@ -266,7 +266,7 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
         vm_cpus: args.vm_cpus,
         init_timeout: Duration::from_secs(args.init_timeout),
         run_timeout: Duration::from_secs(args.env_timeout),
-        guest_mode: args.guest_mode.clone(),
+        guest_mode: args.guest_mode,
         own: args.own.clone(),
         keep_console: None,
     })

@@ -12,13 +12,30 @@ use std::path::Path;
 
 pub const SPEC_PATH: &str = "/oscycles-guest.json";
 
+crate::named_enum! {
+    /// What a child's init does with its spec: run it, or (tests) misbehave
+    /// the way a broken guest does.
+    pub enum GuestMode {
+        /// Run the spec and send the document back.
+        Run = "run",
+        /// Say hello, then sleep (a guest that stops answering).
+        Hang = "hang",
+        /// Exit at once (a guest kernel panics).
+        Panic = "panic",
+        /// A PVH dom0 without an IOMMU: Xen panics (the xen-* environments).
+        XenPanic = "xen-panic",
+        /// dom0's kernel finds no /init (the xen-* environments).
+        NoInit = "no-init",
+    }
+}
+
 /// What the host asks of the guest.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GuestSpec {
     /// The run to measure (its results directory is the guest's own).
     pub run: RunSpec,
-    /// "run" normally; "hang" (say hello, then sleep) and "panic" (exit at once), for tests.
-    pub mode: String,
+    /// [`GuestMode::Run`] but in tests.
+    pub mode: GuestMode,
     /// The size the host gave the environment: vCPUs (a container: CPUs'
     /// worth of time) and memory in MiB.
     pub vm_cpus: u32,
@@ -93,11 +110,11 @@ pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
 /// `results` (a fresh directory), sends the run document or an error.
 pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &RunFn) {
     send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
-    if spec.mode == "panic" {
+    if spec.mode == GuestMode::Panic {
         // A guest's PID 1 exiting panics its kernel; a child just ends.
         std::process::exit(1);
     }
-    if spec.mode == "hang" {
+    if spec.mode == GuestMode::Hang {
         loop {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }

@@ -96,7 +96,7 @@ impl Environment for Hermit {
         }
         // The independent check, beside a full run (not beside a boot).
         let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
-        if spec.mode == "run" && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
+        if spec.mode == super::guest::GuestMode::Run && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
             let check = self.boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
             ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
         }
@@ -179,7 +179,7 @@ fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::har
     let lists = case_lists(plan);
     format!(
         "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}{lists}",
-        spec.mode,
+        spec.mode.name(),
         h.target_batch_cycles,
         h.batches,
         h.fixed_inner.unwrap_or(0)

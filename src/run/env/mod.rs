@@ -243,9 +243,8 @@ pub struct EnvOptions {
     pub init_timeout: Duration,
     /// For the whole guest run.
     pub run_timeout: Duration,
-    /// What the child's init does: "run" (tests: "hang", "panic"; Xen:
-    /// "xen-panic", "no-init").
-    pub guest_mode: String,
+    /// What the child's init does ([`GuestMode::Run`] but in tests).
+    pub guest_mode: guest::GuestMode,
     /// The environments' own options.
     pub own: EnvArgs,
     /// Where a guest that sent no results leaves its console log: a path
@@ -520,7 +519,7 @@ pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Optio
     // One round: the first result is one small measurement, not the default
     // rounds (each a fresh process) a run takes.
     let run = crate::spec::RunSpec { rounds: 1, ..crate::spec::RunSpec::boot(seed) };
-    let spec = GuestSpec { run, mode: "run".into(), vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
+    let spec = GuestSpec { run, mode: guest::GuestMode::Run, vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
     let mut out = env.launch(&spec, o)?;
     let hello = out.first("hello").ok_or_else(|| EnvError::NoHello { env: env.name(), tail: out.log_tail.clone() })?;
     let result = out.first("run").ok_or_else(|| EnvError::NoResult { env: env.name(), tail: out.log_tail.clone() })?;

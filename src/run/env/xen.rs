@@ -21,7 +21,7 @@
 //! Xen's own console (com1) goes to the console log, which the host
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
-use super::guest::{self, GuestSpec, PORT_PATH, RunFn};
+use super::guest::{self, GuestMode, GuestSpec, PORT_PATH, RunFn};
 use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions};
 use serde::{Deserialize, Serialize};
@@ -172,14 +172,14 @@ struct Machine {
 /// `initrd_mib`: the size of dom0's initramfs, which dom0 holds about three
 /// times over with a domU to start (the archive, its unpacked files, and
 /// what the toolstack reads of the domU's kernel and initramfs).
-fn machine(mode: Mode, o: &EnvOptions, guest_mode: &str, initrd_mib: u32) -> Machine {
+fn machine(mode: Mode, o: &EnvOptions, guest_mode: GuestMode, initrd_mib: u32) -> Machine {
     // A PVH dom0, and any HVM or PVH domU, needs hardware-assisted paging
     // (nested SVM with NPT); a PVH dom0 an IOMMU too. With -cpu max a PV
     // dom0 dies at its first instructions, so qemu64 with what is needed.
     // Not rdtscp: TCG reports its exit as rdtsc's, and Xen, which traps the
     // TSC here (no invariant TSC), kills the domain on the mismatch;
     // oscycles reads the TSC with lfence; rdtsc then.
-    let xen_panic = guest_mode == "xen-panic";
+    let xen_panic = guest_mode == GuestMode::XenPanic;
     let pvh_dom0 = mode == Mode::Pvh || xen_panic;
     let iommu = mode == Mode::Pvh && !xen_panic;
     let (dom0_mib, qemu_mib) = match mode.domu() {
@@ -257,13 +257,13 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         Some(kind) => write_dom0_initramfs(&files.initrd, &kernel, spec, o, kind)?,
     }
     let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
-    let m = machine(env.mode, o, &spec.mode, initrd_mib);
+    let m = machine(env.mode, o, spec.mode, initrd_mib);
     let mut cmd = qemu::command(o, m.qemu_mib);
     cmd.args(["-machine", m.machine, "-accel", accel.name(), "-cpu", m.cpu]);
     if m.iommu {
         cmd.args(["-device", "amd-iommu"]);
     }
-    let init = if spec.mode == "no-init" { "/no-such-init" } else { "/init" };
+    let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
     let dom0_args = format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic");
     cmd.arg("-kernel").arg(&xen).args(["-append", &m.xen_args]);
     // Multiboot modules, comma-separated: paths with a comma cannot be passed.
