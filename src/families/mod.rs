@@ -6,4 +6,5 @@
 //! checked by scripts/import-map).
 
 pub mod bench;
+pub mod published;
 pub mod vmm;

@@ -13,6 +13,9 @@ use crate::bench::{
 };
 use crate::results::Params;
 use crate::schema::{self, CaseParams};
+use crate::tabular::figures::Plots;
+use crate::tabular::tables::Table;
+use crate::{bench, published};
 use std::sync::OnceLock;
 
 /// Every family, in the order `list` shows them.
@@ -36,6 +39,39 @@ pub const FAMILIES: &[&dyn Family] = &[
     &Blk,
     &Boot,
     &Microvm,
+];
+
+/// The report's tables, in the order it lays them out: each family's own
+/// (in its folder) and the published evaluations' that span families. A
+/// family that no table shows gets the report's generic table.
+pub const TABLES: &[&dyn Table] = &[
+    &bench::syscall::table::SyscallTable,
+    &bench::ipc::table::IpcTable,
+    &published::l4re::L4ReOverview,
+    &published::lmbench::LmbenchTables,
+    &published::hermit_basic::HermitBasic,
+    &bench::stream::table::Stream,
+    &bench::memcpy::table::Memcpy,
+    &bench::alloc::table::Alloc,
+    &bench::packet_stream::table::PacketStream,
+    &bench::parallel::table::Parallel,
+    &bench::net::table::NetTable,
+    &bench::blk::table::BlkTable,
+    &bench::microvm::table::Exits,
+    &bench::noise::table::Fwq,
+    &bench::control::table::Control,
+    &bench::boot::table::Boot,
+];
+
+/// The plots an exporter that draws lays out after the tables, in order.
+pub const PLOTS: &[&dyn Plots] = &[
+    &bench::ipc::table::IpcPlots,
+    &bench::net::table::NetPlots,
+    &bench::blk::table::BlkPlots,
+    &bench::memcpy::table::MemcpyPlots,
+    &bench::stream::table::StreamPlots,
+    &bench::parallel::table::ParallelPlots,
+    &bench::noise::table::JitterHistograms,
 ];
 
 /// Every benchmark of every family, built once.

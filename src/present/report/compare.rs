@@ -104,7 +104,7 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
     }
     s += &t.render();
     s += &tally_lines(rows, policy);
-    let seed = super::lmbench::render(&[a, b]);
+    let seed = crate::published::lmbench::render(&[a, b]);
     if !seed.is_empty() {
         s += "\n";
         s += &seed;

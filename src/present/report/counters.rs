@@ -5,6 +5,7 @@
 use super::table::{TextTable, cycles};
 use crate::counters::{Counts, Event};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
+pub use crate::tabular::{any_hardware, core_and_instructions};
 use std::collections::BTreeMap;
 
 /// A count per operation: two decimals below 10, one below 100.
@@ -30,20 +31,6 @@ fn cell(c: &Counts, e: Event) -> String {
     } else {
         count(ev.summary.median)
     }
-}
-
-/// The L4Re performance overview's three counters of one operation, where
-/// the hardware counted: (unhalted core cycles, instructions) per operation
-/// of the case, times `per` (0.5 for a one-way figure of a round trip).
-pub fn core_and_instructions(r: &CaseResult, per: f64) -> Option<(f64, f64)> {
-    let c = r.counters.as_ref()?;
-    Some((c.median(Event::Cycles)? * per, c.median(Event::Instructions)? * per))
-}
-
-/// Whether any of `results` has hardware counts (then the published evaluations' tables take
-/// the L4Re page's form: TSC cycles, core cycles, instructions).
-pub fn any_hardware(results: &[&CaseResult]) -> bool {
-    results.iter().any(|r| core_and_instructions(r, 1.0).is_some())
 }
 
 /// Instructions per core cycle, where both were counted.

@@ -1,14 +1,11 @@
 //! Environments side by side: every case measured in more than one
 //! environment, one column per environment and a relative column against
 //! native (the "Rel. Perf" of the L4 performance page's Wombat table: above 1 = faster than
-//! native); and the boot-time table of the HermitCore PVH/HVM benchmark post.
+//! native). The boot-time table is the boot family's (`bench/boot/table.rs`).
 
 use super::table::TextTable;
-use super::tables::{Layout, Table};
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::{boot, environment::Facts};
-use crate::sources::Source;
-
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -183,65 +180,4 @@ fn render_check(doc: &RunDoc, e: &str) -> String {
         "check: in {e}, an independent few-line program booted the same way (rdtsc around 10^5 calls, least of 5 windows):\n  {}\n",
         parts.join("; ")
     )
-}
-
-pub fn render_boot(doc: &RunDoc) -> String {
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();
-    if rs.is_empty() {
-        return String::new();
-    }
-    let mut t = TextTable::new(&["environment", "to /init (s)", "to first result (s)", "starts", "min..max to /init"], 1);
-    let mut notes = String::new();
-    for r in rs {
-        let e = r.env(doc).to_string();
-        match (r.metric(boot::TO_INIT), r.metric(boot::TO_FIRST_RESULT)) {
-            (Some(a), Some(b)) if r.status == CaseStatus::Ok => {
-                // Starts that failed after one that came up: said, not hidden.
-                let failed = r.details.get(boot::FAILED_STARTS).and_then(|f| f.as_array()).map_or(0, Vec::len);
-                let starts = if failed > 0 {
-                    notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or_default());
-                    format!("{} of {}", a.summary.n, a.summary.n + failed)
-                } else {
-                    a.summary.n.to_string()
-                };
-                t.row(vec![
-                    e,
-                    format!("{:.3}", a.summary.median),
-                    format!("{:.3}", b.summary.median),
-                    starts,
-                    format!("{:.3}..{:.3}", a.summary.min, a.summary.max),
-                ])
-            }
-            _ => {
-                notes += &format!("  {e}: {}\n", r.reason.as_deref().unwrap_or("failed"));
-                t.row(vec![e, if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }.into()]);
-            }
-        }
-    }
-    if !notes.is_empty() {
-        notes = format!("not measured:\n{notes}");
-    }
-    if doc.results.iter().any(|r| r.family == boot::FAMILY && r.env(doc) == "hermit") {
-        notes += "the HermitCore PVH/HVM benchmark post: HermitCore to its hello world in 80 ms under KVM and as a Xen PVH guest, 6140 ms as a Xen HVM guest\n";
-    }
-    format!(
-        "boot: from starting the environment to the first act of its init, and to its first result (as in {}), medians\n{}{notes}",
-        Source::HermitCoreXen.short(),
-        t.render()
-    )
-}
-
-/// Start-up time, every environment of the run.
-pub struct Boot;
-
-impl Table for Boot {
-    fn families(&self) -> &'static [&'static str] {
-        &[boot::FAMILY]
-    }
-    fn layout(&self) -> Layout {
-        Layout::Run
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_boot(doc)
-    }
 }

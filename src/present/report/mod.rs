@@ -7,83 +7,24 @@ pub mod counters;
 pub mod doctor;
 pub mod env;
 pub mod export;
-pub mod figures;
 pub mod forest;
 pub mod generic;
 pub mod header;
 pub mod history;
-pub mod io;
-pub mod ipc;
 pub mod list;
-pub mod lmbench;
 pub mod load;
-pub mod memory;
-pub mod microvm;
-pub mod noise;
-pub mod packet_stream;
 pub mod plot;
-pub mod rows;
 pub mod summary;
-pub mod syscall;
-pub mod table;
 pub mod tables;
 pub mod terminal;
 
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::CaseParams;
+use crate::results::{CaseResult, RunDoc};
+pub use crate::tabular::tables::{Draws, Layout, Table};
+// The kit tables are made with, under the names report code has always used.
+pub use crate::tabular::{distinct, figures, noise_note, num, rows, table, typed};
 pub use list::{render_benchmark, render_list};
-use table::percent;
-pub use tables::{Draws, Layout, Table, Tables};
+pub use tables::Tables;
 pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
-
-/// One line on how noisy a table's cells were.
-pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
-    let mut cvs: Vec<(f64, String)> = results
-        .iter()
-        .filter(|r| r.status == CaseStatus::Ok)
-        .filter_map(|r| {
-            let m = r.metric(metric)?;
-            let p: Vec<String> = r.params.values().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect();
-            Some((m.summary.cv, format!("{} {}", r.benchmark, p.join(" ")).trim().to_string()))
-        })
-        .collect();
-    if cvs.is_empty() {
-        return String::new();
-    }
-    cvs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let median = cvs[cvs.len() / 2].0;
-    let (max, which) = cvs.last().cloned().unwrap();
-    let noisy = cvs.iter().filter(|c| c.0 > ipc::NOISY_CV).count();
-    format!(
-        "  noise: CV across batches median {}, max {} ({which}); {noisy} of {} cells above {:.0}%\n",
-        percent(median),
-        percent(max),
-        cvs.len(),
-        ipc::NOISY_CV * 100.0
-    )
-}
-
-/// The results given, each with its parameters as `P` (those whose
-/// parameters do not fit it are left out).
-pub fn typed<'a, P: CaseParams>(results: impl IntoIterator<Item = &'a CaseResult>) -> Vec<(&'a CaseResult, P)> {
-    results.into_iter().filter_map(|r| Some((r, r.params_as::<P>()?))).collect()
-}
-
-/// A numeric detail of a result, NaN where it has none.
-pub fn num(r: &CaseResult, key: &str) -> f64 {
-    r.detail_f64(key).unwrap_or(f64::NAN)
-}
-
-/// Distinct values in order of first appearance.
-pub fn distinct<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::new();
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
-}
 
 /// The tables of a run, oscycles' own ([`Tables::standard`]).
 pub fn render_tables(doc: &RunDoc) -> String {

@@ -1,6 +1,7 @@
 //! SVG plots (plotters' SVG backend, no fonts needed): lines of y against x,
 //! and histograms over log2 buckets with a log count axis.
 
+pub use crate::tabular::lines::{Lines, Point};
 use plotters::prelude::*;
 
 /// Why a plot could not be drawn (plotters' own error, as text: its
@@ -11,43 +12,6 @@ pub struct PlotError(String);
 
 fn drawing(e: impl std::fmt::Display) -> PlotError {
     PlotError(e.to_string())
-}
-
-/// A point of a plot: x, the median y and its 95% interval (NaN where
-/// there is none).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Point {
-    pub x: f64,
-    pub y: f64,
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl Point {
-    /// A point without an interval (a figure that has none).
-    pub fn bare(x: f64, y: f64) -> Point {
-        Point { x, y, lo: f64::NAN, hi: f64::NAN }
-    }
-
-    fn has_interval(&self) -> bool {
-        self.lo.is_finite() && self.hi.is_finite()
-    }
-}
-
-/// A plot to draw: labelled axes with units, a caption naming where the
-/// numbers come from, and named series of points, each drawn with its
-/// interval as an error bar.
-#[derive(Debug, Clone)]
-pub struct Lines {
-    pub title: String,
-    pub x_desc: String,
-    pub y_desc: String,
-    pub log_x: bool,
-    pub log_y: bool,
-    pub caption: String,
-    pub series: Vec<(String, Vec<Point>)>,
-    /// The y axis, where several plots share it (None: from the data).
-    pub y_range: Option<(f64, f64)>,
 }
 
 const SIZE: (u32, u32) = (760, 440);

@@ -10,5 +10,6 @@
 pub mod family;
 mod measure;
 pub mod schema;
+pub mod table;
 
 pub use measure::*;

@@ -7,6 +7,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use std::io;
 

@@ -3,6 +3,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 pub mod fd;
 pub mod memory;

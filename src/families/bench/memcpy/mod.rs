@@ -11,5 +11,6 @@ mod measure;
 use super::child;
 pub mod family;
 pub mod schema;
+pub mod table;
 
 pub use measure::*;

@@ -3,3 +3,4 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;

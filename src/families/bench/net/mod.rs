@@ -11,6 +11,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 pub mod netns;
 

@@ -5,6 +5,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use std::arch::asm;
 

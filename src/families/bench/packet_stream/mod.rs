@@ -8,6 +8,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 pub mod ring;
 pub mod rpc;

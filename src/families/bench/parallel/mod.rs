@@ -4,6 +4,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use super::ipc::pingpong::{self, PingPongSpec};
 use super::ipc::{IpcError, Mechanism};

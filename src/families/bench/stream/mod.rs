@@ -15,5 +15,6 @@ mod measure;
 use super::bw;
 pub mod family;
 pub mod schema;
+pub mod table;
 
 pub use measure::*;

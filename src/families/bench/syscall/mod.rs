@@ -4,6 +4,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use crate::arch::syscall3;
 use std::os::fd::AsRawFd;

@@ -1,16 +1,15 @@
 //! The syscall table (the L4Re performance overview's syscall column, one row per call).
 
-use super::noise_note;
-use super::table::{TextTable, cycles, interval, interval_note, percent};
-use super::tables::{Draws, Table};
-use crate::results::RunDoc;
-use crate::results::{CaseResult, CaseStatus};
+use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::syscall::{self, PER_CALL};
+use crate::tabular::noise_note;
+use crate::tabular::table::{TextTable, cycles, interval, interval_note, percent};
+use crate::tabular::tables::{Draws, Table};
 
 pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     // Where the hardware counted, the L4Re page's form: core cycles and
     // instructions beside the TSC cycles.
-    let hw = super::counters::any_hardware(results);
+    let hw = crate::tabular::any_hardware(results);
     let mut headers = vec!["call", "median cyc"];
     if hw {
         headers.extend(["core cyc", "instr"]);
@@ -26,8 +25,8 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
                 let mut cells = vec![name, cycles(s.median)];
                 if hw {
-                    let (core, instr) = super::counters::core_and_instructions(r, 1.0)
-                        .map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
+                    let (core, instr) =
+                        crate::tabular::core_and_instructions(r, 1.0).map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
                     cells.extend([core, instr]);
                 }
                 cells.extend([

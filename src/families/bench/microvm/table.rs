@@ -3,10 +3,10 @@
 //! min), the VMM's round trip where the exit reaches it, and the ratio to a
 //! native equivalent where there is one.
 
-use super::table::TextTable;
-use super::tables::Table;
 use crate::results::{CaseStatus, RunDoc};
 use crate::schema::microvm::{self, details};
+use crate::tabular::table::TextTable;
+use crate::tabular::tables::Table;
 
 pub fn render(doc: &RunDoc) -> String {
     let rs: Vec<_> = doc.results.iter().filter(|r| r.family == microvm::FAMILY).collect();

@@ -2,7 +2,7 @@
 //! shows, given by benchmark, parameters and metric, looked up in a run.
 
 use crate::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};
-use crate::schema::{CaseParams, NoParams};
+use crate::schema_core::{CaseParams, NoParams};
 
 /// One row: which case, which metric, shown how.
 pub struct Row {

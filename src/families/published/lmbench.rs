@@ -2,13 +2,13 @@
 //! lat_pipe, lat_proc fork, bw_mem_wr...), for one run or two side by side
 //! with a relative-performance column (above 1: the second run is better).
 
-use super::rows::Row;
-use super::table::{TextTable, cycles};
-use super::tables::{Draws, Table};
 use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, Metric, RunDoc};
 use crate::schema::ipc::{Cores, Mechanism, Space};
 use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
+use crate::tabular::rows::Row;
+use crate::tabular::table::{TextTable, cycles};
+use crate::tabular::tables::{Draws, Table};
 
 fn latency_rows() -> Vec<Row> {
     let mut v = Vec::new();
@@ -192,7 +192,11 @@ fn table(
                 if show_cycles {
                     cells.push(cycles(m.summary.median));
                 }
-                cells.push(if m.estimate.is_some() { super::table::interval(m) } else { format!("CV {:.1}%", m.summary.cv * 100.0) });
+                cells.push(if m.estimate.is_some() {
+                    crate::tabular::table::interval(m)
+                } else {
+                    format!("CV {:.1}%", m.summary.cv * 100.0)
+                });
                 if let Some(aside) = r.aside.and_then(|a| r.find(runs[0]).and_then(|(c, _)| c.metric(a))) {
                     comment = format!("{comment}; ring overhead {} us subtracted", us(aside));
                 }

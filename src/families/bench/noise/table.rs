@@ -1,19 +1,20 @@
-//! The L4Re "Detaching Linux threads" slides' tables: "Deltas to minimum in CPU cycles" (FWQ) and "Maximum
-//! deviation in CPU cycles" (the control loop). Rows are loads, columns
-//! isolation modes, each cell "cycles (percent)"; a detail table per
-//! measurement says what else happened (load throughput, interrupts on the
-//! CPU, involuntary switches, overruns) so that a spike can be traced.
+//! The L4Re "Detaching Linux threads" slides' FWQ table, "Deltas to minimum in CPU cycles":
+//! rows are loads, columns isolation modes, each cell "cycles (percent)"; a
+//! detail table per measurement says what else happened (load throughput,
+//! interrupts on the CPU, involuntary switches) so that a spike can be
+//! traced. The grid and the detail lines are the control loop's too
+//! (`control/table.rs`); the histograms of both are drawn here.
 
-use super::figures::{Histogram, Plots, context};
-use super::table::TextTable;
-use super::tables::{Layout, Table};
-use super::{distinct, num};
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::schema::{condition, control, noise};
 use crate::sources::Source;
+use crate::tabular::figures::{Histogram, Plots, context};
+use crate::tabular::table::TextTable;
+use crate::tabular::tables::{Layout, Table};
+use crate::tabular::{distinct, num};
 
-fn pct(v: f64, of: f64) -> String {
+pub(crate) fn pct(v: f64, of: f64) -> String {
     format!("{v:.0} ({:.2}%)", 100.0 * v / of)
 }
 
@@ -32,7 +33,7 @@ fn causes(r: &CaseResult) -> String {
 }
 
 /// A result's cell text when it has no measurement.
-fn unmeasured(r: &CaseResult) -> Option<String> {
+pub(crate) fn unmeasured(r: &CaseResult) -> Option<String> {
     match r.status {
         CaseStatus::Ok => None,
         CaseStatus::NotApplicable => Some("n/a".into()),
@@ -41,11 +42,11 @@ fn unmeasured(r: &CaseResult) -> Option<String> {
 }
 
 fn load_rate(r: &CaseResult) -> String {
-    r.condition.as_ref().map_or_else(String::new, |c| super::load::describe_rates(&c.facts))
+    r.condition.as_ref().map_or_else(String::new, |c| crate::tabular::describe_rates(&c.facts))
 }
 
 /// Notes under a table: why cells are n/a or failed, and what each isolation did.
-fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
+pub(crate) fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
     let mut out = Vec::new();
     for r in rs {
         let (load, iso) = r.load_isolation(doc);
@@ -75,7 +76,7 @@ fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
 
 /// A grid of loads (rows) by isolations (columns, after the `lead` columns),
 /// each in order of first appearance among `rs`.
-fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, TextTable) {
+pub(crate) fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, TextTable) {
     let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
     let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
     let mut headers = lead.to_vec();
@@ -87,7 +88,7 @@ fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a s
 /// The table of every measurement: load and isolation, the `heads` columns
 /// (the first `labels` of them row labels) with their `cells`, then what
 /// the load did and what happened on the CPU.
-fn per_measurement(
+pub(crate) fn per_measurement(
     doc: &RunDoc,
     rs: &[&CaseResult],
     heads: &[&str],
@@ -145,53 +146,6 @@ pub fn render_fwq(doc: &RunDoc) -> String {
     )
 }
 
-/// A control-loop grid cell: the largest period deviation either way, in
-/// cycles and percent of the period.
-fn control_cell(r: &CaseResult) -> String {
-    use control::details::*;
-    unmeasured(r).unwrap_or_else(|| {
-        let (hi, lo, period) = (num(r, PERIOD_DEV_MAX_CYCLES), -num(r, PERIOD_DEV_MIN_CYCLES), num(r, PERIOD_CYCLES));
-        format!("+{hi:.0} / -{lo:.0} (+{:.2}% / -{:.2}%)", 100.0 * hi / period, 100.0 * lo / period)
-    })
-}
-
-pub fn render_control(doc: &RunDoc) -> String {
-    use control::details::*;
-    let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == control::FAMILY).collect();
-    if rs.is_empty() {
-        return String::new();
-    }
-    let wait = |r: &CaseResult| control::name_of(&r.benchmark).to_string();
-    let (loads, isos, mut grid) = grid(doc, &rs, &["Load", "wait"]);
-    let waits = distinct(rs.iter().map(|r| control::name_of(&r.benchmark)));
-    for l in &loads {
-        for w in &waits {
-            let mut row = vec![l.to_string(), w.to_string()];
-            for i in &isos {
-                row.push(rs.iter().find(|r| r.load_isolation(doc) == (l, i) && wait(r) == *w).map_or("-".into(), |r| control_cell(r)));
-            }
-            grid.row(row);
-        }
-    }
-    let detail = per_measurement(doc, &rs, &["wait", "wake late max", "p99 late", "overruns"], 1, |r| {
-        let period = num(r, PERIOD_CYCLES);
-        vec![
-            wait(r),
-            pct(num(r, LATE_MAX_CYCLES), period),
-            pct(r.metric(control::DEVIATION).map_or(f64::NAN, |m| m.summary.p99), period),
-            format!("{:.0}", num(r, OVERRUNS)),
-        ]
-    });
-    format!(
-        "control-loop: maximum deviation in CPU cycles (as in {}): interval between successive wake-ups minus the 1000 us period, +max / -max (percent of the period)\n{}\n\
-         control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",
-        Source::L4ReDetaching.short(),
-        grid.render(),
-        detail.render(),
-        notes(doc, &rs)
-    )
-}
-
 /// OS noise (FWQ), every condition in one grid.
 pub struct Fwq;
 
@@ -204,21 +158,6 @@ impl Table for Fwq {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_fwq(doc)
-    }
-}
-
-/// Control-loop jitter, every condition in one grid.
-pub struct Control;
-
-impl Table for Control {
-    fn families(&self) -> &'static [&'static str] {
-        &[control::FAMILY]
-    }
-    fn layout(&self) -> Layout {
-        Layout::Environment
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_control(doc)
     }
 }
 

@@ -1,19 +1,12 @@
-//! Packet stream against RPC (Genode's Pandaboard article), and every core at once (the L4Re
-//! performance overview).
+//! The packet stream against RPC, laid out as Genode's Pandaboard article does.
 
-use super::figures::{Plot, Plots, lines_of, point};
-use super::plot::Lines;
-use super::table::{TextTable, cycles};
-use super::tables::Table;
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
-use crate::schema::parallel;
+use crate::tabular::median_of;
+use crate::tabular::table::{TextTable, cycles};
+use crate::tabular::tables::Table;
 use std::collections::BTreeSet;
-
-fn median(r: &CaseResult, metric: &str) -> f64 {
-    r.metric(metric).map_or(f64::NAN, |m| m.summary.median)
-}
 
 /// A result with its parameters.
 type Typed<'a> = (&'a CaseResult, Params);
@@ -47,7 +40,7 @@ fn sweep_tables(rs: &[Typed], axes: &Axes) -> String {
             for &d in &axes.depths {
                 let r = measured(rs, |p| futex_stream(p) && p.bytes == size && p.batch == b && p.depth == d);
                 row.push(r.map_or("-".into(), |r| {
-                    format!("{:.0}k / {:.2}", median(r, ps::PACKETS_PER_S) / 1e3, median(r, ps::NOTIFICATIONS_PER_PACKET))
+                    format!("{:.0}k / {:.2}", median_of(r, ps::PACKETS_PER_S) / 1e3, median_of(r, ps::NOTIFICATIONS_PER_PACKET))
                 }));
             }
             t.row(row);
@@ -65,7 +58,7 @@ fn against_rpc(rs: &[Typed], sizes: &BTreeSet<u64>) -> String {
         let best = rs
             .iter()
             .filter(|(r, p)| r.status == CaseStatus::Ok && p.mode == Mode::Stream && p.bytes == size)
-            .max_by(|a, b| median(a.0, ps::PACKETS_PER_S).total_cmp(&median(b.0, ps::PACKETS_PER_S)));
+            .max_by(|a, b| median_of(a.0, ps::PACKETS_PER_S).total_cmp(&median_of(b.0, ps::PACKETS_PER_S)));
         let mut rows: Vec<(String, Option<&CaseResult>)> = Vec::new();
         if let Some((b, p)) = best {
             rows.push((format!("stream (best: batch {}, depth {}, {})", p.batch, p.depth, p.notify.name()), Some(*b)));
@@ -78,12 +71,12 @@ fn against_rpc(rs: &[Typed], sizes: &BTreeSet<u64>) -> String {
             t.row(vec![
                 size.to_string(),
                 label,
-                format!("{:.1}", median(r, ps::PACKETS_PER_S) / 1e3),
-                format!("{:.1}", median(r, ps::MIB_PER_S)),
+                format!("{:.1}", median_of(r, ps::PACKETS_PER_S) / 1e3),
+                format!("{:.1}", median_of(r, ps::MIB_PER_S)),
                 r.metric(ps::NOTIFICATIONS_PER_PACKET).map_or("-".into(), |m| format!("{:.3}", m.summary.median)),
                 lat.map_or("-".into(), |l| cycles(l.median)),
                 lat.map_or("-".into(), |l| cycles(l.p99)),
-                format!("{:.0}", median(r, ps::SOURCE_CPU_PER_PACKET) + median(r, ps::SINK_CPU_PER_PACKET)),
+                format!("{:.0}", median_of(r, ps::SOURCE_CPU_PER_PACKET) + median_of(r, ps::SINK_CPU_PER_PACKET)),
             ]);
         }
     }
@@ -117,7 +110,7 @@ fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
 
 pub fn render_packet_stream(doc: &RunDoc) -> String {
     let id = ps::id(ps::SWEEP);
-    let rs: Vec<Typed> = super::typed(doc.results.iter().filter(|r| r.benchmark == id));
+    let rs: Vec<Typed> = crate::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
     if rs.is_empty() {
         return String::new();
     }
@@ -146,44 +139,6 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
     s
 }
 
-pub fn render_parallel(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, parallel::Params)> = super::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
-    if rs.is_empty() {
-        return String::new();
-    }
-    // CPU counts as rows (a 64-CPU machine makes a long table, not a wide one).
-    let ns: BTreeSet<u64> = rs.iter().map(|(_, p)| p.instances).collect();
-    let ops: Vec<&str> = parallel::OPS.into_iter().filter(|op| rs.iter().any(|(r, _)| r.benchmark == parallel::id(op))).collect();
-    let mut headers = vec!["CPUs busy".to_string()];
-    headers.extend(ops.iter().map(|op| op.to_string()));
-    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 1);
-    for &n in &ns {
-        let mut row = vec![n.to_string()];
-        for op in &ops {
-            let bench = parallel::id(op);
-            let at = |instances: u64| {
-                rs.iter().find(|(r, p)| r.status == CaseStatus::Ok && r.benchmark == bench && p.instances == instances).map(|(r, _)| *r)
-            };
-            let alone = at(1).map(|r| median(r, parallel::PER_OP));
-            row.push(match at(n) {
-                Some(r) => {
-                    let m = median(r, parallel::PER_OP);
-                    match alone {
-                        Some(a) if n > 1 => format!("{} ({:.2}x)", cycles(m), m / a),
-                        _ => cycles(m),
-                    }
-                }
-                None => "-".into(),
-            });
-        }
-        t.row(row);
-    }
-    format!(
-        "parallel: median per-instance cost in TSC cycles (IPC one-way, same core) with one instance pinned per CPU, all at once; (slowdown against one CPU alone)\n{}",
-        t.render()
-    )
-}
-
 /// A packet stream against RPC.
 pub struct PacketStream;
 
@@ -193,37 +148,5 @@ impl Table for PacketStream {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_packet_stream(doc)
-    }
-}
-
-/// Instances side by side.
-pub struct Parallel;
-
-impl Table for Parallel {
-    fn families(&self) -> &'static [&'static str] {
-        &[parallel::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_parallel(doc)
-    }
-}
-
-/// Cost per operation against the number of CPUs busy at once.
-pub struct ParallelPlots;
-
-impl Plots for ParallelPlots {
-    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
-        let title = "Cost against the number of CPUs busy at once".into();
-        let lines = lines_of::<parallel::Params>(
-            doc,
-            Plot { title, x_desc: "instances (one pinned per CPU)", y_desc: "cost per operation (TSC cycles)", log: (false, false) },
-            |r, _| r.family == parallel::FAMILY,
-            |r, _| parallel::name_of(&r.benchmark).into(),
-            |r, p| point(p.instances as f64, r, parallel::PER_OP),
-        );
-        lines.into_iter().collect()
-    }
-    fn across_environments(&self) -> bool {
-        true
     }
 }

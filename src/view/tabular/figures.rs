@@ -1,12 +1,12 @@
 //! What the plots of a report are made of, as tables are ([`super::tables`]):
 //! a [`Plots`] draws from a run's results and gives lines (y against x, a
 //! series each) or histograms; the exporters that draw (HTML) lay out a list
-//! of them ([`super::Tables`]) and know no family. The helpers here build
+//! of them (`report::Tables`) and know no family. The helpers here build
 //! lines from typed results.
 
-use super::plot::{Lines, Point};
+use super::lines::{Lines, Point};
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::CaseParams;
+use crate::schema_core::CaseParams;
 
 /// A histogram of one result in log2 buckets.
 pub struct Histogram {
@@ -69,7 +69,7 @@ pub fn lines_of<P: CaseParams>(
     xy: impl Fn(&CaseResult, &P) -> Option<Point>,
 ) -> Option<Lines> {
     let rs: Vec<(&CaseResult, P)> =
-        crate::report::typed(doc.results.iter().filter(|r| r.status == CaseStatus::Ok)).into_iter().filter(|(r, p)| pick(r, p)).collect();
+        super::typed(doc.results.iter().filter(|r| r.status == CaseStatus::Ok)).into_iter().filter(|(r, p)| pick(r, p)).collect();
     let mut out: Vec<(String, Vec<Point>)> = Vec::new();
     for (r, p) in &rs {
         let Some(point) = xy(r, p) else { continue };

@@ -1,0 +1,128 @@
+//! The l4-ipc table: the L4 performance page's and the L4Re performance overview's, laid out
+//! for Linux. Rows are mechanism x space x cores, columns payload words, cells
+//! the median one-way cost in TSC cycles; and the plots of cost by payload.
+
+use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::schema::ipc::{self, Mechanism, Params};
+use crate::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tabular::lines::Lines;
+use crate::tabular::noise_note;
+use crate::tabular::table::{TextTable, cycles};
+use crate::tabular::tables::{Draws, Table};
+use std::collections::BTreeSet;
+
+/// The CPUs a row's cases observed ("0/1", "!" where one moved), or "-".
+fn cpus_cell(row: &[&(&CaseResult, Params)], moved: &mut bool) -> String {
+    row.iter()
+        .find_map(|(r, _)| r.placement.as_ref())
+        .map(|p| {
+            let obs: Vec<String> = p.observed_cpus.iter().map(|c| c.map_or("?".into(), |c| c.to_string())).collect();
+            let differs = p.observed_cpus.iter().zip(&p.cpus).any(|(o, c)| *o != Some(*c));
+            *moved |= differs;
+            format!("{}{}", obs.join("/"), if differs { "!" } else { "" })
+        })
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A payload's cell: the median one-way cost ("?" when uncertain), or
+/// n/a / fail with the reason noted.
+pub(crate) fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<String>) -> String {
+    let Some(r) = r else { return "-".into() };
+    match (r.status, r.metric(ipc::ONE_WAY)) {
+        (CaseStatus::Ok, Some(m)) => format!("{}{}", cycles(m.summary.median), if crate::tabular::table::uncertain(m) { "?" } else { "" }),
+        (CaseStatus::NotApplicable, _) => {
+            reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
+            "n/a".into()
+        }
+        _ => {
+            reasons.insert(format!("fail ({what}): {}", r.reason.as_deref().unwrap_or("")));
+            "fail".into()
+        }
+    }
+}
+
+pub fn render(results: &[&CaseResult]) -> String {
+    let results_typed: Vec<(&CaseResult, Params)> = crate::tabular::typed(results.iter().copied());
+    let words: BTreeSet<u64> = results_typed.iter().map(|(_, p)| p.words).collect();
+    let mut headers: Vec<String> = ["mechanism", "space", "cores", "cpus"].map(String::from).to_vec();
+    headers.extend(words.iter().map(|w| format!("{w}w")));
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 3);
+    let mut reasons: BTreeSet<String> = BTreeSet::new();
+    let mut moved = false;
+    for mech in Mechanism::ALL {
+        let id = mech.id();
+        for (space, cores) in ipc::SPACES.into_iter().flat_map(|s| ipc::CORES.map(|c| (s, c))) {
+            let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
+            let row: Vec<&(&CaseResult, Params)> =
+                results_typed.iter().filter(|(r, p)| r.benchmark == id && p.space == space && p.cores == cores).collect();
+            if row.is_empty() {
+                continue;
+            }
+            let mut cells = vec![mech.name().to_string(), sn.into(), cn.into(), cpus_cell(&row, &mut moved)];
+            for &w in &words {
+                let r = row.iter().find(|(_, p)| p.words == w).map(|(r, _)| *r);
+                cells.push(cell(r, &format!("{} {sn} {cn} {w}w", mech.name()), &mut reasons));
+            }
+            t.row(cells);
+        }
+    }
+    let mut s =
+        "l4-ipc: one-way IPC cost, median TSC cycles (round trip / 2, as in the L4 tables), by payload in 64-bit words\n".to_string();
+    s += "  intra = two threads of one process, inter = two processes; cpus = client/server CPU as observed\n";
+    s += &t.render();
+    s += &format!(
+        "  ? = the 95% interval of the median is wider than {:.0}% of it (the batches' CV, where a document has no interval); '-' = not measured\n",
+        crate::tabular::table::WIDE_INTERVAL * 100.0
+    );
+    if moved {
+        s += "  ! = a side was observed on another CPU than requested\n";
+    }
+    for r in reasons {
+        s += &format!("  {r}\n");
+    }
+    s += &noise_note(results, ipc::ONE_WAY);
+    s
+}
+
+/// The l4-ipc table, of the cases no published evaluation's table owns.
+pub struct IpcTable;
+
+pub(crate) fn of<'a>(doc: &'a RunDoc, family: &str) -> Vec<&'a CaseResult> {
+    doc.results.iter().filter(|r| r.family == family).collect()
+}
+
+impl Table for IpcTable {
+    fn families(&self) -> &'static [&'static str] {
+        &[ipc::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let ipc = of(doc, ipc::FAMILY);
+        if ipc.is_empty() { String::new() } else { render(&ipc) }
+    }
+}
+
+/// One-way IPC cost against payload, one plot per space and cores, a series per mechanism.
+pub struct IpcPlots;
+
+impl Plots for IpcPlots {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let mut lines = Vec::new();
+        for cores in ipc::CORES {
+            for space in ipc::SPACES {
+                let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
+                let title = format!("One-way IPC by payload ({sn}-process, {cn} core)");
+                lines.extend(lines_of::<ipc::Params>(
+                    doc,
+                    Plot { title, x_desc: "payload (64-bit words)", y_desc: "one-way cost (TSC cycles)", log: (false, true) },
+                    |r, p| r.family == ipc::FAMILY && p.space == space && p.cores == cores,
+                    |r, _| ipc::name_of(&r.benchmark).into(),
+                    |r, p| point(p.words as f64, r, ipc::ONE_WAY),
+                ));
+            }
+        }
+        lines
+    }
+}

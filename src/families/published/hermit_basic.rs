@@ -1,0 +1,98 @@
+//! The basic benchmark of the HermitCore PVH/HVM benchmark post ("Results of the Basic
+//! Benchmark"): getpid, sched_yield, malloc and a first write, a column per
+//! environment, from the syscall, hermit and pagefault families.
+
+use crate::results::{CaseResult, RunDoc};
+use crate::schema::{hermit, pagefault, syscall};
+use crate::sources::Source;
+use crate::tabular::median_cell;
+use crate::tabular::rows::Row;
+use crate::tabular::table::TextTable;
+use crate::tabular::tables::{Draws, Table};
+
+/// The rows of the HermitCore post's basic benchmark.
+fn hermit_rows() -> Vec<Row> {
+    let mut rows = Row::each(syscall::id, syscall::PER_CALL, &[("getpid", syscall::GETPID, ""), ("sched_yield", syscall::SCHED_YIELD, "")]);
+    rows.extend(Row::each(
+        hermit::id,
+        hermit::PER_OP,
+        &[("sched_yield, 2nd thread runnable", hermit::SCHED_YIELD_BUSY, ""), ("malloc (1 MiB) + free", hermit::MALLOC_1M, "")],
+    ));
+    rows.extend(Row::each(
+        pagefault::id,
+        pagefault::PER_PAGE,
+        &[
+            ("write access (4 KiB page)", pagefault::ANON, ""),
+            ("write access, THP (per 4 KiB)", pagefault::ANON_THP, ""),
+            ("write access, huge page (per 4 KiB)", pagefault::ANON_HUGETLB, ""),
+        ],
+    ));
+    rows
+}
+
+/// The HermitCore post's "Results of the Basic Benchmark": one column for the run's environment.
+pub fn render_hermit(doc: &RunDoc) -> String {
+    render_hermit_envs(&[(doc.environment.name.as_str(), doc)])
+}
+
+/// The HermitCore post's basic table with one column per environment (name, its results).
+pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
+    let mut head = vec!["System activity"];
+    head.extend(envs.iter().map(|e| e.0));
+    let one = envs.len() == 1;
+    if one {
+        head.push("CV");
+    }
+    head.push("note");
+    let mut t = TextTable::new(&head, 1);
+    t.also_left = vec![head.len() - 1];
+    for row in hermit_rows() {
+        let cases: Vec<Option<&CaseResult>> = envs.iter().map(|(_, d)| row.case(d)).collect();
+        if cases.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut cells = vec![row.label.clone()];
+        // Why a cell has no number, each reason once with the environments it holds for.
+        let mut notes: Vec<(String, Vec<&str>)> = Vec::new();
+        for (c, (name, _)) in cases.iter().zip(envs) {
+            let (v, cv) = median_cell(*c, &row.metric);
+            let failed = v == "n/a" || v == "fail";
+            if failed && !cv.is_empty() {
+                match notes.iter_mut().find(|n| n.0 == cv) {
+                    Some(n) => n.1.push(name),
+                    None => notes.push((cv.clone(), vec![name])),
+                }
+            }
+            cells.push(v);
+            if one {
+                cells.push(if failed { String::new() } else { cv });
+            }
+        }
+        let said: Vec<String> = notes.into_iter().map(|(why, who)| if one { why } else { format!("{}: {why}", who.join(", ")) }).collect();
+        cells.push(said.join("; "));
+        t.row(cells);
+    }
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    format!("hermit-basic: the basic benchmark of {}, median TSC cycles per operation\n{}", Source::HermitCoreXen.short(), t.render())
+}
+
+/// The HermitCore PVH/HVM benchmark post's basic benchmark: the
+/// hermit-basic suite's cases (and the quick suite's), a column per environment.
+pub struct HermitBasic;
+
+impl Table for HermitBasic {
+    fn families(&self) -> &'static [&'static str] {
+        &[hermit::FAMILY, syscall::FAMILY, pagefault::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::Suites { own: &["hermit-basic"], also: &["quick"] }
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        render_hermit(doc)
+    }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        render_hermit_envs(envs)
+    }
+}

@@ -1,0 +1,116 @@
+//! The L4Re performance overview's table (ipcbench): intra- and inter-address-space IPC
+//! beside the syscall, from the ipc and syscall families.
+
+use crate::bench::ipc::table::of;
+use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::schema::ipc::{self, Cores, Mechanism, Params, Space};
+use crate::schema::syscall;
+use crate::sources::Source;
+use crate::tabular::table::{TextTable, cycles};
+use crate::tabular::tables::{Draws, Table};
+
+/// The L4Re performance overview's layout: per mechanism, one IPC at 0 words on one core, intra
+/// and inter address space, beside the null system call.
+pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
+    // Where the hardware counted, each figure in the page's three counters:
+    // TSC cycles / unhalted core cycles / instructions.
+    let hw = crate::tabular::any_hardware(ipc_results) || crate::tabular::any_hardware(syscall_results);
+    let median = |r: Option<&CaseResult>, metric: &str| {
+        let Some((r, m)) = r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| Some((r, r.metric(metric)?))) else {
+            return "-".to_string();
+        };
+        // The counts are per operation of the case: a round trip for IPC, whose one-way figure is half.
+        let per = if metric == ipc::ONE_WAY { 0.5 } else { 1.0 };
+        match crate::tabular::core_and_instructions(r, per).filter(|_| hw) {
+            Some((core, instr)) => format!("{} / {} / {}", cycles(m.summary.median), cycles(core), cycles(instr)),
+            None => cycles(m.summary.median),
+        }
+    };
+    let getpid_id = syscall::id(syscall::GETPID);
+    let getpid = median(syscall_results.iter().find(|r| r.benchmark == getpid_id).copied(), syscall::PER_CALL);
+    let results_typed: Vec<(&CaseResult, Params)> = crate::tabular::typed(ipc_results.iter().copied());
+    let mut t = TextTable::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
+    for mech in Mechanism::ALL {
+        let id = mech.id();
+        let cell = |space: Space| {
+            let want = Params { words: 0, space, cores: Cores::Same };
+            median(results_typed.iter().find(|(r, p)| r.benchmark == id && *p == want).map(|(r, _)| *r), ipc::ONE_WAY)
+        };
+        let (intra, inter) = (cell(Space::Intra), cell(Space::Inter));
+        if intra != "-" || inter != "-" {
+            t.row(vec![mech.name().into(), intra, inter, getpid.clone()]);
+        }
+    }
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    let counters =
+        if hw { "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)" } else { "median TSC cycles" };
+    let mut s =
+        format!("as in {}: one IPC (0 words, both sides on one core) and a null syscall, {counters}\n", Source::L4ReOverview.short());
+    s += &t.render();
+    s
+}
+
+/// The L4Re performance overview's layout, where a run has IPC and syscall cases.
+pub struct L4ReOverview;
+
+impl Table for L4ReOverview {
+    fn families(&self) -> &'static [&'static str] {
+        &[ipc::FAMILY, syscall::FAMILY]
+    }
+    fn draws(&self) -> Draws {
+        Draws::NotOwned
+    }
+    fn render(&self, doc: &RunDoc) -> String {
+        let (ipc, sys) = (of(doc, ipc::FAMILY), of(doc, syscall::FAMILY));
+        if ipc.is_empty() || sys.is_empty() { String::new() } else { render_l4re_overview(&ipc, &sys) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::{Counts, EventCounts};
+    use crate::stats::Summary;
+
+    /// The fixture's same-core inter-process pipe (0 words) and getpid, with
+    /// hardware counts per operation (a round trip for the pipe) where `hw`.
+    fn cases(hw: bool) -> (CaseResult, CaseResult) {
+        let doc = crate::results::fixture();
+        let want = Params { words: 0, space: Space::Inter, cores: Cores::Same };
+        let typed: Vec<(&CaseResult, Params)> = crate::tabular::typed(doc.results.iter());
+        let mut pipe = typed.into_iter().find(|(r, p)| r.benchmark == Mechanism::Pipe.id() && *p == want).unwrap().0.clone();
+        let mut getpid = doc.results.iter().find(|r| r.benchmark == syscall::id(syscall::GETPID)).unwrap().clone();
+        let counts = |core: f64, instr: f64| {
+            let mut c = Counts::none("");
+            c.reason = None;
+            for (name, v) in [("core_cycles", core), ("instructions", instr)] {
+                c.events.insert(name.into(), EventCounts { summary: Summary::of(&[v]).unwrap(), samples: vec![vec![v]] });
+            }
+            c
+        };
+        if hw {
+            pipe.counters = Some(counts(9000.0, 3000.0));
+            getpid.counters = Some(counts(150.0, 50.0));
+        }
+        (pipe, getpid)
+    }
+
+    #[test]
+    fn with_hardware_counts_the_overview_takes_the_l4re_pages_three_counters() {
+        let (pipe, getpid) = cases(true);
+        let text = render_l4re_overview(&[&pipe], &[&getpid]);
+        assert!(text.contains("TSC cycles / unhalted core cycles / instructions"), "{text}");
+        let one_way = cycles(pipe.metric(ipc::ONE_WAY).unwrap().summary.median);
+        // One way is half the round trip the counts are of.
+        assert!(text.contains(&format!("{one_way} / 4500 / 1500")), "{text}");
+        assert!(text.contains(" / 150 / 50"), "{text}");
+        let table = crate::bench::syscall::table::render(&[&getpid], 1);
+        assert!(table.contains("core cyc") && table.contains("instr"), "{table}");
+        let (pipe, getpid) = cases(false);
+        let plain = render_l4re_overview(&[&pipe], &[&getpid]);
+        assert!(plain.contains("median TSC cycles") && !plain.contains(" / "), "{plain}");
+        assert!(!crate::bench::syscall::table::render(&[&getpid], 1).contains("core cyc"));
+    }
+}
