@@ -11,7 +11,7 @@ use crate::isolation::{self, Isolation};
 use crate::load::{Load, LoadError, LoadKind};
 use crate::named::Named;
 use crate::placement::{self, Policy};
-use crate::plan::{Planned, blank, not_measured};
+use crate::plan::{PlannedCase, blank, not_measured};
 use crate::progress::Reporter;
 use crate::registry::Scale;
 use crate::results::{CaseResult, CaseStatus, Condition};
@@ -96,7 +96,7 @@ impl Mode {
 /// the harness only notes whether the case times batches on this thread:
 /// such a result leaves its counters empty (`None`) for [`count_pass`],
 /// which counts it after the round's timed cases.
-pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
+pub fn run_case(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
     let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
     measure(p, ex, clock, mode, harness, ex.counters.then_some(0))
 }
@@ -104,7 +104,7 @@ pub fn run_case(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode) -> C
 /// A case run with `harness`, the counters armed with `counting` batches
 /// if given: with batches, its counts are in the result; with 0 (the timed
 /// pass), a case that times batches leaves them empty.
-fn measure(p: &Planned, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> CaseResult {
+fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> CaseResult {
     let t = Instant::now();
     let ctx = CaseCtx {
         params: &p.params,
@@ -164,7 +164,13 @@ pub const COUNTERS_COOL_DOWN: Duration = Duration::from_millis(1200);
 /// index in the document) runs again, briefly, with the counters armed, and
 /// its counts go into its result. Then a pause ([`COUNTERS_COOL_DOWN`]),
 /// so that nothing timed next meets the kernel's perf hooks still on.
-fn count_pass(to_count: &[(&Planned, usize)], ex: &Execution, clock: &ClockInfo, mode: Mode, sink: &mut Sink) -> Result<(), StoreError> {
+fn count_pass(
+    to_count: &[(&PlannedCase, usize)],
+    ex: &Execution,
+    clock: &ClockInfo,
+    mode: Mode,
+    recorder: &mut Recorder,
+) -> Result<(), StoreError> {
     for &(p, i) in to_count {
         if watchdog::interrupted().is_some() {
             return Ok(());
@@ -177,7 +183,7 @@ fn count_pass(to_count: &[(&Planned, usize)], ex: &Execution, clock: &ClockInfo,
             (CaseStatus::Ok, Some(counts)) => counts,
             _ => counters::Counts::none(&format!("not counted: its counting run failed: {}", r.reason.unwrap_or_default())),
         };
-        sink.writer.update(|doc| doc.results[i].counters = Some(counts))?;
+        recorder.writer.update(|doc| doc.results[i].counters = Some(counts))?;
     }
     if !to_count.is_empty() {
         std::thread::sleep(COUNTERS_COOL_DOWN);
@@ -199,7 +205,7 @@ pub const LOAD_SETTLE: Duration = Duration::from_secs(2);
 /// Where a plan's results go and who hears of its progress: the run's
 /// document, the environment its results are tagged with (None: the run's
 /// own, untagged), the reporter.
-pub struct Out<'a> {
+pub struct Destination<'a> {
     pub writer: &'a mut RunWriter,
     pub env: Option<&'a str>,
     pub rep: &'a mut dyn Reporter,
@@ -207,13 +213,13 @@ pub struct Out<'a> {
 
 /// Where the results of a plan go: tagged with the environment (if given),
 /// counted for progress.
-struct Sink<'a> {
+struct Recorder<'a> {
     writer: &'a mut RunWriter,
     env: Option<&'a str>,
     done: usize,
 }
 
-impl Sink<'_> {
+impl Recorder<'_> {
     fn push(&mut self, mut r: CaseResult) -> Result<(), StoreError> {
         r.environment = self.env.map(String::from);
         self.done += 1;
@@ -221,7 +227,7 @@ impl Sink<'_> {
     }
 
     /// Every case of `plan` not measured, for `why`.
-    fn not_measured(&mut self, plan: &[Planned], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), StoreError> {
+    fn not_measured(&mut self, plan: &[PlannedCase], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), StoreError> {
         plan.iter().try_for_each(|p| self.push(not_measured(p, status, why, condition.clone())))
     }
 }
@@ -235,10 +241,10 @@ pub fn condition(kind: LoadKind, iso: Isolation) -> Condition {
 /// tagged with `env` if given. Loads and isolation settings are undone when
 /// the run ends, fails or is interrupted (their guards are dropped on every
 /// path out).
-pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
+pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
     watchdog::install();
     let rep = &mut *out.rep;
-    let mut sink = Sink { writer: &mut *out.writer, env: out.env, done: 0 };
+    let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
     rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
     for &kind in &ex.loads {
         if watchdog::interrupted().is_some() {
@@ -251,13 +257,13 @@ pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), S
         };
         match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
             Ok(mut load) => {
-                if !under_load(plan, ex, &mut load, &mut sink, rep)? {
+                if !under_load(plan, ex, &mut load, &mut recorder, rep)? {
                     break;
                 }
             }
             Err(why) => {
                 for &iso in &ex.isolations {
-                    sink.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso))?;
+                    recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso))?;
                 }
             }
         }
@@ -268,8 +274,14 @@ pub fn run_plan(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), S
 
 /// The plan under `load` and every isolation mode in turn. Returns false
 /// when interrupted.
-fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink, rep: &mut dyn Reporter) -> Result<bool, StoreError> {
-    let clock = sink.writer.doc.host.clock.clone();
+fn under_load(
+    plan: &[PlannedCase],
+    ex: &Execution,
+    load: &mut Load,
+    recorder: &mut Recorder,
+    rep: &mut dyn Reporter,
+) -> Result<bool, StoreError> {
+    let clock = recorder.writer.doc.host.clock.clone();
     let many = ex.loads.len() * ex.isolations.len() > 1;
     for &iso in &ex.isolations {
         if watchdog::interrupted().is_some() {
@@ -280,7 +292,7 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
         let applied = match isolation::apply(iso, ex.cpus[0]) {
             Ok(a) => a,
             Err(why) => {
-                sink.not_measured(plan, CaseStatus::NotApplicable, &why.to_string(), &cond)?;
+                recorder.not_measured(plan, CaseStatus::NotApplicable, &why.to_string(), &cond)?;
                 continue;
             }
         };
@@ -290,9 +302,9 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             if watchdog::interrupted().is_some() {
                 return Ok(false);
             }
-            rep.case_started(sink.done, p, &label);
+            rep.case_started(recorder.done, p, &label);
             if let Err(why) = load.check() {
-                sink.push(not_measured(p, CaseStatus::Failed, &why.to_string(), cond.clone()))?;
+                recorder.push(not_measured(p, CaseStatus::Failed, &why.to_string(), cond.clone()))?;
                 continue;
             }
             let mark = load.mark();
@@ -306,12 +318,12 @@ fn under_load(plan: &[Planned], ex: &Execution, load: &mut Load, sink: &mut Sink
             c.facts = applied.facts.clone();
             c.facts.extend(load.facts_since(&mark));
             r.condition = Some(c);
-            sink.push(r)?;
+            recorder.push(r)?;
             if deferred {
-                to_count.push((p, sink.writer.doc.results.len() - 1));
+                to_count.push((p, recorder.writer.doc.results.len() - 1));
             }
         }
-        count_pass(&to_count, ex, &clock, mode, sink)?;
+        count_pass(&to_count, ex, &clock, mode, recorder)?;
         drop(applied);
     }
     Ok(true)

@@ -1,4 +1,4 @@
-//! The plan of a run: its cases (`Planned`: a benchmark, its parameters
+//! The plan of a run: its cases (`PlannedCase`: a benchmark, its parameters
 //! and the suite that names it), made from suites and `--bench`, cut by
 //! `--where`, and the result of a case that was not measured. Below the
 //! runner, the rounds, the environments and the progress reports, which
@@ -9,7 +9,7 @@ use crate::results::{CaseResult, CaseStatus, Condition, Params};
 
 /// One case to run, and the suite it belongs to.
 #[derive(Debug, Clone)]
-pub struct Planned {
+pub struct PlannedCase {
     pub suite: &'static str,
     pub scale: Scale,
     /// Its suite's shortest batch in seconds (0: none).
@@ -18,7 +18,7 @@ pub struct Planned {
     pub params: Params,
 }
 
-impl Planned {
+impl PlannedCase {
     pub fn label(&self) -> String {
         format!("{} {}", self.benchmark.id, crate::results::params_label(&self.params)).trim().to_string()
     }
@@ -29,7 +29,7 @@ type Wanted<'a> = std::collections::BTreeMap<&'a str, Vec<&'a str>>;
 /// The parameters of a plan and the values each takes.
 type Present<'a> = std::collections::BTreeMap<&'a str, std::collections::BTreeSet<String>>;
 
-fn wanted_and_present<'a>(plan: &'a [Planned], filters: &'a [(String, String)]) -> (Wanted<'a>, Present<'a>) {
+fn wanted_and_present<'a>(plan: &'a [PlannedCase], filters: &'a [(String, String)]) -> (Wanted<'a>, Present<'a>) {
     let mut wanted = Wanted::new();
     for (k, v) in filters {
         wanted.entry(k.as_str()).or_default().push(v.as_str());
@@ -58,7 +58,7 @@ pub enum WhereError {
 /// (the run's own process, which has the whole plan), a parameter no case
 /// has is refused; a filter that keeps nothing always is. The sentence
 /// names the parameters and values there are.
-pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict: bool) -> Result<(), WhereError> {
+pub fn keep_where(plan: &mut Vec<PlannedCase>, filters: &[(String, String)], strict: bool) -> Result<(), WhereError> {
     let (wanted, present) = wanted_and_present(plan, filters);
     let described = |keys: &mut dyn Iterator<Item = &str>| {
         let values = |k: &str| {
@@ -76,9 +76,10 @@ pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict:
         let have = if present.is_empty() { "none".to_string() } else { described(&mut present.keys().copied()) };
         return Err(WhereError::NoSuchParameter { key: k.to_string(), have });
     }
-    let matches =
-        |p: &Planned| wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())));
-    let kept: Vec<Planned> = plan.iter().filter(|p| matches(p)).cloned().collect();
+    let matches = |p: &PlannedCase| {
+        wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())))
+    };
+    let kept: Vec<PlannedCase> = plan.iter().filter(|p| matches(p)).cloned().collect();
     if kept.is_empty() {
         return Err(WhereError::KeepsNone { values: described(&mut wanted.keys().copied().filter(|k| present.contains_key(k))) });
     }
@@ -89,14 +90,14 @@ pub fn keep_where(plan: &mut Vec<Planned>, filters: &[(String, String)], strict:
 /// Every case of the suites, restricted to `only` benchmark ids if given.
 /// A case in two suites (same benchmark, same parameters) runs once, under
 /// the first.
-pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> {
-    let mut out: Vec<Planned> = Vec::new();
+pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<PlannedCase> {
+    let mut out: Vec<PlannedCase> = Vec::new();
     for s in suites {
         for (b, params) in s.cases() {
             if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || out.iter().any(|p| p.benchmark.id == b.id && p.params == params) {
                 continue;
             }
-            out.push(Planned { suite: s.name, scale: s.scale, min_batch_s: s.min_batch_s, benchmark: b, params });
+            out.push(PlannedCase { suite: s.name, scale: s.scale, min_batch_s: s.min_batch_s, benchmark: b, params });
         }
     }
     out
@@ -104,7 +105,7 @@ pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<Planned> 
 
 /// The result of a planned case before anything is known of it: ok, no
 /// metrics, no condition or environment yet.
-pub fn blank(p: &Planned) -> CaseResult {
+pub fn blank(p: &PlannedCase) -> CaseResult {
     CaseResult {
         suite: p.suite.into(),
         benchmark: p.benchmark.id.clone(),
@@ -122,12 +123,12 @@ pub fn blank(p: &Planned) -> CaseResult {
     }
 }
 
-pub fn not_measured(p: &Planned, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
+pub fn not_measured(p: &PlannedCase, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
     CaseResult { status, reason: Some(why.into()), condition: Some(condition), ..blank(p) }
 }
 
 /// The distinct benchmark ids of a plan, in plan order.
-pub fn benchmark_ids(plan: &[Planned]) -> Vec<String> {
+pub fn benchmark_ids(plan: &[PlannedCase]) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for p in plan {
         if !ids.contains(&p.benchmark.id) {

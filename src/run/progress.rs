@@ -4,7 +4,7 @@
 //! business: [`Terminal`] rewrites one line on a terminal and writes one
 //! line per benchmark elsewhere, [`Quiet`] says nothing.
 
-use crate::plan::Planned;
+use crate::plan::PlannedCase;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -20,7 +20,7 @@ pub trait Reporter {
     fn plan_started(&mut self, _total: usize) {}
     /// Case `i` (from 0) of the plan starts; `condition` is "load/isolation: "
     /// when the plan runs under several, else empty.
-    fn case_started(&mut self, _i: usize, _p: &Planned, _condition: &str) {}
+    fn case_started(&mut self, _i: usize, _p: &PlannedCase, _condition: &str) {}
     /// The plan's cases are done (or stopped).
     fn plan_done(&mut self) {}
     /// Round k (from 0) of `count` starts in a fresh process, running `what`.
@@ -93,7 +93,7 @@ impl Reporter for Terminal {
         self.started = Instant::now();
         self.last.clear();
     }
-    fn case_started(&mut self, i: usize, p: &Planned, condition: &str) {
+    fn case_started(&mut self, i: usize, p: &PlannedCase, condition: &str) {
         let bench = format!("{condition}{}", p.benchmark.id);
         if self.tty {
             eprint!("\r\x1b[K{}", self.case_line(i, &format!("{condition}{}", p.label())));
@@ -154,7 +154,7 @@ impl Reporter for Log {
     fn plan_started(&mut self, total: usize) {
         self.say(format!("plan {total}"));
     }
-    fn case_started(&mut self, i: usize, p: &Planned, condition: &str) {
+    fn case_started(&mut self, i: usize, p: &PlannedCase, condition: &str) {
         self.say(format!("case {i} {condition}{}", p.benchmark.id));
     }
     fn plan_done(&mut self) {

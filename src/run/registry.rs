@@ -4,7 +4,7 @@
 //! [`FAMILIES`] and its suite membership. `list`, suite membership, `--bench`
 //! validation and the tests' tiny runs all come from here.
 
-pub use crate::bench::{Benchmark, Family, Runs, Scale};
+pub use crate::bench::{Benchmark, Family, Scale, Venue};
 use crate::bench::{
     aim::family::Aim, alloc::family::Allocators, blk::family::Blk, boot::family::Boot, bw::family::Bandwidths,
     control::family::ControlLoop, ctx::family::Ctx, hermit::family::Hermit, ipc::family::Ipc, memcpy::family::Memcpys,

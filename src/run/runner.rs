@@ -8,11 +8,11 @@ use crate::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::env::guest::GuestSpec;
 use crate::env::{self, Env, EnvOptions, Fit};
 use crate::execute::condition;
-pub use crate::execute::{COUNTERS_COOL_DOWN, Execution, LOAD_SETTLE, Mode, Out, load_cpus, run_case, run_plan};
+pub use crate::execute::{COUNTERS_COOL_DOWN, Destination, Execution, LOAD_SETTLE, Mode, load_cpus, run_case, run_plan};
 use crate::isolation::Isolation;
 use crate::load::LoadKind;
 use crate::plan::blank;
-pub use crate::plan::{Planned, benchmark_ids, keep_where, not_measured, plan};
+pub use crate::plan::{PlannedCase, benchmark_ids, keep_where, not_measured, plan};
 use crate::progress::Reporter;
 use crate::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::rounds::{Repeated, merge_round, plan_position, round_ids};
@@ -26,8 +26,8 @@ use std::time::Instant;
 /// finishes the document, telling `rep` how far it got: what a round's
 /// process and an environment's child do with their part of a run.
 /// Returns how the run ended.
-pub fn execute(plan: &[Planned], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
-    run_rounds(plan, ex, &mut Out { writer, env: None, rep })?;
+pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+    run_rounds(plan, ex, &mut Destination { writer, env: None, rep })?;
     finish(writer)
 }
 
@@ -40,7 +40,7 @@ fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
 
 /// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
 /// or once here.
-pub fn run_rounds(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(), StoreError> {
+pub fn run_rounds(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
     match &ex.rounds {
         Some(r) => crate::rounds::run(plan, ex, out, r),
         None => run_plan(plan, ex, out),
@@ -55,14 +55,14 @@ pub fn run_rounds(plan: &[Planned], ex: &Execution, out: &mut Out) -> Result<(),
 /// of a number, and the run goes on. Returns how the run ended.
 pub fn run(
     envs: &[Env],
-    plan: &[Planned],
+    plan: &[PlannedCase],
     ex: &Execution,
     spec: &RunSpec,
     o: &EnvOptions,
     writer: &mut RunWriter,
     rep: &mut dyn Reporter,
 ) -> Result<RunStatus, StoreError> {
-    let mut across = Across { envs, ex, spec, o, writer, rep };
+    let mut across = EnvironmentsRun { envs, ex, spec, o, writer, rep };
     let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.len(), spec));
     if let Some(exe) = interleaved {
         across.interleaved(plan, exe)?;
@@ -85,7 +85,7 @@ pub fn run(
 }
 
 /// A run across environments, while it goes.
-struct Across<'a> {
+struct EnvironmentsRun<'a> {
     envs: &'a [Env],
     ex: &'a Execution,
     spec: &'a RunSpec,
@@ -117,7 +117,7 @@ fn self_tag(env: Env, envs: usize) -> Option<&'static str> {
     (envs > 1).then(|| env.name())
 }
 
-impl Across<'_> {
+impl EnvironmentsRun<'_> {
     /// The condition recorded for what does not run under a load of its
     /// own (cases of another environment, boots): the first of the run.
     fn first_condition(&self) -> Condition {
@@ -129,7 +129,7 @@ impl Across<'_> {
 
     /// What of the plan runs inside `env` and what the host times (its
     /// starts); what cannot run there is recorded with the reason.
-    fn split(&mut self, env: Env, plan: &[Planned]) -> Result<(Vec<Planned>, Vec<Planned>), StoreError> {
+    fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), StoreError> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
         for p in plan {
             match env.fit(p.benchmark.runs(), self.envs) {
@@ -159,7 +159,7 @@ impl Across<'_> {
 
     /// The plan in one environment: what cannot run there says why, what
     /// fits runs, then the host times its starts.
-    fn environment(&mut self, env: Env, plan: &[Planned]) -> Result<(), StoreError> {
+    fn environment(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(), StoreError> {
         let (inside, from_host) = self.split(env, plan)?;
         if watchdog::interrupted().is_some() {
             return Ok(());
@@ -169,7 +169,7 @@ impl Across<'_> {
             (false, true) => {
                 self.note_facts(env);
                 let tag = self.tag(env);
-                run_rounds(&inside, self.ex, &mut Out { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
+                run_rounds(&inside, self.ex, &mut Destination { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
                 None
             }
             (false, false) => self.in_child(env, &inside, None)?,
@@ -179,7 +179,7 @@ impl Across<'_> {
 
     /// The cases of `env` measured from the host (boot time), each by its
     /// family with an [`EnvStarter`] of `env`.
-    fn measure_from_host(&mut self, env: Env, from_host: &[Planned], unusable: Option<&str>) -> Result<(), StoreError> {
+    fn measure_from_host(&mut self, env: Env, from_host: &[PlannedCase], unusable: Option<&str>) -> Result<(), StoreError> {
         for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
@@ -196,7 +196,7 @@ impl Across<'_> {
     /// alike. An environment in this process runs each round in a fresh
     /// process; one in a child (container, guest) starts a child per round.
     /// An environment that cannot start in a round is not tried again.
-    fn interleaved(&mut self, plan: &[Planned], exe: &std::path::Path) -> Result<(), StoreError> {
+    fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), StoreError> {
         let mut parts = Vec::new();
         for &env in self.envs {
             let (inside, from_host) = self.split(env, plan)?;
@@ -224,7 +224,7 @@ impl Across<'_> {
                     rep.one(k, rounds, None, self.writer, &mut *self.rep)?;
                 } else {
                     let ids = round_ids(inside, k, &self.writer.doc.results[first..], tag, None);
-                    let this: Vec<Planned> = inside.iter().filter(|p| ids.contains(&p.benchmark.id)).cloned().collect();
+                    let this: Vec<PlannedCase> = inside.iter().filter(|p| ids.contains(&p.benchmark.id)).cloned().collect();
                     if this.is_empty() {
                         continue;
                     }
@@ -250,7 +250,7 @@ impl Across<'_> {
     /// Runs `plan` in a child of `env` and takes its results in (round k
     /// of an interleaved run: only that round, merged into the cells of the
     /// rounds before); returns why the environment is unusable, if it is.
-    fn in_child(&mut self, env: Env, plan: &[Planned], round: Option<usize>) -> Result<Option<String>, StoreError> {
+    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, StoreError> {
         let name = env.name();
         if round.is_none_or(|k| k == 0) {
             self.rep.environment_started(name, plan.len());
@@ -294,7 +294,7 @@ impl Across<'_> {
 
     /// A case of `env` measured from the host: its family starts `env`
     /// through an [`EnvStarter`] as often as it needs.
-    fn host_case(&mut self, env: Env, p: &Planned, unusable: Option<&str>) -> CaseResult {
+    fn host_case(&mut self, env: Env, p: &PlannedCase, unusable: Option<&str>) -> CaseResult {
         let mut r = tagged(CaseResult { condition: Some(self.first_condition()), ..blank(p) }, env);
         if let Some(why) = unusable {
             r.status = CaseStatus::NotApplicable;
@@ -352,9 +352,9 @@ mod tests {
         let filters = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
         let mut p = all.clone();
         keep_where(&mut p, &filters(&[("procs", "2"), ("ws_kib", "0"), ("ws_kib", "16")]), true).unwrap();
-        let rings: Vec<String> = p.iter().filter(|c| c.benchmark.id == "ctx.ring").map(Planned::label).collect();
+        let rings: Vec<String> = p.iter().filter(|c| c.benchmark.id == "ctx.ring").map(PlannedCase::label).collect();
         assert_eq!(rings, ["ctx.ring procs=2 ws_kib=0", "ctx.ring procs=2 ws_kib=16"]);
-        let others = |p: &[Planned]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
+        let others = |p: &[PlannedCase]| p.iter().filter(|c| c.benchmark.id != "ctx.ring").count();
         assert!(others(&p) > 0 && others(&p) == others(&all), "cases without the parameters are all kept");
         let mut p = all.clone();
         let e = keep_where(&mut p, &filters(&[("nosuch", "1")]), true).unwrap_err().to_string();
@@ -363,7 +363,7 @@ mod tests {
         // parameter only the rest has restricts nothing there.
         keep_where(&mut p, &filters(&[("nosuch", "1")]), false).unwrap();
         assert_eq!(p.len(), all.len());
-        let mut p: Vec<Planned> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
+        let mut p: Vec<PlannedCase> = all.iter().filter(|c| c.benchmark.id == "ctx.ring").cloned().collect();
         let e = keep_where(&mut p, &filters(&[("procs", "99")]), false).unwrap_err().to_string();
         assert!(e.contains("keeps no case"), "{e}");
         let mut p = all.clone();
@@ -430,7 +430,7 @@ mod tests {
         let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
-        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::bench::Runs::FromHost).count(), 1);
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::bench::Venue::FromHost).count(), 1);
         let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
         let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
         let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));

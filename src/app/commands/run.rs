@@ -15,10 +15,10 @@ use oscycles::env::{Env, EnvOptions};
 use oscycles::isolation::{self, RT_PRIORITY};
 use oscycles::named::Named;
 use oscycles::placement::{self, Policy};
-use oscycles::registry::{Runs, Suite};
+use oscycles::registry::{Suite, Venue};
 use oscycles::results::{RunDoc, RunStatus};
 use oscycles::rounds::Rounds;
-use oscycles::runner::{self, Execution, Planned};
+use oscycles::runner::{self, Execution, PlannedCase};
 use oscycles::spec::RunSpec;
 use oscycles::store::{self, RunWriter};
 use oscycles::{progress, report, watchdog};
@@ -74,7 +74,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 
 /// `--until-verdict NAME`: a run document, or a baseline saved under the
 /// results; refused when it measured none of the plan's benchmarks.
-fn until_verdict_baseline(spec: &RunSpec, name: &str, plan: &[Planned]) -> Result<RunDoc, UsageError> {
+fn until_verdict_baseline(spec: &RunSpec, name: &str, plan: &[PlannedCase]) -> Result<RunDoc, UsageError> {
     let path = if Path::new(name).is_file() { Path::new(name).to_path_buf() } else { super::compare::baseline_path(&spec.results, name)? };
     if !path.exists() {
         return Err(UsageError(format!(
@@ -190,7 +190,7 @@ fn scratch_base(spec: &RunSpec) -> std::path::PathBuf {
 /// A spec as this process will measure it.
 struct Checked {
     suites: Vec<&'static Suite>,
-    plan: Vec<Planned>,
+    plan: Vec<PlannedCase>,
     /// The CPUs here.
     cpus: Vec<usize>,
 }
@@ -209,7 +209,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
     runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
     if !with_host {
-        plan.retain(|p| p.benchmark.runs() != Runs::FromHost);
+        plan.retain(|p| p.benchmark.runs() != Venue::FromHost);
     }
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()));
@@ -280,7 +280,7 @@ fn record(loc: &oscycles::db::Location, doc: &RunDoc, path: &Path) -> Result<(),
 /// Refuses, before measuring, what cannot work: memory buffers larger than
 /// this machine has free, a guest kernel or QEMU machine type that does not
 /// exist, blk cases on a scratch directory without a disk behind it.
-fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[Planned], envs: &[Env]) -> Result<(), UsageError> {
+fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[PlannedCase], envs: &[Env]) -> Result<(), UsageError> {
     if let Some(bytes) = spec.mem_bytes {
         // STREAM holds three arrays of this size at once (bw_mem cp two).
         let need = bytes.saturating_mul(3);

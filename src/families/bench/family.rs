@@ -18,7 +18,7 @@ pub enum Scale {
 
 /// Where a family's cases are measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runs {
+pub enum Venue {
     /// In whichever environment the run is in (natively, or inside a guest).
     Anywhere,
     /// By the host, once per environment of the run (boot time): never
@@ -59,13 +59,13 @@ pub trait Family: Sync + 'static {
     /// Measures one case.
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError>;
     /// Measures one case from the host, starting an environment with
-    /// `starter` (a family whose cases [`Runs::FromHost`]; the runner calls
+    /// `starter` (a family whose cases [`Venue::FromHost`]; the runner calls
     /// it once per environment of the run).
     fn run_from_host(&self, _variant: usize, _starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
         Err(CaseError::NotApplicable(format!("{} is measured inside an environment, not from the host", self.name())))
     }
-    fn runs(&self) -> Runs {
-        Runs::Anywhere
+    fn runs(&self) -> Venue {
+        Venue::Anywhere
     }
     /// Whether its cases repeat in every round: batch-sampled costs whose
     /// metrics keep raw samples. Cases measured over a fixed time, or whose
@@ -190,7 +190,7 @@ impl Benchmark {
         self.family.run_from_host(self.variant, starter)
     }
 
-    pub fn runs(&self) -> Runs {
+    pub fn runs(&self) -> Venue {
         self.family.runs()
     }
 

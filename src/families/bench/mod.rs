@@ -28,7 +28,7 @@ pub mod scratch;
 pub mod stream;
 pub mod syscall;
 
-pub use family::{Benchmark, Family, Runs, Scale, Unsupported};
+pub use family::{Benchmark, Family, Scale, Unsupported, Venue};
 
 use crate::clock::ClockInfo;
 use crate::harness::HarnessConfig;

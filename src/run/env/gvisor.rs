@@ -18,7 +18,7 @@
 
 use super::guest::{self, GuestSpec, RunFn};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
-use crate::bench::Runs;
+use crate::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -103,11 +103,11 @@ impl Environment for Gvisor {
         Some(OwnOptions::of::<GvisorArgs>("gvisor"))
     }
 
-    fn fit(&self, runs: Runs, _envs: &[super::Env]) -> Fit {
+    fn fit(&self, runs: Venue, _envs: &[super::Env]) -> Fit {
         match runs {
-            Runs::Anywhere => Fit::Inside,
-            Runs::FromHost => Fit::FromHost,
-            Runs::OnlyIn(own) => {
+            Venue::Anywhere => Fit::Inside,
+            Venue::FromHost => Fit::FromHost,
+            Venue::OnlyIn(own) => {
                 Fit::Not(format!("the {own} suite runs only in its own environment, which a gVisor sandbox is not (no /dev/kvm there)"))
             }
         }

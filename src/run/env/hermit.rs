@@ -20,7 +20,7 @@ use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
 use crate::bench::{Scale, cases};
 use crate::clock::ClockInfo;
 use crate::named::Named;
-use crate::plan::{Planned, not_measured};
+use crate::plan::{PlannedCase, not_measured};
 use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
 use crate::schema;
 use crate::stats::Summary;
@@ -156,7 +156,7 @@ impl Build {
 }
 
 /// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
-fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, HermitError> {
+fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> {
     let suites = run
         .suites
         .iter()
@@ -169,7 +169,7 @@ fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<Planned>, HermitError> {
 
 /// The program's command line (after `--`): the benchmarks, the harness,
 /// STREAM's array size (the Linux rule, within a fifth of the guest's memory).
-fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
+fn program_args(spec: &super::guest::GuestSpec, plan: &[PlannedCase], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
     let benches = crate::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
     let quick = plan.iter().any(|p| p.scale == Scale::Quick);
@@ -191,12 +191,12 @@ fn program_args(spec: &super::guest::GuestSpec, plan: &[Planned], h: &crate::har
 /// then each planned case's values. A name or value with a separator in it
 /// leaves its benchmark without a list (its cases then fail with the
 /// reason; none has one today).
-fn case_lists(plan: &[Planned]) -> String {
+fn case_lists(plan: &[PlannedCase]) -> String {
     let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let mut out = String::new();
     for id in crate::plan::benchmark_ids(plan) {
-        let cases: Vec<&Planned> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
+        let cases: Vec<&PlannedCase> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
         let Some(first) = cases.first() else { continue };
         let keys: Vec<&String> = first.params.keys().collect();
         let rows: Vec<Option<String>> = cases
@@ -362,7 +362,7 @@ fn boot_facts(
 ) -> Map<String, Value> {
     let mut f = Map::new();
     f.insert("vmm".into(), json!(super::qemu::QEMU));
-    f.insert("accel".into(), json!(if kvm { "kvm" } else { "tcg" }));
+    f.insert(crate::schema::environment::ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
     f.insert("machine".into(), json!(machine));
     f.insert("vcpus".into(), json!(1));
     f.insert("memory_mib".into(), json!(o.vm_mem_mib));
@@ -388,7 +388,7 @@ fn check_figures(console: &str) -> Value {
 }
 
 /// Why a case of the plan is not measured in the unikernel.
-fn absent_reason(p: &Planned) -> String {
+fn absent_reason(p: &PlannedCase) -> String {
     let id = p.benchmark.id.as_str();
     let why = match p.benchmark.family.name() {
         "pagefault" => "one kind of memory, the kernel's heap: its first write access is pagefault.anon's row",
@@ -403,7 +403,13 @@ fn absent_reason(p: &Planned) -> String {
 
 /// The run document of the program's samples: the plan's cases in order,
 /// each measured, failed, or n/a with the reason.
-fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: crate::harness::HarnessConfig, clock: ClockInfo) -> RunDoc {
+fn document(
+    run: &crate::spec::RunSpec,
+    plan: &[PlannedCase],
+    samples: &Value,
+    h: crate::harness::HarnessConfig,
+    clock: ClockInfo,
+) -> RunDoc {
     let mut doc = run.document(&["hermit"], plan.len(), vec![0], h, clock.clone());
     let condition = Condition {
         load: run.loads.first().map_or("idle", |l| l.name()).into(),
@@ -440,7 +446,7 @@ fn document(run: &crate::spec::RunSpec, plan: &[Planned], samples: &Value, h: cr
 /// Whether the program's case `c` is the planned case `p`: the same
 /// parameters (a case sent without any stands for every case of its
 /// benchmark).
-fn same_params(p: &Planned, c: &Value) -> bool {
+fn same_params(p: &PlannedCase, c: &Value) -> bool {
     match c.get("params").and_then(Value::as_object) {
         Some(sent) if !sent.is_empty() => sent == &p.params,
         _ => true,
@@ -449,7 +455,7 @@ fn same_params(p: &Planned, c: &Value) -> bool {
 
 /// Where the program measures: its main thread on the one CPU (and, for
 /// IPC, the server thread beside it).
-fn placement(p: &Planned) -> crate::placement::Placement {
+fn placement(p: &PlannedCase) -> crate::placement::Placement {
     let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
     crate::placement::Placement {
         actors: if ipc { "threads" } else { "1 thread" }.into(),
@@ -463,7 +469,7 @@ fn placement(p: &Planned) -> crate::placement::Placement {
 type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 
 /// A measured case's metrics, named as the Linux family names them.
-fn metrics_of(p: &Planned, c: &Value, clock: &ClockInfo) -> Measured {
+fn metrics_of(p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
     if p.benchmark.is_of(&crate::bench::stream::family::Stream) {
         return stream_metrics(p, c);
     }
@@ -505,7 +511,7 @@ fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, St
 
 /// STREAM's rates and times per kernel, as the stream family reports them;
 /// a thread per CPU is n/a (one CPU: the kernel is built without smp).
-fn stream_metrics(p: &Planned, c: &Value) -> Measured {
+fn stream_metrics(p: &PlannedCase, c: &Value) -> Measured {
     let threads = p.params.get("threads").and_then(Value::as_str).unwrap_or("single");
     if threads != schema::stream::Threads::Single.name() {
         return Err((CaseStatus::NotApplicable, "stream per-cpu in Hermit: one CPU (the kernel is built without smp)".into()));

@@ -5,7 +5,7 @@
 
 use super::guest::{self, GuestSpec, RunFn};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
-use crate::bench::Runs;
+use crate::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -20,10 +20,10 @@ impl Environment for Microvm {
         "oscycles' own minimal KVM guest: the microvm suite only"
     }
 
-    fn fit(&self, runs: Runs, _envs: &[super::Env]) -> Fit {
+    fn fit(&self, runs: Venue, _envs: &[super::Env]) -> Fit {
         match runs {
-            Runs::OnlyIn(own) if own == self.name() => Fit::Inside,
-            Runs::FromHost => Fit::FromHost,
+            Venue::OnlyIn(own) if own == self.name() => Fit::Inside,
+            Venue::FromHost => Fit::FromHost,
             _ => Fit::Not(
                 "the microvm guest runs only the microvm suite (its exit table); use native, container or qemu-* for the others".into(),
             ),

@@ -30,7 +30,7 @@ pub mod qemu;
 pub mod uml;
 pub mod xen;
 
-use crate::bench::Runs;
+use crate::bench::Venue;
 use crate::named::Named;
 use crate::results::RunDoc;
 use guest::{GuestSpec, RunFn};
@@ -74,14 +74,14 @@ pub trait Environment: Sync {
 
     /// Where the cases of a benchmark measured as `runs` says stand here,
     /// in a run over `envs`: a benchmark that belongs to one environment
-    /// (`Runs::OnlyIn`) runs there when the run has it, else everywhere.
-    fn fit(&self, runs: Runs, envs: &[Env]) -> Fit {
+    /// (`Venue::OnlyIn`) runs there when the run has it, else everywhere.
+    fn fit(&self, runs: Venue, envs: &[Env]) -> Fit {
         match runs {
-            Runs::Anywhere => Fit::Inside,
-            Runs::FromHost => Fit::FromHost,
-            Runs::OnlyIn(own) if own == self.name() => Fit::Inside,
-            Runs::OnlyIn(own) if envs.iter().any(|e| e.name() == own) => Fit::Elsewhere,
-            Runs::OnlyIn(_) => Fit::Inside,
+            Venue::Anywhere => Fit::Inside,
+            Venue::FromHost => Fit::FromHost,
+            Venue::OnlyIn(own) if own == self.name() => Fit::Inside,
+            Venue::OnlyIn(own) if envs.iter().any(|e| e.name() == own) => Fit::Elsewhere,
+            Venue::OnlyIn(_) => Fit::Inside,
         }
     }
 
@@ -550,13 +550,13 @@ mod tests {
     #[test]
     fn a_benchmark_of_one_environment_runs_there_when_the_run_has_it() {
         let (native, micro) = (Env::parse("native").unwrap(), Env::parse("microvm").unwrap());
-        let own = Runs::OnlyIn("microvm");
+        let own = Venue::OnlyIn("microvm");
         assert_eq!(native.fit(own, &[native]), Fit::Inside, "no microvm in the run: it runs where the run is");
         assert_eq!(native.fit(own, &[native, micro]), Fit::Elsewhere);
         assert_eq!(micro.fit(own, &[native, micro]), Fit::Inside);
-        assert!(matches!(micro.fit(Runs::Anywhere, &[micro]), Fit::Not(why) if why.contains("only the microvm suite")));
+        assert!(matches!(micro.fit(Venue::Anywhere, &[micro]), Fit::Not(why) if why.contains("only the microvm suite")));
         for e in Env::ALL {
-            assert_eq!(e.fit(Runs::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
+            assert_eq!(e.fit(Venue::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
         }
     }
 }

@@ -11,8 +11,8 @@
 
 pub mod adaptive;
 
-use crate::execute::{self, Execution, Out};
-use crate::plan::{self, Planned};
+use crate::execute::{self, Destination, Execution};
+use crate::plan::{self, PlannedCase};
 use crate::progress::Reporter;
 use crate::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::spec::RunSpec;
@@ -32,7 +32,7 @@ pub fn round_seed(seed: u64, k: usize) -> u64 {
 }
 
 /// The plan in a seeded random order (Fisher-Yates).
-pub fn shuffled(plan: &[Planned], seed: u64) -> Vec<Planned> {
+pub fn shuffled(plan: &[PlannedCase], seed: u64) -> Vec<PlannedCase> {
     let mut out = plan.to_vec();
     let mut rng = SplitMix64::new(seed);
     for i in (1..out.len()).rev() {
@@ -42,17 +42,17 @@ pub fn shuffled(plan: &[Planned], seed: u64) -> Vec<Planned> {
 }
 
 /// Where a result's case stands in the plan (after it: not in the plan).
-pub fn plan_position(plan: &[Planned], r: &CaseResult) -> usize {
+pub fn plan_position(plan: &[PlannedCase], r: &CaseResult) -> usize {
     plan.iter().position(|p| p.benchmark.id == r.benchmark && p.params == r.params).unwrap_or(usize::MAX)
 }
 
 /// Puts results back in plan order (rounds ran them shuffled).
-fn sort_like_plan(results: &mut [CaseResult], plan: &[Planned]) {
+fn sort_like_plan(results: &mut [CaseResult], plan: &[PlannedCase]) {
     results.sort_by_key(|r| plan_position(plan, r));
 }
 
 /// Whether benchmark `id` of the plan is measured again in later rounds.
-fn repeats(plan: &[Planned], id: &str) -> bool {
+fn repeats(plan: &[PlannedCase], id: &str) -> bool {
     plan.iter().any(|p| p.benchmark.id == id && p.benchmark.repeats_in_rounds())
 }
 
@@ -65,7 +65,7 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
+pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
     let k = r.spec.round.unwrap_or(0);
     let seed = round_seed(r.spec.seed, k);
     let order = shuffled(plan, seed);
@@ -79,7 +79,7 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
         round: k,
         seed,
         pid: std::process::id(),
-        order: order.iter().map(Planned::label).collect(),
+        order: order.iter().map(PlannedCase::label).collect(),
         elapsed_s: t.elapsed().as_secs_f64(),
         status,
         steal_pct: ticks.zip(crate::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::host::steal_pct(b, a)),
@@ -100,11 +100,11 @@ pub fn run_here(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> 
 /// Runs the plan in `r.spec.rounds` rounds (or, with `--rounds auto`,
 /// until its cells settle or the budget ends), each in a fresh process,
 /// merging each round's results into the run as it ends.
-pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Result<(), StoreError> {
+pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
     let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
         return run_here(plan, ex, out, r);
     };
-    let Out { writer, env, rep } = out;
+    let Destination { writer, env, rep } = out;
     // Results of other environments may precede these: only ours are sorted.
     let rounds = Repeated { exe, plan, r, env: *env, first: writer.doc.results.len() };
     match &r.spec.auto {
@@ -142,7 +142,7 @@ pub fn run(plan: &[Planned], ex: &Execution, out: &mut Out, r: &Rounds) -> Resul
 /// repeats in rounds and round 0 measured (a case that failed, timed out or
 /// cannot run here would only do so again), and of those only the ones in
 /// `only` where given.
-pub fn round_ids(plan: &[Planned], k: usize, results: &[CaseResult], env: Option<&str>, only: Option<&[String]>) -> Vec<String> {
+pub fn round_ids(plan: &[PlannedCase], k: usize, results: &[CaseResult], env: Option<&str>, only: Option<&[String]>) -> Vec<String> {
     let mut ids = plan::benchmark_ids(plan);
     if k > 0 {
         let measured =
@@ -155,7 +155,7 @@ pub fn round_ids(plan: &[Planned], k: usize, results: &[CaseResult], env: Option
 /// A plan measured round after round, each round in a fresh process.
 pub struct Repeated<'a> {
     pub exe: &'a std::path::Path,
-    pub plan: &'a [Planned],
+    pub plan: &'a [PlannedCase],
     pub r: &'a Rounds,
     /// The environment its results are tagged with (None: the run's own).
     pub env: Option<&'a str>,
@@ -409,7 +409,7 @@ mod tests {
         let a = shuffled(&plan, round_seed(7, 0));
         let again = shuffled(&plan, round_seed(7, 0));
         let b = shuffled(&plan, round_seed(7, 1));
-        let labels = |p: &[Planned]| p.iter().map(Planned::label).collect::<Vec<_>>();
+        let labels = |p: &[PlannedCase]| p.iter().map(PlannedCase::label).collect::<Vec<_>>();
         assert_eq!(labels(&a), labels(&again), "the same seed gives the same order");
         assert_ne!(labels(&a), labels(&b), "another round, another order");
         let mut sorted = labels(&a);

@@ -4,7 +4,7 @@
 //! result) and summarises; there is nothing to run inside one.
 
 use crate::bench::family::{FromHost, Started, Starter};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Venue};
 use crate::results::Metric;
 use crate::schema::{self, boot};
 use crate::stats::Summary;
@@ -29,8 +29,8 @@ impl Family for Boot {
     fn run(&self, _: usize, _: &CaseCtx) -> Result<CaseData, CaseError> {
         Err(CaseError::NotApplicable("boot time is measured by the host for each environment of --env".into()))
     }
-    fn runs(&self) -> Runs {
-        Runs::FromHost
+    fn runs(&self) -> Venue {
+        Venue::FromHost
     }
     fn run_from_host(&self, _: usize, starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
         let n = starter.starts();

@@ -1,6 +1,6 @@
 //! Bandwidths: streams take a placement, the rest run on one pinned CPU.
 
-use crate::bench::bw::{self, BwKind, CHUNK, MemBuffers, Sink};
+use crate::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
 use crate::bench::cases::{copy_metrics, measure, measured, pinned, points};
 use crate::bench::child;
 use crate::bench::scratch::ScratchFile;
@@ -41,12 +41,12 @@ fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurem
     let io = |e| CaseError::from_io(kind.name(), e);
     let (r, w) = bw::stream_pair(kind).map_err(io)?;
     let pid = bw::spawn_writer(w, &r, CHUNK, writer_cpu).map_err(io)?;
-    let mut sink = Sink::new(r, CHUNK);
+    let mut drain = Drain::new(r, CHUNK);
     let result = pinned(ctx, || {
         let _deadline = crate::watchdog::Deadline::arm(ctx.timeout).map_err(io)?;
-        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| (0..n).try_for_each(|_| sink.chunk())).map_err(io)
+        harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| (0..n).try_for_each(|_| drain.chunk())).map_err(io)
     });
-    drop(sink);
+    drop(drain);
     let status = child::reap(pid).map_err(io)?;
     let (m, mut placement) = result?;
     if !child::exited_with(status, 0) {

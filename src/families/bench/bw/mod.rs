@@ -94,15 +94,15 @@ pub fn mem_buffer_bytes(llc: Option<u64>, ram_bytes: u64) -> u64 {
 }
 
 /// Reads whole chunks from a stream, counting the bytes.
-pub struct Sink {
+pub struct Drain {
     fd: OwnedFd,
     buf: Vec<u8>,
     pub bytes: u64,
 }
 
-impl Sink {
+impl Drain {
     pub fn new(fd: OwnedFd, chunk: usize) -> Self {
-        Sink { fd, buf: vec![0; chunk], bytes: 0 }
+        Drain { fd, buf: vec![0; chunk], bytes: 0 }
     }
 
     /// Reads exactly one chunk (however the kernel splits it); an end of
@@ -318,24 +318,24 @@ mod tests {
                 sent += k as usize;
             }
         });
-        let mut sink = Sink::new(r, CHUNK);
+        let mut drain = Drain::new(r, CHUNK);
         for _ in 0..10 {
-            sink.chunk().unwrap();
+            drain.chunk().unwrap();
         }
         writer.join().unwrap();
-        assert_eq!(sink.bytes, 10 * CHUNK as u64);
+        assert_eq!(drain.bytes, 10 * CHUNK as u64);
         // Nothing more: the next chunk is an end of file, not counted.
-        assert_eq!(sink.chunk().unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
-        assert_eq!(sink.bytes, 10 * CHUNK as u64);
+        assert_eq!(drain.chunk().unwrap_err().kind(), io::ErrorKind::UnexpectedEof);
+        assert_eq!(drain.bytes, 10 * CHUNK as u64);
     }
 
     #[test]
     fn a_writer_process_stops_when_the_reader_goes() {
         let (r, w) = stream_pair(BwKind::Unix).unwrap();
         let pid = spawn_writer(w, &r, CHUNK, crate::placement::allowed_cpus()[0]).unwrap();
-        let mut sink = Sink::new(r, CHUNK);
-        sink.chunk().unwrap();
-        drop(sink);
+        let mut drain = Drain::new(r, CHUNK);
+        drain.chunk().unwrap();
+        drop(drain);
         assert!(child::exited_with(child::reap(pid).unwrap(), 0));
     }
 

@@ -3,7 +3,7 @@
 //! the VM start (KVM_CREATE_VM to the guest's first instruction).
 
 use crate::bench::cases::{pinned, points, summary_of};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Runs, Scale, Unsupported};
+use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, Venue};
 use crate::named::Named;
 use crate::results::{Metric, Params};
 use crate::schema::{self, microvm::details as keys};
@@ -253,7 +253,7 @@ impl Family for Microvm {
     fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         run(MicroOp::ALL[variant], ctx)
     }
-    fn runs(&self) -> Runs {
-        Runs::OnlyIn("microvm")
+    fn runs(&self) -> Venue {
+        Venue::OnlyIn("microvm")
     }
 }
