@@ -12,8 +12,9 @@
 //! the assembly loops of `src/measure/arch/mod.rs`), memcpy's three copies
 //! (`src/families/bench/memcpy/measure.rs`), the four block allocators and their workload
 //! (`src/families/bench/alloc/measure.rs`), the IPC message fill and check
-//! (`src/families/bench/ipc/message.rs`), the TSC read, and the framing
-//! (`src/run/env/frame.rs`). What differs is only what a unikernel has instead
+//! (`src/families/bench/ipc/message.rs`), the TSC read, the framing
+//! (`src/run/env/frame.rs`), and the names of their closed lists
+//! (`src/base/named.rs`). What differs is only what a unikernel has instead
 //! of Linux's system calls: the operations timed (getpid, yield, malloc,
 //! first write, futex wait and wake) are Hermit's, through Rust's std or
 //! the kernel's functions as any Hermit program calls them, and `shim`
@@ -23,14 +24,17 @@
 #[allow(dead_code)]
 mod arch;
 mod bench;
-mod grid;
-mod ipc;
 #[path = "../../../src/run/env/frame.rs"]
 #[allow(dead_code)]
 mod frame;
+mod grid;
 #[path = "../../../src/measure/harness.rs"]
 #[allow(dead_code)]
 mod harness;
+mod ipc;
+#[path = "../../../src/base/named.rs"]
+#[allow(dead_code)]
+mod named;
 mod ops;
 mod shim;
 

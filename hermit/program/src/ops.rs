@@ -9,6 +9,7 @@ use crate::clock::Tsc;
 use crate::grid::{self, Point};
 use crate::harness::{self, HarnessConfig, Measurement};
 use crate::ipc;
+use crate::named::Named;
 use crate::watchdog::Stop;
 use serde_json::{Value, json};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -262,10 +263,10 @@ fn lacking(bench: &str) -> Option<Value> {
 fn one(bench: &str, p: &Point, cfg: &HarnessConfig, overhead: u64, array_bytes: u64) -> Result<Value, String> {
     let timed = |op: fn(u64) -> Result<(), Failed>| harness::measure(&Tsc, overhead, cfg, op);
     let named = |family: &str| bench.strip_prefix(family).and_then(|s| s.strip_prefix('.'));
-    if let Some(imp) = named("memcpy").and_then(|n| memcpy::Impl::ALL.into_iter().find(|i| i.name() == n)) {
+    if let Some(imp) = named("memcpy").and_then(memcpy::Impl::parse) {
         return memcpy_case(imp, p, cfg, overhead);
     }
-    if let Some(kind) = named("alloc").and_then(|n| alloc::Kind::ALL.into_iter().find(|k| k.name() == n)) {
+    if let Some(kind) = named("alloc").and_then(alloc::Kind::parse) {
         return alloc_case(kind, p, cfg, overhead);
     }
     Ok(match bench {

@@ -78,7 +78,10 @@ pub mod counters {
 
     pub enum Counted {
         #[allow(dead_code)]
-        Batches { batches: Vec<Vec<(Event, Option<f64>)>>, unavailable: Vec<(Event, String)> },
+        Batches {
+            batches: Vec<Vec<(Event, Option<f64>)>>,
+            unavailable: Vec<(Event, String)>,
+        },
         #[allow(dead_code)]
         NotCounted(String),
         Deferred,

@@ -42,7 +42,7 @@ impl Family for Allocators {
         schema::alloc::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &Kind::ALL, |k| {
+        Benchmark::each(self, Kind::ALL, |k| {
             let params = if k == Kind::Bitmap {
                 "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full"
             } else {

@@ -19,24 +19,16 @@ pub trait BlockAllocator {
     fn block(&self) -> usize;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    System,
-    Slab,
-    Bitmap,
-    BestFit,
+crate::named_enum! {
+    pub enum Kind {
+        System = "system",
+        Slab = "slab",
+        Bitmap = "bitmap",
+        BestFit = "best-fit",
+    }
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::System, Kind::Slab, Kind::Bitmap, Kind::BestFit];
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::System => "system",
-            Kind::Slab => "slab",
-            Kind::Bitmap => "bitmap",
-            Kind::BestFit => "best-fit",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             Kind::System => "the process's allocator (glibc malloc through Rust's System)",
@@ -300,13 +292,14 @@ impl Drop for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     /// The same property test for every allocator: random allocations and
     /// frees never overlap a live block, keep alignment, and freed memory is
     /// used again.
     #[test]
     fn every_allocator_keeps_blocks_apart_aligned_and_reused() {
-        for kind in Kind::ALL {
+        for &kind in Kind::ALL {
             for size in [64, 256, 1500, 4096] {
                 let capacity = 200;
                 let mut a = kind.build(size, capacity);
@@ -363,7 +356,7 @@ mod tests {
 
     #[test]
     fn the_workload_keeps_its_live_set() {
-        for kind in Kind::ALL {
+        for &kind in Kind::ALL {
             let mut w = Workload::new(kind.build(64, 110), 100).unwrap();
             w.pairs(1000).unwrap();
             assert_eq!(w.live.len(), 100);

@@ -3,6 +3,7 @@
 use crate::bench::cases::{copy_metrics, grid, measure, measured, points};
 use crate::bench::memcpy::{Buffers, Impl, copy};
 use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::named::Named;
 use crate::results::Params;
 use crate::schema;
 
@@ -60,7 +61,7 @@ impl Family for Memcpys {
         schema::memcpy::FAMILY
     }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &Impl::ALL, |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"))
+        Benchmark::each(self, Impl::ALL, |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"))
     }
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         let _ = variant;

@@ -5,22 +5,15 @@
 
 use super::child::Private;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Impl {
-    Libc,
-    Bytes,
-    Words,
+crate::named_enum! {
+    pub enum Impl {
+        Libc = "libc",
+        Bytes = "bytes",
+        Words = "words",
+    }
 }
 
 impl Impl {
-    pub const ALL: [Impl; 3] = [Impl::Libc, Impl::Bytes, Impl::Words];
-    pub fn name(self) -> &'static str {
-        match self {
-            Impl::Libc => "libc",
-            Impl::Bytes => "bytes",
-            Impl::Words => "words",
-        }
-    }
     pub fn description(self) -> &'static str {
         match self {
             Impl::Libc => "the C library's memcpy",
@@ -104,10 +97,11 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::named::Named;
 
     #[test]
     fn every_implementation_copies_exactly_at_every_offset() {
-        for imp in Impl::ALL {
+        for &imp in Impl::ALL {
             for size in [0, 1, 7, 8, 9, 63, 64, 65, 1000, 4096] {
                 for (so, dof) in
                     [(0, 0), (1, 0), (4, 0), (8, 0), (32, 0), (64, 0), (0, 1), (0, 4), (0, 8), (0, 32), (0, 64), (1, 1), (3, 5), (64, 64)]

@@ -43,7 +43,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert("llc_bytes".into(), json!(llc));
     details.insert(keys::MEETS_4X_LLC.into(), json!(llc.is_none_or(|l| array_bytes >= 4 * l)));
     details.insert(keys::REPETITIONS_COUNTED.into(), json!(reps - 1));
-    details.insert("bytes_per_element".into(), json!(Kernel::ALL.map(|k| (k.name(), k.bytes_per_element())).to_vec()));
+    details.insert("bytes_per_element".into(), json!(Kernel::ALL.iter().map(|k| (k.name(), k.bytes_per_element())).collect::<Vec<_>>()));
     Ok(CaseData {
         placement: Placement {
             actors: format!("{threads} thread{}", if threads > 1 { "s, one pinned per CPU" } else { "" }),

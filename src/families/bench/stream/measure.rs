@@ -7,31 +7,24 @@
 //! validates them: the expected values follow from the same recurrences run
 //! on scalars.
 
+use crate::named::Named;
 use std::sync::Barrier;
 
 pub const SCALAR: f64 = 3.0;
 /// STREAM's repetitions (the first is not counted).
 pub const NTIMES: usize = 10;
 
-/// The four kernels, in STREAM's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kernel {
-    Copy,
-    Scale,
-    Add,
-    Triad,
+crate::named_enum! {
+    /// The four kernels, in STREAM's order.
+    pub enum Kernel {
+        Copy = "Copy",
+        Scale = "Scale",
+        Add = "Add",
+        Triad = "Triad",
+    }
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 4] = [Kernel::Copy, Kernel::Scale, Kernel::Add, Kernel::Triad];
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Copy => "Copy",
-            Kernel::Scale => "Scale",
-            Kernel::Add => "Add",
-            Kernel::Triad => "Triad",
-        }
-    }
     /// Bytes STREAM counts per element.
     pub fn bytes_per_element(self) -> u64 {
         match self {
@@ -155,13 +148,15 @@ pub fn run(elements: usize, reps: usize, cpus: &[usize], threads: usize, kernel:
                 // Seconds per repetition, per kernel.
                 (0..reps)
                     .map(|_| {
-                        Kernel::ALL.map(|kern| {
+                        let mut row = [0.0; 4];
+                        for (t, &kern) in row.iter_mut().zip(Kernel::ALL) {
                             barrier.wait();
                             let t0 = crate::clock::monotonic_raw_ns();
                             kernel(kern, a, b, c);
                             barrier.wait();
-                            (crate::clock::monotonic_raw_ns() - t0) as f64 * 1e-9
-                        })
+                            *t = (crate::clock::monotonic_raw_ns() - t0) as f64 * 1e-9;
+                        }
+                        row
                     })
                     .collect::<Vec<[f64; 4]>>()
             }));
