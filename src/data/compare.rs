@@ -6,6 +6,7 @@
 //! `uncertainty`). Where a document has no raw samples (schema version 1)
 //! the ratio stands alone and the verdict is `unsure`.
 
+use crate::named::Named;
 use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
 use crate::uncertainty::{self, Interval, Policy, Verdict};
 

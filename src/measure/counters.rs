@@ -17,6 +17,7 @@
 //! Every counter is read by the kernel that runs the process: inside a guest
 //! the guest's kernel counted, in a container the host's.
 
+use crate::named::Named;
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -25,20 +26,22 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::OnceLock;
 use thiserror::Error;
 
-/// One counted event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Event {
-    ContextSwitches,
-    CpuMigrations,
-    MinorFaults,
-    MajorFaults,
-    /// Nanoseconds the counted tasks were on a CPU.
-    TaskClock,
-    /// Unhalted core cycles.
-    Cycles,
-    /// Reference cycles (at the TSC's rate, unhalted).
-    RefCycles,
-    Instructions,
+crate::named_enum! {
+    /// One counted event, by the name run documents record.
+    #[derive(Hash)]
+    pub enum Event {
+        ContextSwitches = "context_switches",
+        CpuMigrations = "cpu_migrations",
+        MinorFaults = "minor_faults",
+        MajorFaults = "major_faults",
+        /// Nanoseconds the counted tasks were on a CPU.
+        TaskClock = "task_clock_ns",
+        /// Unhalted core cycles.
+        Cycles = "core_cycles",
+        /// Reference cycles (at the TSC's rate, unhalted).
+        RefCycles = "ref_cycles",
+        Instructions = "instructions",
+    }
 }
 
 const PERF_TYPE_HARDWARE: u32 = 0;
@@ -48,20 +51,6 @@ impl Event {
     pub const SOFTWARE: [Event; 5] =
         [Event::ContextSwitches, Event::CpuMigrations, Event::MinorFaults, Event::MajorFaults, Event::TaskClock];
     pub const HARDWARE: [Event; 3] = [Event::Cycles, Event::RefCycles, Event::Instructions];
-
-    /// The name run documents record.
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::ContextSwitches => "context_switches",
-            Event::CpuMigrations => "cpu_migrations",
-            Event::MinorFaults => "minor_faults",
-            Event::MajorFaults => "major_faults",
-            Event::TaskClock => "task_clock_ns",
-            Event::Cycles => "core_cycles",
-            Event::RefCycles => "ref_cycles",
-            Event::Instructions => "instructions",
-        }
-    }
 
     /// A table column's heading (per operation).
     pub fn heading(self) -> &'static str {
@@ -78,7 +67,7 @@ impl Event {
     }
 
     pub fn by_name(name: &str) -> Option<Event> {
-        Event::SOFTWARE.into_iter().chain(Event::HARDWARE).find(|e| e.name() == name)
+        Event::parse(name)
     }
 
     pub fn is_hardware(self) -> bool {
