@@ -136,7 +136,7 @@ fn write_out(dest: &PathBuf, text: &str) -> Result<()> {
 /// `oscycles report --by host|kernel|environment`: runs side by side.
 fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
     use report::by;
-    let by = by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", by::By::NAMES)))?;
+    let by = by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::named::Named>::names())))?;
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let policy = oscycles::uncertainty::Policy::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {

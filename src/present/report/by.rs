@@ -15,35 +15,23 @@
 use super::export::markup::{Cell, MarkupTable};
 use super::table::{TextTable, cycles};
 use crate::compare::{Judged, judge, relative, seed_of};
+use crate::named::Named;
 use crate::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
 use crate::uncertainty::Policy;
 
-/// What the columns are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum By {
-    Host,
-    Kernel,
-    Environment,
+crate::named_enum! {
+    /// What the columns are.
+    pub enum By {
+        Host = "host",
+        Kernel = "kernel",
+        Environment = "environment",
+    }
 }
 
 impl By {
-    pub const NAMES: &'static str = "host, kernel, environment";
-
+    /// The value called `s` (`env` too, for environment).
     pub fn parse(s: &str) -> Option<By> {
-        match s {
-            "host" => Some(By::Host),
-            "kernel" => Some(By::Kernel),
-            "environment" | "env" => Some(By::Environment),
-            _ => None,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            By::Host => "host",
-            By::Kernel => "kernel",
-            By::Environment => "environment",
-        }
+        if s == "env" { Some(By::Environment) } else { <By as Named>::parse(s) }
     }
 
     /// The column of a result of `doc`.
