@@ -30,6 +30,21 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 }
 
 impl Summary {
+    /// Its statistics but n, by the names run documents and exports give
+    /// them, in their order.
+    pub fn named(&self) -> [(&'static str, f64); 8] {
+        [
+            ("min", self.min),
+            ("median", self.median),
+            ("mean", self.mean),
+            ("p99", self.p99),
+            ("p999", self.p999),
+            ("max", self.max),
+            ("stddev", self.stddev),
+            ("cv", self.cv),
+        ]
+    }
+
     /// Summarises samples; returns None for an empty slice or any NaN.
     pub fn of(samples: &[f64]) -> Option<Summary> {
         if samples.is_empty() || samples.iter().any(|x| x.is_nan()) {

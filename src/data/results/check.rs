@@ -105,16 +105,7 @@ fn check_metric(at: &str, m: &Metric) -> Result<(), BadNumber> {
 
 fn check_summary(at: &str, s: &Summary, must_be_positive: bool) -> Result<(), BadNumber> {
     let f = |name: &str| format!("{at}.{name}");
-    for (name, x) in [
-        ("min", s.min),
-        ("median", s.median),
-        ("mean", s.mean),
-        ("p99", s.p99),
-        ("p999", s.p999),
-        ("max", s.max),
-        ("stddev", s.stddev),
-        ("cv", s.cv),
-    ] {
+    for (name, x) in s.named() {
         finite(&f(name), x)?;
     }
     if must_be_positive {

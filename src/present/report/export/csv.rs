@@ -37,18 +37,7 @@ impl Exporter for CsvExporter {
                 }
                 for m in &r.metrics {
                     let s = &m.summary;
-                    let stats = [
-                        ("n", s.n as f64),
-                        ("min", s.min),
-                        ("median", s.median),
-                        ("mean", s.mean),
-                        ("p99", s.p99),
-                        ("p999", s.p999),
-                        ("max", s.max),
-                        ("stddev", s.stddev),
-                        ("cv", s.cv),
-                    ];
-                    for (name, v) in stats {
+                    for (name, v) in [("n", s.n as f64)].into_iter().chain(s.named()) {
                         out += &format!("{lead},{},{},{name},{v}\n", field(&m.name), field(&m.unit));
                     }
                 }
