@@ -14,6 +14,7 @@ use crate::bench::{
 use crate::results::Params;
 use crate::schema::{self, CaseParams};
 use crate::tabular::figures::Plots;
+use crate::tabular::headline::Headlines;
 use crate::tabular::tables::Table;
 use crate::{bench, published};
 use std::sync::OnceLock;
@@ -72,6 +73,25 @@ pub const PLOTS: &[&dyn Plots] = &[
     &bench::stream::table::StreamPlots,
     &bench::parallel::table::ParallelPlots,
     &bench::noise::table::JitterHistograms,
+];
+
+/// The headlines of a run's summary, in its order: the figure that stands
+/// for each family that has one.
+pub const HEADLINES: &[&dyn Headlines] = &[
+    &bench::syscall::table::SyscallHeadline,
+    &bench::ipc::table::IpcHeadlines,
+    &bench::ctx::table::CtxHeadline,
+    &bench::proc::table::ProcHeadline,
+    &bench::pagefault::table::PagefaultHeadline,
+    &bench::memcpy::table::MemcpyHeadline,
+    &bench::alloc::table::AllocHeadline,
+    &bench::stream::table::StreamHeadline,
+    &bench::boot::table::BootHeadline,
+    &bench::noise::table::NoiseHeadline,
+    &bench::control::table::ControlHeadline,
+    &bench::microvm::table::MicrovmHeadline,
+    &bench::net::table::NetHeadline,
+    &bench::blk::table::BlkHeadline,
 ];
 
 /// Every benchmark of every family, built once.

@@ -5,7 +5,7 @@
 
 use super::table::TextTable;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::{boot, environment::Facts};
+use crate::schema::environment::Facts;
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -33,7 +33,10 @@ fn fmt(v: f64) -> String {
     }
 }
 
-pub fn render_side_by_side(doc: &RunDoc) -> String {
+/// Every case of `doc` measured in more than one environment, a column
+/// each, but those of `own_table` (families whose table lays every
+/// environment out itself, as boot's does).
+pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
     let envs = environments(doc);
     if envs.len() < 2 {
         return String::new();
@@ -47,7 +50,7 @@ pub fn render_side_by_side(doc: &RunDoc) -> String {
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = TextTable::new(&hr, 2);
     let mut keys: Vec<(String, String)> = Vec::new();
-    for r in doc.results.iter().filter(|r| r.family != boot::FAMILY) {
+    for r in doc.results.iter().filter(|r| !own_table.contains(&r.family.as_str())) {
         let k = (r.benchmark.clone(), params_label(&r.params));
         if !keys.contains(&k) {
             keys.push(k);

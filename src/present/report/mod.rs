@@ -55,7 +55,7 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Tables) -> String {
         per_env.push(d);
     }
     out += &format!("\n##### environments side by side: {} #####\n", envs.join(", "));
-    let mut parts = vec![env::render_emulated(doc), env::render_side_by_side(doc)];
+    let mut parts = vec![env::render_emulated(doc), env::render_side_by_side(doc, &per_run)];
     for t in tables.tables() {
         let drawn: Vec<RunDoc> = per_env.iter().map(|d| tables.drawn(*t, d)).collect();
         parts.push(t.render_across(&envs.iter().map(String::as_str).zip(&drawn).collect::<Vec<_>>()));

@@ -7,6 +7,7 @@
 //! registry's list of them.
 
 pub mod figures;
+pub mod headline;
 pub mod lines;
 pub mod rows;
 pub mod table;

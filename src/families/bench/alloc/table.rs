@@ -3,6 +3,7 @@
 use crate::named::Named;
 use crate::results::{CaseResult, RunDoc};
 use crate::schema::alloc;
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::median_cell;
 use crate::tabular::table::{TextTable, bytes_label};
 use crate::tabular::tables::Table;
@@ -51,5 +52,16 @@ impl Table for Alloc {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_alloc(doc)
+    }
+}
+
+/// The summary's headline: the C library's malloc + free at its best.
+pub struct AllocHeadline;
+
+impl Headlines for AllocHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        let system = alloc::id(alloc::SYSTEM);
+        let best = extreme(pick.measured().filter(|r| r.benchmark == system), alloc::PER_PAIR, false);
+        headline("malloc + free (C library, best case)", best).into_iter().collect()
     }
 }

@@ -6,6 +6,7 @@ use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::blk;
 use crate::sources::Source;
 use crate::tabular::figures::{Plot, Plots, lines_of};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::{Lines, Point};
 use crate::tabular::table::{TextTable, bytes_label, percent};
 use crate::tabular::tables::Table;
@@ -91,5 +92,14 @@ impl Plots for BlkPlots {
     }
     fn across_environments(&self) -> bool {
         true
+    }
+}
+
+/// The summary's headline: block I/O's peak.
+pub struct BlkHeadline;
+
+impl Headlines for BlkHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("block I/O peak", extreme(pick.of(blk::FAMILY), blk::THROUGHPUT, true)).into_iter().collect()
     }
 }

@@ -4,6 +4,7 @@
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::boot;
 use crate::sources::Source;
+use crate::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::tabular::table::TextTable;
 use crate::tabular::tables::{Layout, Table};
 
@@ -65,5 +66,14 @@ impl Table for Boot {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_boot(doc)
+    }
+}
+
+/// The summary's headline: the time to /init.
+pub struct BootHeadline;
+
+impl Headlines for BootHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("boot to /init", pick.one(boot::id(boot::START_BENCH), boot::TO_INIT)).into_iter().collect()
     }
 }

@@ -6,6 +6,7 @@ use crate::bench::noise::table::{grid, notes, pct, per_measurement, unmeasured};
 use crate::results::{CaseResult, RunDoc};
 use crate::schema::control;
 use crate::sources::Source;
+use crate::tabular::headline::{Headline, Headlines, Pick, worst};
 use crate::tabular::tables::{Layout, Table};
 use crate::tabular::{distinct, num};
 
@@ -68,5 +69,14 @@ impl Table for Control {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render_control(doc)
+    }
+}
+
+/// The summary's headline: the control loop's worst deviation.
+pub struct ControlHeadline;
+
+impl Headlines for ControlHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        worst("control loop: deviation (nanosleep)", pick.one(control::id(control::NANOSLEEP), control::DEVIATION)).into_iter().collect()
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use super::child::{self, Private};
 use super::ipc::fd::FdStream;

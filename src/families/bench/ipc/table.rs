@@ -3,8 +3,9 @@
 //! the median one-way cost in TSC cycles; and the plots of cost by payload.
 
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::ipc::{self, Mechanism, Params};
+use crate::schema::ipc::{self, Mechanism, Params, Space};
 use crate::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::Lines;
 use crate::tabular::noise_note;
 use crate::tabular::table::{TextTable, cycles};
@@ -124,5 +125,34 @@ impl Plots for IpcPlots {
             }
         }
         lines
+    }
+}
+
+/// Whether `r` is an ipc case whose parameters `pred` accepts.
+fn ipc_case(r: &CaseResult, pred: impl Fn(&Params) -> bool) -> bool {
+    r.family == ipc::FAMILY && r.params_as::<Params>().is_some_and(|p| pred(&p))
+}
+
+/// The summary's headlines: per cores, the best one-way IPC at 0 words and the pipe's.
+pub struct IpcHeadlines;
+
+impl Headlines for IpcHeadlines {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        let mut out = Vec::new();
+        let pipe = Mechanism::Pipe.id();
+        for cores in ipc::CORES {
+            let ipc0 = || pick.measured().filter(move |r| ipc_case(r, |p| p.words == 0 && p.cores == cores));
+            let best = extreme(ipc0(), ipc::ONE_WAY, false);
+            let cn = ipc::cores_name(cores);
+            if let Some((r, _)) = best {
+                let space = r.params_as::<Params>().map_or("?", |p| ipc::space_name(p.space));
+                out.extend(headline(format!("one-way IPC, {cn}-core, best ({}, {space})", ipc::name_of(&r.benchmark)), best));
+            }
+            let pipe_inter =
+                extreme(ipc0().filter(|r| r.benchmark == pipe && ipc_case(r, |p| p.space == Space::Inter)), ipc::ONE_WAY, false)
+                    .or_else(|| extreme(ipc0().filter(|r| r.benchmark == pipe), ipc::ONE_WAY, false));
+            out.extend(headline(format!("one-way IPC, {cn}-core, pipe"), pipe_inter));
+        }
+        out
     }
 }

@@ -4,6 +4,7 @@
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::memcpy;
 use crate::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::Lines;
 use crate::tabular::table::{TextTable, bytes_label};
 use crate::tabular::tables::Table;
@@ -74,5 +75,17 @@ impl Plots for MemcpyPlots {
     }
     fn across_environments(&self) -> bool {
         true
+    }
+}
+
+/// The summary's headline: the C library's memcpy at its peak, aligned.
+pub struct MemcpyHeadline;
+
+impl Headlines for MemcpyHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        let libc = memcpy::id(memcpy::LIBC);
+        let aligned = |r: &CaseResult| r.params_as::<memcpy::Params>().is_some_and(|p| p.src_off == 0 && p.dst_off == 0);
+        let peak = extreme(pick.measured().filter(|r| r.benchmark == libc && aligned(r)), memcpy::BANDWIDTH, true);
+        headline("memcpy peak (C library, aligned)", peak).into_iter().collect()
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::results::{CaseStatus, RunDoc};
 use crate::schema::microvm::{self, details};
+use crate::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::tabular::table::TextTable;
 use crate::tabular::tables::Table;
 
@@ -67,5 +68,14 @@ impl Table for Exits {
     }
     fn render(&self, doc: &RunDoc) -> String {
         render(doc)
+    }
+}
+
+/// The summary's headline: a VM exit's round trip.
+pub struct MicrovmHeadline;
+
+impl Headlines for MicrovmHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("VM exit round trip (microvm, pio)", pick.one(microvm::id(microvm::PIO), microvm::VMM_ROUND_TRIP)).into_iter().collect()
     }
 }

@@ -7,6 +7,7 @@ use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::net;
 use crate::sources::Source;
 use crate::tabular::figures::{Plot, Plots, lines_of};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::{Lines, Point};
 use crate::tabular::table::{TextTable, bytes_label, percent};
 use crate::tabular::tables::Table;
@@ -153,5 +154,14 @@ impl Plots for NetPlots {
     }
     fn across_environments(&self) -> bool {
         true
+    }
+}
+
+/// The summary's headline: the network's peak.
+pub struct NetHeadline;
+
+impl Headlines for NetHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("net peak (UDP/TCP stream)", extreme(pick.of(net::FAMILY), net::THROUGHPUT, true)).into_iter().collect()
     }
 }

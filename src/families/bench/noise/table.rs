@@ -10,6 +10,7 @@ use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SW
 use crate::schema::{condition, control, noise};
 use crate::sources::Source;
 use crate::tabular::figures::{Histogram, Plots, context};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
 use crate::tabular::table::TextTable;
 use crate::tabular::tables::{Layout, Table};
 use crate::tabular::{distinct, num};
@@ -182,5 +183,14 @@ impl Plots for JitterHistograms {
             out.push(Histogram { title, what, buckets, caption: context(doc, r) });
         }
         out
+    }
+}
+
+/// The summary's headline: FWQ's worst sample.
+pub struct NoiseHeadline;
+
+impl Headlines for NoiseHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        worst("FWQ: worst sample (noise)", extreme(pick.of(noise::FAMILY), noise::SAMPLE, true)).into_iter().collect()
     }
 }

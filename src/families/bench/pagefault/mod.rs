@@ -13,6 +13,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use std::io;
 use std::os::fd::AsRawFd;

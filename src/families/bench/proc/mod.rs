@@ -23,6 +23,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod table;
 
 use super::child;
 use crate::schema::proc::ProcessSize;

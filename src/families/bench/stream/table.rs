@@ -6,6 +6,7 @@ use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::stream;
 use crate::sources::Source;
 use crate::tabular::figures::{Plots, context, env_prefix, point};
+use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::{Lines, Point};
 use crate::tabular::rows::unmeasured_mark;
 use crate::tabular::table::TextTable;
@@ -133,5 +134,14 @@ impl Plots for StreamPlots {
     }
     fn across_environments(&self) -> bool {
         true
+    }
+}
+
+/// The summary's headline: the triad.
+pub struct StreamHeadline;
+
+impl Headlines for StreamHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("STREAM triad (median rate)", extreme(pick.of(stream::FAMILY), &stream::rate(stream::TRIAD), true)).into_iter().collect()
     }
 }

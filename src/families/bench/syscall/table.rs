@@ -2,6 +2,7 @@
 
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::syscall::{self, PER_CALL};
+use crate::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::tabular::noise_note;
 use crate::tabular::table::{TextTable, cycles, interval, interval_note, percent};
 use crate::tabular::tables::{Draws, Table};
@@ -63,5 +64,14 @@ impl Table for SyscallTable {
     fn render(&self, doc: &RunDoc) -> String {
         let sys: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == syscall::FAMILY).collect();
         if sys.is_empty() { String::new() } else { render(&sys, doc.settings.rounds) }
+    }
+}
+
+/// The summary's headline: the null system call.
+pub struct SyscallHeadline;
+
+impl Headlines for SyscallHeadline {
+    fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
+        headline("null system call (getpid)", pick.one(syscall::id(syscall::GETPID), syscall::PER_CALL)).into_iter().collect()
     }
 }
