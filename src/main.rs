@@ -43,7 +43,6 @@ fn main() -> ExitCode {
         Command::Import { files, db } => store::import(&files, db),
         Command::Report(args) => store::report_cmd(args),
         Command::LoadWorker(args) => load::load_worker(args),
-        Command::VmmMultiboot(args) => Ok(oscycles::env::hermit::vmm_multiboot(&args)),
         Command::EnvChild(args) => run::env_child(args),
         Command::Round(args) => run::round(args),
     };

@@ -104,9 +104,6 @@ pub enum Command {
     /// (internal) The process that carries a load for `run --load` and `load`.
     #[command(name = "__load-worker", hide = true)]
     LoadWorker(LoadWorkerArgs),
-    /// (internal) oscycles' own KVM VMM booting a multiboot image (hermit-microvm).
-    #[command(name = "__vmm-multiboot", hide = true)]
-    VmmMultiboot(crate::env::hermit::VmmArgs),
     /// List the runs in the store (the SQLite database beside the results), newest first.
     Runs(RunsArgs),
     /// Add run documents (from other machines) to the store: one already

@@ -4,8 +4,8 @@
 use super::read_doc;
 use anyhow::Result;
 use oscycles::cli::{self, UsageError};
-use oscycles::{report, store};
 use oscycles::results::RunDoc;
+use oscycles::{report, store};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -55,7 +55,9 @@ fn judged(a: &cli::CompareArgs, da: &RunDoc, db: &RunDoc, names: &(String, Strin
     } else {
         print!("{}", report::for_terminal(&report::compare::render(da, db, &rows, &policy)));
         if paired {
-            println!("(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)");
+            println!(
+                "(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)"
+            );
         }
     }
     let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };

@@ -24,7 +24,11 @@ fn ansible(tool: &str) -> Result<PathBuf, UsageError> {
         .find(|p| p.is_file());
     let dir = std::env::var_os("OSCYCLES_ANSIBLE_DIR").map_or_else(|| PathBuf::from(fleet::ANSIBLE_DIR), PathBuf::from);
     on_path.or_else(|| Some(dir.join("bin").join(tool)).filter(|p| p.is_file())).ok_or_else(|| {
-        UsageError(format!("fleet run needs {tool} (Ansible), found neither on PATH nor in {}; install it: {}", dir.display(), fleet::INSTALL_HINT))
+        UsageError(format!(
+            "fleet run needs {tool} (Ansible), found neither on PATH nor in {}; install it: {}",
+            dir.display(),
+            fleet::INSTALL_HINT
+        ))
     })
 }
 
@@ -37,7 +41,8 @@ fn check_run_args(a: &FleetRunArgs) -> Result<(), UsageError> {
         }
     }
     let argv = ["oscycles", "run", "--suite", &a.suite].into_iter().map(String::from).chain(a.run_args.iter().cloned());
-    let parsed = <cli::Cli as clap::Parser>::try_parse_from(argv).map_err(|e| UsageError(format!("the run options after --: {}", e.to_string().trim())))?;
+    let parsed = <cli::Cli as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| UsageError(format!("the run options after --: {}", e.to_string().trim())))?;
     if let cli::Command::Run(r) = parsed.command {
         cli::resolve_suites(&r.suite)?;
     }
@@ -121,8 +126,7 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let docs: Vec<(PathBuf, String)> =
-        files.into_iter().filter_map(|f| oscycles::store::load(&f).ok().map(|d| (f, d.id))).collect();
+    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::store::load(&f).ok().map(|d| (f, d.id))).collect();
     docs.into_iter().unzip()
 }
 

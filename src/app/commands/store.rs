@@ -4,9 +4,9 @@
 use super::{default_db, open_db, read_doc};
 use anyhow::Result;
 use oscycles::cli::{self, UsageError};
+use oscycles::db::{DbError, Imported, Location};
 use oscycles::results::RunDoc;
 use oscycles::{report, store};
-use oscycles::db::{DbError, Imported, Location};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -102,7 +102,11 @@ fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
         open(&mut db, "no runs given")?;
         docs = db.as_mut().expect("opened above").documents(a.fleet.as_deref()).map_err(super::db_error)?;
         if docs.is_empty() {
-            return Err(UsageError(format!("the store has no runs{}", a.fleet.as_ref().map_or(String::new(), |f| format!(" of fleet '{f}'")))).into());
+            return Err(UsageError(format!(
+                "the store has no runs{}",
+                a.fleet.as_ref().map_or(String::new(), |f| format!(" of fleet '{f}'"))
+            ))
+            .into());
         }
         return Ok(docs);
     }

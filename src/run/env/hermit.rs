@@ -80,6 +80,23 @@ impl Environment for Hermit {
         (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
+    /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
+    /// [`Hermit::boot`] starts): boots the image and exits with its status.
+    fn init(&self, _run: &super::guest::RunFn) {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if self.vmm == Vmm::Own && args.get(1).is_some_and(|a| a == VMM_COMMAND) {
+            /// `oscycles __vmm-multiboot`'s command line.
+            #[derive(clap::Parser)]
+            #[command(name = "oscycles __vmm-multiboot")]
+            struct Command {
+                #[command(flatten)]
+                vmm: VmmArgs,
+            }
+            let c = <Command as clap::Parser>::parse_from(&args[1..]);
+            std::process::exit(vmm_multiboot(&c.vmm));
+        }
+    }
+
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let build = Build::find(&cache_dir())?;
         let plan = plan_of(&spec.run)?;
@@ -238,7 +255,7 @@ impl Hermit {
                 EnvError::kvm_usable(name)?;
                 let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: name, source })?;
                 let mut cmd = std::process::Command::new(exe);
-                cmd.arg("__vmm-multiboot").arg("--kernel").arg(&build.loader).arg("--module").arg(program);
+                cmd.arg(VMM_COMMAND).arg("--kernel").arg(&build.loader).arg("--module").arg(program);
                 cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
                 (cmd, true, "oscycles' own".to_string())
             }
@@ -297,6 +314,9 @@ fn qemu_command(
 /// last line of standard error); any other status is the guest's.
 const VMM_CANNOT_RUN: i32 = 70;
 
+/// The first argument that makes this process the own VMM's.
+const VMM_COMMAND: &str = "__vmm-multiboot";
+
 /// `oscycles __vmm-multiboot`: oscycles' own KVM VMM boots a multiboot
 /// image (hermit-microvm).
 #[derive(clap::Args, Debug)]
@@ -321,7 +341,7 @@ pub struct VmmArgs {
 /// Runs the VMM: the serial port on standard output (and `--console`), the
 /// guest's isa-debug-exit status as the exit status, or VMM_CANNOT_RUN
 /// with the reason on standard error.
-pub fn vmm_multiboot(a: &VmmArgs) -> std::process::ExitCode {
+fn vmm_multiboot(a: &VmmArgs) -> i32 {
     struct Tee(std::io::Stdout, Option<std::fs::File>);
     impl std::io::Write for Tee {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -340,11 +360,13 @@ pub fn vmm_multiboot(a: &VmmArgs) -> std::process::ExitCode {
         let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
         crate::vmm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
     })();
+    // The process exits without unwinding: what the serial port wrote must be out first.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     match r {
-        Ok(status) => std::process::ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX)),
+        Ok(status) => i32::from(u8::try_from(status).unwrap_or(u8::MAX)),
         Err(why) => {
             eprintln!("{why}");
-            std::process::ExitCode::from(VMM_CANNOT_RUN as u8)
+            VMM_CANNOT_RUN
         }
     }
 }
