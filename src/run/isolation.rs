@@ -19,7 +19,7 @@
 use crate::cgroup;
 use crate::named::Named;
 use crate::placement::{PlacementError, Policy, format_cpus, parse_cpu_list};
-use crate::schema::condition;
+use crate::schema_core::condition;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fs;

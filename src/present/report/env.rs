@@ -5,7 +5,7 @@
 
 use super::table::TextTable;
 use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::environment::Facts;
+use crate::schema_core::environment::Facts;
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();

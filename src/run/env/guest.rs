@@ -136,7 +136,7 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     let mut f = serde_json::Map::new();
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
     // uname(2), which every Linux personality answers (gVisor's Sentry has no /proc/sys/kernel).
-    f.insert(crate::schema::environment::KERNEL_INSIDE.into(), crate::host::uname().0.into());
+    f.insert(crate::schema_core::environment::KERNEL_INSIDE.into(), crate::host::uname().0.into());
     f.insert("cpus_inside".into(), read("/sys/devices/system/cpu/online").into());
     f.insert("memory_inside_kib".into(), crate::host::meminfo("MemTotal").unwrap_or(0).into());
     if let Some(h) = crate::host::sys_hypervisor() {
@@ -144,7 +144,7 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     }
     // A TSC the hypervisor emulates in steps (the run lengthens its batches).
     if let Some(step) = crate::clock::steps(&crate::clock::Tsc, 100_000) {
-        f.insert(crate::schema::environment::TSC_STEP_CYCLES.into(), step.into());
+        f.insert(crate::schema_core::environment::TSC_STEP_CYCLES.into(), step.into());
     }
     f
 }

@@ -384,7 +384,7 @@ fn boot_facts(
 ) -> Map<String, Value> {
     let mut f = Map::new();
     f.insert("vmm".into(), json!(super::qemu::QEMU));
-    f.insert(crate::schema::environment::ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
+    f.insert(crate::schema_core::environment::ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
     f.insert("machine".into(), json!(machine));
     f.insert("vcpus".into(), json!(1));
     f.insert("memory_mib".into(), json!(o.vm_mem_mib));

@@ -8,7 +8,7 @@
 //! its own options to `oscycles run` ([`Environment::options`], read back
 //! typed with [`EnvArgs::get`]), may take over a guest's first process
 //! ([`Environment::init`]), and names its facts, which the report reads
-//! through [`crate::schema::environment`].
+//! through [`crate::schema_core::environment`].
 //!
 //! The host starts an environment with a [`guest::GuestSpec`] (the run's
 //! [`RunSpec`](crate::spec::RunSpec) and how to behave); the child says

@@ -7,7 +7,7 @@
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, RunFn, SPEC_PATH};
 use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
-use crate::schema::environment::ACCEL;
+use crate::schema_core::environment::ACCEL;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

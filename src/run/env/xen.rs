@@ -292,7 +292,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     }
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(qemu::QEMU));
-    facts.insert(crate::schema::environment::ACCEL.into(), json!(accel.name()));
+    facts.insert(crate::schema_core::environment::ACCEL.into(), json!(accel.name()));
     facts.insert("hypervisor".into(), json!(format!("Xen {}", xen_version())));
     facts.insert("xen_mode".into(), json!(env.mode.describe()));
     facts.insert("xen_cmdline".into(), json!(m.xen_args));

@@ -17,7 +17,7 @@ pub mod io;
 use crate::cgroup::KillableGroup;
 use crate::named::Named;
 use crate::placement::format_cpus;
-use crate::schema::condition;
+use crate::schema_core::condition;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

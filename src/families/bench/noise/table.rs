@@ -6,8 +6,8 @@
 //! (`control/table.rs`); the histograms of both are drawn here.
 
 use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::schema::{condition, control, noise};
+use crate::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::sources::Source;
 use crate::tabular::figures::{Histogram, Plots, context};
 use crate::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
