@@ -6,7 +6,6 @@ use super::table::{TextTable, cycles};
 use crate::counters::{Counts, Event};
 use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
-pub use crate::tabular::{any_hardware, core_and_instructions};
 use std::collections::BTreeMap;
 
 /// A count per operation: two decimals below 10, one below 100.

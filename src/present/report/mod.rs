@@ -12,7 +12,6 @@ pub mod generic;
 pub mod header;
 pub mod history;
 pub mod list;
-pub mod load;
 pub mod plot;
 pub mod summary;
 pub mod tables;

@@ -83,18 +83,18 @@ impl Environment for Hermit {
     /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
     /// [`Hermit::boot`] starts): boots the image and exits with its status.
     fn init(&self, _run: &super::guest::RunFn) {
-        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-        if self.vmm == Vmm::Own && args.get(1).is_some_and(|a| a == VMM_COMMAND) {
-            /// `oscycles __vmm-multiboot`'s command line.
-            #[derive(clap::Parser)]
-            #[command(name = "oscycles __vmm-multiboot")]
-            struct Command {
-                #[command(flatten)]
-                vmm: VmmArgs,
-            }
-            let c = <Command as clap::Parser>::parse_from(&args[1..]);
-            std::process::exit(vmm_multiboot(&c.vmm));
+        if self.vmm != Vmm::Own || std::env::args_os().nth(1).is_none_or(|a| a != VMM_COMMAND) {
+            return;
         }
+        /// `oscycles __vmm-multiboot`'s command line.
+        #[derive(clap::Parser)]
+        #[command(name = "oscycles __vmm-multiboot")]
+        struct Command {
+            #[command(flatten)]
+            vmm: VmmArgs,
+        }
+        let c = <Command as clap::Parser>::parse_from(std::env::args_os().skip(1));
+        std::process::exit(vmm_multiboot(&c.vmm));
     }
 
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
