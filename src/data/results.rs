@@ -189,6 +189,12 @@ pub struct Metric {
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
 
+/// Guest instructions retired, counted by QEMU's instruction counter
+/// (`-icount shift=0`: the guest's TSC advances one per instruction). Exact
+/// and deterministic, a unit of its own: never cycles, never beside them on
+/// one axis.
+pub const UNIT_INSTRUCTIONS: &str = "guest_instructions";
+
 impl Metric {
     /// A cost in TSC cycles, with its ns twin.
     pub fn cycles(name: &str, summary: Summary, clock: &ClockInfo) -> Self {
@@ -201,6 +207,12 @@ impl Metric {
             samples: vec![],
             estimate: None,
         }
+    }
+
+    /// A cost in guest instructions (QEMU's instruction counter): no ns
+    /// twin, since under the counter a nanosecond is an instruction.
+    pub fn instructions(name: &str, summary: Summary) -> Self {
+        Metric::cost(name, UNIT_INSTRUCTIONS, summary)
     }
 
     /// A rate in `unit` (MB/s, jobs/min...): higher is better.

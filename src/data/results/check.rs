@@ -12,7 +12,7 @@
 //! gVisor a hop is often no dearer than the overhead measured apart); the
 //! TSC rate is positive; the rounds are within what `run --rounds` allows.
 
-use super::{Better, CaseResult, Metric, RunDoc, UNIT_CYCLES};
+use super::{Better, CaseResult, Metric, RunDoc, UNIT_CYCLES, UNIT_INSTRUCTIONS};
 use crate::stats::Summary;
 use thiserror::Error;
 
@@ -41,9 +41,9 @@ fn positive(field: &str, x: f64) -> Result<(), BadNumber> {
     if x > 0.0 { Ok(()) } else { Err(bad(field, x, "greater than 0")) }
 }
 
-/// Units that are times: a cost in them is positive.
+/// Units that are times (or counts of instructions): a cost in them is positive.
 fn is_time(unit: &str) -> bool {
-    matches!(unit, UNIT_CYCLES | "cycles" | "ns" | "us" | "ms" | "s")
+    matches!(unit, UNIT_CYCLES | UNIT_INSTRUCTIONS | "cycles" | "ns" | "us" | "ms" | "s")
 }
 
 /// Checks every number of `doc`; the first wrong one is named.

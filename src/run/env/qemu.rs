@@ -312,10 +312,13 @@ pub struct AccelArgs {
     pub accel: Accel,
 }
 
-/// How QEMU runs a guest: emulated, or on KVM.
+/// How QEMU runs a guest: emulated (its TSC the host's: emulated cycles),
+/// emulated under the instruction counter (`-icount shift=0`: its TSC counts
+/// guest instructions, exactly), or on KVM.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accel {
     Tcg,
+    Icount,
     Kvm,
 }
 
@@ -324,7 +327,20 @@ impl Accel {
     pub fn name(self) -> &'static str {
         match self {
             Accel::Tcg => "tcg",
+            Accel::Icount => "icount",
             Accel::Kvm => "kvm",
+        }
+    }
+
+    /// QEMU's arguments for it. The instruction counter: `shift=0` (one
+    /// guest nanosecond, one TSC tick, per instruction), `sleep=off` (an
+    /// idle guest's clock does not follow the host's: the counts repeat),
+    /// no `align` (which only slows the guest to the host's pace).
+    pub fn qemu_args(self) -> &'static [&'static str] {
+        match self {
+            Accel::Tcg => &["-accel", "tcg"],
+            Accel::Icount => &["-accel", "tcg", "-icount", "shift=0,sleep=off"],
+            Accel::Kvm => &["-accel", "kvm"],
         }
     }
 }

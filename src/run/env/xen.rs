@@ -282,7 +282,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
     let m = machine(env.mode, o, spec.mode, initrd_mib);
     let mut cmd = qemu::command(o, m.qemu_mib);
-    cmd.args(["-machine", m.machine, "-accel", accel.name(), "-cpu", m.cpu]);
+    cmd.args(["-machine", m.machine]).args(accel.qemu_args()).args(["-cpu", m.cpu]);
     if m.iommu {
         cmd.args(["-device", "amd-iommu"]);
     }
@@ -298,8 +298,8 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     // Under TCG, Xen and a domU boot in tens of seconds to minutes where a
     // plain kernel takes seconds: a longer wait for /init.
     let scale = match (accel, env.mode.domu()) {
-        (Accel::Tcg, None) => 4,
-        (Accel::Tcg, Some(_)) => 12,
+        (Accel::Tcg | Accel::Icount, None) => 4,
+        (Accel::Tcg | Accel::Icount, Some(_)) => 12,
         (Accel::Kvm, _) => 1,
     };
     let o = EnvOptions { init_timeout: o.init_timeout * scale, ..o.clone() };
