@@ -67,6 +67,13 @@ pub trait Environment: Sync {
         None
     }
 
+    /// Whether, with these options, its guest's TSC counts guest
+    /// instructions (QEMU's instruction counter, `--accel icount`): its
+    /// cells are then guest instructions, and what measures time is n/a.
+    fn counts_instructions(&self, _o: &EnvOptions) -> bool {
+        false
+    }
+
     /// Its init hook, called first by the binary: where this process is the
     /// first process of one of its guests, it serves the guest (measuring
     /// with `run`) and never returns; elsewhere it returns at once.
@@ -163,11 +170,20 @@ pub fn init_hooks(run: &RunFn) {
 pub struct OwnOptions {
     pub id: &'static str,
     pub augment: fn(clap::Command) -> clap::Command,
+    /// Options it shares with other environments, each declared once
+    /// (qemu-tcg: QEMU's `--machine` and the emulated ones' `--accel`).
+    pub also: Vec<OwnOptions>,
 }
 
 impl OwnOptions {
     pub fn of<T: clap::Args>(id: &'static str) -> OwnOptions {
-        OwnOptions { id, augment: T::augment_args }
+        OwnOptions { id, augment: T::augment_args, also: Vec::new() }
+    }
+
+    /// These options and those of `T` (declared under `id`) too.
+    pub fn and<T: clap::Args>(mut self, id: &'static str) -> OwnOptions {
+        self.also.push(OwnOptions::of::<T>(id));
+        self
     }
 }
 
@@ -206,9 +222,11 @@ impl clap::FromArgMatches for EnvArgs {
 pub fn with_options(mut cmd: clap::Command, envs: &[Env]) -> clap::Command {
     let mut added: Vec<&str> = Vec::new();
     for o in envs.iter().filter_map(|e| e.options()) {
-        if !added.contains(&o.id) {
-            added.push(o.id);
-            cmd = (o.augment)(cmd);
+        for part in std::iter::once(&o).chain(&o.also) {
+            if !added.contains(&part.id) {
+                added.push(part.id);
+                cmd = (part.augment)(cmd);
+            }
         }
     }
     cmd
