@@ -279,6 +279,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let kernel = find_kernel(o.kernel.as_deref())?;
     let machine = own(o)?.machine;
     let accel = if kvm { Accel::Kvm } else { o.own.get::<AccelArgs>()?.accel };
+    let o = &accel.options(o);
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &accel.guest_spec(spec), &[])?;
     let mut cmd = command(o, o.vm_mem_mib);
@@ -325,6 +326,10 @@ pub struct AccelArgs {
     pub accel: Accel,
 }
 
+/// The seed of a guest's case order under the instruction counter: the
+/// same in every run, so that two runs execute the same instructions.
+pub const COUNTED_SEED: u64 = 0;
+
 /// How QEMU runs a guest: emulated (its TSC the host's: emulated cycles),
 /// emulated under the instruction counter (`-icount shift=0`: its TSC counts
 /// guest instructions, exactly), or on KVM.
@@ -348,11 +353,13 @@ impl Accel {
     /// QEMU's arguments for it. The instruction counter: `shift=0` (one
     /// guest nanosecond, one TSC tick, per instruction), `sleep=off` (an
     /// idle guest's clock does not follow the host's: the counts repeat),
-    /// no `align` (which only slows the guest to the host's pace).
+    /// no `align` (which only slows the guest to the host's pace); the
+    /// real-time clock from a fixed date on the virtual clock (the host's
+    /// date would make every boot's work differ).
     pub fn qemu_args(self) -> &'static [&'static str] {
         match self {
             Accel::Tcg => &["-accel", "tcg"],
-            Accel::Icount => &["-accel", "tcg", "-icount", "shift=0,sleep=off"],
+            Accel::Icount => &["-accel", "tcg", "-icount", "shift=0,sleep=off", "-rtc", "base=2026-01-01T00:00:00,clock=vm"],
             Accel::Kvm => &["-accel", "kvm"],
         }
     }
@@ -379,8 +386,26 @@ impl Accel {
             s.run.instruction_counter = true;
             s.run.rounds = 1;
             s.run.auto = None;
+            // One order of the cases: another would move where the timer's
+            // ticks fall among the batches, and the counts with them.
+            s.run.seed = COUNTED_SEED;
         }
+        s.vm_cpus = self.vcpus(s.vm_cpus);
         s
+    }
+
+    /// The vCPUs a guest gets when `asked` for: one under the counter.
+    /// QEMU runs every vCPU of an icount guest in turn on one host thread
+    /// (round-robin TCG, never in parallel), and here (QEMU 7.2, Debian's
+    /// Linux 6.1) a guest with two hung bringing up the second, with
+    /// `sleep=off` and `sleep=on` alike.
+    pub fn vcpus(self, asked: u32) -> u32 {
+        if self.counts_instructions() { 1 } else { asked }
+    }
+
+    /// The options `o` for QEMU under this accelerator (its vCPUs).
+    pub fn options(self, o: &EnvOptions) -> EnvOptions {
+        EnvOptions { vm_cpus: self.vcpus(o.vm_cpus), ..o.clone() }
     }
 }
 

@@ -277,6 +277,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     if accel == Accel::Kvm {
         EnvError::kvm_usable(name)?;
     }
+    let o = &accel.options(o);
     let kernel = qemu::find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
     let spec = &accel.guest_spec(spec);
