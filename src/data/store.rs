@@ -162,6 +162,12 @@ pub fn read(path: &Path) -> Result<RunDoc, StoreError> {
     Ok(doc)
 }
 
+/// A run document from its text (`path` names it in messages): its schema,
+/// version and id checked.
+pub fn parse_text(path: &Path, text: String) -> Result<RunDoc, StoreError> {
+    parse(path, text)
+}
+
 fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
