@@ -26,6 +26,9 @@ crate::named_enum! {
         XenPanic = "xen-panic",
         /// dom0's kernel finds no /init (the xen-* environments).
         NoInit = "no-init",
+        /// Try to reach the host's files (UML's hostfs) and say what was
+        /// seen, as the error of the run (tests of the isolation).
+        ProbeHost = "probe-host",
     }
 }
 
@@ -119,6 +122,10 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
+    if spec.mode == GuestMode::ProbeHost {
+        send(out, "error", 1, probe_host().as_bytes());
+        return;
+    }
     let here = RunSpec { results: results.to_path_buf(), quiet: true, ..spec.run.clone() };
     let code = run(&here);
     let doc = std::fs::read_dir(results)
@@ -129,6 +136,29 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
         Some(bytes) => send(out, "run", 1, &bytes),
         None => send(out, "error", 1, format!("oscycles run ended with exit code {code} and saved no results").as_bytes()),
     }
+}
+
+/// What a guest sees when it mounts UML's hostfs (the host's root, or the
+/// host's /etc): "probe-host: hostfs of '' -> <entries or error>; ...".
+fn probe_host() -> String {
+    let mut said = vec![];
+    for (i, data) in ["", "/etc"].iter().enumerate() {
+        let target = format!("/probe-host-{i}");
+        let _ = std::fs::create_dir_all(&target);
+        let (s, t, f, d) = (c"none", CString::new(target.as_str()).unwrap(), c"hostfs", CString::new(*data).unwrap());
+        let dp = if data.is_empty() { std::ptr::null() } else { d.as_ptr().cast() };
+        // SAFETY: NUL-terminated strings that outlive the call.
+        let r = unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, dp) };
+        let seen = if r != 0 {
+            format!("refused ({})", std::io::Error::last_os_error())
+        } else {
+            let names: Vec<String> =
+                std::fs::read_dir(&target).map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+            format!("mounted, {} entries: {}", names.len(), names.iter().take(20).cloned().collect::<Vec<_>>().join(" "))
+        };
+        said.push(format!("hostfs of '{data}' -> {seen}"));
+    }
+    format!("probe-host: {}", said.join("; "))
 }
 
 /// Facts of the environment as seen from inside.
