@@ -1069,3 +1069,49 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+#[test]
+fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
+    if !is_root() || !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("runsc").is_file()) {
+        eprintln!("skipped: needs root and runsc");
+        return;
+    }
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let scratch = tempdir("reaper");
+    std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // What the old reaper took for an orphaned sandbox: argv[0] runsc-*, a --root in a run directory gone.
+    let root_arg = format!("--root={}", scratch.join("oscycles-run-gone/x.state").display());
+    let mut theirs = Command::new("runuser")
+        .args(["-u", &user.name, "--", "bash", "-c", "exec -a runsc-sandbox bash -c 'read -r -t 600 x' \"$0\""])
+        .arg(&root_arg)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let pid = loop {
+        let found = processes_mentioning(&root_arg).iter().find(|p| p.contains("runsc-sandbox")).cloned();
+        if let Some(line) = found {
+            break line.split(':').next().unwrap().parse::<i32>().unwrap();
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the other user's process did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--quiet"])
+        .args(["--env", "gvisor", "--gvisor-platform", "ptrace", "--scratch", scratch.to_str().unwrap(), "--results"])
+        .arg(scratch.join("results"))
+        .output()
+        .unwrap();
+    // Alive: there, and no zombie its parent has yet to reap.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let alive = stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+    // The process this test started, ended by its pid.
+    // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = theirs.kill();
+    let _ = theirs.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(alive, "root's gvisor run killed another user's process named like runsc");
+    let _ = std::fs::remove_dir_all(&scratch);
+}

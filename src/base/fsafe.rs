@@ -31,7 +31,8 @@ pub enum UnsafePath {
     NoName(String),
 }
 
-fn euid() -> u32 {
+/// This process' effective user id.
+pub fn euid() -> u32 {
     // SAFETY: geteuid has no arguments and cannot fail.
     unsafe { libc::geteuid() }
 }

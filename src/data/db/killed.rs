@@ -16,10 +16,7 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() }
-}
+use crate::fsafe::euid;
 
 /// The document of `stored` at `source`, when it is one this user's
 /// oscycles wrote for the run (the module's rules); its directory and name.

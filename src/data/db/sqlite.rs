@@ -61,10 +61,7 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
     }
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() }
-}
+use crate::fsafe::euid;
 
 /// Checks that `path` can serve as a store: an SQLite database, or a file
 /// that does not exist yet, in a directory no other user can swap it in;
