@@ -1115,3 +1115,26 @@ fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
     assert!(alive, "root's gvisor run killed another user's process named like runsc");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+#[test]
+fn results_a_guest_returns_pass_the_document_check_and_stay_within_the_plan() {
+    for (mode, status) in [("unplanned", "ok"), ("bad-numbers", "not_applicable")] {
+        let d = tempdir(&format!("guest-{mode}"));
+        let out = tiny(&d, &["--env", "container", "--guest-mode", mode]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1, "{mode}: one case planned, {} saved: {err}", results.len());
+        assert_eq!(results[0]["benchmark"], "syscall.getpid");
+        assert_eq!(results[0]["status"], status, "{mode}: {}", results[0]);
+        if mode == "bad-numbers" {
+            assert!(results[0]["reason"].as_str().unwrap().contains("document check"), "{}", results[0]);
+        } else {
+            assert!(err.contains("not in its plan"), "{err}");
+        }
+        // What was saved, the reading commands read.
+        let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
+        assert!(shown.status.success(), "{mode}: {}", String::from_utf8_lossy(&shown.stderr));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -29,6 +29,10 @@ crate::named_enum! {
         /// Try to reach the host's files (UML's hostfs) and say what was
         /// seen, as the error of the run (tests of the isolation).
         ProbeHost = "probe-host",
+        /// Run, then return two results of cases no one planned.
+        Unplanned = "unplanned",
+        /// Run, then return a result whose minimum is above its maximum.
+        BadNumbers = "bad-numbers",
     }
 }
 
@@ -133,9 +137,31 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
         .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
         .and_then(|p| std::fs::read(p).ok());
     match doc {
-        Some(bytes) => send(out, "run", 1, &bytes),
+        Some(bytes) => send(out, "run", 1, &forged(spec.mode, bytes)),
         None => send(out, "error", 1, format!("oscycles run ended with exit code {code} and saved no results").as_bytes()),
     }
+}
+
+/// The document as a misbehaving guest of the tests returns it.
+fn forged(mode: GuestMode, bytes: Vec<u8>) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return bytes };
+    let Some(results) = v["results"].as_array_mut() else { return bytes };
+    match mode {
+        GuestMode::Unplanned if !results.is_empty() => {
+            for name in ["forged.one", "forged.two"] {
+                let mut r = results[0].clone();
+                r["benchmark"] = name.into();
+                results.push(r);
+            }
+        }
+        GuestMode::BadNumbers => {
+            for s in results.iter_mut().filter_map(|r| r["metrics"].get_mut(0)).map(|m| &mut m["summary"]) {
+                s["min"] = (s["max"].as_f64().unwrap_or(1.0) * 2.0 + 1.0).into();
+            }
+        }
+        _ => return bytes,
+    }
+    serde_json::to_vec(&v).unwrap_or(bytes)
 }
 
 /// What a guest sees when it mounts UML's hostfs (the host's root, or the
