@@ -1138,3 +1138,35 @@ fn results_a_guest_returns_pass_the_document_check_and_stay_within_the_plan() {
         let _ = std::fs::remove_dir_all(&d);
     }
 }
+
+#[test]
+fn a_fifo_given_as_a_document_is_refused_at_once() {
+    let d = tempdir("fifo-doc");
+    let fifo = d.join("run.json");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    let f = fifo.to_str().unwrap();
+    let db = d.join("s.sqlite");
+    for args in [
+        vec!["show", f],
+        vec!["import", f, "--db", db.to_str().unwrap()],
+        vec!["compare", good, f],
+        vec!["report", f, "--csv", "-"],
+    ] {
+        let t = Instant::now();
+        let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still runs after 10 s");
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
