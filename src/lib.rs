@@ -20,7 +20,7 @@ pub mod view;
 // its layer keeps it.
 pub use analysis::{stats, uncertainty};
 pub use app::{catalogue, cli};
-pub use base::{named, sources};
+pub use base::{fsafe, named, sources};
 pub use data::{compare, db, results, schema_core, store};
 pub use families::bench::schema;
 pub use families::{bench, published, vmm};

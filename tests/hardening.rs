@@ -917,3 +917,256 @@ fn the_documents_one_command_reads_are_bounded_in_total() {
     refused(&args, "the most one command reads");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A document of a run of this host marked running whose process is dead,
+/// named `id`, in `dir`.
+fn dead_running_doc(dir: &Path, id: &str, pid: u32) -> PathBuf {
+    let host = String::from_utf8(Command::new("hostname").output().unwrap().stdout).unwrap().trim().to_string();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string();
+    changed_doc(dir, id, |v| {
+        v["status"] = serde_json::json!("running");
+        v["host"]["hostname"] = serde_json::json!(host);
+        v["owner"] = serde_json::json!({"pid": pid, "boot_id": boot, "start_ticks": 1});
+    })
+}
+
+/// Sets the `source` of run `id` in the SQLite store `db`, as whoever could write the store could.
+fn set_source(db: &Path, id: &str, source: &str) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute("UPDATE runs SET source = ?1 WHERE id = ?2", [source, id]).unwrap();
+}
+
+#[test]
+fn a_store_row_never_chooses_a_file_root_writes() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it hands a store to another user)");
+        return;
+    }
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let private = tempdir("row-source");
+    let precious = private.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let pid = dead_pid();
+    // Another user's project: its store holds a dead run whose source is root's file.
+    let project = tempdir("row-source-project");
+    let doc = dead_running_doc(&project, "a-dead-users-run", pid);
+    let theirs = project.join("oscycles.sqlite");
+    assert!(oscycles(&["import", doc.to_str().unwrap(), "--db", theirs.to_str().unwrap()]).status.success());
+    set_source(&theirs, "a-dead-users-run", precious.to_str().unwrap());
+    for p in [&project, &theirs, &doc] {
+        std::os::unix::fs::lchown(p, Some(user.uid), Some(user.uid)).unwrap();
+    }
+    let runs = Command::new(bin()).current_dir(&project).args(["runs", "--db", "oscycles.sqlite"]).output().unwrap();
+    let err = String::from_utf8_lossy(&runs.stderr);
+    assert_eq!(runs.status.code(), Some(2), "root opened another user's store: {err}");
+    assert!(err.contains("another user"), "{err}");
+    let run = tiny(&project, &[]);
+    assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(std::fs::read(&precious).unwrap() == b"root's data", "root rewrote the file a row named");
+
+    // Root's own store, with rows someone crafted: a root file that is no document, a
+    // document in a directory the other user owns, a relative path, a FIFO. Only the
+    // genuine one (root's own document of that run, in root's directory) is rewritten.
+    let store = private.join("s.sqlite");
+    let fifo = private.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let genuine = dead_running_doc(&private, "genuine", pid);
+    let in_theirs = dead_running_doc(&project, "in-their-dir", pid);
+    let before_theirs = std::fs::read(&in_theirs).unwrap();
+    let rows = [
+        ("to-precious", precious.display().to_string()),
+        ("in-their-dir", in_theirs.display().to_string()),
+        ("relative", "precious".to_string()),
+        ("to-fifo", fifo.display().to_string()),
+        ("genuine", genuine.display().to_string()),
+    ];
+    for (id, source) in &rows {
+        let d = if *id == "genuine" { genuine.clone() } else if *id == "in-their-dir" { in_theirs.clone() } else { dead_running_doc(&private, id, pid) };
+        assert!(oscycles(&["import", d.to_str().unwrap(), "--db", store.to_str().unwrap()]).status.success());
+        set_source(&store, id, source);
+    }
+    let t = Instant::now();
+    let runs = Command::new(bin()).current_dir(&private).args(["runs", "--db", store.to_str().unwrap()]).output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "a FIFO as a source blocked: {:?}", t.elapsed());
+    assert!(runs.status.success(), "{}", String::from_utf8_lossy(&runs.stderr));
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert_eq!(listed.matches("killed").count(), rows.len(), "every dead run is marked killed in the store: {listed}");
+    assert!(std::fs::read(&precious).unwrap() == b"root's data", "a row's source was written");
+    assert_eq!(std::fs::read(&in_theirs).unwrap(), before_theirs, "a document in another user's directory was rewritten");
+    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&genuine).unwrap()).unwrap();
+    assert_eq!(g["status"], "killed", "root's own document of the run says killed");
+    let _ = std::fs::remove_dir_all(&project);
+    let _ = std::fs::remove_dir_all(&private);
+}
+
+#[test]
+fn report_outputs_never_follow_a_link_another_user_planted() {
+    if !is_root() {
+        eprintln!("skipped: needs root (it plants links as another user)");
+        return;
+    }
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let private = tempdir("out-link-target");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let precious = private.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    // A sticky directory every user writes (as /tmp), and one of the other user's.
+    let shared = tempdir("out-link-shared");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = tempdir("out-link-theirs");
+    std::os::unix::fs::lchown(&theirs, Some(user.uid), Some(user.uid)).unwrap();
+    let plant = |link: &Path, to: &Path| {
+        let _ = std::fs::remove_file(link);
+        std::os::unix::fs::symlink(to, link).unwrap();
+        std::os::unix::fs::lchown(link, Some(user.uid), Some(user.uid)).unwrap();
+    };
+    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    let s = |p: PathBuf| p.display().to_string();
+    plant(&shared.join("dir-link"), &private);
+    let cases: Vec<Vec<String>> = vec![
+        vec!["--markdown".into(), s(shared.join("report.md"))],
+        vec!["--csv".into(), s(shared.join("report.csv"))],
+        vec!["--bmf".into(), s(shared.join("bmf.json"))],
+        vec!["--github-benchmark".into(), s(shared.join("gh.json"))],
+        vec!["--markdown".into(), s(theirs.join("report.md"))],
+        vec!["--html".into(), s(shared.join("dir-link"))],
+        vec!["--json".into(), s(shared.join("dir-link"))],
+        vec!["--html".into(), s(shared.join("dir-link").join("sub"))],
+        vec!["--json".into(), s(theirs.clone())],
+    ];
+    for args in &cases {
+        if !args[1].contains("dir-link") && args[1] != s(theirs.clone()) {
+            plant(Path::new(&args[1]), &precious);
+        }
+        let mut all = vec!["report", doc];
+        all.extend(args.iter().map(String::as_str));
+        let out = oscycles(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(std::fs::read(&precious).unwrap() == b"root's data", "{args:?}: the root file was written ({err})");
+        assert_eq!(std::fs::read_dir(&private).unwrap().count(), 1, "{args:?}: something was written in root's directory ({err})");
+        let planted_name = !args[1].contains("dir-link") && args[1].starts_with(&s(shared.clone()));
+        if planted_name && out.status.success() {
+            // Replaced, never followed: the name is now root's own file.
+            let m = std::fs::symlink_metadata(&args[1]).unwrap();
+            assert!(m.is_file() && m.uid() == 0, "{args:?}: the link was not replaced");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        }
+    }
+    // Root's own directory takes them.
+    let own = tempdir("out-own");
+    let out = oscycles(&["report", doc, "--markdown", &s(own.join("r.md")), "--html", &s(own.join("h")), "--json", &s(own.join("j"))]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(own.join("r.md").is_file() && own.join("h/index.html").is_file() && std::fs::read_dir(own.join("j")).unwrap().count() == 1);
+    for d in [&own, &shared, &theirs, &private] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
+    if !is_root() || !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("runsc").is_file()) {
+        eprintln!("skipped: needs root and runsc");
+        return;
+    }
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let scratch = tempdir("reaper");
+    std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    // What the old reaper took for an orphaned sandbox: argv[0] runsc-*, a --root in a run directory gone.
+    let root_arg = format!("--root={}", scratch.join("oscycles-run-gone/x.state").display());
+    let mut theirs = Command::new("runuser")
+        .args(["-u", &user.name, "--", "bash", "-c", "exec -a runsc-sandbox bash -c 'read -r -t 600 x' \"$0\""])
+        .arg(&root_arg)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let pid = loop {
+        let found = processes_mentioning(&root_arg).iter().find(|p| p.contains("runsc-sandbox")).cloned();
+        if let Some(line) = found {
+            break line.split(':').next().unwrap().parse::<i32>().unwrap();
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the other user's process did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--quiet"])
+        .args(["--env", "gvisor", "--gvisor-platform", "ptrace", "--scratch", scratch.to_str().unwrap(), "--results"])
+        .arg(scratch.join("results"))
+        .output()
+        .unwrap();
+    // Alive: there, and no zombie its parent has yet to reap.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let alive = stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
+    // The process this test started, ended by its pid.
+    // SAFETY: kill takes no pointers.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = theirs.kill();
+    let _ = theirs.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(alive, "root's gvisor run killed another user's process named like runsc");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn results_a_guest_returns_pass_the_document_check_and_stay_within_the_plan() {
+    for (mode, status) in [("unplanned", "ok"), ("bad-numbers", "not_applicable")] {
+        let d = tempdir(&format!("guest-{mode}"));
+        let out = tiny(&d, &["--env", "container", "--guest-mode", mode]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), 1, "{mode}: one case planned, {} saved: {err}", results.len());
+        assert_eq!(results[0]["benchmark"], "syscall.getpid");
+        assert_eq!(results[0]["status"], status, "{mode}: {}", results[0]);
+        if mode == "bad-numbers" {
+            assert!(results[0]["reason"].as_str().unwrap().contains("document check"), "{}", results[0]);
+        } else {
+            assert!(err.contains("not in its plan"), "{err}");
+        }
+        // What was saved, the reading commands read.
+        let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
+        assert!(shown.status.success(), "{mode}: {}", String::from_utf8_lossy(&shown.stderr));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
+fn a_fifo_given_as_a_document_is_refused_at_once() {
+    let d = tempdir("fifo-doc");
+    let fifo = d.join("run.json");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    let f = fifo.to_str().unwrap();
+    let db = d.join("s.sqlite");
+    for args in [
+        vec!["show", f],
+        vec!["import", f, "--db", db.to_str().unwrap()],
+        vec!["compare", good, f],
+        vec!["report", f, "--csv", "-"],
+    ] {
+        let t = Instant::now();
+        let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} still runs after 10 s");
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -165,3 +165,19 @@ fn without_runsc_or_linux_uml_the_environment_is_na_naming_the_install() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_uml_guest_that_mounts_hostfs_sees_nothing_of_the_host() {
+    let d = tempdir("uml-hostfs");
+    let out = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "uml", "--guest-mode", "probe-host"])
+        .args(["--init-timeout", "120", "--vm-mem", "256", "--rounds", "1", "--quiet", "--results"])
+        .arg(&d)
+        .output()
+        .unwrap();
+    let doc = common::only_doc(&d);
+    let why = doc["results"][0]["reason"].as_str().unwrap_or_default().to_string();
+    assert!(why.contains("probe-host: hostfs of ''"), "the guest's probe did not run: {why} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!why.contains("mounted"), "a UML guest mounted the host's files: {why}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -2,5 +2,6 @@
 //! own layer and the layers below it (scripts/import-map.layers, checked by
 //! scripts/import-map).
 
+pub mod fsafe;
 pub mod named;
 pub mod sources;

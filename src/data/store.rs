@@ -162,6 +162,12 @@ pub fn read(path: &Path) -> Result<RunDoc, StoreError> {
     Ok(doc)
 }
 
+/// A run document from its text (`path` names it in messages): its schema,
+/// version and id checked.
+pub fn parse_text(path: &Path, text: String) -> Result<RunDoc, StoreError> {
+    parse(path, text)
+}
+
 fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
@@ -180,10 +186,20 @@ fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
 /// `/dev/zero` or a pipe that never ends costs nothing).
 fn read_bounded(path: &Path) -> Result<String, StoreError> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let read = |err| StoreError::Read { path: path.into(), err };
-    let f = std::fs::File::open(path).map_err(read)?;
-    if f.metadata().map_err(read)?.is_dir() {
+    // Never blocking on a FIFO: opened without waiting, and only a regular file is read.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read)?;
+    let m = f.metadata().map_err(read)?;
+    if m.is_dir() {
         return Err(read(std::io::Error::other("it is a directory")));
+    }
+    if !m.is_file() {
+        return Err(read(std::io::Error::other("it is not a regular file (a FIFO, a device or a socket)")));
     }
     let mut bytes = Vec::new();
     f.take(MAX_DOC_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;

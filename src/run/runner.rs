@@ -267,8 +267,14 @@ impl EnvironmentsRun<'_> {
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
-        match (env::run_in(env, &spec, self.o).map_err(|e| e.to_string()), round) {
-            (Ok((doc, mut facts)), _) => {
+        let conditions = self.spec.loads.len().max(1) * self.spec.isolations.len().max(1);
+        let returned = env::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
+        match (returned, round) {
+            (Ok((doc, mut facts, dropped)), _) => {
+                if dropped > 0 {
+                    self.rep.warning(&format!("[{name}] {dropped} results the environment returned were not in its plan; not taken"));
+                }
                 facts.insert(
                     "host_inside".into(),
                     json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz,
@@ -276,7 +282,8 @@ impl EnvironmentsRun<'_> {
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                 match round {
-                    None => doc.results.into_iter().try_for_each(|r| self.writer.push(tagged(r, env)))?,
+                    // One write for them all (not one per result).
+                    None => self.writer.update(|run| run.results.extend(doc.results.into_iter().map(|r| tagged(r, env))))?,
                     Some(k) => {
                         merge_round(self.writer, Some(name), k, doc, 0, true)?;
                     }
@@ -331,6 +338,18 @@ fn untimed(env: Env, p: &PlannedCase) -> String {
         p.benchmark.id,
         env.name()
     )
+}
+
+/// What a child returned, as the run takes it: the document check passed
+/// (else why not, and nothing of it is taken), and only results of planned
+/// cases, at most one per case and condition; with how many were dropped.
+fn within_plan(mut doc: crate::results::RunDoc, plan: &[PlannedCase], conditions: usize) -> Result<(crate::results::RunDoc, usize), String> {
+    crate::results::check::check(&doc).map_err(|e| format!("the results it returned fail the document check: {e}"))?;
+    let n = doc.results.len();
+    let planned = |r: &CaseResult| plan.iter().any(|p| p.benchmark.id == r.benchmark && p.params == r.params);
+    doc.results = std::mem::take(&mut doc.results).into_iter().filter(planned).take(plan.len() * conditions).collect();
+    let kept = doc.results.len();
+    Ok((doc, n - kept))
 }
 
 /// One environment of the run, as a family measured from the host starts it.

@@ -89,9 +89,9 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
     let opts = Options { by: a.by.clone(), wheres, last: a.last, policy: Policy::default() };
     let hs = history::build(&points, &opts, &docs).map_err(usage)?;
     if let Some(dir) = &a.html {
-        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+        let out = super::store::out_dir(dir)?;
         let page = oscycles::report::export::html_history::page(&hs, &opts);
-        std::fs::write(dir.join("index.html"), page).map_err(|e| UsageError(format!("cannot write '{}': {e}", dir.display())))?;
+        out.write("index.html", page).map_err(|e| super::store::out_error(dir, e))?;
         eprintln!("report: {}", dir.join("index.html").display());
     } else {
         oscycles::report::table::set_width(Some(oscycles::report::terminal_width()));
@@ -127,7 +127,7 @@ pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
         if dest.as_os_str() == "-" {
             print!("{text}");
         } else {
-            std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())))?;
+            oscycles::fsafe::write_file(dest, text).map_err(|e| super::store::out_error(dest, e))?;
         }
         any = true;
     }

@@ -275,6 +275,8 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
 
 /// Records the run, whose JSON is at `path`, in the store.
 fn record(loc: &oscycles::db::Location, doc: &RunDoc, path: &Path) -> Result<(), oscycles::db::DbError> {
+    // Absolute, so that the row names the file wherever the store is opened next.
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     oscycles::db::Db::open(loc).and_then(|mut db| db.upsert(doc, &path.display().to_string()))
 }
 

@@ -134,7 +134,20 @@ fn write_out(dest: &PathBuf, text: &str) -> Result<()> {
         print!("{}", report::for_terminal(text));
         return Ok(());
     }
-    std::fs::write(dest, text).map_err(|e| UsageError(format!("cannot write '{}': {e}", dest.display())).into())
+    oscycles::fsafe::write_file(dest, text).map_err(|e| out_error(dest, e).into())
+}
+
+/// Why an output was not written, as a usage error.
+pub fn out_error(dest: &std::path::Path, e: oscycles::fsafe::UnsafePath) -> UsageError {
+    match e {
+        oscycles::fsafe::UnsafePath::Io(_, e) => UsageError(format!("cannot write '{}': {e}", dest.display())),
+        e => UsageError(e.to_string()),
+    }
+}
+
+/// The directory `dir` of an output, made if missing and checked.
+pub fn out_dir(dir: &std::path::Path) -> Result<oscycles::fsafe::OutDir, UsageError> {
+    oscycles::fsafe::OutDir::open(dir, true).map_err(|e| out_error(dir, e))
 }
 
 /// `oscycles report --by host|kernel|environment`: runs side by side.
@@ -155,9 +168,9 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
         write_out(dest, &by::csv(&r, &policy))?;
     }
     if let Some(dir) = &a.html {
-        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
-        write_out(&dir.join("index.html"), &report::export::html::by_page(&r, &policy))?;
-        eprintln!("report: {}", dir.join("index.html").display());
+        let out = out_dir(dir)?;
+        out.write("index.html", report::export::html::by_page(&r, &policy)).map_err(|e| out_error(dir, e))?;
+        eprintln!("report: {}", out.path_of("index.html").display());
     }
     export_docs(&[(report::export::Format::Json, &a.json)], docs)
 }
@@ -188,17 +201,15 @@ pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
 
 /// The exports of the runs, each format to its destination.
 fn export_docs(targets: &[(report::export::Format, &Option<PathBuf>)], docs: &[RunDoc]) -> Result<ExitCode> {
-    let write = write_out;
     use report::export::Export;
-    let mkdir = |d: &PathBuf| std::fs::create_dir_all(d).map_err(|e| UsageError(format!("cannot create '{}': {e}", d.display())));
     for &(format, dest) in targets {
         let Some(dest) = dest else { continue };
         match report::export::exporter(format).export(docs).map_err(|e| UsageError(e.to_string()))? {
-            Export::Text(text) => write(dest, &text)?,
+            Export::Text(text) => write_out(dest, &text)?,
             Export::Files { files, entry } => {
-                mkdir(dest)?;
+                let out = out_dir(dest)?;
                 for (name, text) in &files {
-                    write(&dest.join(name), text)?;
+                    out.write(name, text).map_err(|e| out_error(&out.path_of(name), e))?;
                 }
                 if let Some(e) = entry {
                     eprintln!("report: {}", dest.join(e).display());

@@ -31,6 +31,7 @@
 //! row and applies the rules above.
 
 pub mod history;
+mod killed;
 pub mod postgres;
 pub mod sqlite;
 
@@ -289,7 +290,7 @@ impl Db {
         migrate(db.backend.as_mut(), &loc.to_string())?;
         // A write a reader does on the side: a store that cannot take it
         // (a full disk) is still read.
-        if let Err(e) = db.mark_killed() {
+        if let Err(e) = db.mark_killed(matches!(loc, Location::Sqlite(_))) {
             eprintln!("oscycles: warning: runs whose process died are not yet marked killed in the store: {e}");
         }
         Ok(db)
@@ -311,9 +312,11 @@ impl Db {
     }
 
     /// Runs of this host marked `running` whose process no longer lives are
-    /// re-read from their JSON (which holds every result saved before the
-    /// end) and stored as `killed`.
-    fn mark_killed(&mut self) -> Result<(), DbError> {
+    /// stored as `killed`; their JSON (which holds every result saved before
+    /// the end) is read and rewritten only when it is this user's own
+    /// document of the run ([`killed::own_document`]), and only for a store
+    /// of files (`files`), never for rows a server shared by a fleet holds.
+    fn mark_killed(&mut self, files: bool) -> Result<(), DbError> {
         let rows = self.query("SELECT document, source FROM runs WHERE status = 'running'", &[])?;
         let host = crate::host::hostname();
         for row in rows {
@@ -323,12 +326,15 @@ impl Db {
             if stored.host.hostname != host || owner.alive() {
                 continue;
             }
-            let mut doc = crate::store::load(Path::new(&source)).ok().filter(|d| d.id == stored.id).unwrap_or(stored);
+            let own = if files { killed::own_document(&source, &stored) } else { None }
+                .filter(|(_, _, d)| crate::results::check::check(d).is_ok());
+            let mut doc = own.as_ref().map_or_else(|| stored.clone(), |(_, _, d)| d.clone());
             doc.status = crate::results::RunStatus::Killed;
             doc.owner = None;
-            // The JSON is the record: say it there too, when it is ours to say.
-            if Path::new(&source).is_file() {
-                let _ = crate::store::write_atomically(Path::new(&source), serde_json::to_string_pretty(&doc).unwrap_or_default());
+            if let Some((dir, name, _)) = &own
+                && let Ok(text) = serde_json::to_string_pretty(&doc)
+            {
+                let _ = dir.write(name, text);
             }
             self.upsert(&doc, &source)?;
         }

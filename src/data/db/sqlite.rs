@@ -36,6 +36,10 @@ pub enum PathError {
         "--db '{0}' belongs to uid {1}, another user, in a directory every user can write; refused (that user could swap it for something else)"
     )]
     Foreign(String, u32),
+    #[error(
+        "--db '{0}' belongs to uid {1}, another user; root does not open another user's store (its rows name files and runs that user chose): run oscycles as that user, or copy the store"
+    )]
+    ForeignForRoot(String, u32),
     #[error("--db '{0}' cannot be opened as an SQLite store: {1}")]
     Open(String, String),
     #[error("--db '{0}' is not an oscycles run store (an SQLite database): {1}")]
@@ -57,10 +61,7 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
     }
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() }
-}
+use crate::fsafe::euid;
 
 /// Checks that `path` can serve as a store: an SQLite database, or a file
 /// that does not exist yet, in a directory no other user can swap it in;
@@ -93,6 +94,9 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     }
     if open_dir.is_some() && m.uid() != euid() && m.uid() != 0 {
         return Err(PathError::Foreign(name, m.uid()));
+    }
+    if euid() == 0 && m.uid() != 0 {
+        return Err(PathError::ForeignForRoot(name, m.uid()));
     }
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;

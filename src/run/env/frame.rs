@@ -70,8 +70,37 @@ pub fn encode(kind: &str, id: u32, payload: &[u8]) -> String {
     out
 }
 
+/// The longest line kept while it arrives: a chunk line is about 1.1 KB;
+/// of a longer line (a guest writing without newlines) only its end is kept.
+const MAX_LINE: usize = 4 * CHUNK;
+/// Messages begun and not ended at once, and the bytes their chunks hold:
+/// a chunk beyond either is dropped (counted damaged). A run document is at
+/// most 64 MiB, so is a message.
+const MAX_PARTIAL: usize = 64;
+const MAX_HELD: usize = 2 * (64 << 20);
+const MAX_CHUNKS: usize = (64 << 20) / CHUNK + 1;
+
+/// Text a guest wrote, made harmless for a terminal and a document: control
+/// characters (escape sequences, newlines) shown as `\u{..}` escapes, and
+/// at most `max` characters (its end, which says how it ended).
+pub fn plain(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    let kept = text.chars().skip(n.saturating_sub(max));
+    let body: String = kept.map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { c.escape_unicode().to_string() } else { c.to_string() }).collect();
+    if n > max { format!("...{body}") } else { body }
+}
+
 /// Chunks received so far, by (kind, id), then by position: (count, bytes).
 type Partial = BTreeMap<(String, u32), BTreeMap<usize, (usize, Vec<u8>)>>;
+
+/// The end of `s`, at most `max` bytes, cut at a character's start.
+fn tail_of(s: &str, max: usize) -> &str {
+    let mut cut = s.len().saturating_sub(max);
+    while !s.is_char_boundary(cut) {
+        cut += 1;
+    }
+    &s[cut..]
+}
 
 /// Collects messages from console text fed in pieces.
 #[derive(Default)]
@@ -83,14 +112,25 @@ pub struct Decoder {
     done: Vec<(String, Vec<u8>)>,
     /// Chunk lines whose checksum did not match (torn by other output).
     pub damaged: usize,
+    /// Bytes held in `chunks`.
+    held: usize,
 }
 
 impl Decoder {
+    /// Takes console text in: each piece is looked at once (linear in the
+    /// text), and a line is kept while it arrives only up to [`MAX_LINE`].
     pub fn feed(&mut self, text: &str) {
-        self.pending.push_str(text);
-        while let Some(nl) = self.pending.find('\n') {
-            let line: String = self.pending.drain(..=nl).collect();
-            self.line(line.trim_end());
+        for piece in text.split_inclusive('\n') {
+            let whole = piece.ends_with('\n');
+            self.pending.push_str(tail_of(piece, MAX_LINE));
+            if self.pending.len() > 2 * MAX_LINE {
+                let keep = tail_of(&self.pending, MAX_LINE).len();
+                self.pending.drain(..self.pending.len() - keep);
+            }
+            if whole {
+                let line = std::mem::take(&mut self.pending);
+                self.line(line.trim_end());
+            }
         }
     }
 
@@ -118,10 +158,19 @@ impl Decoder {
         if self.finished.contains(&key) {
             return;
         }
+        let new_message = !self.chunks.contains_key(&key);
+        if n > MAX_CHUNKS || self.held + bytes.len() > MAX_HELD || (new_message && self.chunks.len() >= MAX_PARTIAL) {
+            self.damaged += 1;
+            return;
+        }
         let entry = self.chunks.entry(key.clone()).or_default();
-        entry.insert(i, (n, bytes));
+        self.held += bytes.len();
+        if let Some((_, old)) = entry.insert(i, (n, bytes)) {
+            self.held -= old.len();
+        }
         if entry.len() == n && entry.values().all(|(m, _)| *m == n) {
             let msg: Vec<u8> = self.chunks.remove(&key).expect("present").into_values().flat_map(|(_, b)| b).collect();
+            self.held -= msg.len();
             self.finished.insert(key);
             if !self.done.iter().any(|(k, m)| *k == kind && *m == msg) {
                 self.done.push((kind, msg));
@@ -210,5 +259,40 @@ mod tests {
         assert!(d.take().is_empty());
         d.feed(&format!("{line}\n"));
         assert_eq!(d.take(), vec![("run".to_string(), b"hello world".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_without_end_costs_linear_time_and_bounded_memory() {
+        let mut d = Decoder::default();
+        let piece = "x".repeat(8192);
+        let t = std::time::Instant::now();
+        for _ in 0..(60 << 20) / 8192 {
+            d.feed(&piece);
+            assert!(d.pending.len() <= 2 * MAX_LINE);
+        }
+        // The debug build's quadratic decoder took minutes here; linear takes well under one.
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{:?}", t.elapsed());
+        // A message after it still arrives.
+        d.feed(&encode("run", 1, b"after"));
+        assert_eq!(d.take(), vec![("run".to_string(), b"after".to_vec())]);
+    }
+
+    #[test]
+    fn partial_messages_are_bounded_in_number_and_bytes() {
+        let mut d = Decoder::default();
+        for id in 0..200_000u32 {
+            // The first of two chunks of message `id`, never its second.
+            let c = [7u8; 40];
+            d.feed(&format!("{START}run {id} 1/2 {:08x} {}{END}\n", crc32(&c), base64(&c)));
+        }
+        assert!(d.chunks.len() <= MAX_PARTIAL && d.held <= MAX_HELD, "{} partial messages", d.chunks.len());
+        assert!(d.damaged >= 200_000 - MAX_PARTIAL);
+    }
+
+    #[test]
+    fn guest_text_is_plain_and_bounded() {
+        assert_eq!(plain("a\x1b]0;owned\x07\nforged", 100), "a\\u{1b}]0;owned\\u{7}\\u{a}forged");
+        let long = "y".repeat(10_000);
+        assert_eq!(plain(&long, 50).len(), 53);
     }
 }

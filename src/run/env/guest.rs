@@ -26,6 +26,13 @@ crate::named_enum! {
         XenPanic = "xen-panic",
         /// dom0's kernel finds no /init (the xen-* environments).
         NoInit = "no-init",
+        /// Try to reach the host's files (UML's hostfs) and say what was
+        /// seen, as the error of the run (tests of the isolation).
+        ProbeHost = "probe-host",
+        /// Run, then return two results of cases no one planned.
+        Unplanned = "unplanned",
+        /// Run, then return a result whose minimum is above its maximum.
+        BadNumbers = "bad-numbers",
     }
 }
 
@@ -119,6 +126,10 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
+    if spec.mode == GuestMode::ProbeHost {
+        send(out, "error", 1, probe_host().as_bytes());
+        return;
+    }
     let here = RunSpec { results: results.to_path_buf(), quiet: true, ..spec.run.clone() };
     let code = run(&here);
     let doc = std::fs::read_dir(results)
@@ -126,9 +137,54 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
         .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
         .and_then(|p| std::fs::read(p).ok());
     match doc {
-        Some(bytes) => send(out, "run", 1, &bytes),
+        Some(bytes) => send(out, "run", 1, &forged(spec.mode, bytes)),
         None => send(out, "error", 1, format!("oscycles run ended with exit code {code} and saved no results").as_bytes()),
     }
+}
+
+/// The document as a misbehaving guest of the tests returns it.
+fn forged(mode: GuestMode, bytes: Vec<u8>) -> Vec<u8> {
+    let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return bytes };
+    let Some(results) = v["results"].as_array_mut() else { return bytes };
+    match mode {
+        GuestMode::Unplanned if !results.is_empty() => {
+            for name in ["forged.one", "forged.two"] {
+                let mut r = results[0].clone();
+                r["benchmark"] = name.into();
+                results.push(r);
+            }
+        }
+        GuestMode::BadNumbers => {
+            for s in results.iter_mut().filter_map(|r| r["metrics"].get_mut(0)).map(|m| &mut m["summary"]) {
+                s["min"] = (s["max"].as_f64().unwrap_or(1.0) * 2.0 + 1.0).into();
+            }
+        }
+        _ => return bytes,
+    }
+    serde_json::to_vec(&v).unwrap_or(bytes)
+}
+
+/// What a guest sees when it mounts UML's hostfs (the host's root, or the
+/// host's /etc): "probe-host: hostfs of '' -> <entries or error>; ...".
+fn probe_host() -> String {
+    let mut said = vec![];
+    for (i, data) in ["", "/etc"].iter().enumerate() {
+        let target = format!("/probe-host-{i}");
+        let _ = std::fs::create_dir_all(&target);
+        let (s, t, f, d) = (c"none", CString::new(target.as_str()).unwrap(), c"hostfs", CString::new(*data).unwrap());
+        let dp = if data.is_empty() { std::ptr::null() } else { d.as_ptr().cast() };
+        // SAFETY: NUL-terminated strings that outlive the call.
+        let r = unsafe { libc::mount(s.as_ptr(), t.as_ptr(), f.as_ptr(), 0, dp) };
+        let seen = if r != 0 {
+            format!("refused ({})", std::io::Error::last_os_error())
+        } else {
+            let names: Vec<String> =
+                std::fs::read_dir(&target).map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+            format!("mounted, {} entries: {}", names.len(), names.iter().take(20).cloned().collect::<Vec<_>>().join(" "))
+        };
+        said.push(format!("hostfs of '{data}' -> {seen}"));
+    }
+    format!("probe-host: {}", said.join("; "))
 }
 
 /// Facts of the environment as seen from inside.

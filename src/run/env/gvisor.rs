@@ -252,23 +252,45 @@ fn try_platform(p: Platform, o: &EnvOptions, limit: Duration) -> Result<(), Gvis
     }
 }
 
-/// Kills the sandbox processes of runs gone (whose runsc state directory,
-/// in a run's private directory, no longer exists): a run killed with
-/// SIGKILL takes its attached sandbox with it, this is for anything else.
-fn reap_orphans() {
+/// The runsc binary on the PATH: its device and inode.
+fn runsc_identity() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let m = std::env::split_paths(&path).find_map(|d| std::fs::metadata(d.join(RUNSC)).ok().filter(|m| m.is_file()))?;
+    Some((m.dev(), m.ino()))
+}
+
+/// Kills the sandbox processes of runs gone: a run killed with SIGKILL
+/// takes its attached sandbox with it (runsc dies with oscycles, the
+/// sandbox with runsc); this is for anything else. A process is never
+/// chosen by its name: only one that runs the runsc binary itself (the same
+/// file, by device and inode), as this user (or, for root, as the sandbox's
+/// user), whose state directory is in a run directory of this run's scratch
+/// directory `base` that no longer exists. runsc's sandbox starts a session
+/// of its own, so no process group of the run holds it.
+fn reap_orphans(base: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Some(runsc) = runsc_identity() else { return };
+    let me = crate::fsafe::euid();
     let Ok(procs) = std::fs::read_dir("/proc") else { return };
     for p in procs.flatten() {
         let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(exe) = std::fs::metadata(p.path().join("exe")) else { continue };
+        let Ok(owner) = std::fs::metadata(p.path()).map(|m| m.uid()) else { continue };
+        if (exe.dev(), exe.ino()) != runsc || !(owner == me || (me == 0 && owner == SANDBOX_UID)) {
+            continue;
+        }
         let Ok(cmdline) = std::fs::read(p.path().join("cmdline")) else { continue };
         let args: Vec<String> = cmdline.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).to_string()).collect();
-        let orphan = args.first().is_some_and(|a| a.starts_with("runsc-"))
-            && args
-                .iter()
-                .filter_map(|a| a.strip_prefix("--root="))
-                .any(|root| root.contains(crate::bench::scratch::RUN_DIR_PREFIX) && !Path::new(root).exists());
-        if orphan {
-            // SAFETY: kill takes no pointers; the pid is a runsc sandbox or
-            // gofer process whose run's directory is gone.
+        let ours_gone = |root: &str| {
+            let run_dir = Path::new(root).parent();
+            run_dir.and_then(Path::parent) == Some(base)
+                && run_dir.and_then(Path::file_name).is_some_and(|n| n.to_string_lossy().starts_with(crate::bench::scratch::RUN_DIR_PREFIX))
+                && run_dir.is_some_and(|d| !d.exists())
+        };
+        if args.iter().filter_map(|a| a.strip_prefix("--root=")).any(ours_gone) {
+            // SAFETY: kill takes no pointers; the pid runs runsc as this
+            // user (or its sandbox's), for a run of this scratch directory that is gone.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     }
@@ -277,7 +299,9 @@ fn reap_orphans() {
 /// Runs `spec` in a fresh sandbox and collects what it sends.
 fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, GvisorError> {
     let version = runsc_version()?;
-    reap_orphans();
+    if let Some(base) = o.work.parent() {
+        reap_orphans(base);
+    }
     let (platform, trials) = platform(o)?;
     let spec_json = serde_json::to_string(spec).map_err(|e| io("writing the spec for", &o.work)(e.into()))?;
     let sandbox = Sandbox::new(o, &["__env-child", "--env", "gvisor", "--spec", &spec_json])?;

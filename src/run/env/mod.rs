@@ -421,12 +421,7 @@ pub fn supervise_watching(
     fatal: &mut dyn FnMut() -> Option<String>,
 ) -> Ended {
     let rx = reader(child.stdout.take().expect("stdout piped"), start);
-    let mut stderr = child.stderr.take().expect("stderr piped");
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
+    let err_tail = stderr_tail(child.stderr.take().expect("stderr piped"));
     let mut messages = Vec::new();
     let mut why = None;
     let status = loop {
@@ -468,7 +463,44 @@ pub fn supervise_watching(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
-    Ended { messages, status, why, stderr: err_thread.join().unwrap_or_default() }
+    Ended { messages, status, why, stderr: err_tail.taken(Duration::from_secs(2)) }
+}
+
+/// The most of a child's stderr kept: its end (for error messages).
+const STDERR_KEPT: usize = 64 << 10;
+
+/// The end of a child's stderr, read on a thread.
+struct StderrTail(std::sync::Arc<(std::sync::Mutex<(Vec<u8>, bool)>, std::sync::Condvar)>);
+
+fn stderr_tail(mut r: impl Read + Send + 'static) -> StderrTail {
+    let kept = std::sync::Arc::new((std::sync::Mutex::new((Vec::new(), false)), std::sync::Condvar::new()));
+    let k = kept.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = r.read(&mut buf) {
+            let mut g = k.0.lock().unwrap_or_else(|p| p.into_inner());
+            g.0.extend_from_slice(&buf[..n]);
+            if g.0.len() > 2 * STDERR_KEPT {
+                let cut = g.0.len() - STDERR_KEPT;
+                g.0.drain(..cut);
+            }
+        }
+        k.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        k.1.notify_all();
+    });
+    StderrTail(kept)
+}
+
+impl StderrTail {
+    /// What was read, once the pipe closed or `wait` passed (a process
+    /// the child left behind may hold it open for good).
+    fn taken(self, wait: Duration) -> String {
+        let (m, cv) = &*self.0;
+        let g = m.lock().unwrap_or_else(|p| p.into_inner());
+        let (g, _) = cv.wait_timeout_while(g, wait, |(_, done)| !*done).unwrap_or_else(|p| p.into_inner());
+        let b = &g.0[g.0.len().saturating_sub(STDERR_KEPT)..];
+        String::from_utf8_lossy(b).into_owned()
+    }
 }
 
 /// Starts `oscycles __env-child --env NAME` with `spec` and watches it;
@@ -495,7 +527,8 @@ pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, end
 /// The last lines of a log for an error message, led by the kernel's panic
 /// line if there is one (the lines after it are a register dump).
 pub fn tail(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty() && !l.contains("@@OSCYCLES")).collect();
+    let lines: Vec<String> =
+        log.lines().filter(|l| !l.trim().is_empty() && !l.contains("@@OSCYCLES")).map(|l| frame::plain(l, 300)).collect();
     if lines.is_empty() {
         return "(none)".into();
     }
@@ -511,7 +544,7 @@ pub fn tail(log: &str) -> String {
 pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
     let out = env.launch(spec, o)?;
     if let Some(e) = out.first("error") {
-        return Err(EnvError::Child { env: env.name(), message: String::from_utf8_lossy(&e.bytes).into_owned() });
+        return Err(EnvError::Child { env: env.name(), message: frame::plain(&String::from_utf8_lossy(&e.bytes), 4096) });
     }
     let Some(m) = out.first("run") else {
         let status = out.status.map_or("killed".into(), |s| s.to_string());
@@ -576,5 +609,22 @@ mod tests {
         for e in Env::ALL {
             assert_eq!(e.fit(Venue::FromHost, Env::ALL), Fit::FromHost, "{}", e.name());
         }
+    }
+
+    #[test]
+    fn a_childs_stderr_is_kept_bounded_and_not_waited_for_when_a_leftover_holds_it() {
+        // 5 MB of stderr without a newline, then a process left behind holding the pipe for 20 s.
+        let child = Command::new("sh")
+            .args(["-c", "head -c 5000000 /dev/zero | tr '\\0' x >&2; (sleep 20 &); exit 0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let end = supervise(child, t, Duration::from_secs(30), Duration::from_secs(30));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert!(end.stderr.len() <= STDERR_KEPT && end.stderr.len() > 1000, "{}", end.stderr.len());
+        assert!(tail(&end.stderr).len() < 400);
     }
 }

@@ -14,6 +14,7 @@
 //! group, killed on the way out, and die with oscycles (SIGKILL included:
 //! the kernel's process with oscycles, its address spaces' processes with it).
 
+use std::os::unix::fs::DirBuilderExt;
 use super::guest::GuestSpec;
 use super::qemu::{self, Files};
 use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
@@ -96,6 +97,10 @@ fn version(kernel: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// The empty directory of the run's private one that is a UML guest's
+/// hostfs root, should its kernel register hostfs at all.
+const HOSTFS_ROOT: &str = "uml-hostfs-root";
+
 /// The kernel's command line: memory, the initramfs, its runtime files in
 /// the run's private directory, the console on stdout only.
 fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
@@ -105,6 +110,12 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
     cmd.arg(format!("uml_dir={}", o.work.display()));
     cmd.arg(format!("umid={}", crate::bench::scratch::unique_name("uml")));
     cmd.args(["con=null", "con0=null,fd:2", "ssl=null", "ssl1=null,fd:1", "quiet", "loglevel=3"]);
+    // No hostfs: Debian's kernel has it built in, and a guest mounting it
+    // would reach the host's files as the user running oscycles (root).
+    // Its initcall is not run (no such file system in the guest), and should
+    // a kernel name it otherwise, its root is an empty private directory.
+    cmd.arg("initcall_blacklist=init_hostfs");
+    cmd.arg(format!("hostfs={}", o.work.join(HOSTFS_ROOT).display()));
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group, so that every process of it is killed at the end.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -116,6 +127,12 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
 fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     let kernel = find(o)?;
     let files = Files::new("uml", o)?;
+    let empty = o.work.join(HOSTFS_ROOT);
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&empty)
+        && e.kind() != std::io::ErrorKind::AlreadyExists
+    {
+        return Err(EnvError::io(format!("creating {}", empty.display()))(e));
+    }
     qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?;
     let start = Instant::now();
     let child = command(&kernel, &files, o).spawn().map_err(|e| UmlError::Start(kernel.clone(), e))?;
