@@ -26,6 +26,7 @@ pub mod gvisor;
 pub mod hermit;
 pub mod microvm;
 pub mod native;
+pub mod program;
 pub mod qemu;
 pub mod uml;
 pub mod xen;
