@@ -28,6 +28,7 @@ pub mod microvm;
 pub mod native;
 pub mod program;
 pub mod qemu;
+pub mod sel4;
 pub mod uml;
 pub mod xen;
 
@@ -137,6 +138,7 @@ impl Named for Env {
         &gvisor::Gvisor,
         &hermit::Hermit::QEMU,
         &hermit::Hermit::MICROVM,
+        &sel4::Sel4,
     ];
 
     fn name(&self) -> &'static str {
@@ -181,6 +183,11 @@ impl EnvArgs {
     /// The options of environment type `T`, as given or defaulted.
     pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
         T::from_arg_matches(&self.0)
+    }
+
+    /// Whether option `id` was given on the command line (not defaulted).
+    pub fn given(&self, id: &str) -> bool {
+        self.0.try_contains_id(id).unwrap_or(false) && self.0.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     }
 
     /// Every environment's options at their defaults.
@@ -308,6 +315,8 @@ pub enum EnvError {
     Xen(#[from] xen::XenError),
     #[error(transparent)]
     Hermit(#[from] hermit::HermitError),
+    #[error(transparent)]
+    Sel4(#[from] sel4::Sel4Error),
     #[error(transparent)]
     Uml(#[from] uml::UmlError),
     #[error(transparent)]
