@@ -453,6 +453,8 @@ void root_main(seL4_BootInfo *bootinfo)
     if (v && streq(v, "no-init", n))
         for (;;)
             sel4_yield();
+    if (v && streq(v, "panic", n))
+        qemu_exit(1);
     frame_send(&serial, "hello", 0, "sel4", 4);
     if (v && streq(v, "hang", n))
         for (;;)

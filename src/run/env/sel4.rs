@@ -139,7 +139,14 @@ impl Environment for Sel4 {
         let mut ran = boot(&kernel, &with_args(ROOT_TASK, &args)?, accel, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples = program::parse_samples(&m.bytes).map_err(Sel4Error::Program)?;
-            let g = program::Guest { env: "sel4", system: "seL4", absent: absent_reason, policy: "seL4's scheduler (fixed priority 255, round robin)", one_cpu: true, unit };
+            let g = program::Guest {
+                env: "sel4",
+                system: "seL4",
+                absent: absent_reason,
+                policy: "seL4's scheduler (fixed priority 255, round robin)",
+                one_cpu: true,
+                unit,
+            };
             let doc = program::document(&g, &spec.run, &plan, &samples, harness, clock.clone());
             ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
         } else if let Some(line) = ran.console.lines().find(|l| l.contains("oscycles-sel4: FAILED")) {
@@ -150,7 +157,10 @@ impl Environment for Sel4 {
             ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
         }
         ran.facts.insert("versions".into(), json!(versions));
-        ran.facts.insert("unit".into(), json!(if unit == Unit::Instructions { crate::results::UNIT_INSTRUCTIONS } else { crate::results::UNIT_CYCLES }));
+        ran.facts.insert(
+            "unit".into(),
+            json!(if unit == Unit::Instructions { crate::results::UNIT_INSTRUCTIONS } else { crate::results::UNIT_CYCLES }),
+        );
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
     }
 }
@@ -226,7 +236,10 @@ fn check_figures(console: &str) -> Value {
     }
     if let (Some(n), Some(t)) = (v.get("round_trips").and_then(Value::as_f64), v.get("total").and_then(Value::as_f64)) {
         v.insert("one_way".into(), json!(t / n / 2.0));
-        v.insert("what".into(), json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop"));
+        v.insert(
+            "what".into(),
+            json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop"),
+        );
     }
     Value::Object(v)
 }
@@ -239,8 +252,12 @@ fn absent_reason(p: &PlannedCase) -> String {
         "pagefault" => "no demand paging in seL4: a root task maps a frame before it touches it",
         "proc" => "seL4 has no processes to fork or exec",
         "boot" => "boot time is measured by the host",
-        _ if id == "syscall.getpid" || id == "syscall.getppid" => "seL4 has no process ids; the cheapest kernel entry is syscall.null's row (seL4_Reply)",
-        _ => "not in oscycles' seL4 root task (guest/sel4/roottask.c measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)",
+        _ if id == "syscall.getpid" || id == "syscall.getppid" => {
+            "seL4 has no process ids; the cheapest kernel entry is syscall.null's row (seL4_Reply)"
+        }
+        _ => {
+            "not in oscycles' seL4 root task (guest/sel4/roottask.c measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)"
+        }
     };
     format!("{id} in seL4: {why}")
 }
