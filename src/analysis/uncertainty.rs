@@ -171,6 +171,24 @@ pub fn estimate(rounds: &[Vec<f64>], seed: u64) -> Option<Estimate> {
     })
 }
 
+/// The median of a cell counted exactly (guest instructions under QEMU's
+/// instruction counter: the same samples on every run), with an interval
+/// of zero width: a rerun gives the same median, so nothing is left to be
+/// unsure of. The spreads are still reported (batches differ by the timer
+/// interrupts they took). None as for [`estimate`].
+pub fn estimate_exact(rounds: &[Vec<f64>]) -> Option<Estimate> {
+    let cell = Cell::new(rounds)?;
+    Some(Estimate {
+        median: cell.median,
+        interval: Interval { lo: cell.median, hi: cell.median },
+        rounds: cell.rounds(),
+        samples: cell.values.len(),
+        between_round_cv: cell.between_round_cv(),
+        within_round_cv: cell.within_round_cv(),
+        levels: None,
+    })
+}
+
 /// The samples of one cell, prepared for fast resampling: all samples
 /// sorted once, and each round's batches replaced by their positions in
 /// that order, so a resample is a vector of counts and its median a walk
@@ -632,6 +650,28 @@ pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, pol
     Some(Comparison { ratio, interval, p, verdict, rounds_needed })
 }
 
+/// Compares two cells counted exactly (see [`estimate_exact`]): the ratio
+/// of their medians with an interval of zero width, and at once, whatever
+/// the rounds, `Same` for equal medians and otherwise `Faster` or `Slower`:
+/// any difference between two exact counts is real (p 0; 1 when equal).
+/// None as for [`compare`].
+pub fn compare_exact(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool) -> Option<Comparison> {
+    let (ca, cb) = (Cell::new(a)?, Cell::new(b)?);
+    if ca.values[0] <= 0.0 || cb.values[0] <= 0.0 {
+        return None;
+    }
+    let ratio = if lower_is_better { ca.median / cb.median } else { cb.median / ca.median };
+    let verdict = if ca.median == cb.median {
+        Verdict::Same
+    } else if ratio > 1.0 {
+        Verdict::Faster
+    } else {
+        Verdict::Slower
+    };
+    let p = if verdict == Verdict::Same { 1.0 } else { 0.0 };
+    Some(Comparison { ratio, interval: Interval { lo: ratio, hi: ratio }, p, verdict, rounds_needed: None })
+}
+
 /// Pairs up to which the signed-rank distribution is counted exactly.
 const SIGNED_RANK_EXACT_MAX: usize = 60;
 
@@ -896,6 +936,22 @@ mod tests {
         assert_eq!(expand(i, 10.0, 2.0, false), Interval { lo: 6.0, hi: 12.0 });
         let w = expand(Interval { lo: 0.5, hi: 2.0 }, 1.0, 2.0, true);
         assert!(close(w.lo, 0.25, 1e-12) && close(w.hi, 4.0, 1e-12));
+    }
+
+    #[test]
+    fn exact_cells_have_no_doubt() {
+        // Batches differ (a timer interrupt in one), reruns do not.
+        let a = vec![vec![311.0, 311.0, 340.5, 311.0]];
+        let e = estimate_exact(&a).unwrap();
+        assert_eq!((e.median, e.interval.lo, e.interval.hi, e.rounds), (311.0, 311.0, 311.0, 1));
+        let same = compare_exact(&a, &a.clone(), true).unwrap();
+        assert_eq!((same.verdict, same.ratio, same.rounds_needed), (Verdict::Same, 1.0, None));
+        // One instruction more is slower, at once, with one round.
+        let b = vec![vec![312.0, 312.0, 341.5, 312.0]];
+        let c = compare_exact(&a, &b, true).unwrap();
+        assert_eq!((c.verdict, c.interval.lo, c.interval.hi), (Verdict::Slower, c.ratio, c.ratio));
+        assert_eq!(compare_exact(&b, &a, true).unwrap().verdict, Verdict::Faster);
+        assert!(compare_exact(&a, &[vec![0.0]], true).is_none());
     }
 
     #[test]

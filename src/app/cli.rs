@@ -582,6 +582,7 @@ impl RunArgs {
             db: self.db.clone(),
             label: self.label.clone(),
             fleet: self.fleet.clone(),
+            instruction_counter: false,
         })
     }
 }

@@ -61,8 +61,13 @@ pub fn seed_of(text: &str) -> u64 {
 /// Compares metric B with metric A under `policy`.
 pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
+    let lower = a.better == Better::Lower;
     let c = (!a.samples.is_empty() && !b.samples.is_empty())
-        .then(|| uncertainty::compare(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .then(|| match exact(a, b) {
+            // Exact counts, the same on every run: any difference is real.
+            true => uncertainty::compare_exact(&a.samples, &b.samples, lower),
+            false => uncertainty::compare(&a.samples, &b.samples, lower, policy, seed),
+        })
         .flatten();
     match c {
         Some(c) => Judged::of(&c, rounds, false),
@@ -78,6 +83,11 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     }
 }
 
+/// Whether both metrics are counted exactly, in the same unit.
+fn exact(a: &Metric, b: &Metric) -> bool {
+    a.is_exact() && b.unit == a.unit
+}
+
 /// Compares metric B with metric A, two columns of one run `doc`: paired
 /// round by round where the run interleaved its environments and both have
 /// every round, else as `judge`.
@@ -88,9 +98,11 @@ pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64
 /// Compares metric B with metric A on paired rounds where `paired` and
 /// the rounds pair (as many on each side), else as `judge`.
 pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
-    let paired = paired.then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
+    let rounds = (a.samples.len(), b.samples.len());
+    // Exact counts need no pairing (`judge` compares them as they are).
+    let paired = (paired && !exact(a, b)).then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
     match paired {
-        Some(c) => Judged::of(&c, (a.samples.len(), b.samples.len()), true),
+        Some(c) => Judged::of(&c, rounds, true),
         None => judge(a, b, policy, seed),
     }
 }
@@ -161,7 +173,8 @@ pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Policy) -> 
                     && comparable(&ctx, &context(rb, b), a, b)
             })?;
             let ma = ra.metrics.first()?;
-            let mb = rb.metric(&ma.name)?;
+            // Never across units (a run's cycles against another's guest instructions).
+            let mb = rb.metric(&ma.name).filter(|mb| mb.unit == ma.unit)?;
             let mut label = crate::results::params_label(&ra.params);
             if ctx.0 != "native" {
                 label = format!("{label} [{}]", ctx.0).trim().to_string();
@@ -260,5 +273,21 @@ mod tests {
         let j = judge(&old, &metric(&rounds(150.0, 6), Better::Lower), &p, 1);
         assert_eq!(j.verdict, Verdict::Unsure);
         assert!(j.interval.is_none());
+    }
+
+    #[test]
+    fn exact_counts_are_same_or_different_at_once() {
+        let p = Policy::default();
+        let counted = |rounds: &[Vec<f64>]| Metric { unit: crate::results::UNIT_INSTRUCTIONS.into(), ..metric(rounds, Better::Lower) };
+        let a = counted(&[vec![311.0, 311.0, 330.0]]);
+        for paired in [false, true] {
+            let j = judge_paired_if(paired, &a, &a.clone(), &p, 1);
+            assert_eq!((j.verdict, j.rounds_needed, j.paired), (Verdict::Same, None, false), "one round is enough");
+            let j = judge_paired_if(paired, &a, &counted(&[vec![311.5, 311.5, 330.0]]), &p, 1);
+            assert_eq!(j.verdict, Verdict::Slower, "any difference is real");
+        }
+        // Cycles against instructions: never judged as exact.
+        let cycles = metric(&[vec![311.0, 311.0, 330.0]], Better::Lower);
+        assert_eq!(judge(&cycles, &a, &p, 1).verdict, Verdict::Unsure);
     }
 }

@@ -195,9 +195,20 @@ pub const UNIT_CYCLES: &str = "tsc_cycles";
 /// one axis.
 pub const UNIT_INSTRUCTIONS: &str = "guest_instructions";
 
+/// Whether a unit is counted exactly, the same on every run (guest
+/// instructions): its cells have no spread but their own, an interval of
+/// zero width, and any difference between two of them is real.
+pub fn is_exact(unit: &str) -> bool {
+    unit == UNIT_INSTRUCTIONS
+}
+
 impl Metric {
-    /// A cost in TSC cycles, with its ns twin.
+    /// A cost in TSC cycles, with its ns twin; in guest instructions, without
+    /// one, where the clock counts them (QEMU's instruction counter).
     pub fn cycles(name: &str, summary: Summary, clock: &ClockInfo) -> Self {
+        if clock.counts_instructions {
+            return Metric::instructions(name, summary);
+        }
         Metric {
             name: name.into(),
             unit: UNIT_CYCLES.into(),
@@ -255,7 +266,16 @@ impl Metric {
     /// Computes the interval from the samples (seeded: the same samples give
     /// the same interval).
     pub fn estimate_now(&mut self, seed: u64) {
-        self.estimate = crate::uncertainty::estimate(&self.samples, seed);
+        self.estimate = if self.is_exact() {
+            crate::uncertainty::estimate_exact(&self.samples)
+        } else {
+            crate::uncertainty::estimate(&self.samples, seed)
+        };
+    }
+
+    /// Whether it is counted exactly ([`is_exact`]): the same on every run.
+    pub fn is_exact(&self) -> bool {
+        is_exact(&self.unit)
     }
 }
 

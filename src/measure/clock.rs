@@ -39,6 +39,24 @@ pub struct ClockInfo {
     /// cycles; batches then last many steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step_cycles: Option<u64>,
+    /// The TSC counts guest instructions (QEMU's instruction counter,
+    /// `-icount shift=0`): one tick per instruction retired, user and kernel
+    /// together; `tsc_hz` is then the emulator's virtual clock (10^9 ticks
+    /// a virtual second), no rate of a CPU, and cycles measured with it are
+    /// guest instructions ([`crate::results::Metric::cycles`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counts_instructions: bool,
+}
+
+impl ClockInfo {
+    /// The same clock, said to count guest instructions where `counts`.
+    pub fn counting(mut self, counts: bool) -> ClockInfo {
+        self.counts_instructions = counts;
+        if counts {
+            self.source = format!("{}; under QEMU's instruction counter: one tick per guest instruction", self.source);
+        }
+        self
+    }
 }
 
 pub fn monotonic_raw_ns() -> u64 {
@@ -134,6 +152,7 @@ pub fn known_tsc(hz: f64) -> ClockInfo {
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
         step_cycles: steps(&Tsc, 100_000),
+        counts_instructions: false,
     }
 }
 
@@ -151,6 +170,7 @@ pub fn calibrate_tsc(rounds: usize, interval: Duration) -> ClockInfo {
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
         step_cycles: steps(&Tsc, 100_000),
+        counts_instructions: false,
     }
 }
 

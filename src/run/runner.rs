@@ -131,8 +131,13 @@ impl EnvironmentsRun<'_> {
     /// starts); what cannot run there is recorded with the reason.
     fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), StoreError> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
+        let counted = env.counts_instructions(self.o);
         for p in plan {
-            match env.fit(p.benchmark.runs(), self.envs) {
+            let fit = match env.fit(p.benchmark.runs(), self.envs) {
+                Fit::Inside | Fit::FromHost if counted && p.benchmark.measures_time() => Fit::Not(untimed(env, p)),
+                fit => fit,
+            };
+            match fit {
                 Fit::Inside => inside.push(p.clone()),
                 Fit::FromHost => from_host.push(p.clone()),
                 Fit::Elsewhere => {}
@@ -212,7 +217,8 @@ impl EnvironmentsRun<'_> {
                 }
                 let (env, inside, _, unusable) = &parts[i];
                 let (env, tag) = (*env, self.tag(*env));
-                if unusable.is_some() || inside.is_empty() {
+                // Under the instruction counter one round is enough: the counts repeat.
+                if unusable.is_some() || inside.is_empty() || (k > 0 && env.counts_instructions(self.o)) {
                     continue;
                 }
                 if env.in_process() {
@@ -313,6 +319,17 @@ impl EnvironmentsRun<'_> {
         r.elapsed_s = t.elapsed().as_secs_f64();
         r
     }
+}
+
+/// Why a case that measures time is n/a in an environment under QEMU's
+/// instruction counter.
+fn untimed(env: Env, p: &PlannedCase) -> String {
+    format!(
+        "{} in {} under QEMU's instruction counter (--accel icount): it measures time, and the guest's clock there advances \
+         one nanosecond per instruction, so that time is fictitious (--accel tcg measures it in emulated time)",
+        p.benchmark.id,
+        env.name()
+    )
 }
 
 /// One environment of the run, as a family measured from the host starts it.

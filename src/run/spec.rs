@@ -85,6 +85,11 @@ pub struct RunSpec {
     pub label: Option<String>,
     #[serde(default)]
     pub fleet: Option<String>,
+    /// The TSC counts guest instructions, one tick each (a guest under
+    /// QEMU's instruction counter, `--accel icount`): its cycles are then
+    /// guest instructions, and the clock records it. The environment sets it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub instruction_counter: bool,
 }
 
 /// What `oscycles run` measures without options: the quick suite at idle,
@@ -119,6 +124,7 @@ impl Default for RunSpec {
             db: None,
             label: None,
             fleet: None,
+            instruction_counter: false,
         }
     }
 }

@@ -233,7 +233,8 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
     let clock = match spec.tsc_hz {
         Some(hz) if hz > 1e6 => clock::known_tsc(hz),
         _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
-    };
+    }
+    .counting(spec.instruction_counter);
     let hz = clock.tsc_hz;
     let ex = Execution {
         cpus,

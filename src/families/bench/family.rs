@@ -78,6 +78,13 @@ pub trait Family: Sync + 'static {
     fn needs_disk(&self) -> bool {
         false
     }
+    /// Whether what it measures is time itself (fixed-time windows, noise,
+    /// rates over elapsed time, seconds to boot) rather than the cost of an
+    /// operation: under QEMU's instruction counter, whose clock advances by
+    /// instructions, that time is fictitious and its cases are n/a.
+    fn measures_time(&self) -> bool {
+        false
+    }
 }
 
 /// One start of an environment, timed by the host from the moment it
@@ -200,6 +207,10 @@ impl Benchmark {
 
     pub fn needs_disk(&self) -> bool {
         self.family.needs_disk()
+    }
+
+    pub fn measures_time(&self) -> bool {
+        self.family.measures_time()
     }
 
     /// Whether it belongs to `f` (families are compared by name).

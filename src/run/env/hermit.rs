@@ -78,6 +78,10 @@ impl Environment for Hermit {
         (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
+    fn counts_instructions(&self, o: &EnvOptions) -> bool {
+        self.vmm == Vmm::Qemu && o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
+    }
+
     /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
     /// [`Hermit::boot`] starts): boots the image and exits with its status.
     fn init(&self, _run: &super::guest::RunFn) {
@@ -98,14 +102,14 @@ impl Environment for Hermit {
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let build = Build::find(&cache_dir())?;
         let plan = program::plan_of(&spec.run).map_err(HermitError::Program)?;
-        let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
+        let clock = self.clock(o)?;
         let quick = plan.iter().any(|p| p.scale == Scale::Quick);
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
         let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples = program::parse_samples(&m.bytes).map_err(HermitError::Program)?;
-            let doc = program::document(&guest(program::Unit::Cycles), &spec.run, &plan, &samples, harness, clock.clone());
+            let doc = program::document(&GUEST, &spec.run, &plan, &samples, harness, clock.clone());
             let bytes = serde_json::to_vec(&doc)?;
             ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
         }
@@ -176,6 +180,19 @@ struct Ran {
 }
 
 impl Hermit {
+    /// The guest's clock as the host reads the program's TSC deltas: the
+    /// host's TSC rate (TCG passes it through, KVM runs it), or, under the
+    /// instruction counter, QEMU's virtual clock of one tick per guest
+    /// instruction (10^9 a virtual second), whose deltas are instructions.
+    fn clock(&self, o: &EnvOptions) -> Result<ClockInfo, EnvError> {
+        if self.counts_instructions(o) {
+            let mut c = crate::clock::known_tsc(COUNTER_HZ);
+            c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
+            return Ok(c.counting(true));
+        }
+        Ok(crate::clock::known_tsc(crate::clock::tsc_hz_hint()))
+    }
+
     /// Boots `program` once with `args` under this environment's VMM, the
     /// serial port (kernel log and the program's frames) on the VMM's
     /// stdout and in a log file, and watches it within the timeouts of `o`.
@@ -184,7 +201,7 @@ impl Hermit {
         let files = super::qemu::Files::new(name, o)?;
         // The kernel's timer runs at the TSC rate given (-freq, MHz).
         let append = format!("-freq {} -- {args}", (clock.tsc_hz / 1e6).round() as u64);
-        let (mut cmd, kvm, machine) = match self.vmm {
+        let (mut cmd, machine) = match self.vmm {
             Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
             Vmm::Own => {
                 EnvError::kvm_usable(name)?;
@@ -192,7 +209,7 @@ impl Hermit {
                 let mut cmd = std::process::Command::new(exe);
                 cmd.arg(VMM_COMMAND).arg("--kernel").arg(&build.loader).arg("--module").arg(program);
                 cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
-                (cmd, true, "oscycles' own".to_string())
+                (cmd, "oscycles' own".to_string())
             }
         };
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -209,7 +226,11 @@ impl Hermit {
             let why = end.stderr.lines().last().unwrap_or("the VMM could not run the guest").to_string();
             return Err(HermitError::CannotRun { env: name, why }.into());
         }
-        let mut facts = boot_facts(build, program, kvm, &machine, o, end.status);
+        let accel = match self.vmm {
+            Vmm::Qemu => o.own.get::<AccelArgs>()?.accel.name(),
+            Vmm::Own => "kvm",
+        };
+        let mut facts = boot_facts(build, program, accel, &machine, o, end.status);
         if self.vmm == Vmm::Own {
             facts.insert("vmm".into(), json!("oscycles (its own KVM VMM, __vmm-multiboot)"));
         }
@@ -217,32 +238,29 @@ impl Hermit {
     }
 }
 
-/// QEMU booting oscycles' loader with `program` as its module: the command,
-/// whether it runs on KVM, and the machine type.
+/// QEMU booting oscycles' loader with `program` as its module: the command
+/// and the machine type.
 fn qemu_command(
     build: &Build,
     program: &Path,
     append: &str,
     files: &super::qemu::Files,
     o: &EnvOptions,
-) -> Result<(std::process::Command, bool, String), EnvError> {
-    let kvm = o.own.get::<AccelArgs>()?.accel == Accel::Kvm;
+) -> Result<(std::process::Command, String), EnvError> {
+    let accel = o.own.get::<AccelArgs>()?.accel;
+    let kvm = accel == Accel::Kvm;
     let machine = o.own.get::<QemuArgs>()?.machine;
     if kvm {
         EnvError::kvm_usable("hermit")?;
     }
     // One CPU: the kernel is built without smp.
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
-    cmd.args(["-machine", &machine]);
-    if kvm {
-        cmd.args(["-accel", "kvm", "-cpu", "host"]);
-    } else {
-        cmd.args(["-accel", "tcg", "-cpu", "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr"]);
-    }
+    cmd.args(["-machine", &machine]).args(accel.qemu_args());
+    cmd.args(["-cpu", if kvm { "host" } else { "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr" }]);
     cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program).arg("-append").arg(append);
     cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
     cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    Ok((cmd, kvm, machine))
+    Ok((cmd, machine))
 }
 
 /// The own VMM's status when KVM cannot run the guest (the reason on its
@@ -306,20 +324,24 @@ fn vmm_multiboot(a: &VmmArgs) -> i32 {
     }
 }
 
+/// QEMU's virtual clock under the instruction counter with `shift=0`: one
+/// tick per guest instruction, 10^9 ticks a virtual second.
+const COUNTER_HZ: f64 = 1e9;
+
 /// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
 const HERMIT_SUCCESS: i32 = 3;
 
 fn boot_facts(
     build: &Build,
     program: &Path,
-    kvm: bool,
+    accel: &str,
     machine: &str,
     o: &EnvOptions,
     status: Option<std::process::ExitStatus>,
 ) -> Map<String, Value> {
     let mut f = Map::new();
     f.insert("vmm".into(), json!(super::qemu::QEMU));
-    f.insert(crate::schema_core::environment::ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
+    f.insert(crate::schema_core::environment::ACCEL.into(), json!(accel));
     f.insert("machine".into(), json!(machine));
     f.insert("vcpus".into(), json!(1));
     f.insert("memory_mib".into(), json!(o.vm_mem_mib));
@@ -359,9 +381,8 @@ fn absent_reason(p: &PlannedCase) -> String {
 }
 
 /// The Hermit program, as program.rs makes its run document.
-fn guest(unit: program::Unit) -> program::Guest {
-    program::Guest { env: "hermit", system: "Hermit", absent: absent_reason, policy: "Hermit's scheduler", one_cpu: true, unit }
-}
+const GUEST: program::Guest =
+    program::Guest { env: "hermit", system: "Hermit", absent: absent_reason, policy: "Hermit's scheduler", one_cpu: true };
 
 #[cfg(test)]
 mod tests {
@@ -384,7 +405,7 @@ mod tests {
                 {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
         ]});
         let clock = crate::clock::known_tsc(2e9);
-        let doc = program::document(&guest(program::Unit::Cycles), &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        let doc = program::document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
         assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
         let getpid = doc.case("syscall.getpid", |_| true).unwrap();
         assert_eq!(getpid.status, CaseStatus::Ok);
@@ -425,14 +446,7 @@ mod tests {
             {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
             {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
         ]});
-        let doc = program::document(
-            &guest(program::Unit::Cycles),
-            &run,
-            &plan,
-            &samples,
-            crate::harness::HarnessConfig::tiny(),
-            crate::clock::known_tsc(2e9),
-        );
+        let doc = program::document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(2e9));
         let at = |space: &str, cores: &str| {
             doc.case("ipc.futex", |r| r.params.get("space") == Some(&json!(space)) && r.params.get("cores") == Some(&json!(cores))).unwrap()
         };

@@ -69,6 +69,13 @@ pub trait Environment: Sync {
         None
     }
 
+    /// Whether, with these options, its guest's TSC counts guest
+    /// instructions (QEMU's instruction counter, `--accel icount`): its
+    /// cells are then guest instructions, and what measures time is n/a.
+    fn counts_instructions(&self, _o: &EnvOptions) -> bool {
+        false
+    }
+
     /// Its init hook, called first by the binary: where this process is the
     /// first process of one of its guests, it serves the guest (measuring
     /// with `run`) and never returns; elsewhere it returns at once.
@@ -166,11 +173,20 @@ pub fn init_hooks(run: &RunFn) {
 pub struct OwnOptions {
     pub id: &'static str,
     pub augment: fn(clap::Command) -> clap::Command,
+    /// Options it shares with other environments, each declared once
+    /// (qemu-tcg: QEMU's `--machine` and the emulated ones' `--accel`).
+    pub also: Vec<OwnOptions>,
 }
 
 impl OwnOptions {
     pub fn of<T: clap::Args>(id: &'static str) -> OwnOptions {
-        OwnOptions { id, augment: T::augment_args }
+        OwnOptions { id, augment: T::augment_args, also: Vec::new() }
+    }
+
+    /// These options and those of `T` (declared under `id`) too.
+    pub fn and<T: clap::Args>(mut self, id: &'static str) -> OwnOptions {
+        self.also.push(OwnOptions::of::<T>(id));
+        self
     }
 }
 
@@ -183,11 +199,6 @@ impl EnvArgs {
     /// The options of environment type `T`, as given or defaulted.
     pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
         T::from_arg_matches(&self.0)
-    }
-
-    /// Whether option `id` was given on the command line (not defaulted).
-    pub fn given(&self, id: &str) -> bool {
-        self.0.try_contains_id(id).unwrap_or(false) && self.0.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     }
 
     /// Every environment's options at their defaults.
@@ -214,9 +225,11 @@ impl clap::FromArgMatches for EnvArgs {
 pub fn with_options(mut cmd: clap::Command, envs: &[Env]) -> clap::Command {
     let mut added: Vec<&str> = Vec::new();
     for o in envs.iter().filter_map(|e| e.options()) {
-        if !added.contains(&o.id) {
-            added.push(o.id);
-            cmd = (o.augment)(cmd);
+        for part in std::iter::once(&o).chain(&o.also) {
+            if !added.contains(&part.id) {
+                added.push(part.id);
+                cmd = (part.augment)(cmd);
+            }
         }
     }
     cmd
@@ -551,7 +564,7 @@ mod tests {
     fn environments_are_named_and_parsed_as_before() {
         assert_eq!(
             Env::names(),
-            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm"
+            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm, sel4"
         );
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());

@@ -18,7 +18,7 @@ use crate::bench::{Scale, cases};
 use crate::clock::ClockInfo;
 use crate::named::Named;
 use crate::plan::{PlannedCase, not_measured};
-use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, UNIT_CYCLES, UNIT_INSTRUCTIONS, now_rfc3339};
+use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
 use crate::schema;
 use crate::stats::Summary;
 use serde_json::{Map, Value, json};
@@ -34,16 +34,6 @@ pub enum ProgramError {
     Samples(#[source] serde_json::Error),
 }
 
-/// What the program's counter counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// TSC cycles (real under KVM, emulated under TCG), with ns twins.
-    Cycles,
-    /// Guest instructions: rdtsc under QEMU's instruction counter
-    /// (`-icount shift=0`), no ns twin.
-    Instructions,
-}
-
 /// The environment a program answers for.
 pub struct Guest {
     /// The environment's name (the document's).
@@ -56,7 +46,6 @@ pub struct Guest {
     pub policy: &'static str,
     /// Whether the guest has one CPU only (STREAM per-cpu is then n/a).
     pub one_cpu: bool,
-    pub unit: Unit,
 }
 
 /// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
@@ -191,15 +180,15 @@ fn placement(g: &Guest, p: &PlannedCase) -> crate::placement::Placement {
 
 type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 
-/// A measured case's metrics, named as the Linux family names them, in the
-/// guest's unit.
+/// A measured case's metrics, named as the Linux family names them (in
+/// guest instructions where the clock counts them).
 fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
     if p.benchmark.is_of(&crate::bench::stream::family::Stream) {
         return stream_metrics(g, p, c);
     }
     let m = measurement(c)?;
     let failed = |e: crate::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
-    let mut metrics = match p.benchmark.family.name() {
+    let metrics = match p.benchmark.family.name() {
         schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
         schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
         schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
@@ -210,14 +199,6 @@ fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measu
         }
         _ => vec![cases::per_op_metric(schema::hermit::PER_OP, &m, clock).map_err(failed)?],
     };
-    if g.unit == Unit::Instructions {
-        // Under the instruction counter the TSC counts instructions: the
-        // costs are instructions, and a rate per its "second" means nothing.
-        metrics.retain(|m| m.unit == UNIT_CYCLES);
-        for m in &mut metrics {
-            (m.unit, m.ns) = (UNIT_INSTRUCTIONS.into(), None);
-        }
-    }
     let mut details = Map::new();
     details.insert("inner".into(), json!(m.inner));
     details.insert("calibration".into(), json!(m.calibration));
@@ -284,16 +265,10 @@ mod tests {
         crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
     }
 
-    fn guest(unit: Unit) -> Guest {
-        Guest {
-            env: "test",
-            system: "Test",
-            absent: |p| format!("{} in Test: absent", p.benchmark.id),
-            policy: "its own",
-            one_cpu: true,
-            unit,
-        }
-    }
+    use crate::results::{UNIT_CYCLES, UNIT_INSTRUCTIONS};
+
+    const GUEST: Guest =
+        Guest { env: "test", system: "Test", absent: |p| format!("{} in Test: absent", p.benchmark.id), policy: "its own", one_cpu: true };
 
     #[test]
     fn whole_batches_are_divided_and_instructions_have_no_ns_twin() {
@@ -303,17 +278,17 @@ mod tests {
             {"benchmark": "syscall.getpid", "status": "ok", "inner": 1000, "batch_cycles": [363000, 364000, 365000]},
         ]});
         let clock = crate::clock::known_tsc(1e9);
-        let doc = document(&guest(Unit::Instructions), &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock.clone());
+        let doc = document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock.clone().counting(true));
         let m = doc.case("syscall.getpid", |_| true).unwrap().metric(schema::syscall::PER_CALL).unwrap();
         assert_eq!((m.summary.median, m.unit.as_str(), m.ns.is_none()), (364.0, UNIT_INSTRUCTIONS, true));
-        let doc = document(&guest(Unit::Cycles), &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        let doc = document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
         let m = doc.case("syscall.getpid", |_| true).unwrap().metric(schema::syscall::PER_CALL).unwrap();
         assert_eq!((m.unit.as_str(), m.ns.map(|s| s.median)), (UNIT_CYCLES, Some(364.0)));
         let other = doc.results.iter().find(|r| r.benchmark != "syscall.getpid").unwrap();
         assert_eq!(other.status, CaseStatus::NotApplicable);
         assert!(other.reason.as_deref().unwrap().ends_with("in Test: absent"), "{:?}", other.reason);
         let none = json!({"cases": [{"benchmark": "syscall.getpid", "status": "ok", "inner": 0, "batch_cycles": [1]}]});
-        let doc = document(&guest(Unit::Cycles), &run, &plan, &none, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let doc = document(&GUEST, &run, &plan, &none, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
         assert_eq!(doc.case("syscall.getpid", |_| true).unwrap().status, CaseStatus::Failed, "no inner: no samples");
     }
 }

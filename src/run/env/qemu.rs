@@ -37,7 +37,12 @@ impl Environment for Qemu {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<QemuArgs>("qemu"))
+        let own = OwnOptions::of::<QemuArgs>("qemu");
+        Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS) })
+    }
+
+    fn counts_instructions(&self, o: &EnvOptions) -> bool {
+        !self.kvm && o.own.get::<AccelArgs>().is_ok_and(|a| a.accel == Accel::Icount)
     }
 
     /// A guest's /init with a spec (also a Xen domU's).
@@ -48,6 +53,9 @@ impl Environment for Qemu {
     }
 
     fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        if !self.kvm && o.own.get::<AccelArgs>()?.accel == Accel::Kvm {
+            return Err(QemuError::TcgOnKvm.into());
+        }
         Ok(check_machine(&own(o)?.machine)?)
     }
 
@@ -79,6 +87,8 @@ pub enum QemuError {
     Missing(#[source] std::io::Error),
     #[error("--machine {machine:?}: {QEMU} has no such machine type; try {common} (`{QEMU} -machine help` lists all)")]
     NoSuchMachine { machine: String, common: String },
+    #[error("--accel kvm: qemu-tcg is the emulated guest (--accel tcg or icount); the same guest on KVM is --env qemu-kvm")]
+    TcgOnKvm,
     #[error("{env}: starting {QEMU}: {source} (scripts/setup installs qemu-system-x86)")]
     Start { env: String, source: std::io::Error },
 }
@@ -268,15 +278,13 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
     let machine = own(o)?.machine;
+    let accel = if kvm { Accel::Kvm } else { o.own.get::<AccelArgs>()?.accel };
+    let o = &accel.options(o);
     let files = Files::new(name, o)?;
-    write_initramfs(&files.initrd, &o.exe, spec, &[])?;
+    write_initramfs(&files.initrd, &o.exe, &accel.guest_spec(spec), &[])?;
     let mut cmd = command(o, o.vm_mem_mib);
-    cmd.args(["-machine", &machine]);
-    if kvm {
-        cmd.args(["-accel", "kvm", "-cpu", "host"]);
-    } else {
-        cmd.args(["-accel", "tcg", "-cpu", "max"]);
-    }
+    cmd.args(["-machine", &machine]).args(accel.qemu_args());
+    cmd.args(["-cpu", if kvm { "host" } else { accel.tcg_cpu() }]);
     cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&files.initrd);
     cmd.args(["-append", "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"]);
     let Ran { end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
@@ -288,7 +296,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let clean = end.status.and_then(|s| s.code()) == Some(CLEAN_EXIT);
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(QEMU));
-    facts.insert(ACCEL.into(), json!(if kvm { "kvm" } else { "tcg" }));
+    facts.insert(ACCEL.into(), json!(accel.name()));
     facts.insert("machine".into(), json!(machine));
     facts.insert("vcpus".into(), json!(o.vm_cpus));
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
@@ -301,16 +309,26 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
 /// share `--accel`, declared once.
 pub const ACCEL_OPTIONS: &str = "qemu-accel";
 
-/// How QEMU runs the guests that take `--accel` (xen-*, hermit).
+/// How QEMU runs the guests that take `--accel` (qemu-tcg, xen-*, hermit).
 #[derive(clap::Args, Debug, Clone)]
 pub struct AccelArgs {
-    /// How QEMU runs the xen-* and hermit environments: tcg (emulated;
-    /// cycles are emulated cycles) or kvm (xen-*: needs nested
-    /// virtualisation, SVM or VMX in the host's KVM guests; hermit: a KVM
-    /// that runs a guest at hardware speed).
-    #[arg(long, default_value = "tcg", value_enum)]
+    /// How QEMU runs the qemu-tcg, xen-* and hermit environments. icount
+    /// (the default): emulated under QEMU's instruction counter, the cells
+    /// are guest instructions per operation, exact and the same on every
+    /// run (user and kernel together; what the counter cannot see: caches,
+    /// TLB refills, the cost of an address-space switch itself); families
+    /// that measure time (fwq, control loop, net, blk, boot) are n/a there.
+    /// tcg: emulated, the cells are emulated cycles (the host's TSC while
+    /// QEMU emulates: the emulator's time, 10-15% apart between runs).
+    /// kvm: on KVM (xen-*: needs nested virtualisation; hermit: a KVM that
+    /// runs a guest at hardware speed; qemu-tcg: use qemu-kvm).
+    #[arg(long, default_value = "icount", value_enum)]
     pub accel: Accel,
 }
+
+/// The seed of a guest's case order under the instruction counter: the
+/// same in every run, so that two runs execute the same instructions.
+pub const COUNTED_SEED: u64 = 0;
 
 /// How QEMU runs a guest: emulated (its TSC the host's: emulated cycles),
 /// emulated under the instruction counter (`-icount shift=0`: its TSC counts
@@ -335,13 +353,59 @@ impl Accel {
     /// QEMU's arguments for it. The instruction counter: `shift=0` (one
     /// guest nanosecond, one TSC tick, per instruction), `sleep=off` (an
     /// idle guest's clock does not follow the host's: the counts repeat),
-    /// no `align` (which only slows the guest to the host's pace).
+    /// no `align` (which only slows the guest to the host's pace); the
+    /// real-time clock from a fixed date on the virtual clock (the host's
+    /// date would make every boot's work differ).
     pub fn qemu_args(self) -> &'static [&'static str] {
         match self {
             Accel::Tcg => &["-accel", "tcg"],
-            Accel::Icount => &["-accel", "tcg", "-icount", "shift=0,sleep=off"],
+            Accel::Icount => &["-accel", "tcg", "-icount", "shift=0,sleep=off", "-rtc", "base=2026-01-01T00:00:00,clock=vm"],
             Accel::Kvm => &["-accel", "kvm"],
         }
+    }
+
+    /// Whether the guest's TSC counts its instructions.
+    pub fn counts_instructions(self) -> bool {
+        self == Accel::Icount
+    }
+
+    /// The CPU model QEMU emulates for a Linux guest: every feature TCG has
+    /// (`max`), but under the counter without RDRAND and RDSEED, which
+    /// QEMU answers from the host's entropy: a guest seeded from them would
+    /// take other paths (KASLR, hash seeds) on every boot.
+    pub fn tcg_cpu(self) -> &'static str {
+        if self.counts_instructions() { "max,-rdrand,-rdseed" } else { "max" }
+    }
+
+    /// `spec` as a guest under this accelerator gets it: under the counter
+    /// it says so, the guest's clock counts instructions, and it measures
+    /// one round (the counts repeat: more rounds would give the same).
+    pub fn guest_spec(self, spec: &GuestSpec) -> GuestSpec {
+        let mut s = spec.clone();
+        if self.counts_instructions() {
+            s.run.instruction_counter = true;
+            s.run.rounds = 1;
+            s.run.auto = None;
+            // One order of the cases: another would move where the timer's
+            // ticks fall among the batches, and the counts with them.
+            s.run.seed = COUNTED_SEED;
+        }
+        s.vm_cpus = self.vcpus(s.vm_cpus);
+        s
+    }
+
+    /// The vCPUs a guest gets when `asked` for: one under the counter.
+    /// QEMU runs every vCPU of an icount guest in turn on one host thread
+    /// (round-robin TCG, never in parallel), and here (QEMU 7.2, Debian's
+    /// Linux 6.1) a guest with two hung bringing up the second, with
+    /// `sleep=off` and `sleep=on` alike.
+    pub fn vcpus(self, asked: u32) -> u32 {
+        if self.counts_instructions() { 1 } else { asked }
+    }
+
+    /// The options `o` for QEMU under this accelerator (its vCPUs).
+    pub fn options(self, o: &EnvOptions) -> EnvOptions {
+        EnvOptions { vm_cpus: self.vcpus(o.vm_cpus), ..o.clone() }
     }
 }
 

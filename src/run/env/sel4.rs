@@ -19,7 +19,7 @@
 //! ipc.sel4-call also boots the independent check (guest/sel4/check.c:
 //! 10^5 round trips in one rdtsc pair) and records its figure.
 
-use super::program::{self, Unit};
+use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
 use crate::plan::PlannedCase;
@@ -48,6 +48,9 @@ const ARGS_ROOM: usize = 16384;
 const KERNEL: &str = "seL4 5.0.0";
 const ARCH: &str = "ia32 (pc99)";
 const CONFIG: &str = "release (no debug build, no printing), fastpath, one node";
+
+/// How the root task's threads are scheduled.
+const POLICY: &str = "seL4's scheduler (fixed priority 255, round robin)";
 
 /// QEMU's exit status when the root task writes 0 to isa-debug-exit.
 const ROOT_TASK_DONE: i32 = 1;
@@ -105,11 +108,9 @@ fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
     Ok(out)
 }
 
-/// The accel of this run: `--accel` as given, the instruction counter when not.
-fn accel(o: &EnvOptions) -> Result<Accel, EnvError> {
-    let given = o.own.get::<AccelArgs>()?.accel;
-    Ok(if o.own.given("accel") { given } else { Accel::Icount })
-}
+/// QEMU's virtual clock under the instruction counter with `shift=0`: one
+/// tick per guest instruction, 10^9 ticks a virtual second.
+const COUNTER_HZ: f64 = 1e9;
 
 impl Environment for Sel4 {
     fn name(&self) -> &'static str {
@@ -124,29 +125,28 @@ impl Environment for Sel4 {
         Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
+    fn counts_instructions(&self, o: &EnvOptions) -> bool {
+        o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
+    }
+
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let (kernel, versions) = find_kernel(&cache_dir())?;
-        let accel = accel(o)?;
-        let unit = if accel == Accel::Icount { Unit::Instructions } else { Unit::Cycles };
+        let accel = o.own.get::<AccelArgs>()?.accel;
         let plan = program::plan_of(&spec.run).map_err(Sel4Error::Program)?;
-        // Under the instruction counter the guest's TSC ticks once an
-        // instruction: 1 GHz of guest time.
-        let hz = if unit == Unit::Instructions { 1e9 } else { crate::clock::tsc_hz_hint() };
-        let clock = crate::clock::known_tsc(hz);
+        let clock = if accel.counts_instructions() {
+            let mut c = crate::clock::known_tsc(COUNTER_HZ);
+            c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
+            c.counting(true)
+        } else {
+            crate::clock::known_tsc(crate::clock::tsc_hz_hint())
+        };
         let quick = plan.iter().any(|p| p.scale == crate::bench::Scale::Quick);
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
         let mut ran = boot(&kernel, &with_args(ROOT_TASK, &args)?, accel, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples = program::parse_samples(&m.bytes).map_err(Sel4Error::Program)?;
-            let g = program::Guest {
-                env: "sel4",
-                system: "seL4",
-                absent: absent_reason,
-                policy: "seL4's scheduler (fixed priority 255, round robin)",
-                one_cpu: true,
-                unit,
-            };
+            let g = program::Guest { env: "sel4", system: "seL4", absent: absent_reason, policy: POLICY, one_cpu: true };
             let doc = program::document(&g, &spec.run, &plan, &samples, harness, clock.clone());
             ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
         } else if let Some(line) = ran.console.lines().find(|l| l.contains("oscycles-sel4: FAILED")) {
@@ -157,10 +157,6 @@ impl Environment for Sel4 {
             ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
         }
         ran.facts.insert("versions".into(), json!(versions));
-        ran.facts.insert(
-            "unit".into(),
-            json!(if unit == Unit::Instructions { crate::results::UNIT_INSTRUCTIONS } else { crate::results::UNIT_CYCLES }),
-        );
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
     }
 }

@@ -112,6 +112,10 @@ impl Environment for Xen {
         Some(OwnOptions::of::<AccelArgs>(qemu::ACCEL_OPTIONS))
     }
 
+    fn counts_instructions(&self, o: &EnvOptions) -> bool {
+        o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
+    }
+
     /// dom0's /init with a domU to start.
     fn init(&self, _run: &RunFn) {
         if is_dom0_init() {
@@ -273,8 +277,10 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     if accel == Accel::Kvm {
         EnvError::kvm_usable(name)?;
     }
+    let o = &accel.options(o);
     let kernel = qemu::find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
+    let spec = &accel.guest_spec(spec);
     match env.mode.domu() {
         None => qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?,
         Some(kind) => write_dom0_initramfs(&files.initrd, &kernel, spec, o, kind)?,

@@ -60,6 +60,10 @@ impl Family for Aim {
     fn name(&self) -> &'static str {
         schema::aim::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (jobs per minute over a fixed time).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,

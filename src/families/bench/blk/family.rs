@@ -93,6 +93,10 @@ impl Family for Blk {
     fn name(&self) -> &'static str {
         schema::blk::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
     }

@@ -17,6 +17,10 @@ impl Family for Boot {
     fn name(&self) -> &'static str {
         schema::boot::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (boot time in seconds).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,

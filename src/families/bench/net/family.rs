@@ -147,6 +147,10 @@ impl Family for Net {
     fn name(&self) -> &'static str {
         schema::net::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::each(self, NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))
     }

@@ -48,6 +48,10 @@ impl Family for Noise {
     fn name(&self) -> &'static str {
         schema::noise::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (noise (FWQ) is time lost in fixed work quanta).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,

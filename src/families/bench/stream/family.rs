@@ -64,6 +64,10 @@ impl Family for Stream {
     fn name(&self) -> &'static str {
         schema::stream::FAMILY
     }
+    /// Under QEMU's instruction counter the time it measures is fictitious (STREAM rates are bytes over elapsed time).
+    fn measures_time(&self) -> bool {
+        true
+    }
     fn benchmarks(&'static self) -> Vec<Benchmark> {
         Benchmark::single(
             self,
