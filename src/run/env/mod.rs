@@ -26,7 +26,9 @@ pub mod gvisor;
 pub mod hermit;
 pub mod microvm;
 pub mod native;
+pub mod program;
 pub mod qemu;
+pub mod sel4;
 pub mod uml;
 pub mod xen;
 
@@ -143,6 +145,7 @@ impl Named for Env {
         &gvisor::Gvisor,
         &hermit::Hermit::QEMU,
         &hermit::Hermit::MICROVM,
+        &sel4::Sel4,
     ];
 
     fn name(&self) -> &'static str {
@@ -325,6 +328,8 @@ pub enum EnvError {
     Xen(#[from] xen::XenError),
     #[error(transparent)]
     Hermit(#[from] hermit::HermitError),
+    #[error(transparent)]
+    Sel4(#[from] sel4::Sel4Error),
     #[error(transparent)]
     Uml(#[from] uml::UmlError),
     #[error(transparent)]
@@ -592,7 +597,7 @@ mod tests {
     fn environments_are_named_and_parsed_as_before() {
         assert_eq!(
             Env::names(),
-            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm"
+            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm, sel4"
         );
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());

@@ -54,10 +54,12 @@ pub enum Mechanism {
     SysvMq,
     Tcp,
     Udp,
+    /// seL4's synchronous IPC: only in the sel4 environment's root task.
+    Sel4Call,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 12] = [
+    pub const ALL: [Mechanism; 13] = [
         Mechanism::Pipe,
         Mechanism::Fifo,
         Mechanism::UnixStream,
@@ -70,6 +72,7 @@ impl Mechanism {
         Mechanism::SysvMq,
         Mechanism::Tcp,
         Mechanism::Udp,
+        Mechanism::Sel4Call,
     ];
 
     /// The name in benchmark ids and tables.
@@ -87,6 +90,7 @@ impl Mechanism {
             Mechanism::SysvMq => "sysv-mq",
             Mechanism::Tcp => "tcp",
             Mechanism::Udp => "udp",
+            Mechanism::Sel4Call => "sel4-call",
         }
     }
 
@@ -106,6 +110,9 @@ impl Mechanism {
             Mechanism::SysvMq => "one System V message queue, message type per direction",
             Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",
             Mechanism::Udp => "UDP over loopback, connected sockets",
+            Mechanism::Sel4Call => {
+                "seL4_Call to a server thread in seL4_ReplyRecv, payload in message registers (2 per 64-bit word on ia32), checked both ways (the sel4 environment; not a Linux mechanism)"
+            }
         }
     }
 

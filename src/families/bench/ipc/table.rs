@@ -105,6 +105,56 @@ impl Table for IpcTable {
         let ipc = of(doc, ipc::FAMILY);
         if ipc.is_empty() { String::new() } else { render(&ipc) }
     }
+    fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
+        render_l4_page_form(envs)
+    }
+}
+
+/// The mechanisms the L4 performance page's form sets side by side: Linux's
+/// pipe (lmbench's lat_pipe, the page's Linux figure) and futex (its cheapest
+/// blocking hand-over), and an L4 kernel's own call.
+const FORM: [Mechanism; 3] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4Call];
+
+/// The L4 performance page's form, a column per environment and mechanism
+/// it measured: one-way cost by payload on one core, in and between
+/// address spaces. Each column says its unit (guest instructions under
+/// QEMU's instruction counter, TSC cycles otherwise): never one axis.
+pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
+    let mut columns: Vec<(String, Vec<(&CaseResult, Params)>)> = Vec::new();
+    for (name, doc) in envs {
+        let typed: Vec<(&CaseResult, Params)> = crate::tabular::typed(of(doc, ipc::FAMILY));
+        for mech in FORM {
+            let cases: Vec<(&CaseResult, Params)> =
+                typed.iter().filter(|(r, p)| r.benchmark == mech.id() && p.cores == ipc::Cores::Same).cloned().collect();
+            let Some(unit) = cases.iter().find_map(|(r, _)| r.metric(ipc::ONE_WAY).map(|m| m.unit.clone())) else { continue };
+            let unit = if unit == crate::results::UNIT_INSTRUCTIONS { "instr" } else { "cyc" };
+            columns.push((format!("{name} {} ({unit})", mech.name()), cases));
+        }
+    }
+    if columns.len() < 2 {
+        return String::new();
+    }
+    let mut headers = vec!["space".to_string(), "words".to_string()];
+    headers.extend(columns.iter().map(|c| c.0.clone()));
+    let mut t = TextTable::new(&headers.iter().map(String::as_str).collect::<Vec<_>>(), 2);
+    let mut reasons: BTreeSet<String> = BTreeSet::new();
+    let words: BTreeSet<u64> = columns.iter().flat_map(|c| c.1.iter().map(|(_, p)| p.words)).collect();
+    for space in ipc::SPACES {
+        for &w in &words {
+            let mut cells = vec![ipc::space_name(space).to_string(), w.to_string()];
+            for (name, cases) in &columns {
+                let r = cases.iter().find(|(_, p)| p.space == space && p.words == w).map(|(r, _)| *r);
+                cells.push(cell(r, &format!("{name} {w}w"), &mut reasons));
+            }
+            t.row(cells);
+        }
+    }
+    let mut s = "as in the L4 performance page: one-way IPC by payload (64-bit words; seL4 on ia32 carries a word in two message registers), both sides on one core, a column per environment and mechanism; instr = guest instructions (QEMU's instruction counter), cyc = TSC cycles: not one axis\n".to_string();
+    s += &t.render();
+    for r in reasons {
+        s += &format!("  {r}\n");
+    }
+    s
 }
 
 /// One-way IPC cost against payload, one plot per space and cores, a series per mechanism.
@@ -156,5 +206,32 @@ impl Headlines for IpcHeadlines {
             out.extend(headline(format!("one-way IPC, {cn}-core, pipe"), pipe_inter));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::*;
+
+    /// The fixture's pipe as one environment's column (TSC cycles), and the
+    /// same cases as another's sel4-call in guest instructions: the form has
+    /// both columns, each with its unit, and a row per space and payload.
+    #[test]
+    fn the_l4_page_form_sets_environments_side_by_side_each_with_its_unit() {
+        let linux = crate::results::fixture();
+        let mut sel4 = linux.clone();
+        sel4.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
+        for r in &mut sel4.results {
+            r.benchmark = Mechanism::Sel4Call.id();
+            for m in &mut r.metrics {
+                (m.unit, m.ns) = (crate::results::UNIT_INSTRUCTIONS.into(), None);
+            }
+        }
+        let text = render_l4_page_form(&[("qemu-tcg", &linux), ("sel4", &sel4)]);
+        assert!(text.contains("qemu-tcg pipe (cyc)") && text.contains("sel4 sel4-call (instr)"), "{text}");
+        assert!(text.lines().any(|l| l.trim_start().starts_with("intra") && l.contains(" 0 ")), "{text}");
+        let mut pipe_only = linux.clone();
+        pipe_only.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
+        assert!(render_l4_page_form(&[("qemu-tcg", &pipe_only)]).is_empty(), "one column: no side by side");
     }
 }

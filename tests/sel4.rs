@@ -1,0 +1,196 @@
+//! The sel4 environment: seL4 5.0.0 with oscycles' root task under QEMU's
+//! instruction counter returns IPC and system-call results and names its
+//! kernel; the independent check agrees with the cell; a build that is
+//! missing or failed makes the cases n/a with the command that builds it; a
+//! root task that never says hello is given up at the init timeout; SIGKILL
+//! leaves no QEMU behind.
+//!
+//! The booting tests need the kernel scripts/setup-sel4 builds
+//! (/var/cache/oscycles/sel4); where that build failed or is missing, they
+//! say so and check only that the run says why.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{processes_mentioning, tempdir};
+
+const CACHE: &str = "/var/cache/oscycles/sel4";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_oscycles")
+}
+
+/// Whether setup built the kernel here; else the reason (printed by the tests).
+fn built() -> Result<(), String> {
+    let c = Path::new(CACHE);
+    if let Ok(why) = std::fs::read_to_string(c.join("failed")) {
+        return Err(format!("the seL4 build failed here: {why}"));
+    }
+    c.join("kernel.elf")
+        .is_file()
+        .then_some(())
+        .ok_or_else(|| format!("no seL4 build here ({CACHE}/kernel.elf missing; scripts/setup-sel4 builds it)"))
+}
+
+/// `oscycles run --env sel4` with `args` into a fresh directory (the cache
+/// taken from `cache` when given); the document and how long it took.
+fn run_sel4(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
+    let d = tempdir(name);
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--env", "sel4", "--quiet", "--results"]).arg(&d).args(args);
+    if let Some(c) = cache {
+        cmd.env("OSCYCLES_SEL4_CACHE", c);
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("the binary runs");
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = common::only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took)
+}
+
+fn results<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
+    doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
+}
+
+const YIELD: [&str; 6] = ["--suite", "syscall", "--bench", "syscall.sched_yield", "--batches", "3"];
+
+#[test]
+fn a_missing_or_failed_build_makes_the_cases_not_applicable_with_the_command_that_builds_it() {
+    let empty = tempdir("sel4-none");
+    let (doc, _) = run_sel4("sel4-missing", Some(&empty), &YIELD);
+    let r = results(&doc, "syscall.sched_yield")[0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("not built") && why.contains("scripts/setup-sel4"), "{r}");
+    std::fs::write(empty.join("failed"), "building the seL4 kernel failed\nmake: *** [kernel.elf] Error 2\n").unwrap();
+    let (doc, _) = run_sel4("sel4-failed", Some(&empty), &YIELD);
+    let why = results(&doc, "syscall.sched_yield")[0]["reason"].as_str().unwrap().to_string();
+    assert!(why.contains("build failed") && why.contains("Error 2") && why.contains("scripts/setup-sel4"), "{why}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+/// IPC by payload (the fastpath up to the two message registers ia32 passes
+/// in registers, the slowpath beyond), in and between address spaces, in
+/// guest instructions; the system calls; the kernel named in the facts; the
+/// independent check within the harness loop's own instructions of the cell.
+#[test]
+fn the_root_task_measures_sel4_ipc_and_system_calls_in_guest_instructions() {
+    if let Err(why) = built() {
+        eprintln!("skipping the boot: {why}");
+        return;
+    }
+    let args = [
+        "--suite",
+        "l4-ipc,syscall",
+        "--bench",
+        "ipc.sel4-call,ipc.pipe,syscall.sched_yield,syscall.null,syscall.getpid",
+        "--where",
+        "words=0",
+        "--where",
+        "words=2",
+        "--batches",
+        "3",
+        "--batch-ms",
+        "1",
+        "--init-timeout",
+        "120",
+    ];
+    let (doc, _) = run_sel4("sel4-icount", None, &args);
+    let calls = results(&doc, "ipc.sel4-call");
+    assert_eq!(calls.len(), 2 * 2 * 2, "words 0,2 x space x cores");
+    let median = |r: &serde_json::Value| r["metrics"][0]["summary"]["median"].as_f64().unwrap();
+    let mut intra0 = 0.0;
+    for r in &calls {
+        assert_eq!(r["environment"], "sel4", "{r}");
+        if r["params"]["cores"] == "cross" {
+            assert_eq!(r["status"], "not_applicable", "{r}");
+            assert!(r["reason"].as_str().unwrap().contains("one-node kernel"), "{r}");
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{r}");
+        let (one, rt) = (&r["metrics"][0], &r["metrics"][1]);
+        assert_eq!((one["name"].as_str(), one["unit"].as_str()), (Some("one_way"), Some("guest_instructions")), "{r}");
+        assert_eq!(median(r) * 2.0, rt["summary"]["median"].as_f64().unwrap(), "{r}");
+        let d = &r["details"];
+        assert!(d["round_trips"].as_u64().unwrap() > 0 && d["round_trips"] == d["requests_verified_by_server"], "{r}");
+        let fast = r["params"]["words"] == 0;
+        assert!(d["path"].as_str().unwrap().starts_with(if fast { "fastpath" } else { "slowpath" }), "{r}");
+        if fast && r["params"]["space"] == "intra" {
+            intra0 = median(r);
+        }
+    }
+    let slow = calls.iter().find(|r| r["params"]["words"] == 2 && r["params"]["space"] == "intra").unwrap();
+    assert!(median(slow) > 2.0 * intra0, "the slowpath costs more than the fastpath: {} vs {intra0}", median(slow));
+    for bench in ["syscall.sched_yield", "syscall.null"] {
+        let r = results(&doc, bench)[0];
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(median(r) > 0.0 && r["metrics"][0]["unit"] == "guest_instructions", "{r}");
+    }
+    for bench in ["syscall.getpid", "ipc.pipe"] {
+        let r = results(&doc, bench)[0];
+        assert_eq!(r["status"], "not_applicable", "{r}");
+        assert!(r["reason"].as_str().unwrap().contains("in seL4: "), "{r}");
+    }
+    let facts = &doc["environment"]["settings"]["sel4"];
+    assert_eq!((facts["kernel"].as_str(), facts["accel"].as_str()), (Some("seL4 5.0.0"), Some("icount")), "{facts}");
+    let config = facts["kernel_config"].as_str().unwrap();
+    assert!(
+        config.contains("release") && config.contains("fastpath") && facts["kernel_arch"].as_str().unwrap().contains("ia32"),
+        "{facts}"
+    );
+    assert_eq!(facts["clean_exit"], true, "{facts}");
+    // The check's loop has no checks of its own: the cell is above it by
+    // the harness loop's instructions (message words made and compared on
+    // both sides), a few dozen a one-way trip, no more.
+    let check = facts["independent_check"]["one_way"].as_f64().unwrap_or_else(|| panic!("{facts}"));
+    assert!(check > 100.0 && intra0 >= check && intra0 - check < 40.0, "check {check} against the cell {intra0}");
+}
+
+#[test]
+fn a_root_task_that_never_says_hello_is_given_up_at_the_init_timeout() {
+    if let Err(why) = built() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let (doc, took) = run_sel4("sel4-silent", None, &[&YIELD[..], &["--guest-mode", "no-init", "--init-timeout", "10"]].concat());
+    let r = results(&doc, "syscall.sched_yield")[0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("within 10 s") && why.contains("last output"), "{r}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+}
+
+#[test]
+fn a_sigkilled_run_leaves_no_sel4_qemu() {
+    if let Err(why) = built() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let d = tempdir("sel4-sigkill");
+    let scratch: PathBuf = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "--env", "sel4", "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
+        .args(YIELD)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
