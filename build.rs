@@ -15,6 +15,32 @@ fn main() {
     assemble_guest("guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
     compile_forker("forker-dynamic", &[]);
     compile_forker("forker-static", &["-static"]);
+    compile_mach_task("guest/mach/task.c", "mach-task");
+    compile_mach_task("guest/mach/check.c", "mach-check");
+}
+
+/// A GNU Mach bootstrap task (the mach environment's guest): freestanding
+/// 32-bit C, linked static, ET_EXEC non-PIE, each PT_LOAD on its own page
+/// (GNU Mach's loader allocates each segment apart and asserts it could).
+fn compile_mach_task(src: &str, out: &str) {
+    let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let obj = dir.join(format!("{out}.o"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let run = |cmd: &mut std::process::Command| {
+        let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (gcc and binutils)"));
+        assert!(st.success(), "{cmd:?} failed");
+    };
+    run(std::process::Command::new(&cc)
+        .args(["-m32", "-march=i686", "-O2", "-ffreestanding", "-fno-builtin", "-fno-pic", "-fno-pie", "-fno-stack-protector"])
+        .args(["-fno-asynchronous-unwind-tables", "-fcf-protection=none", "-Wall", "-Wno-unused-function", "-c", "-o"])
+        .arg(&obj)
+        .arg(src));
+    run(std::process::Command::new("ld")
+        .args(["-m", "elf_i386", "-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096", "-o"])
+        .arg(dir.join(out))
+        .arg(&obj));
+    println!("cargo:rerun-if-changed={src}");
+    println!("cargo:rerun-if-changed=guest/mach/mach.h");
 }
 
 /// The process proc.* rows fork from (helpers/forker.c), linked as

@@ -36,6 +36,9 @@ pub enum IpcError {
     Interrupted,
     #[error("the peer process ended abnormally (wait status {0:#x})")]
     PeerDied(i32),
+    /// A mechanism of another kernel (mach-msg): measured in its environment.
+    #[error("another kernel's mechanism: measured in --env {0} only")]
+    Elsewhere(&'static str),
 }
 
 impl IpcError {
@@ -130,6 +133,9 @@ impl Mechanism {
 
     /// Why this mechanism cannot run with this placement and payload, if it cannot.
     pub fn unsupported(self, cores: Cores, words: usize) -> Option<&'static str> {
+        if self.only_in().is_some() {
+            return Some("another kernel's mechanism (GNU Mach's mach_msg): measured in --env mach only");
+        }
         let polls = matches!(self, Mechanism::Spin | Mechanism::Cacheline);
         if polls && cores == Cores::Same {
             return Some("busy polling cannot make progress when both sides share one core");
@@ -197,6 +203,7 @@ impl Mechanism {
                 b.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;
                 (E::Stream(FdStream::new(a.into(), None)), E::Stream(FdStream::new(b.into(), None)))
             }
+            Mechanism::MachMsg => return Err(IpcError::Elsewhere("mach")),
             Mechanism::Udp => {
                 let a = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;
                 let b = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;

@@ -54,10 +54,12 @@ pub enum Mechanism {
     SysvMq,
     Tcp,
     Udp,
+    /// GNU Mach's mach_msg: measured only inside `--env mach`.
+    MachMsg,
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 12] = [
+    pub const ALL: [Mechanism; 13] = [
         Mechanism::Pipe,
         Mechanism::Fifo,
         Mechanism::UnixStream,
@@ -70,6 +72,7 @@ impl Mechanism {
         Mechanism::SysvMq,
         Mechanism::Tcp,
         Mechanism::Udp,
+        Mechanism::MachMsg,
     ];
 
     /// The name in benchmark ids and tables.
@@ -87,6 +90,7 @@ impl Mechanism {
             Mechanism::SysvMq => "sysv-mq",
             Mechanism::Tcp => "tcp",
             Mechanism::Udp => "udp",
+            Mechanism::MachMsg => "mach-msg",
         }
     }
 
@@ -106,7 +110,16 @@ impl Mechanism {
             Mechanism::SysvMq => "one System V message queue, message type per direction",
             Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",
             Mechanism::Udp => "UDP over loopback, connected sockets",
+            Mechanism::MachMsg => {
+                "GNU Mach's mach_msg, SEND|RCV in one call each way (the server replies and receives in one): inline 32-bit words, a send-once reply right per request; in --env mach only"
+            }
         }
+    }
+
+    /// The environment whose own kernel the mechanism is, if it is one
+    /// (its cases are n/a everywhere else).
+    pub fn only_in(self) -> Option<&'static str> {
+        (self == Mechanism::MachMsg).then_some("mach")
     }
 
     /// Its benchmark id (`ipc.pipe`).
