@@ -55,7 +55,7 @@ static void putfix(u64 total, u32 n)
 
 /* ------------------------------------------------------- what is asked */
 
-#define MAX_WORDS 16
+#define MAX_WORDS 64
 #define MAX_LIST 8
 
 struct args {

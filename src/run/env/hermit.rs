@@ -173,7 +173,7 @@ impl Build {
 }
 
 /// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
-fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> {
+pub(super) fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> {
     let suites = run
         .suites
         .iter()

@@ -24,6 +24,7 @@ pub mod frame;
 pub mod guest;
 pub mod gvisor;
 pub mod hermit;
+pub mod mach;
 pub mod microvm;
 pub mod native;
 pub mod qemu;
@@ -136,6 +137,7 @@ impl Named for Env {
         &gvisor::Gvisor,
         &hermit::Hermit::QEMU,
         &hermit::Hermit::MICROVM,
+        &mach::Mach,
     ];
 
     fn name(&self) -> &'static str {
@@ -307,6 +309,8 @@ pub enum EnvError {
     Xen(#[from] xen::XenError),
     #[error(transparent)]
     Hermit(#[from] hermit::HermitError),
+    #[error(transparent)]
+    Mach(#[from] mach::MachError),
     #[error(transparent)]
     Uml(#[from] uml::UmlError),
     #[error(transparent)]
@@ -541,7 +545,7 @@ mod tests {
     fn environments_are_named_and_parsed_as_before() {
         assert_eq!(
             Env::names(),
-            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm"
+            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm, mach"
         );
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());

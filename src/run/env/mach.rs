@@ -1,0 +1,390 @@
+//! `mach`: GNU Mach, the Mach 3 microkernel the L4 papers measured their IPC
+//! against, as a column. QEMU boots Debian's i386 kernel (`gnumach-image-
+//! 1.8-486:i386`, unpacked by scripts/setup-mach into [`CACHE`]) with
+//! oscycles' own bootstrap task (guest/mach/task.c, built by build.rs and
+//! carried in this binary) as its multiboot module, the cases named on the
+//! module's boot-script line. The task says hello, measures in Mach's terms
+//! (mach_msg round trips between two threads of one task and between two
+//! tasks, traps, yields, vm_allocate, first writes), sends the samples
+//! framed over the console (the mach_print trap) and ends the VM with
+//! host_reboot (QEMU -no-reboot exits); this module makes them the run
+//! document.
+//!
+//! Units: `--accel icount` (QEMU's instruction counter: the guest's TSC
+//! counts its instructions) gives guest instructions, exact and repeatable;
+//! `--accel tcg` emulated cycles (the host's TSC); KVM cannot run an
+//! ordinary guest here (kvm_pvm) and is refused with the reason. The same
+//! invocation boots an independent few-line task (guest/mach/check.c: rdtsc
+//! around 10^5 empty mach_msg round trips) and records its figures.
+
+use super::qemu::{Accel, AccelArgs};
+use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
+use crate::bench::Scale;
+use crate::clock::ClockInfo;
+use crate::plan::{PlannedCase, not_measured};
+use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::schema;
+use crate::stats::Summary;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Instant;
+
+/// Where scripts/setup-mach leaves the kernel (`gnumach`) and its version.
+pub const CACHE: &str = "/var/cache/oscycles/mach";
+
+/// The command that installs it.
+const INSTALL: &str = "scripts/setup-mach (as root; scripts/setup calls it)";
+
+/// oscycles' bootstrap task and the independent check (guest/mach).
+static TASK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mach-task"));
+static CHECK: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/mach-check"));
+
+/// The kernel's directory: [`CACHE`], or `OSCYCLES_MACH_CACHE` (as for
+/// scripts/setup-mach; the tests point it at a missing one).
+fn cache_dir() -> PathBuf {
+    std::env::var_os("OSCYCLES_MACH_CACHE").map_or_else(|| PathBuf::from(CACHE), PathBuf::from)
+}
+
+/// GNU Mach under QEMU.
+pub struct Mach;
+
+impl Environment for Mach {
+    fn name(&self) -> &'static str {
+        "mach"
+    }
+
+    fn about(&self) -> &'static str {
+        "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions) or tcg (emulated cycles)"
+    }
+
+    fn options(&self) -> Option<super::OwnOptions> {
+        Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    }
+
+    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+        let accel = o.own.get::<AccelArgs>()?.accel;
+        if accel == Accel::Kvm {
+            return Err(MachError::Kvm.into());
+        }
+        let kernel = Kernel::find(&cache_dir())?;
+        let plan = super::hermit::plan_of(&spec.run)?;
+        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
+        let harness = spec.run.harness(clock.tsc_hz, quick);
+        let args = task_args(&plan, harness.batches, quick);
+        let module = match o.guest_mode {
+            // (tests) a module that is no executable: the kernel panics.
+            super::guest::GuestMode::Panic => &b"not an ELF image"[..],
+            _ => TASK,
+        };
+        let mode = if o.guest_mode == super::guest::GuestMode::Hang { " mode=hang" } else { "" };
+        let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?;
+        let unit = Unit::of(accel, clock.clone());
+        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
+            let samples: Value = serde_json::from_slice(&m.bytes).map_err(MachError::Samples)?;
+            let doc = document(&spec.run, &plan, &samples, harness, &unit);
+            ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
+        }
+        let ipc = plan.iter().any(|p| p.benchmark.id == Mechanism::MachMsg.id());
+        if spec.mode == super::guest::GuestMode::Run && o.guest_mode == super::guest::GuestMode::Run && ipc {
+            let check = boot(&kernel, CHECK, "", accel, o).map(|r| check_figures(&r.console));
+            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
+        }
+        ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
+        ran.facts.insert("arch".into(), json!("i386"));
+        ran.facts.insert("unit".into(), json!(unit.name()));
+        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+    }
+}
+
+use crate::schema::ipc::Mechanism;
+
+/// Why GNU Mach cannot be booted, or its task's answer not read.
+#[derive(Debug, thiserror::Error)]
+pub enum MachError {
+    #[error("mach: GNU Mach is not installed ({} missing; {INSTALL} unpacks Debian's gnumach-image-1.8-486:i386 there)", .0.display())]
+    NotInstalled(PathBuf),
+    #[error(
+        "mach: --accel kvm: not here (this host's /dev/kvm, kvm_pvm, runs no ordinary guest); --accel icount counts guest instructions, tcg emulated cycles"
+    )]
+    Kvm,
+    #[error("mach: the run's directory {0} has a comma or a space, which a multiboot module's line cannot carry")]
+    WorkPath(PathBuf),
+    #[error("mach: the kernel panicked: {0}")]
+    Panic(String),
+    #[error("mach: the task's samples do not parse: {0}")]
+    Samples(#[source] serde_json::Error),
+}
+
+/// The kernel scripts/setup-mach unpacked.
+struct Kernel {
+    path: PathBuf,
+    version: String,
+}
+
+impl Kernel {
+    fn find(dir: &Path) -> Result<Kernel, MachError> {
+        let path = dir.join("gnumach");
+        if !path.is_file() {
+            return Err(MachError::NotInstalled(path));
+        }
+        let version = std::fs::read_to_string(dir.join("version")).unwrap_or_default().trim().chars().take(64).collect();
+        Ok(Kernel { path, version })
+    }
+}
+
+/// What the task is asked, on its boot-script line (`key=value`, lists
+/// `/`-separated: a comma would start another multiboot module).
+fn task_args(plan: &[PlannedCase], batches: usize, quick: bool) -> String {
+    let mut words: Vec<u64> = Vec::new();
+    let mut spaces: Vec<&str> = Vec::new();
+    let mut sys: Vec<&str> = Vec::new();
+    for p in plan {
+        if p.benchmark.id == Mechanism::MachMsg.id() {
+            let params = p.params.get("words").and_then(Value::as_u64);
+            if let Some(w) = params.filter(|w| *w <= MAX_WORDS && !words.contains(w)) {
+                words.push(w);
+            }
+            if let Some(s) = p.params.get("space").and_then(Value::as_str).filter(|s| !spaces.contains(s)) {
+                spaces.push(if s == "inter" { "inter" } else { "intra" });
+            }
+        } else if let Some((name, _)) = TRAPS.iter().find(|(_, id)| *id == p.benchmark.id) {
+            sys.push(name);
+        }
+    }
+    let scale = if quick { 4 } else { 1 };
+    let words: Vec<String> = words.iter().map(u64::to_string).collect();
+    format!(
+        "words={} space={} sys={} batches={} inner_ipc={} inner_sys={} inner_vm={}",
+        words.join("/"),
+        spaces.join("/"),
+        sys.join("/"),
+        batches.clamp(1, 64),
+        1000 / scale,
+        10000 / scale,
+        100 / scale
+    )
+}
+
+/// The largest payload the task carries, in 64-bit words.
+const MAX_WORDS: u64 = 64;
+
+/// The task's names of its single cases, and the rows they answer.
+const TRAPS: [(&str, &str); 6] = [
+    ("null", "syscall.null"),
+    ("getpid", "syscall.getpid"),
+    ("yield", "syscall.sched_yield"),
+    ("yield-busy", "hermit.sched_yield-busy"),
+    ("malloc", "hermit.malloc-1m"),
+    ("fault", "pagefault.anon"),
+];
+
+/// What each row is in Mach's terms.
+fn operation(id: &str) -> Option<&'static str> {
+    Some(match id {
+        "syscall.null" => "an invalid trap (kern_invalid, -31): the bare entry and exit of a Mach trap",
+        "syscall.getpid" => "mach_task_self (trap -28): the cheapest trap that does something",
+        "syscall.sched_yield" => "swtch (trap -60) with no other thread runnable",
+        "hermit.sched_yield-busy" => "swtch with a second thread of the task yielding too: each call a switch",
+        "hermit.malloc-1m" => "vm_allocate + vm_deallocate of 1 MiB (traps -65/-66), untouched",
+        "pagefault.anon" => "the first write to each page of a fresh vm_allocate'd 1 MiB region (a zero-fill fault)",
+        _ if id == Mechanism::MachMsg.id() => "mach_msg SEND|RCV each way, inline words, a send-once reply right per request",
+        _ => return None,
+    })
+}
+
+/// What one boot left.
+struct Ran {
+    messages: Vec<Message>,
+    status: Option<std::process::ExitStatus>,
+    facts: Map<String, Value>,
+    console: String,
+    log_tail: String,
+}
+
+/// Boots GNU Mach with `module` (its boot-script line `args`), the console
+/// on QEMU's stdout and in a log file, watched within the timeouts of `o`;
+/// a console that says `panic` ends it at once.
+fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions) -> Result<Ran, EnvError> {
+    let files = super::qemu::Files::new("mach", o)?;
+    if files.initrd.to_string_lossy().contains([',', ' ']) {
+        return Err(MachError::WorkPath(o.work.clone()).into());
+    }
+    crate::bench::scratch::create_new(&files.initrd, 0o600).map_err(EnvError::io(format!("creating {}", files.initrd.display())))?;
+    std::fs::write(&files.initrd, module).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
+    let line = format!("{} ${{host-port}} ${{device-port}} {args} $(task-create) $(task-resume)", files.initrd.display());
+    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
+    cmd.args(["-machine", "pc"]).args(accel.qemu_args());
+    cmd.arg("-kernel").arg(&kernel.path).arg("-initrd").arg(&line).args(["-append", "console=com0"]);
+    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
+    cmd.args(["-serial", "chardev:con"]);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    crate::watchdog::die_with_parent(&mut cmd);
+    let start = Instant::now();
+    let child = cmd.spawn().map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
+    let console_path = files.console.clone();
+    let mut panicked = move || panic_line(&std::fs::read_to_string(&console_path).unwrap_or_default());
+    let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut panicked);
+    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
+    let log_tail = tail(&format!("{console}\n{}", end.stderr));
+    if let Some(p) = panic_line(&console) {
+        return Err(MachError::Panic(format!("{p}; last output: {log_tail}")).into());
+    }
+    if let Some(w) = end.why {
+        return Err(EnvError::Ended { env: "mach", why: w, hint: "", tail: log_tail });
+    }
+    let mut facts = Map::new();
+    facts.insert("vmm".into(), json!(super::qemu::QEMU));
+    facts.insert(crate::schema_core::environment::ACCEL.into(), json!(accel.name()));
+    facts.insert("machine".into(), json!("pc"));
+    facts.insert("vcpus".into(), json!(1));
+    facts.insert("kernel".into(), json!(kernel.path.display().to_string()));
+    facts.insert("clean_exit".into(), json!(end.status.is_some_and(|s| s.success())));
+    Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+}
+
+/// The console's panic line, if the kernel panicked (`panic: ...`,
+/// `panic ../file.c:N: ...`).
+fn panic_line(console: &str) -> Option<String> {
+    console.lines().find(|l| l.trim_start().starts_with("panic")).map(|l| l.trim().chars().take(200).collect())
+}
+
+/// The check task's line: `mach-check round_trips=N total=T round_trip_x1000=R`.
+fn check_figures(console: &str) -> Value {
+    // The kernel's `start <task>: ` may precede it on the line.
+    let Some(line) = console.lines().find_map(|l| l.find("mach-check ").map(|i| &l[i..])) else {
+        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
+    };
+    let mut v = Map::new();
+    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
+        if let Ok(x) = x.parse::<u64>() {
+            v.insert(k.into(), json!(x));
+        }
+    }
+    if let Some(r) = v.get("round_trip_x1000").and_then(Value::as_u64) {
+        v.insert("mach_msg_one_way".into(), json!(r as f64 / 2000.0));
+    }
+    Value::Object(v)
+}
+
+/// The unit of the task's samples.
+enum Unit {
+    /// Guest instructions (QEMU's instruction counter).
+    Instructions,
+    /// Emulated cycles: the host's TSC, read inside the guest under TCG.
+    Cycles(ClockInfo),
+}
+
+impl Unit {
+    fn of(accel: Accel, clock: ClockInfo) -> Unit {
+        if accel == Accel::Icount { Unit::Instructions } else { Unit::Cycles(clock) }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Unit::Instructions => crate::results::UNIT_INSTRUCTIONS,
+            Unit::Cycles(_) => "emulated cycles (tsc_cycles of the host under QEMU TCG)",
+        }
+    }
+
+    fn metric(&self, name: &str, samples: &[f64]) -> Option<Metric> {
+        let s = Summary::of(samples)?;
+        Some(match self {
+            Unit::Instructions => Metric::instructions(name, s),
+            Unit::Cycles(clock) => Metric::cycles(name, s, clock),
+        }
+        .with_samples(samples))
+    }
+}
+
+/// Why a row is not measured in GNU Mach.
+fn absent_reason(p: &PlannedCase) -> String {
+    let id = p.benchmark.id.as_str();
+    let why = match p.benchmark.family.name() {
+        schema::ipc::FAMILY if p.params.get("cores").and_then(Value::as_str) == Some("cross") => {
+            "one CPU: Debian's i386 GNU Mach is a uniprocessor kernel"
+        }
+        schema::ipc::FAMILY => "Mach's IPC is mach_msg (ipc.mach-msg); pipes, sockets and futexes are the Hurd's servers', not the kernel's",
+        "pagefault" => "one kind of memory is measured, vm_allocate'd (pagefault.anon's row)",
+        _ => "not in oscycles' GNU Mach task (guest/mach/task.c measures mach_msg, traps, yields, vm_allocate and first writes)",
+    };
+    format!("{id} in GNU Mach: {why}")
+}
+
+/// The run document of the task's samples: the plan's cases in order, each
+/// measured, failed, or n/a with the reason.
+fn document(run: &crate::spec::RunSpec, plan: &[PlannedCase], samples: &Value, h: crate::harness::HarnessConfig, unit: &Unit) -> RunDoc {
+    let clock = match unit {
+        Unit::Cycles(c) => c.clone(),
+        Unit::Instructions => crate::clock::known_tsc(1e9),
+    };
+    let mut doc = run.document(&["mach"], plan.len(), vec![0], h, clock);
+    let condition = Condition { load: "idle".into(), isolation: "none".into(), facts: Map::new() };
+    let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
+    for p in plan {
+        let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
+        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()) && same_params(p, c));
+        match case.map(|c| measured(p, c, unit)) {
+            Some(Ok((metrics, details))) => {
+                (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
+                r.placement = Some(placement(p));
+            }
+            Some(Err(why)) => (r.status, r.reason) = (CaseStatus::Failed, Some(why)),
+            None => {}
+        }
+        doc.results.push(r);
+    }
+    doc.settings.cpus = vec![0];
+    doc.finished_at = Some(now_rfc3339());
+    doc.status = RunStatus::Complete;
+    doc
+}
+
+/// Whether the task's case `c` answers the planned case `p`.
+fn same_params(p: &PlannedCase, c: &Value) -> bool {
+    match c.get("params").and_then(Value::as_object) {
+        Some(sent) => sent == &p.params,
+        None => p.params.is_empty() || p.benchmark.family.name() != schema::ipc::FAMILY,
+    }
+}
+
+/// A case the task answered: its metrics in the run's unit, or why it failed.
+fn measured(p: &PlannedCase, c: &Value, unit: &Unit) -> Result<(Vec<Metric>, Map<String, Value>), String> {
+    if c.get("status").and_then(Value::as_str) != Some("ok") {
+        return Err(c.get("reason").and_then(Value::as_str).unwrap_or("failed").chars().take(300).collect());
+    }
+    let samples: Vec<f64> = c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+    let no = || "the task sent no samples".to_string();
+    let metrics = match p.benchmark.family.name() {
+        schema::ipc::FAMILY => {
+            let half: Vec<f64> = samples.iter().map(|x| x / 2.0).collect();
+            vec![unit.metric(schema::ipc::ONE_WAY, &half).ok_or_else(no)?, unit.metric(schema::ipc::ROUND_TRIP, &samples).ok_or_else(no)?]
+        }
+        schema::syscall::FAMILY => vec![unit.metric(schema::syscall::PER_CALL, &samples).ok_or_else(no)?],
+        schema::pagefault::FAMILY => vec![unit.metric(schema::pagefault::PER_PAGE, &samples).ok_or_else(no)?],
+        _ => vec![unit.metric(schema::hermit::PER_OP, &samples).ok_or_else(no)?],
+    };
+    let mut details = Map::new();
+    details.insert("mach_operation".into(), json!(operation(&p.benchmark.id)));
+    details.insert("unit".into(), json!(unit.name()));
+    for k in ["inner", "round_trips", "requests_verified_by_server"] {
+        if let Some(v) = c.get(k).filter(|v| v.is_u64()) {
+            details.insert(k.into(), v.clone());
+        }
+    }
+    Ok((metrics, details))
+}
+
+/// Where the task measures: its threads on the one CPU.
+fn placement(p: &PlannedCase) -> crate::placement::Placement {
+    let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
+    let inter = p.params.get("space").and_then(Value::as_str) == Some("inter");
+    crate::placement::Placement {
+        actors: if !ipc { "1 thread" } else if inter { "two tasks" } else { "two threads of one task" }.into(),
+        cpus: if ipc { vec![0, 0] } else { vec![0] },
+        observed_cpus: vec![],
+        policy: "GNU Mach's scheduler".into(),
+        memory_locked: false,
+    }
+}
