@@ -78,7 +78,9 @@ impl Environment for Mach {
             super::guest::GuestMode::Panic => &b"not an ELF image"[..],
             _ => TASK,
         };
-        let mode = if o.guest_mode == super::guest::GuestMode::Hang { " mode=hang" } else { "" };
+        // (tests) a task that never says hello.
+        let silent = matches!(o.guest_mode, super::guest::GuestMode::Hang | super::guest::GuestMode::NoInit);
+        let mode = if silent { " mode=hang" } else { "" };
         let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?;
         let unit = Unit::of(accel, clock.clone());
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
