@@ -15,6 +15,8 @@ fn main() {
     assemble_guest("guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
     compile_forker("forker-dynamic", &[]);
     compile_forker("forker-static", &["-static"]);
+    compile_sel4_root_task("guest/sel4/roottask.c", "sel4-roottask.elf");
+    compile_sel4_root_task("guest/sel4/check.c", "sel4-check.elf");
     compile_mach_task("guest/mach/task.c", "mach-task");
     compile_mach_task("guest/mach/check.c", "mach-check");
 }
@@ -32,15 +34,43 @@ fn compile_mach_task(src: &str, out: &str) {
     };
     run(std::process::Command::new(&cc)
         .args(["-m32", "-march=i686", "-O2", "-ffreestanding", "-fno-builtin", "-fno-pic", "-fno-pie", "-fno-stack-protector"])
-        .args(["-fno-asynchronous-unwind-tables", "-fcf-protection=none", "-Wall", "-Wno-unused-function", "-c", "-o"])
+        .args(["-fno-asynchronous-unwind-tables", "-fcf-protection=none", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function", "-c", "-o"])
         .arg(&obj)
         .arg(src));
     run(std::process::Command::new("ld")
         .args(["-m", "elf_i386", "-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096", "-o"])
         .arg(dir.join(out))
         .arg(&obj));
-    println!("cargo:rerun-if-changed={src}");
-    println!("cargo:rerun-if-changed=guest/mach/mach.h");
+    for f in [src, "guest/mach/mach.h", "guest/freestanding/frame.h"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
+}
+
+/// A root task of the sel4 environment (guest/sel4): freestanding 32-bit C
+/// with its entry (start.S), linked at 4 MiB as one segment (roottask.ld).
+/// gcc's -m32 needs no 32-bit C library for -ffreestanding -nostdlib.
+fn compile_sel4_root_task(src: &str, out: &str) {
+    let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let flags = [
+        "-m32", "-march=i686", "-O2", "-ffreestanding", "-nostdlib", "-static", "-fno-pic", "-fno-pie", "-fno-stack-protector",
+        "-mgeneral-regs-only", "-fno-asynchronous-unwind-tables", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+    ];
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let run = |cmd: &mut std::process::Command| {
+        let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+        assert!(st.success(), "{cmd:?} failed");
+    };
+    let (start, main) = (dir.join(format!("{out}.start.o")), dir.join(format!("{out}.o")));
+    run(std::process::Command::new(&cc).args(flags).arg("-c").arg("guest/sel4/start.S").arg("-o").arg(&start));
+    run(std::process::Command::new(&cc).args(flags).arg("-c").arg(src).arg("-o").arg(&main));
+    run(std::process::Command::new("ld")
+        .args(["-m", "elf_i386", "-nostdlib", "-static", "-z", "noexecstack", "--no-warn-rwx-segments", "-T", "guest/sel4/roottask.ld", "-o"])
+        .arg(dir.join(out))
+        .arg(&start)
+        .arg(&main));
+    for f in [src, "guest/sel4/start.S", "guest/sel4/roottask.ld", "guest/sel4/sel4.h", "guest/freestanding/frame.h"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
 }
 
 /// The process proc.* rows fork from (helpers/forker.c), linked as

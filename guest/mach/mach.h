@@ -146,51 +146,24 @@ static kern_return_t start_thread(mach_port_t task, void (*fn)(mach_port_t), u32
     return rpc(&q2, sizeof q2, *thread, 2063);                /* thread_resume */
 }
 
-/* -------------------------------------------------------------- framing */
-/* oscycles' framing (src/run/env/frame.rs): a message cut into chunks of
-   768 bytes, each one line `@@OSCYCLES <kind> <id> <i>/<n> <crc32> <base64>@@`,
-   sent twice. */
+/* -------------------------------------------------------------- console */
+/* oscycles' framing (guest/freestanding/frame.h) onto the console: the
+   characters gathered into lines, each printed by the mach_print trap. */
 
-static u32 crc32(const char *p, u32 n)
+#include "../freestanding/frame.h"
+
+static char console_line[256];
+static u32 console_len;
+
+static void console_put(char c, void *unused)
 {
-    u32 c = ~0u;
-    while (n--) {
-        c ^= (unsigned char)*p++;
-        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0xEDB88320u : c >> 1;
-    }
-    return ~c;
-}
-
-static char frame_line[1200];
-
-static void frame_send(const char *kind, u32 id, const char *data, u32 len)
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    u32 n = len ? (len + 767) / 768 : 1;
-    for (u32 i = 0; i < n; i++) {
-        const char *c = data + 768 * i;
-        u32 cl = len - 768 * i < 768 ? len - 768 * i : 768, p = 0, crc = crc32(c, cl);
-        if (!len) cl = 0;
-        char num[12];
-        #define PUTS(s) for (const char *q_ = (s); *q_; q_++) frame_line[p++] = *q_
-        #define PUTN(v) do { u32 v_ = (v), k_ = 0; do { num[k_++] = (char)('0' + v_ % 10); v_ /= 10; } while (v_); \
-                             while (k_) frame_line[p++] = num[--k_]; } while (0)
-        PUTS("\n@@OSCYCLES "); PUTS(kind); PUTS(" "); PUTN(id); PUTS(" "); PUTN(i + 1); PUTS("/"); PUTN(n); PUTS(" ");
-        for (int s = 28; s >= 0; s -= 4) frame_line[p++] = "0123456789abcdef"[(crc >> s) & 15];
-        PUTS(" ");
-        for (u32 k = 0; k < cl; k += 3) {
-            u32 a = (unsigned char)c[k], b = k + 1 < cl ? (unsigned char)c[k + 1] : 0, d = k + 2 < cl ? (unsigned char)c[k + 2] : 0;
-            u32 v = a << 16 | b << 8 | d;
-            frame_line[p++] = b64[v >> 18 & 63];
-            frame_line[p++] = b64[v >> 12 & 63];
-            frame_line[p++] = k + 1 < cl ? b64[v >> 6 & 63] : '=';
-            frame_line[p++] = k + 2 < cl ? b64[v & 63] : '=';
-        }
-        PUTS("@@\n");
-        frame_line[p] = 0;
-        #undef PUTS
-        #undef PUTN
-        mach_print(frame_line);
-        mach_print(frame_line);
+    (void)unused;
+    console_line[console_len++] = c;
+    if (c == '\n' || console_len == sizeof console_line - 1) {
+        console_line[console_len] = 0;
+        mach_print(console_line);
+        console_len = 0;
     }
 }
+
+static const struct frame_out console = { console_put, 0 };

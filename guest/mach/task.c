@@ -22,36 +22,8 @@
 
 /* ------------------------------------------------------------- the output */
 
-static char doc[48 * 1024];        /* the samples document */
-static u32 dlen;
-static int doc_full;
-
-static void put(const char *s)
-{
-    while (*s) {
-        if (dlen + 1 >= sizeof doc) { doc_full = 1; return; }
-        doc[dlen++] = *s++;
-    }
-}
-static void putu(u64 v)
-{
-    char b[24]; int i = 0; u32 r;
-    do { v = udiv(v, 10, &r); b[i++] = (char)('0' + r); } while (v);
-    char s[24]; int j = 0;
-    while (i) s[j++] = b[--i];
-    s[j] = 0;
-    put(s);
-}
-/* total/n with three decimals */
-static void putfix(u64 total, u32 n)
-{
-    u32 r;
-    u64 q = udiv(total * 1000, n, &r);
-    putu(udiv(q, 1000, &r));
-    char s[5] = { '.', 0, 0, 0, 0 };
-    s[1] = (char)('0' + r / 100); s[2] = (char)('0' + r / 10 % 10); s[3] = (char)('0' + r % 10);
-    put(s);
-}
+static char doc_mem[48 * 1024];     /* the samples document */
+static struct frame_buf doc;
 
 /* ------------------------------------------------------- what is asked */
 
@@ -138,26 +110,23 @@ static void parse(struct args *a, u32 argc, char **argv)
 static u32 ncases;
 static u64 samples[64];
 
-/* One case's answer: `{"benchmark":..,"params":{..},"status":"ok",
-   "per_op_cycles":[..],"inner":n, extra}` or failed with the reason. */
+/* One case's answer, as src/run/env/program.rs reads it: `{"benchmark":..,
+   "params":{..},"status":"ok","inner":n,"batch_cycles":[..], extra}` or
+   failed with the reason. The caller adds the extra fields and the `}`. */
 static void begin_case(const char *bench, const char *params)
 {
-    if (ncases++) put(",");
-    put("{\"benchmark\":\""); put(bench); put("\"");
-    if (params) { put(",\"params\":{"); put(params); put("}"); }
+    fb_case_begin(&doc, !ncases++, bench);
+    if (params) { fb_params_begin(&doc); fb_raw(&doc, params); fb_obj_end(&doc); }
 }
-static void ok_case(u32 batches, u32 inner, u32 per)
+static void ok_case(u32 batches, u32 inner)
 {
-    put(",\"status\":\"ok\",\"per_op_cycles\":[");
-    for (u32 b = 0; b < batches; b++) {
-        if (b) put(",");
-        putfix(samples[b], inner * per);
-    }
-    put("],\"inner\":"); putu((u64)inner * per);
+    fb_kv_str(&doc, 0, "status", "ok");
+    fb_kv_u64(&doc, 0, "inner", inner);
+    fb_kv_u64s(&doc, 0, "batch_cycles", samples, batches);
 }
-static void failed_case(const char *why, kern_return_t kr)
+static void failed_case(const char *why)
 {
-    put(",\"status\":\"failed\",\"reason\":\""); put(why); put(" (kern_return "); putu((u32)kr); put(")\"}");
+    fb_case_not(&doc, "failed", why);
 }
 
 /* ------------------------------------------------------------------ IPC */
@@ -247,10 +216,11 @@ static void ipc_case(struct channel *c, const char *space, u32 words, const stru
         for (u32 i = 0; i < a->inner_ipc && !why; i++) why = round_trip(c, buf, words);
         samples[b] = rdtsc() - t0;
     }
-    if (why) { failed_case(why, 0); return; }
-    ok_case(a->batches, a->inner_ipc, 1);
-    put(",\"round_trips\":"); putu(c->verified);
-    put(",\"requests_verified_by_server\":"); putu(c->verified); put("}");
+    if (why) { failed_case(why); return; }
+    ok_case(a->batches, a->inner_ipc);
+    fb_kv_u64(&doc, 0, "round_trips", c->verified);
+    fb_kv_u64(&doc, 0, "requests_verified_by_server", c->verified);
+    fb_obj_end(&doc);
 }
 
 /* ---------------------------------------------------------------- traps */
@@ -262,7 +232,7 @@ static void ipc_case(struct channel *c, const char *space, u32 words, const stru
             for (u32 i = 0; i < (inner); i++) { body; } \
             samples[b] = rdtsc() - t0; \
         } \
-        ok_case(a->batches, (inner), 1); put("}"); \
+        ok_case(a->batches, (inner)); fb_obj_end(&doc); \
     } while (0)
 
 static volatile u32 yielder_stop;
@@ -285,12 +255,18 @@ static void traps(const struct args *a, mach_port_t task)
     if (a->yield) TIMED("syscall.sched_yield", a->inner_sys, swtch());
     if (a->malloc) {
         kern_return_t kr = 0;
-        TIMED("hermit.malloc-1m", a->inner_vm, {
-            u32 addr = 0;
-            kr |= syscall_vm_allocate(task, &addr, 1 << 20, 1);
-            kr |= syscall_vm_deallocate(task, addr, 1 << 20);
-        });
-        if (kr) { dlen--; put(",\"status\":\"failed\",\"reason\":\"vm_allocate or vm_deallocate failed\"}"); }
+        begin_case("hermit.malloc-1m", 0);
+        for (u32 b = 0; b < a->batches && !kr; b++) {
+            u64 t0 = rdtsc();
+            for (u32 i = 0; i < a->inner_vm && !kr; i++) {
+                u32 addr = 0;
+                kr |= syscall_vm_allocate(task, &addr, 1 << 20, 1);
+                kr |= syscall_vm_deallocate(task, addr, 1 << 20);
+            }
+            samples[b] = rdtsc() - t0;
+        }
+        if (kr) failed_case("vm_allocate or vm_deallocate failed");
+        else { ok_case(a->batches, a->inner_vm); fb_obj_end(&doc); }
     }
     if (a->fault) {
         /* pagefault.anon: the first write to each page of a fresh 1 MiB region */
@@ -308,8 +284,8 @@ static void traps(const struct args *a, mach_port_t task)
                 syscall_vm_deallocate(task, addr, 1 << 20);
             }
         }
-        if (kr) failed_case("vm_allocate failed", kr);
-        else { ok_case(a->batches, a->inner_vm / 16 + 1, 256); put(",\"pages_per_region\":256}"); }
+        if (kr) failed_case("vm_allocate failed");
+        else { ok_case(a->batches, (a->inner_vm / 16 + 1) * 256); fb_kv_u64(&doc, 0, "pages_per_region", 256); fb_obj_end(&doc); }
     }
 }
 
@@ -318,7 +294,7 @@ static void yield_busy(const struct args *a, mach_port_t task)
     mach_port_t th;
     stack_yield[1023] = 0;
     kern_return_t kr = start_thread(task, yielder, stack_yield + 1024, &th);
-    if (kr) { begin_case("hermit.sched_yield-busy", 0); failed_case("thread_create", kr); return; }
+    if (kr) { begin_case("hermit.sched_yield-busy", 0); failed_case("starting the second thread failed"); return; }
     TIMED("hermit.sched_yield-busy", a->inner_sys, swtch());
     yielder_stop = 1;
 }
@@ -374,7 +350,7 @@ static void ipc_cases(const struct args *a, mach_port_t self)
         struct channel c;
         kern_return_t kr = open_channel(&c, self, s == 1, s ? stack_inter + 4096 : stack_intra + 4096);
         for (u32 w = 0; w < a->nwords; w++) {
-            if (kr) { begin_case("ipc.mach-msg", 0); failed_case("starting the server", kr); break; }
+            if (kr) { begin_case("ipc.mach-msg", 0); failed_case("starting the server failed"); break; }
             ipc_case(&c, spaces[s], a->words[w], a);
         }
     }
@@ -389,17 +365,21 @@ void task_main(u32 *sp)
     host_priv = argc > 1 ? atou(argv[1]) : 0;
     parse(&a, argc, argv);
     if (same(a.mode, "hang")) for (;;) swtch_pri(0);        /* (tests) no hello, ever */
-    frame_send("hello", 0, "mach", 4);
+    frame_send(&console, "hello", 0, "mach", 4);
     rpc_reply = mach_reply_port();
     if (same(a.mode, "fault")) *(volatile u32 *)0 = 0;       /* (tests) a task that faults */
     mach_port_t self = mach_task_self();
-    put("{\"program\":\"oscycles-mach\",\"cases\":[");
+    fb_init(&doc, doc_mem, sizeof doc_mem);
+    fb_raw(&doc, "{\"program\":\"oscycles-mach\",\"cases\":[");
     traps(&a, self);
     ipc_cases(&a, self);
     if (a.yield_busy) yield_busy(&a, self);
-    put("]}");
-    if (doc_full) { dlen = 0; put("{\"program\":\"oscycles-mach\",\"error\":\"the document outgrew its buffer\",\"cases\":[]}"); }
-    frame_send("samples", 1, doc, dlen);
+    fb_raw(&doc, "]}");
+    if (doc.overflow) {
+        fb_init(&doc, doc_mem, sizeof doc_mem);
+        fb_raw(&doc, "{\"program\":\"oscycles-mach\",\"error\":\"the document outgrew its buffer\",\"cases\":[]}");
+    }
+    frame_send(&console, "samples", 1, doc.p, doc.len);
     end_vm();
 }
 

@@ -200,6 +200,62 @@ mod tests {
         assert!(d.damaged > 0, "torn lines are noticed, not trusted");
     }
 
+    /// guest/freestanding/frame.h, compiled for the host with its self-test
+    /// program, speaks this framing: its messages decode here byte for byte.
+    /// It also compiles freestanding for 32-bit x86 with nothing undefined
+    /// (no libgcc helper, as a root task has none).
+    #[test]
+    fn the_freestanding_c_header_speaks_this_framing() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/freestanding");
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("selftest");
+        let cc = |args: &[&std::ffi::OsStr]| {
+            let out = std::process::Command::new("cc").args(args).output().expect("cc (scripts/setup installs gcc)");
+            assert!(out.status.success(), "cc {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let src = root.join("frame-selftest.c");
+        cc(&["-O2".as_ref(), "-Wall".as_ref(), "-Werror".as_ref(), "-o".as_ref(), exe.as_os_str(), src.as_os_str()]);
+        let out = std::process::Command::new(&exe).output().unwrap();
+        assert!(out.status.success(), "the samples fit the buffer");
+        let mut dec = Decoder::default();
+        dec.feed(&String::from_utf8(out.stdout).unwrap());
+        assert_eq!(dec.damaged, 0);
+        let got = dec.take();
+        let kinds: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds, ["hello", "samples", "big"]);
+        assert!(got[0].1.is_empty());
+        let v: serde_json::Value = serde_json::from_slice(&got[1].1).expect("valid JSON");
+        assert_eq!(v["program"], "frame \"selftest\"\\\n");
+        assert_eq!(v["cases"][0]["params"], serde_json::json!({"words": 4, "space": "intra"}));
+        assert_eq!(v["cases"][0]["batch_cycles"], serde_json::json!([0u64, u64::MAX, 1_234_567_890_123u64]));
+        assert_eq!((v["cases"][0]["inner"].as_u64(), v["cases"][1]["status"].as_str()), (Some(1000), Some("n/a")));
+        let big: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
+        assert_eq!(got[2].1, big);
+        assert_eq!(encode("big", 2, &big).matches("@@OSCYCLES").count(), 8, "four chunks, each twice");
+
+        std::fs::write(d.path().join("unit.c"), "#include \"frame.h\"\nvoid send(const struct frame_out *o, struct frame_buf *b) { fb_u64(b, 12345678901234ull); frame_send(o, \"x\", 1, b->p, b->len); }\n").unwrap();
+        let obj = d.path().join("unit.o");
+        let inc = format!("-I{}", root.display());
+        let c = d.path().join("unit.c");
+        cc(&[
+            "-m32".as_ref(),
+            "-ffreestanding".as_ref(),
+            "-nostdlib".as_ref(),
+            "-fno-pic".as_ref(),
+            "-O2".as_ref(),
+            "-Wall".as_ref(),
+            "-Werror".as_ref(),
+            "-Wno-unused-function".as_ref(),
+            inc.as_ref(),
+            "-c".as_ref(),
+            c.as_os_str(),
+            "-o".as_ref(),
+            obj.as_os_str(),
+        ]);
+        let nm = std::process::Command::new("nm").arg("-u").arg(&obj).output().expect("nm (binutils)");
+        assert_eq!(String::from_utf8_lossy(&nm.stdout).trim(), "", "nothing undefined in 32-bit freestanding code");
+    }
+
     #[test]
     fn a_corrupted_chunk_is_rejected_and_the_message_waits() {
         let wire = encode("run", 1, b"hello world");

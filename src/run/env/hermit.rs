@@ -15,15 +15,13 @@
 //! independent few-line Hermit program (`hermit/check`: rdtsc around 10^5
 //! getpid and yield_now calls) and records its figures beside the run's.
 
+use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
-use crate::bench::{Scale, cases};
+use crate::bench::Scale;
 use crate::clock::ClockInfo;
-use crate::named::Named;
-use crate::plan::{PlannedCase, not_measured};
-use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::plan::PlannedCase;
 use crate::schema;
-use crate::stats::Summary;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -99,15 +97,15 @@ impl Environment for Hermit {
 
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let build = Build::find(&cache_dir())?;
-        let plan = plan_of(&spec.run)?;
+        let plan = program::plan_of(&spec.run).map_err(HermitError::Program)?;
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
         let quick = plan.iter().any(|p| p.scale == Scale::Quick);
         let harness = spec.run.harness(clock.tsc_hz, quick);
-        let args = program_args(spec, &plan, &harness, o);
+        let args = program::args(spec, &plan, &harness, o);
         let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples: Value = serde_json::from_slice(&m.bytes).map_err(HermitError::Samples)?;
-            let doc = document(&spec.run, &plan, &samples, harness, clock.clone());
+            let samples = program::parse_samples(&m.bytes).map_err(HermitError::Program)?;
+            let doc = program::document(&guest(program::Unit::Cycles), &spec.run, &plan, &samples, harness, clock.clone());
             let bytes = serde_json::to_vec(&doc)?;
             ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
         }
@@ -130,12 +128,8 @@ pub enum HermitError {
     BuildFailed(String),
     #[error("hermit: not built ({} missing; scripts/setup builds Hermit into {})", missing.display(), dir.display())]
     NotBuilt { missing: PathBuf, dir: PathBuf },
-    #[error("hermit: unknown suite {0:?}")]
-    UnknownSuite(String),
-    #[error(transparent)]
-    Where(#[from] crate::plan::WhereError),
-    #[error("hermit: the program's samples do not parse: {0}")]
-    Samples(#[source] serde_json::Error),
+    #[error("hermit: {0}")]
+    Program(#[source] program::ProgramError),
     #[error("{env}: finding oscycles' own executable: {source}")]
     OwnExe { env: &'static str, source: std::io::Error },
     #[error("{env}: starting the VMM: {source} (scripts/setup installs qemu-system-x86)")]
@@ -170,65 +164,6 @@ impl Build {
             None => Ok(b),
         }
     }
-}
-
-/// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
-pub(super) fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> {
-    let suites = run
-        .suites
-        .iter()
-        .map(|s| crate::registry::find_suite(s).ok_or_else(|| HermitError::UnknownSuite(s.clone())))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
-    crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
-    Ok(plan)
-}
-
-/// The program's command line (after `--`): the benchmarks, the harness,
-/// STREAM's array size (the Linux rule, within a fifth of the guest's memory).
-fn program_args(spec: &super::guest::GuestSpec, plan: &[PlannedCase], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
-    let benches = crate::plan::benchmark_ids(plan).join(",");
-    let guest_ram = u64::from(o.vm_mem_mib) << 20;
-    let quick = plan.iter().any(|p| p.scale == Scale::Quick);
-    let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
-    let quick_bytes = quick.then_some(crate::bench::stream::family::QUICK_ARRAY_BYTES);
-    let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
-    let lists = case_lists(plan);
-    format!(
-        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}{lists}",
-        spec.mode.name(),
-        h.target_batch_cycles,
-        h.batches,
-        h.fixed_inner.unwrap_or(0)
-    )
-}
-
-/// The cases of each benchmark with parameters, as the program reads them:
-/// ` cases.<benchmark>=<k1>/<k2>:<v1>/<v2>:<v1>/<v2>`, the parameter names,
-/// then each planned case's values. A name or value with a separator in it
-/// leaves its benchmark without a list (its cases then fail with the
-/// reason; none has one today).
-fn case_lists(plan: &[PlannedCase]) -> String {
-    let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
-    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
-    let mut out = String::new();
-    for id in crate::plan::benchmark_ids(plan) {
-        let cases: Vec<&PlannedCase> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
-        let Some(first) = cases.first() else { continue };
-        let keys: Vec<&String> = first.params.keys().collect();
-        let rows: Vec<Option<String>> = cases
-            .iter()
-            .map(|p| {
-                let values: Vec<String> = keys.iter().map(|k| p.params.get(*k).map(text).unwrap_or_default()).collect();
-                (p.params.len() == keys.len() && values.iter().all(|v| clean(v))).then(|| values.join("/"))
-            })
-            .collect();
-        if keys.iter().all(|k| clean(k)) && rows.iter().all(Option::is_some) {
-            let names: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
-            out.push_str(&format!(" cases.{id}={}:{}", names.join("/"), rows.into_iter().flatten().collect::<Vec<_>>().join(":")));
-        }
-    }
-    out
 }
 
 /// What one boot left.
@@ -423,146 +358,15 @@ fn absent_reason(p: &PlannedCase) -> String {
     format!("{id} in Hermit: {why}")
 }
 
-/// The run document of the program's samples: the plan's cases in order,
-/// each measured, failed, or n/a with the reason.
-fn document(
-    run: &crate::spec::RunSpec,
-    plan: &[PlannedCase],
-    samples: &Value,
-    h: crate::harness::HarnessConfig,
-    clock: ClockInfo,
-) -> RunDoc {
-    let mut doc = run.document(&["hermit"], plan.len(), vec![0], h, clock.clone());
-    let condition = Condition {
-        load: run.loads.first().map_or("idle", |l| l.name()).into(),
-        isolation: run.isolations.first().map_or("none", |i| i.name()).into(),
-        facts: Map::new(),
-    };
-    let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
-    for p in plan {
-        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()) && same_params(p, c));
-        let status = case.and_then(|c| c.get("status")).and_then(Value::as_str).unwrap_or("absent");
-        let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
-        let reason = |c: &Value, or: &str| c.get("reason").and_then(Value::as_str).unwrap_or(or).to_string();
-        let measured = match (status, case) {
-            ("ok", Some(c)) => metrics_of(p, c, &clock),
-            ("failed", Some(c)) => Err((CaseStatus::Failed, reason(c, "failed"))),
-            ("n/a", Some(c)) => Err((CaseStatus::NotApplicable, format!("{} in Hermit: {}", p.benchmark.id, reason(c, "not there")))),
-            _ => Err((CaseStatus::NotApplicable, absent_reason(p))),
-        };
-        match measured {
-            Ok((metrics, details)) => {
-                (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
-                r.placement = Some(placement(p));
-            }
-            Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
-        }
-        doc.results.push(r);
-    }
-    doc.settings.cpus = vec![0];
-    doc.finished_at = Some(now_rfc3339());
-    doc.status = RunStatus::Complete;
-    doc
-}
-
-/// Whether the program's case `c` is the planned case `p`: the same
-/// parameters (a case sent without any stands for every case of its
-/// benchmark).
-fn same_params(p: &PlannedCase, c: &Value) -> bool {
-    match c.get("params").and_then(Value::as_object) {
-        Some(sent) if !sent.is_empty() => sent == &p.params,
-        _ => true,
-    }
-}
-
-/// Where the program measures: its main thread on the one CPU (and, for
-/// IPC, the server thread beside it).
-fn placement(p: &PlannedCase) -> crate::placement::Placement {
-    let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
-    crate::placement::Placement {
-        actors: if ipc { "threads" } else { "1 thread" }.into(),
-        cpus: if ipc { vec![0, 0] } else { vec![0] },
-        observed_cpus: vec![],
-        policy: "Hermit's scheduler".into(),
-        memory_locked: false,
-    }
-}
-
-type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
-
-/// A measured case's metrics, named as the Linux family names them.
-fn metrics_of(p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
-    if p.benchmark.is_of(&crate::bench::stream::family::Stream) {
-        return stream_metrics(p, c);
-    }
-    let m = measurement(c)?;
-    let failed = |e: crate::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
-    let metrics = match p.benchmark.family.name() {
-        schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
-        schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
-        schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
-        schema::ipc::FAMILY => crate::bench::ipc::family::metrics(&m.per_op_cycles, clock).map_err(failed)?,
-        schema::memcpy::FAMILY => {
-            let bytes = p.params.get("bytes").and_then(Value::as_u64).unwrap_or(0);
-            cases::copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, &m, clock).map_err(failed)?
-        }
-        _ => vec![cases::per_op_metric(schema::hermit::PER_OP, &m, clock).map_err(failed)?],
-    };
-    let mut details = Map::new();
-    details.insert("inner".into(), json!(m.inner));
-    details.insert("calibration".into(), json!(m.calibration));
-    for k in ["round_trips", "requests_verified_by_server"] {
-        if let Some(v) = c.get(k) {
-            details.insert(k.into(), v.clone());
-        }
-    }
-    Ok((metrics, details))
-}
-
-/// The harness's measurement as the program sent it.
-fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, String)> {
-    let samples: Vec<f64> =
-        c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
-    if samples.is_empty() {
-        return Err((CaseStatus::Failed, "the program sent no samples".to_string()));
-    }
-    let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-    let inner = c.get("inner").and_then(Value::as_u64).unwrap_or(0);
-    Ok(crate::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
-}
-
-/// STREAM's rates and times per kernel, as the stream family reports them;
-/// a thread per CPU is n/a (one CPU: the kernel is built without smp).
-fn stream_metrics(p: &PlannedCase, c: &Value) -> Measured {
-    let threads = p.params.get("threads").and_then(Value::as_str).unwrap_or("single");
-    if threads != schema::stream::Threads::Single.name() {
-        return Err((CaseStatus::NotApplicable, "stream per-cpu in Hermit: one CPU (the kernel is built without smp)".into()));
-    }
-    let mut metrics = Vec::new();
-    for k in c.get("kernels").and_then(Value::as_array).into_iter().flatten() {
-        let name = k.get("name").and_then(Value::as_str).unwrap_or("?").to_lowercase();
-        let bytes = k.get("bytes").and_then(Value::as_f64).unwrap_or(0.0);
-        let times: Vec<f64> =
-            k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
-        let rates: Vec<f64> = times.iter().map(|t| bytes / t / 1e6).collect();
-        let (Some(r), Some(t)) = (Summary::of(&rates), Summary::of(&times)) else {
-            return Err((CaseStatus::Failed, format!("STREAM {name}: no times")));
-        };
-        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", r));
-        metrics.push(Metric::cost(&schema::stream::time(&name), "s", t));
-    }
-    let mut details = Map::new();
-    details.insert("elements".into(), c.get("elements").cloned().unwrap_or(Value::Null));
-    let counted = c.get("repetitions").and_then(Value::as_u64).map(|r| r.saturating_sub(1));
-    details.insert(schema::stream::details::REPETITIONS_COUNTED.into(), json!(counted));
-    let array_bytes = c.get("elements").and_then(Value::as_u64).map(|e| e * 8);
-    details.insert(schema::stream::details::ARRAY_BYTES.into(), json!(array_bytes));
-    Ok((metrics, details))
+/// The Hermit program, as program.rs makes its run document.
+fn guest(unit: program::Unit) -> program::Guest {
+    program::Guest { env: "hermit", system: "Hermit", absent: absent_reason, policy: "Hermit's scheduler", one_cpu: true, unit }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::CaseStatus;
 
     fn spec(suites: &[&str]) -> crate::spec::RunSpec {
         crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
@@ -571,7 +375,7 @@ mod tests {
     #[test]
     fn the_programs_samples_become_the_run_document_of_the_plan() {
         let run = spec(&["hermit-basic", "stream"]);
-        let plan = plan_of(&run).unwrap();
+        let plan = program::plan_of(&run).unwrap();
         let samples = json!({"cases": [
             {"benchmark": "syscall.getpid", "status": "ok", "per_op_cycles": [100.0, 120.0, 110.0], "inner": 4096},
             {"benchmark": "hermit.malloc-1m", "status": "failed", "reason": "malloc(1 MiB) returned NULL"},
@@ -580,7 +384,7 @@ mod tests {
                 {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
         ]});
         let clock = crate::clock::known_tsc(2e9);
-        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        let doc = program::document(&guest(program::Unit::Cycles), &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
         assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
         let getpid = doc.case("syscall.getpid", |_| true).unwrap();
         assert_eq!(getpid.status, CaseStatus::Ok);
@@ -604,9 +408,9 @@ mod tests {
     fn each_case_with_parameters_is_named_to_the_program_and_its_answer_found_by_them() {
         let mut run = spec(&["memcpy", "l4-ipc"]);
         run.benchmarks = Some(vec!["memcpy.words".into(), "ipc.futex".into()]);
-        let mut plan = plan_of(&run).unwrap();
+        let mut plan = program::plan_of(&run).unwrap();
         plan.retain(|p| p.params.get("bytes").is_none_or(|b| b == 64) && p.params.get("words").is_none_or(|w| w == 0));
-        let lists = case_lists(&plan);
+        let lists = program::case_lists(&plan);
         let futex = lists.split(' ').find(|w| w.starts_with("cases.ipc.futex=")).expect(&lists);
         let (keys, rows) = futex["cases.ipc.futex=".len()..].split_once(':').unwrap();
         assert_eq!(rows.split(':').count(), 4, "space x cores at 0 words: {futex}");
@@ -621,7 +425,14 @@ mod tests {
             {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
             {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
         ]});
-        let doc = document(&run, &plan, &samples, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(2e9));
+        let doc = program::document(
+            &guest(program::Unit::Cycles),
+            &run,
+            &plan,
+            &samples,
+            crate::harness::HarnessConfig::tiny(),
+            crate::clock::known_tsc(2e9),
+        );
         let at = |space: &str, cores: &str| {
             doc.case("ipc.futex", |r| r.params.get("space") == Some(&json!(space)) && r.params.get("cores") == Some(&json!(cores))).unwrap()
         };

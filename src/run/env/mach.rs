@@ -17,14 +17,13 @@
 //! invocation boots an independent few-line task (guest/mach/check.c: rdtsc
 //! around 10^5 empty mach_msg round trips) and records its figures.
 
+use super::program::{self, Unit};
 use super::qemu::{Accel, AccelArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
 use crate::bench::Scale;
-use crate::clock::ClockInfo;
-use crate::plan::{PlannedCase, not_measured};
-use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::plan::PlannedCase;
+use crate::results::CaseStatus;
 use crate::schema;
-use crate::stats::Summary;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -68,7 +67,7 @@ impl Environment for Mach {
             return Err(MachError::Kvm.into());
         }
         let kernel = Kernel::find(&cache_dir())?;
-        let plan = super::hermit::plan_of(&spec.run)?;
+        let plan = program::plan_of(&spec.run).map_err(MachError::Program)?;
         let quick = plan.iter().any(|p| p.scale == Scale::Quick);
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
         let harness = spec.run.harness(clock.tsc_hz, quick);
@@ -82,10 +81,15 @@ impl Environment for Mach {
         let silent = matches!(o.guest_mode, super::guest::GuestMode::Hang | super::guest::GuestMode::NoInit);
         let mode = if silent { " mode=hang" } else { "" };
         let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?;
-        let unit = Unit::of(accel, clock.clone());
+        let unit = if accel == Accel::Icount { Unit::Instructions } else { Unit::Cycles };
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples: Value = serde_json::from_slice(&m.bytes).map_err(MachError::Samples)?;
-            let doc = document(&spec.run, &plan, &samples, harness, &unit);
+            let samples = program::parse_samples(&m.bytes).map_err(MachError::Program)?;
+            // Under the counter the guest's TSC ticks once per instruction.
+            let clock = if unit == Unit::Instructions { crate::clock::known_tsc(1e9) } else { clock };
+            let mut doc = program::document(&guest(unit), &spec.run, &plan, &samples, harness, clock);
+            for r in doc.results.iter_mut().filter(|r| r.status == CaseStatus::Ok) {
+                r.details.insert("mach_operation".into(), json!(operation(&r.benchmark)));
+            }
             ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
         }
         let ipc = plan.iter().any(|p| p.benchmark.id == Mechanism::MachMsg.id());
@@ -95,7 +99,8 @@ impl Environment for Mach {
         }
         ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
         ran.facts.insert("arch".into(), json!("i386"));
-        ran.facts.insert("unit".into(), json!(unit.name()));
+        let unit_name = if unit == Unit::Instructions { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
+        ran.facts.insert("unit".into(), json!(unit_name));
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
     }
 }
@@ -115,8 +120,8 @@ pub enum MachError {
     WorkPath(PathBuf),
     #[error("mach: the kernel panicked: {0}")]
     Panic(String),
-    #[error("mach: the task's samples do not parse: {0}")]
-    Samples(#[source] serde_json::Error),
+    #[error("mach: {0}")]
+    Program(#[source] program::ProgramError),
 }
 
 /// The kernel scripts/setup-mach unpacked.
@@ -270,36 +275,6 @@ fn check_figures(console: &str) -> Value {
     Value::Object(v)
 }
 
-/// The unit of the task's samples.
-enum Unit {
-    /// Guest instructions (QEMU's instruction counter).
-    Instructions,
-    /// Emulated cycles: the host's TSC, read inside the guest under TCG.
-    Cycles(ClockInfo),
-}
-
-impl Unit {
-    fn of(accel: Accel, clock: ClockInfo) -> Unit {
-        if accel == Accel::Icount { Unit::Instructions } else { Unit::Cycles(clock) }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Unit::Instructions => crate::results::UNIT_INSTRUCTIONS,
-            Unit::Cycles(_) => "emulated cycles (tsc_cycles of the host under QEMU TCG)",
-        }
-    }
-
-    fn metric(&self, name: &str, samples: &[f64]) -> Option<Metric> {
-        let s = Summary::of(samples)?;
-        Some(match self {
-            Unit::Instructions => Metric::instructions(name, s),
-            Unit::Cycles(clock) => Metric::cycles(name, s, clock),
-        }
-        .with_samples(samples))
-    }
-}
-
 /// Why a row is not measured in GNU Mach.
 fn absent_reason(p: &PlannedCase) -> String {
     let id = p.benchmark.id.as_str();
@@ -314,79 +289,7 @@ fn absent_reason(p: &PlannedCase) -> String {
     format!("{id} in GNU Mach: {why}")
 }
 
-/// The run document of the task's samples: the plan's cases in order, each
-/// measured, failed, or n/a with the reason.
-fn document(run: &crate::spec::RunSpec, plan: &[PlannedCase], samples: &Value, h: crate::harness::HarnessConfig, unit: &Unit) -> RunDoc {
-    let clock = match unit {
-        Unit::Cycles(c) => c.clone(),
-        Unit::Instructions => crate::clock::known_tsc(1e9),
-    };
-    let mut doc = run.document(&["mach"], plan.len(), vec![0], h, clock);
-    let condition = Condition { load: "idle".into(), isolation: "none".into(), facts: Map::new() };
-    let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();
-    for p in plan {
-        let mut r = not_measured(p, CaseStatus::NotApplicable, &absent_reason(p), condition.clone());
-        let case = cases.iter().find(|c| c.get("benchmark").and_then(Value::as_str) == Some(p.benchmark.id.as_str()) && same_params(p, c));
-        match case.map(|c| measured(p, c, unit)) {
-            Some(Ok((metrics, details))) => {
-                (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
-                r.placement = Some(placement(p));
-            }
-            Some(Err(why)) => (r.status, r.reason) = (CaseStatus::Failed, Some(why)),
-            None => {}
-        }
-        doc.results.push(r);
-    }
-    doc.settings.cpus = vec![0];
-    doc.finished_at = Some(now_rfc3339());
-    doc.status = RunStatus::Complete;
-    doc
-}
-
-/// Whether the task's case `c` answers the planned case `p`.
-fn same_params(p: &PlannedCase, c: &Value) -> bool {
-    match c.get("params").and_then(Value::as_object) {
-        Some(sent) => sent == &p.params,
-        None => p.params.is_empty() || p.benchmark.family.name() != schema::ipc::FAMILY,
-    }
-}
-
-/// A case the task answered: its metrics in the run's unit, or why it failed.
-fn measured(p: &PlannedCase, c: &Value, unit: &Unit) -> Result<(Vec<Metric>, Map<String, Value>), String> {
-    if c.get("status").and_then(Value::as_str) != Some("ok") {
-        return Err(c.get("reason").and_then(Value::as_str).unwrap_or("failed").chars().take(300).collect());
-    }
-    let samples: Vec<f64> = c.get("per_op_cycles").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
-    let no = || "the task sent no samples".to_string();
-    let metrics = match p.benchmark.family.name() {
-        schema::ipc::FAMILY => {
-            let half: Vec<f64> = samples.iter().map(|x| x / 2.0).collect();
-            vec![unit.metric(schema::ipc::ONE_WAY, &half).ok_or_else(no)?, unit.metric(schema::ipc::ROUND_TRIP, &samples).ok_or_else(no)?]
-        }
-        schema::syscall::FAMILY => vec![unit.metric(schema::syscall::PER_CALL, &samples).ok_or_else(no)?],
-        schema::pagefault::FAMILY => vec![unit.metric(schema::pagefault::PER_PAGE, &samples).ok_or_else(no)?],
-        _ => vec![unit.metric(schema::hermit::PER_OP, &samples).ok_or_else(no)?],
-    };
-    let mut details = Map::new();
-    details.insert("mach_operation".into(), json!(operation(&p.benchmark.id)));
-    details.insert("unit".into(), json!(unit.name()));
-    for k in ["inner", "round_trips", "requests_verified_by_server"] {
-        if let Some(v) = c.get(k).filter(|v| v.is_u64()) {
-            details.insert(k.into(), v.clone());
-        }
-    }
-    Ok((metrics, details))
-}
-
-/// Where the task measures: its threads on the one CPU.
-fn placement(p: &PlannedCase) -> crate::placement::Placement {
-    let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
-    let inter = p.params.get("space").and_then(Value::as_str) == Some("inter");
-    crate::placement::Placement {
-        actors: if !ipc { "1 thread" } else if inter { "two tasks" } else { "two threads of one task" }.into(),
-        cpus: if ipc { vec![0, 0] } else { vec![0] },
-        observed_cpus: vec![],
-        policy: "GNU Mach's scheduler".into(),
-        memory_locked: false,
-    }
+/// The guest, as program.rs makes its document.
+fn guest(unit: Unit) -> program::Guest {
+    program::Guest { env: "mach", system: "GNU Mach", absent: absent_reason, policy: "GNU Mach's scheduler", one_cpu: true, unit }
 }

@@ -27,6 +27,7 @@ pub mod hermit;
 pub mod mach;
 pub mod microvm;
 pub mod native;
+pub mod program;
 pub mod qemu;
 pub mod uml;
 pub mod xen;
