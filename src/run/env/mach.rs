@@ -54,7 +54,7 @@ impl Environment for Mach {
     }
 
     fn about(&self) -> &'static str {
-        "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions) or tcg (emulated cycles)"
+        "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions, its default) or tcg (emulated cycles)"
     }
 
     fn options(&self) -> Option<super::OwnOptions> {
@@ -62,7 +62,7 @@ impl Environment for Mach {
     }
 
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        let accel = o.own.get::<AccelArgs>()?.accel;
+        let accel = accel(o)?;
         if accel == Accel::Kvm {
             return Err(MachError::Kvm.into());
         }
@@ -106,6 +106,12 @@ impl Environment for Mach {
 }
 
 use crate::schema::ipc::Mechanism;
+
+/// `--accel` as given; not given, the instruction counter (exact counts:
+/// this environment's default, where the others' is tcg).
+fn accel(o: &EnvOptions) -> Result<Accel, EnvError> {
+    Ok(if o.own.given("accel") { o.own.get::<AccelArgs>()?.accel } else { Accel::Icount })
+}
 
 /// Why GNU Mach cannot be booted, or its task's answer not read.
 #[derive(Debug, thiserror::Error)]
@@ -292,4 +298,67 @@ fn absent_reason(p: &PlannedCase) -> String {
 /// The guest, as program.rs makes its document.
 fn guest(unit: Unit) -> program::Guest {
     program::Guest { env: "mach", system: "GNU Mach", absent: absent_reason, policy: "GNU Mach's scheduler", one_cpu: true, unit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GNU Mach loads each PT_LOAD apart (vm_allocate of its pages, asserted):
+    /// the task must be ET_EXEC, i386, and no two segments may share a page.
+    #[test]
+    fn the_tasks_are_i386_executables_whose_segments_never_share_a_page() {
+        for elf in [TASK, CHECK] {
+            let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]);
+            let u32_at = |o: usize| u32::from_le_bytes([elf[o], elf[o + 1], elf[o + 2], elf[o + 3]]);
+            assert_eq!(&elf[..5], b"\x7fELF\x01", "ELF32");
+            assert_eq!((u16_at(16), u16_at(18)), (2, 3), "ET_EXEC, EM_386");
+            let (phoff, phentsize, phnum) = (u32_at(28) as usize, u16_at(42) as usize, u16_at(44) as usize);
+            let mut pages: Vec<(u32, u32)> = (0..phnum)
+                .map(|i| phoff + i * phentsize)
+                .filter(|&h| u32_at(h) == 1)
+                .map(|h| (u32_at(h + 8) / 4096, (u32_at(h + 8) + u32_at(h + 20) - 1) / 4096))
+                .collect();
+            pages.sort();
+            assert!(pages.len() >= 2, "{pages:?}");
+            assert!(pages.windows(2).all(|w| w[0].1 < w[1].0), "segments share a page: {pages:?}");
+        }
+    }
+
+    fn plan(suites: &[&str]) -> Vec<PlannedCase> {
+        let run = crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+        program::plan_of(&run).unwrap()
+    }
+
+    #[test]
+    fn the_tasks_line_names_the_plans_cases_without_a_comma() {
+        let args = task_args(&plan(&["l4-ipc", "hermit-basic"]), 11, false);
+        assert!(!args.contains(',') && !args.contains('$'), "a comma would start another module: {args}");
+        assert!(args.contains("words=0/1/2/4/8/16/64") && args.contains("space=intra/inter"), "{args}");
+        assert!(args.contains("sys=getpid/yield/yield-busy/malloc/fault"), "{args}");
+        assert!(args.contains("batches=11"));
+        let none = task_args(&plan(&["syscall"]), 3, true);
+        assert!(none.contains("words= space=") && none.contains("inner_ipc=250"), "{none}");
+    }
+
+    #[test]
+    fn rows_mach_has_not_say_why() {
+        let p = plan(&["l4-ipc"]);
+        let why = |id: &str, cores: &str| {
+            let c = p.iter().find(|c| c.benchmark.id == id && c.params.get("cores").and_then(Value::as_str) == Some(cores)).unwrap();
+            absent_reason(c)
+        };
+        assert!(why("ipc.mach-msg", "cross").contains("uniprocessor"));
+        assert!(why("ipc.pipe", "same").contains("Hurd"));
+    }
+
+    #[test]
+    fn the_check_and_a_panic_are_read_from_the_console() {
+        let v = check_figures("start /x/task: mach-check round_trips=100000 total=243910100 round_trip_x1000=2439101\n");
+        assert_eq!(v["mach_msg_one_way"], json!(1219.5505));
+        assert!(check_figures("nothing").get("failed").is_some());
+        let p = panic_line("module 0\npanic ../kern/bootstrap.c:810: user_bootstrap: Cannot load\nmore");
+        assert_eq!(p.as_deref(), Some("panic ../kern/bootstrap.c:810: user_bootstrap: Cannot load"));
+        assert!(panic_line("no trouble").is_none());
+    }
 }
