@@ -111,7 +111,7 @@ fn a_kernel_panic_is_not_applicable_with_the_consoles_words() {
     if !installed() {
         return;
     }
-    let (doc, took) = run_mach("mach-panic", None, &[&GETPID[..], &["--guest-mode", "panic", "--init-timeout", "60"]].concat());
+    let (doc, took) = run_mach("mach-panic", None, &[&GETPID[..], &["--guest-mode", "panic", "--init-timeout", "15"]].concat());
     let r = result(&doc, "syscall.getpid");
     assert_eq!(r["status"], "not_applicable", "{r}");
     let why = r["reason"].as_str().unwrap();
@@ -124,11 +124,11 @@ fn a_task_that_never_says_hello_is_given_up_at_the_init_timeout() {
     if !installed() {
         return;
     }
-    let (doc, took) = run_mach("mach-silent", None, &[&GETPID[..], &["--guest-mode", "hang", "--init-timeout", "20"]].concat());
+    let (doc, took) = run_mach("mach-silent", None, &[&GETPID[..], &["--guest-mode", "hang", "--init-timeout", "5"]].concat());
     let r = result(&doc, "syscall.getpid");
     assert_eq!(r["status"], "not_applicable", "{r}");
     let why = r["reason"].as_str().unwrap();
-    assert!(why.contains("within 20 s") && why.contains("start"), "{why}");
+    assert!(why.contains("within 20 s") && why.contains("start"), "4 x --init-timeout: {why}");
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
 

@@ -32,6 +32,9 @@ use std::time::Instant;
 /// Where scripts/setup-mach leaves the kernel (`gnumach`) and its version.
 pub const CACHE: &str = "/var/cache/oscycles/mach";
 
+/// How many times the run's --init-timeout GNU Mach may take to its hello.
+const INIT_SCALE: u32 = 4;
+
 /// The command that installs it.
 const INSTALL: &str = "scripts/setup-mach (as root; scripts/setup calls it)";
 
@@ -67,6 +70,11 @@ impl Environment for Mach {
             return Err(MachError::Kvm.into());
         }
         let kernel = Kernel::find(&cache_dir())?;
+        // Emulated, GNU Mach probes its ISA and SCSI devices for seconds
+        // before its task starts (6.5 s under the counter on an idle host,
+        // over 30 s on this shared one): a longer wait for the hello, as
+        // the xen-* environments have under TCG.
+        let o = &EnvOptions { init_timeout: o.init_timeout * INIT_SCALE, ..o.clone() };
         let plan = program::plan_of(&spec.run).map_err(MachError::Program)?;
         let quick = plan.iter().any(|p| p.scale == Scale::Quick);
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
