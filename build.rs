@@ -17,6 +17,33 @@ fn main() {
     compile_forker("forker-static", &["-static"]);
     compile_sel4_root_task("guest/sel4/roottask.c", "sel4-roottask.elf");
     compile_sel4_root_task("guest/sel4/check.c", "sel4-check.elf");
+    compile_mach_task("guest/mach/task.c", "mach-task");
+    compile_mach_task("guest/mach/check.c", "mach-check");
+}
+
+/// A GNU Mach bootstrap task (the mach environment's guest): freestanding
+/// 32-bit C, linked static, ET_EXEC non-PIE, each PT_LOAD on its own page
+/// (GNU Mach's loader allocates each segment apart and asserts it could).
+fn compile_mach_task(src: &str, out: &str) {
+    let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let obj = dir.join(format!("{out}.o"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let run = |cmd: &mut std::process::Command| {
+        let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (gcc and binutils)"));
+        assert!(st.success(), "{cmd:?} failed");
+    };
+    run(std::process::Command::new(&cc)
+        .args(["-m32", "-march=i686", "-O2", "-ffreestanding", "-fno-builtin", "-fno-pic", "-fno-pie", "-fno-stack-protector"])
+        .args(["-fno-asynchronous-unwind-tables", "-fcf-protection=none", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function", "-c", "-o"])
+        .arg(&obj)
+        .arg(src));
+    run(std::process::Command::new("ld")
+        .args(["-m", "elf_i386", "-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096", "-o"])
+        .arg(dir.join(out))
+        .arg(&obj));
+    for f in [src, "guest/mach/mach.h", "guest/freestanding/frame.h"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
 }
 
 /// A root task of the sel4 environment (guest/sel4): freestanding 32-bit C

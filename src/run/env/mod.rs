@@ -24,6 +24,7 @@ pub mod frame;
 pub mod guest;
 pub mod gvisor;
 pub mod hermit;
+pub mod mach;
 pub mod microvm;
 pub mod native;
 pub mod program;
@@ -146,6 +147,7 @@ impl Named for Env {
         &hermit::Hermit::QEMU,
         &hermit::Hermit::MICROVM,
         &sel4::Sel4,
+        &mach::Mach,
     ];
 
     fn name(&self) -> &'static str {
@@ -199,6 +201,13 @@ impl EnvArgs {
     /// The options of environment type `T`, as given or defaulted.
     pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
         T::from_arg_matches(&self.0)
+    }
+
+    /// Whether option `id` (a field of an environment's options) was given
+    /// on the command line rather than defaulted: an environment whose
+    /// default differs from the shared one (mach's --accel) asks.
+    pub fn given(&self, id: &str) -> bool {
+        self.0.try_get_raw(id).is_ok_and(|v| v.is_some()) && self.0.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
     }
 
     /// Every environment's options at their defaults.
@@ -330,6 +339,7 @@ pub enum EnvError {
     Hermit(#[from] hermit::HermitError),
     #[error(transparent)]
     Sel4(#[from] sel4::Sel4Error),
+    Mach(#[from] mach::MachError),
     #[error(transparent)]
     Uml(#[from] uml::UmlError),
     #[error(transparent)]
@@ -597,7 +607,7 @@ mod tests {
     fn environments_are_named_and_parsed_as_before() {
         assert_eq!(
             Env::names(),
-            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm, sel4"
+            "native, container, qemu-tcg, qemu-kvm, microvm, xen-pv, xen-pvh, xen-hvm, xen-pvh-domu, uml, gvisor, hermit, hermit-microvm, sel4, mach"
         );
         assert_eq!(Env::parse("qemu-kvm").map(|e| e.name()), Some("qemu-kvm"));
         assert!(Env::parse("xen").is_none());

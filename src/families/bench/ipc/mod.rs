@@ -36,9 +36,9 @@ pub enum IpcError {
     Interrupted,
     #[error("the peer process ended abnormally (wait status {0:#x})")]
     PeerDied(i32),
-    /// A mechanism of another kernel.
-    #[error("{0}")]
-    Foreign(&'static str),
+    /// A mechanism of another kernel (mach-msg): measured in its environment.
+    #[error("another kernel's mechanism: measured in --env {0} only")]
+    Elsewhere(&'static str),
 }
 
 impl IpcError {
@@ -120,7 +120,6 @@ impl Endpoint for AnyEndpoint {
 pub use crate::schema::ipc::Mechanism;
 
 /// Why ipc.sel4-call is not measured on Linux.
-const SEL4_ONLY: &str = "seL4's IPC: measured by the sel4 environment's root task, not on Linux";
 
 impl Mechanism {
     /// Bytes that cross the mechanism per message of `words` words (byte
@@ -136,8 +135,8 @@ impl Mechanism {
 
     /// Why this mechanism cannot run with this placement and payload, if it cannot.
     pub fn unsupported(self, cores: Cores, words: usize) -> Option<&'static str> {
-        if self == Mechanism::Sel4Call {
-            return Some(SEL4_ONLY);
+        if let Some(reason) = self.foreign() {
+            return Some(reason);
         }
         let polls = matches!(self, Mechanism::Spin | Mechanism::Cacheline);
         if polls && cores == Cores::Same {
@@ -206,7 +205,8 @@ impl Mechanism {
                 b.set_nodelay(true).map_err(IpcError::io("TCP_NODELAY"))?;
                 (E::Stream(FdStream::new(a.into(), None)), E::Stream(FdStream::new(b.into(), None)))
             }
-            Mechanism::Sel4Call => return Err(IpcError::Foreign(SEL4_ONLY)),
+            Mechanism::MachMsg => return Err(IpcError::Elsewhere("mach")),
+            Mechanism::Sel4Call => return Err(IpcError::Elsewhere("sel4")),
             Mechanism::Udp => {
                 let a = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;
                 let b = std::net::UdpSocket::bind("127.0.0.1:0").map_err(IpcError::io("udp bind"))?;

@@ -56,6 +56,8 @@ pub enum Mechanism {
     Udp,
     /// seL4's synchronous IPC: only in the sel4 environment's root task.
     Sel4Call,
+    /// GNU Mach's mach_msg: measured only inside `--env mach`.
+    MachMsg,
 }
 
 impl Mechanism {
@@ -73,6 +75,7 @@ impl Mechanism {
         Mechanism::Tcp,
         Mechanism::Udp,
         Mechanism::Sel4Call,
+        Mechanism::MachMsg,
     ];
 
     /// The name in benchmark ids and tables.
@@ -91,6 +94,7 @@ impl Mechanism {
             Mechanism::Tcp => "tcp",
             Mechanism::Udp => "udp",
             Mechanism::Sel4Call => "sel4-call",
+            Mechanism::MachMsg => "mach-msg",
         }
     }
 
@@ -113,6 +117,28 @@ impl Mechanism {
             Mechanism::Sel4Call => {
                 "seL4_Call to a server thread in seL4_ReplyRecv, payload in message registers (2 per 64-bit word on ia32), checked both ways (the sel4 environment; not a Linux mechanism)"
             }
+            Mechanism::MachMsg => {
+                "GNU Mach's mach_msg, SEND|RCV in one call each way (the server replies and receives in one): inline 32-bit words, a send-once reply right per request; in --env mach only"
+            }
+        }
+    }
+
+    /// The environment whose own kernel the mechanism is, if it is one
+    /// (its cases are n/a everywhere else).
+    pub fn only_in(self) -> Option<&'static str> {
+        match self {
+            Mechanism::Sel4Call => Some("sel4"),
+            Mechanism::MachMsg => Some("mach"),
+            _ => None,
+        }
+    }
+
+    /// Why another kernel's mechanism is not measured on Linux, if it is one.
+    pub fn foreign(self) -> Option<&'static str> {
+        match self {
+            Mechanism::Sel4Call => Some("seL4's IPC: measured by the sel4 environment's root task (--env sel4), not on Linux"),
+            Mechanism::MachMsg => Some("another kernel's mechanism (GNU Mach's mach_msg): measured in --env mach only"),
+            _ => None,
         }
     }
 

@@ -1,0 +1,163 @@
+//! The mach environment: GNU Mach (Debian's i386 kernel) booted by QEMU
+//! with oscycles' bootstrap task returns results naming the kernel, in
+//! guest instructions under --accel icount, the same counts twice; a kernel
+//! panic and a task that never says hello are n/a within the init timeout
+//! with the console's words; SIGKILL leaves no QEMU behind; a missing
+//! kernel is n/a with the command that installs it.
+//!
+//! The booting tests need what scripts/setup-mach unpacks
+//! (/var/cache/oscycles/mach); without it they say so and check only that
+//! the run says why.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{processes_mentioning, tempdir};
+
+const KERNEL: &str = "/var/cache/oscycles/mach/gnumach";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_oscycles")
+}
+
+fn installed() -> bool {
+    let here = Path::new(KERNEL).is_file();
+    if !here {
+        eprintln!("skipping: {KERNEL} missing (scripts/setup-mach unpacks it)");
+    }
+    here
+}
+
+/// `oscycles run --env mach` with `args` into a fresh directory; the
+/// document and how long it took.
+fn run_mach(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
+    let d = tempdir(name);
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--env", "mach", "--quiet", "--rounds", "1", "--results"]).arg(&d).args(args);
+    if let Some(c) = cache {
+        cmd.env("OSCYCLES_MACH_CACHE", c);
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("the binary runs");
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = common::only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took)
+}
+
+fn results<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
+    doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
+}
+
+fn result<'a>(doc: &'a serde_json::Value, bench: &str) -> &'a serde_json::Value {
+    results(doc, bench).into_iter().next().unwrap_or_else(|| panic!("no {bench} in {doc}"))
+}
+
+const GETPID: [&str; 6] = ["--suite", "syscall", "--bench", "syscall.getpid", "--batches", "3"];
+
+#[test]
+fn a_missing_kernel_makes_the_cases_not_applicable_with_the_command_that_installs_it() {
+    let empty = tempdir("mach-none");
+    let (doc, _) = run_mach("mach-missing", Some(&empty), &GETPID);
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("scripts/setup-mach"), "{r}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+#[test]
+fn a_mach_run_names_the_kernel_and_counts_the_same_instructions_twice() {
+    if !installed() {
+        return;
+    }
+    let args = ["--suite", "l4-ipc,syscall", "--bench", "ipc.mach-msg,syscall.getpid,syscall.null", "--where", "words=0", "--where", "words=16", "--batches", "3", "--accel", "icount"];
+    let (a, _) = run_mach("mach-a", None, &args);
+    let (b, _) = run_mach("mach-b", None, &args);
+    let facts = &a["environment"]["settings"]["mach"];
+    assert!(facts["kernel_version"].as_str().unwrap().contains("GNU Mach 2:1.8+git20221224-2"), "{facts}");
+    assert_eq!(facts["arch"], "i386");
+    assert_eq!(facts["accel"], "icount");
+    let one_way = |doc: &serde_json::Value, space: &str, words: u64| {
+        let r = results(doc, "ipc.mach-msg")
+            .into_iter()
+            .find(|r| r["params"]["space"] == space && r["params"]["words"] == words && r["params"]["cores"] == "same")
+            .unwrap_or_else(|| panic!("no mach-msg {space} {words}w"))
+            .clone();
+        assert_eq!(r["status"], "ok", "{r}");
+        let m = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "one_way").unwrap().clone();
+        assert_eq!(m["unit"], "guest_instructions", "{m}");
+        assert_eq!(r["details"]["requests_verified_by_server"], r["details"]["round_trips"], "{r}");
+        m["summary"]["median"].as_f64().unwrap()
+    };
+    for space in ["intra", "inter"] {
+        let (small, large) = (one_way(&a, space, 0), one_way(&a, space, 16));
+        assert!(small > 0.0 && large > small, "{space}: {small} then {large} with 16 words");
+        assert_eq!(small, one_way(&b, space, 0), "{space}: the counter is exact");
+    }
+    let cross = results(&a, "ipc.mach-msg").into_iter().find(|r| r["params"]["cores"] == "cross").unwrap();
+    assert_eq!(cross["status"], "not_applicable");
+    assert!(cross["reason"].as_str().unwrap().contains("uniprocessor"), "{cross}");
+    let check = &facts["independent_check"];
+    assert!(check["mach_msg_one_way"].as_f64().is_some_and(|x| x > 0.0), "{check}");
+    let pipe = result(&a, "syscall.getpid");
+    assert_eq!(pipe["status"], "ok", "{pipe}");
+}
+
+#[test]
+fn a_kernel_panic_is_not_applicable_with_the_consoles_words() {
+    if !installed() {
+        return;
+    }
+    let (doc, took) = run_mach("mach-panic", None, &[&GETPID[..], &["--guest-mode", "panic", "--init-timeout", "15"]].concat());
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("panic") && why.contains("Cannot load user executable module"), "{why}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+#[test]
+fn a_task_that_never_says_hello_is_given_up_at_the_init_timeout() {
+    if !installed() {
+        return;
+    }
+    let (doc, took) = run_mach("mach-silent", None, &[&GETPID[..], &["--guest-mode", "hang", "--init-timeout", "5"]].concat());
+    let r = result(&doc, "syscall.getpid");
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("within 20 s") && why.contains("start"), "4 x --init-timeout: {why}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+#[test]
+fn a_sigkilled_run_leaves_no_mach_qemu() {
+    if !installed() {
+        return;
+    }
+    let d = tempdir("mach-sigkill");
+    let scratch: PathBuf = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = Command::new(bin())
+        .args(["run", "--env", "mach", "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
+        .args(GETPID)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
