@@ -339,6 +339,7 @@ pub enum EnvError {
     Hermit(#[from] hermit::HermitError),
     #[error(transparent)]
     Sel4(#[from] sel4::Sel4Error),
+    #[error(transparent)]
     Mach(#[from] mach::MachError),
     #[error(transparent)]
     Uml(#[from] uml::UmlError),

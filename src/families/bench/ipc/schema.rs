@@ -61,7 +61,7 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 13] = [
+    pub const ALL: [Mechanism; 14] = [
         Mechanism::Pipe,
         Mechanism::Fifo,
         Mechanism::UnixStream,
