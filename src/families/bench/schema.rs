@@ -161,7 +161,7 @@ mod tests {
         for b in benchmarks() {
             assert!(FAMILIES.contains(&b.family.name()), "{} is a family here", b.family.name());
             assert_eq!(member(b.family.name(), &b.id), b.id.trim_start_matches(&format!("{}.", b.family.name())));
-            for p in b.cases(Scale::Quick).into_iter().chain(b.cases(Scale::Full)) {
+            for p in [Scale::Quick, Scale::Full, Scale::Test].into_iter().flat_map(|s| b.cases(s)) {
                 assert_eq!(round_trip(b.family.name(), &p).as_ref(), Some(&p), "{} {p:?}", b.id);
             }
         }

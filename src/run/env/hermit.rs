@@ -17,7 +17,7 @@
 
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
-use crate::bench::{Scale, cases};
+use crate::bench::cases;
 use crate::clock::ClockInfo;
 use crate::named::Named;
 use crate::plan::{PlannedCase, not_measured};
@@ -101,7 +101,7 @@ impl Environment for Hermit {
         let build = Build::find(&cache_dir())?;
         let plan = plan_of(&spec.run)?;
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
-        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let quick = plan.iter().any(|p| p.scale.brief());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program_args(spec, &plan, &harness, o);
         let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
@@ -179,7 +179,7 @@ fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> 
         .iter()
         .map(|s| crate::registry::find_suite(s).ok_or_else(|| HermitError::UnknownSuite(s.clone())))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
+    let mut plan = crate::plan::plan_at(&suites, run.benchmarks.as_deref(), run.scale);
     crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
     Ok(plan)
 }
@@ -189,7 +189,7 @@ fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, HermitError> 
 fn program_args(spec: &super::guest::GuestSpec, plan: &[PlannedCase], h: &crate::harness::HarnessConfig, o: &EnvOptions) -> String {
     let benches = crate::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
-    let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+    let quick = plan.iter().any(|p| p.scale.brief());
     let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
     let quick_bytes = quick.then_some(crate::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);

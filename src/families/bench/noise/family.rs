@@ -12,13 +12,16 @@ use serde_json::json;
 pub const QUANTUM: u64 = 20_000;
 
 fn fwq_cases(scale: Scale) -> Vec<Params> {
-    points([schema::noise::Params { samples: if scale == Scale::Quick { 10_000 } else { 100_000 } }])
+    let samples = match scale {
+        Scale::Full => 100_000,
+        Scale::Quick => 10_000,
+        Scale::Test => 1_000,
+    };
+    points([schema::noise::Params { samples }])
 }
 
 fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let n = ctx.typed::<schema::noise::Params>()?.samples as usize;
-    // The harness's batch count scales the run down in tests (tiny: 3 batches).
-    let n = if ctx.harness.batches < 5 { n.min(1000) } else { n };
     let cpus = case_cpus(ctx);
     let ((s, attribution), placement) = pinned(ctx, || {
         noise::fwq(QUANTUM, 100); // warm-up
