@@ -135,7 +135,7 @@ mod tests {
         };
         writes(ps, r#"{"batch":1,"bytes":64,"depth":1,"mode":"rpc-unix","notify":"-"}"#);
         writes(parallel::Params { instances: 2 }, r#"{"instances":2}"#);
-        writes(noise::Params { samples: 10_000 }, r#"{"samples":10000}"#);
+        writes(noise::Params { quantum_us: 14, samples: 10_000 }, r#"{"quantum_us":14,"samples":10000}"#);
         writes(control::Params { samples: 300 }, r#"{"samples":300}"#);
         writes(net::Params { path: net::Path::Veth, bytes: 1450 }, r#"{"bytes":1450,"path":"veth"}"#);
         writes(blk::Params { mode: blk::Mode::Direct, block: 4096 }, r#"{"block":4096,"mode":"direct"}"#);
