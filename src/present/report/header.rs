@@ -81,10 +81,11 @@ fn host(doc: &RunDoc) -> String {
         h.memory_total_kib as f64 / 1048576.0
     );
     s += &format!(
-        "kernel {} ({}), preemption {}, isolation on the command line: {}\n",
+        "kernel {} ({}), preemption {}{}, isolation on the command line: {}\n",
         h.kernel_release,
         h.kernel_version,
         h.preemption,
+        h.preempt.as_ref().map(|p| format!(" {}", p.describe())).unwrap_or_default(),
         crate::host::isolation_params(&h.kernel_cmdline)
     );
     let mut hv = match &h.hypervisor {
