@@ -187,6 +187,8 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
             "2",
             "--batch-ms",
             "0.2",
+            "--scale",
+            "test",
             "--point-ms",
             "20",
             "--quiet",

@@ -69,8 +69,8 @@ fn assert_same(before: &BTreeMap<String, String>, after: &BTreeMap<String, Strin
     assert_eq!(before.len(), after.len(), "settings appeared: {:?}", after.keys().filter(|k| !before.contains_key(*k)).collect::<Vec<_>>());
 }
 
-/// A control-loop run under pinned and isolated; `batches` below 5 shrinks it to a few periods.
-fn run(results: &Path, batches: &str) -> Command {
+/// A control-loop run under pinned and isolated at `scale` (test: a few periods; full: 3,000).
+fn run(results: &Path, batches: &str, scale: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscycles"));
     c.args([
         "run",
@@ -80,6 +80,8 @@ fn run(results: &Path, batches: &str) -> Command {
         "pinned,isolated",
         "--batches",
         batches,
+        "--scale",
+        scale,
         "--rounds",
         "1",
         "--full",
@@ -96,7 +98,7 @@ fn isolation_settings_are_as_before_after_a_run() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let d = tempdir("isolation-done");
     let before = settings();
-    let out = run(&d, "3").output().unwrap();
+    let out = run(&d, "3", "test").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(text.contains("isolated"), "{text}");
@@ -111,7 +113,7 @@ fn isolation_settings_are_as_before_after_an_interrupted_run() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let d = tempdir("isolation-term");
     let before = settings();
-    let child = run(&d, "5").spawn().unwrap();
+    let child = run(&d, "5", "full").spawn().unwrap();
     let pid = child.id();
     // Interrupt while isolated: its journal exists from the first change to the restore.
     let journal = format!("/run/oscycles/isolation-{pid}.json");
@@ -155,7 +157,7 @@ fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
     };
     let quick = || common::tiny_run(&d, 100, &["--bench", "syscall.getpid"]);
     let expected = cpus_of(&quick());
-    let mut child = run(&d, "5").spawn().unwrap();
+    let mut child = run(&d, "5", "full").spawn().unwrap();
     let pid = child.id();
     let journal = format!("/run/oscycles/isolation-{pid}.json");
     let t = Instant::now();

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 mod common;
 use common::tempdir;
 
-fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str) -> Child {
+fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str, scale: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(["run", "--suite", suite, "--load", loads, "--batches", batches, "--rounds", "1", "--full", "--quiet", "--results"])
+        .args(["run", "--suite", suite, "--load", loads, "--batches", batches, "--scale", scale, "--rounds", "1", "--full", "--quiet", "--results"])
         .arg(results)
         .arg("--scratch")
         .arg(scratch)
@@ -63,7 +63,7 @@ fn wait_for(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 #[test]
 fn no_load_process_remains_after_a_complete_run() {
     let (results, scratch) = (tempdir("loads-done"), tempdir("loads-done-scratch"));
-    let child = start(&results, &scratch, "idle,build,io", "fwq", "3");
+    let child = start(&results, &scratch, "idle,build,io", "fwq", "3", "test");
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -92,7 +92,7 @@ fn no_load_process_remains_after_a_complete_run() {
 fn no_load_process_remains_after_a_sigterm_in_the_middle_of_a_run() {
     let (results, scratch) = (tempdir("loads-term"), tempdir("loads-term-scratch"));
     // A long run: the full-size fwq and control loop under a build load.
-    let child = start(&results, &scratch, "build", "fwq,control-loop", "15");
+    let child = start(&results, &scratch, "build", "fwq,control-loop", "15", "full");
     let pid = child.id();
     // Wait until the compiler is at work (a gcc or cc1 whose cwd is the tree), then stop oscycles.
     wait_for("the build load to compile", Duration::from_secs(60), || {

@@ -30,10 +30,17 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
     let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let all: Vec<&'static registry::Suite> = registry::SUITES.iter().collect();
-    let plan = runner::plan(&all, None);
+    let full = runner::plan(&all, None);
     for b in registry::benchmarks() {
-        assert!(plan.iter().any(|p| p.benchmark.id == b.id), "{} is in no suite's plan", b.id);
+        assert!(full.iter().any(|p| p.benchmark.id == b.id), "{} is in no suite's plan", b.id);
     }
+    // At the test scale, explicitly (FWQ 1,000 quanta, 50 control periods,
+    // 30 ms net and blk points, a 4 MiB file); a benchmark that scale leaves
+    // out (the memory bandwidths, full only) with its full cases at the
+    // test scale's harness.
+    let mut plan = runner::plan_at(&all, None, Some(registry::Scale::Test));
+    let left_out: Vec<_> = full.into_iter().filter(|f| !plan.iter().any(|p| p.benchmark.id == f.benchmark.id)).collect();
+    plan.extend(left_out.into_iter().map(|p| runner::PlannedCase { scale: registry::Scale::Test, ..p }));
     for p in &plan {
         let r = runner::run_case(p, &ex, &clock, pinned());
         // A benchmark this host cannot run says why, and its cases are n/a.
@@ -111,4 +118,50 @@ fn the_packet_stream_sweep_counts_fewer_notifications_than_packets_when_batching
         assert!(packets > 0);
         assert!(notifications < packets, "{}: {notifications} notifications for {packets} packets", p.label());
     }
+}
+
+#[test]
+fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
+    let scratch = tempfile::tempdir().unwrap();
+    // Batches as a full run has them: the size comes from the scale alone.
+    let ex = Execution { quick: HarnessConfig { batches: 15, ..HarnessConfig::tiny() }, ..execution(&scratch) };
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let suites = [registry::find_suite("fwq").unwrap(), registry::find_suite("control-loop").unwrap()];
+    let only: Vec<String> = ["noise.fwq", "control.busy-tsc"].map(String::from).to_vec();
+    let plan = runner::plan_at(&suites, Some(&only), Some(registry::Scale::Test));
+    let labels: Vec<String> = plan.iter().map(|p| p.label()).collect();
+    assert_eq!(labels, ["noise.fwq quantum_us=1400 samples=100", "noise.fwq quantum_us=14 samples=1000", "control.busy-tsc samples=50"]);
+    for p in &plan {
+        let r = runner::run_case(p, &ex, &clock, pinned());
+        assert_eq!(r.status, CaseStatus::Ok, "{}: {:?}", p.label(), r.reason);
+        let n = r.metrics[0].summary.n as u64;
+        let samples = p.params["samples"].as_u64().unwrap();
+        assert!(n <= samples && n + 1 >= samples, "{}: {n} samples measured", p.label());
+    }
+}
+
+#[test]
+fn a_default_run_measures_and_records_the_published_sizes() {
+    use oscycles::bench::{blk, net};
+    let spec = RunSpec { suites: ["fwq", "control-loop", "net", "blk"].map(String::from).to_vec(), ..RunSpec::default() };
+    assert_eq!(spec.scale, None, "no --scale: each suite at its own");
+    let clock = oscycles::clock::known_tsc(3e9);
+    let doc = spec.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock.clone());
+    assert_eq!(doc.settings.scale.as_deref(), Some("full"));
+    let suites: Vec<&'static registry::Suite> = spec.suites.iter().map(|s| registry::find_suite(s).unwrap()).collect();
+    let plan = runner::plan_at(&suites, None, spec.scale);
+    let samples = |id: &str| -> Vec<u64> {
+        plan.iter().filter(|p| p.benchmark.id == id).map(|p| p.params["samples"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(samples("noise.fwq"), [100_000, 100_000]);
+    assert_eq!(plan.iter().find(|p| p.benchmark.id == "noise.fwq").unwrap().params["quantum_us"], 1400);
+    assert_eq!(samples("control.nanosleep"), [3_000]);
+    assert!(plan.iter().all(|p| p.scale == registry::Scale::Full));
+    assert_eq!(net::family::point_ms(spec.point_ms, registry::Scale::Full), (200, 1000));
+    assert_eq!(blk::family::file_bytes(registry::Scale::Full), 128 << 20);
+    // The quick suite records its own scale, and --scale the one asked for.
+    let quick = RunSpec::default();
+    assert_eq!(quick.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock.clone()).settings.scale.as_deref(), Some("quick"));
+    let test = RunSpec { scale: Some(registry::Scale::Test), ..spec };
+    assert_eq!(test.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock).settings.scale.as_deref(), Some("test"));
 }

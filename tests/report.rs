@@ -87,6 +87,8 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
         "0.05",
         "--point-ms",
         "20",
+        "--scale",
+        "test",
         "--quiet",
         "--results",
         r,

@@ -302,6 +302,12 @@ pub struct RunArgs {
     /// postgres:// URL. Default: oscycles.sqlite in --results.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
+    /// The sizes measured: full (the published evaluations': FWQ 100,000
+    /// quanta, the control loop 3,000 periods, net and blk points of 1 s, a
+    /// 128 MiB blk file), quick (the quick suite's shorter stated sizes) or
+    /// test (the smallest, which prove mechanics). Default: each suite's own.
+    #[arg(long, value_name = "full|quick|test", value_parser = parse_named::<crate::registry::Scale>)]
+    pub scale: Option<crate::registry::Scale>,
     /// Timed batches per case (samples for the statistics).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub batches: Option<u32>,
@@ -568,6 +574,7 @@ impl RunArgs {
             iterations: self.iterations,
             mem_bytes: self.mem_bytes,
             point_ms: self.point_ms,
+            scale: self.scale,
             no_counters: self.no_counters,
             timeout_s: self.timeout,
             rounds,

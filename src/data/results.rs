@@ -111,6 +111,10 @@ pub struct Settings {
     /// `--where`: the cases kept, as KEY=VALUE.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cases_where: Vec<String>,
+    /// The scale of the sizes measured (`--scale`, or the suites' own):
+    /// full (the published sizes), quick, test; absent in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<String>,
     pub cpus: Vec<usize>,
     pub policy: String,
     pub memory_locked: bool,

@@ -30,6 +30,10 @@ pub struct HostFacts {
     pub kernel_version: String,
     /// From the kernel's version string: "PREEMPT_RT", "PREEMPT_DYNAMIC", "PREEMPT" or "none".
     pub preemption: String,
+    /// The preemption mode the kernel runs in now, where it says, and
+    /// whether root could switch it (absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<PreemptMode>,
     pub kernel_cmdline: String,
     /// The cpuid hypervisor vendor (leaf 0x40000000), None on bare metal.
     pub hypervisor: Option<String>,
@@ -47,6 +51,86 @@ pub struct HostFacts {
     pub governor: Option<String>,
     /// Things a reader of the numbers should know (no constant TSC...).
     pub warnings: Vec<String>,
+}
+
+/// The preemption mode: a PREEMPT_DYNAMIC kernel's current one (none,
+/// voluntary, full, lazy), the one a kernel was built with, or unknown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreemptMode {
+    /// "none", "voluntary", "full", "lazy", "rt"; None where nothing says.
+    pub mode: Option<String>,
+    /// Where the mode was read (or why nothing says).
+    pub source: String,
+    /// Why root cannot switch it while the kernel runs; None: it can
+    /// (writing /sys/kernel/debug/sched/preempt).
+    pub fixed_because: Option<String>,
+}
+
+/// Where a PREEMPT_DYNAMIC kernel shows (and takes) its current mode.
+pub const SCHED_PREEMPT: &str = "/sys/kernel/debug/sched/preempt";
+
+impl PreemptMode {
+    /// One phrase for a header: "none (from SOURCE); switchable by root" or "...; fixed: WHY".
+    pub fn describe(&self) -> String {
+        format!(
+            "mode {} ({}); {}",
+            self.mode.as_deref().unwrap_or("unknown"),
+            self.source,
+            self.fixed_because.as_deref().map_or_else(|| "switchable by root at run time".to_string(), |w| format!("not switchable: {w}"))
+        )
+    }
+}
+
+/// The mode in debugfs' text: the word in parentheses ("none (voluntary) full").
+fn current_in_list(text: &str) -> Option<String> {
+    text.split_whitespace().find(|w| w.starts_with('(') && w.ends_with(')')).map(|w| w.trim_matches(['(', ')']).to_string())
+}
+
+/// The build's default mode from a kernel config's text (CONFIG_PREEMPT_NONE=y...).
+fn mode_in_config(config: &str) -> Option<&'static str> {
+    [("CONFIG_PREEMPT_NONE=y", "none"), ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"), ("CONFIG_PREEMPT=y", "full"), ("CONFIG_PREEMPT_LAZY=y", "lazy")]
+        .iter()
+        .find(|(k, _)| config.lines().any(|l| l.trim() == *k))
+        .map(|(_, m)| *m)
+}
+
+/// The preemption mode from what the kernel exposes: `model` (uname),
+/// the command line, debugfs' sched/preempt (or why it could not be read),
+/// the build's config where there is one in plain text.
+pub fn preempt_mode(model: &str, cmdline: &str, debugfs: Result<String, String>, config: Option<&str>) -> PreemptMode {
+    let from_cmdline = cmdline.split_whitespace().find_map(|w| w.strip_prefix("preempt=")).map(str::to_string);
+    let built = config.and_then(mode_in_config);
+    let fixed = |why: &str| Some(why.to_string());
+    match model {
+        "PREEMPT_RT" => PreemptMode { mode: Some("rt".into()), source: "uname: PREEMPT_RT".into(), fixed_because: fixed("a PREEMPT_RT kernel") },
+        "PREEMPT_DYNAMIC" => match debugfs.map(|t| current_in_list(&t)) {
+            Ok(Some(m)) => PreemptMode { mode: Some(m), source: SCHED_PREEMPT.into(), fixed_because: None },
+            Ok(None) => PreemptMode { mode: from_cmdline, source: format!("{SCHED_PREEMPT} names no current mode"), fixed_because: fixed("unreadable mode") },
+            Err(why) => {
+                let (mode, source) = match (from_cmdline, built) {
+                    (Some(m), _) => (Some(m), "preempt= on the kernel command line".to_string()),
+                    (None, Some(m)) => (Some(m.to_string()), "the kernel config's boot default".to_string()),
+                    (None, None) => (None, "PREEMPT_DYNAMIC, no preempt= on the command line, no config in /boot".to_string()),
+                };
+                PreemptMode { mode, source, fixed_because: Some(format!("{SCHED_PREEMPT}: {why}")) }
+            }
+        },
+        _ => PreemptMode {
+            mode: if model == "PREEMPT" { Some("full".into()) } else { built.map(str::to_string) },
+            source: if model == "PREEMPT" { "uname: PREEMPT".into() } else { "the kernel config".into() },
+            fixed_because: fixed("not a PREEMPT_DYNAMIC kernel: the mode is chosen when it is built"),
+        },
+    }
+}
+
+/// [`preempt_mode`] of this kernel.
+fn preempt_here(model: &str, release: &str, cmdline: &str) -> PreemptMode {
+    let debugfs = fs::read_to_string(SCHED_PREEMPT).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "not there (debugfs not mounted at /sys/kernel/debug, or no PREEMPT_DYNAMIC)".to_string(),
+        _ => e.to_string(),
+    });
+    let config = fs::read_to_string(format!("/boot/config-{release}")).ok();
+    preempt_mode(model, cmdline, debugfs, config.as_deref())
 }
 
 /// /sys/hypervisor, as a kernel running on Xen fills it.
@@ -220,6 +304,7 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
         tsc_known_freq: has("tsc_known_freq"),
     };
     let (release, version, nodename) = uname();
+    let cmdline = read_trim("/proc/cmdline").unwrap_or_default();
     let mem = meminfo("MemTotal").unwrap_or(0);
     let mut warnings = Vec::new();
     if !tsc_flags.constant_tsc {
@@ -247,9 +332,10 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
         tsc_flags,
         clocksource: read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
         preemption: preemption_model(&version),
+        preempt: Some(preempt_here(&preemption_model(&version), &release, &cmdline)),
         kernel_release: release,
         kernel_version: version,
-        kernel_cmdline: read_trim("/proc/cmdline").unwrap_or_default(),
+        kernel_cmdline: cmdline,
         hypervisor: arch::hypervisor(),
         sys_hypervisor: sys_hypervisor(),
         kvm_modules: kvm_modules(),
@@ -278,6 +364,21 @@ mod tests {
     fn finds_the_isolation_words_of_a_command_line() {
         assert_eq!(isolation_params("quiet isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3 panic=1"), "isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3");
         assert_eq!(isolation_params("console=ttyS0 quiet"), "none");
+    }
+
+    #[test]
+    fn the_preemption_mode_comes_from_where_the_kernel_shows_it() {
+        let m = preempt_mode("PREEMPT_DYNAMIC", "quiet", Ok("none (voluntary) full lazy\n".into()), None);
+        assert_eq!((m.mode.as_deref(), m.fixed_because), (Some("voluntary"), None));
+        let m = preempt_mode("PREEMPT_DYNAMIC", "quiet preempt=full", Err("Operation not permitted".into()), Some("CONFIG_PREEMPT_NONE=y"));
+        assert_eq!(m.mode.as_deref(), Some("full"));
+        assert!(m.fixed_because.unwrap().contains("Operation not permitted"));
+        let m = preempt_mode("PREEMPT_DYNAMIC", "quiet", Err("not there".into()), Some("# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_NONE=y\n"));
+        assert_eq!(m.mode.as_deref(), Some("none"));
+        assert!(m.describe().contains("not switchable"), "{}", m.describe());
+        let m = preempt_mode("PREEMPT_RT", "", Err("x".into()), None);
+        assert_eq!(m.mode.as_deref(), Some("rt"));
+        assert_eq!(preempt_mode("none", "", Err("x".into()), None).mode, None);
     }
 
     #[test]

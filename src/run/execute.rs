@@ -72,7 +72,7 @@ impl Execution {
 
     pub fn harness_for(&self, s: Scale) -> HarnessConfig {
         match s {
-            Scale::Quick => self.quick,
+            Scale::Quick | Scale::Test => self.quick,
             Scale::Full => self.full,
         }
     }

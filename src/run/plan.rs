@@ -91,13 +91,19 @@ pub fn keep_where(plan: &mut Vec<PlannedCase>, filters: &[(String, String)], str
 /// A case in two suites (same benchmark, same parameters) runs once, under
 /// the first.
 pub fn plan(suites: &[&'static Suite], only: Option<&[String]>) -> Vec<PlannedCase> {
+    plan_at(suites, only, None)
+}
+
+/// [`plan`] with every suite at `scale` (`--scale`) if given, else at its own.
+pub fn plan_at(suites: &[&'static Suite], only: Option<&[String]>, scale: Option<Scale>) -> Vec<PlannedCase> {
     let mut out: Vec<PlannedCase> = Vec::new();
     for s in suites {
-        for (b, params) in s.cases() {
+        let scale = scale.unwrap_or(s.scale);
+        for (b, params) in s.cases_at(scale) {
             if only.is_some_and(|o| !o.iter().any(|id| id == &b.id)) || out.iter().any(|p| p.benchmark.id == b.id && p.params == params) {
                 continue;
             }
-            out.push(PlannedCase { suite: s.name, scale: s.scale, min_batch_s: s.min_batch_s, benchmark: b, params });
+            out.push(PlannedCase { suite: s.name, scale, min_batch_s: s.min_batch_s, benchmark: b, params });
         }
     }
     out

@@ -273,16 +273,20 @@ pub fn suite_names() -> String {
 }
 
 impl Suite {
-    /// Every case of the suite, in order.
     /// Every case of the suite, in order. A family member need not be in
     /// [`FAMILIES`]: its benchmarks come from the family itself.
     pub fn cases(&self) -> Vec<(Benchmark, Params)> {
+        self.cases_at(self.scale)
+    }
+
+    /// Every case of the suite at `scale` (`--scale`), in order.
+    pub fn cases_at(&self, scale: Scale) -> Vec<(Benchmark, Params)> {
         let mut out = Vec::new();
         for m in self.members {
             match m {
                 Member::Family(f) => {
                     for b in f.benchmarks() {
-                        out.extend(b.cases(self.scale).into_iter().map(|p| (b.clone(), p)));
+                        out.extend(b.cases(scale).into_iter().map(|p| (b.clone(), p)));
                     }
                 }
                 // An id no family has is left out (a test checks that every
@@ -290,7 +294,7 @@ impl Suite {
                 Member::Case(id, fixed) => out.extend(find_benchmark(id).map(|b| (b.clone(), fixed.params()))),
                 Member::EveryFamily => {
                     for b in benchmarks() {
-                        out.extend(b.cases(self.scale).into_iter().map(|p| (b.clone(), p)));
+                        out.extend(b.cases(scale).into_iter().map(|p| (b.clone(), p)));
                     }
                 }
             }

@@ -54,6 +54,10 @@ pub struct RunSpec {
     pub iterations: Option<u64>,
     pub mem_bytes: Option<u64>,
     pub point_ms: Option<u64>,
+    /// `--scale`: every suite at this scale; None: each at its own (the
+    /// quick suite quick, the others at the published sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<crate::registry::Scale>,
     /// `--no-counters`: no counting batches after the timed ones.
     #[serde(default)]
     pub no_counters: bool,
@@ -110,6 +114,7 @@ impl Default for RunSpec {
             iterations: None,
             mem_bytes: None,
             point_ms: None,
+            scale: None,
             no_counters: false,
             timeout_s: 60,
             rounds: DEFAULT_ROUNDS,
@@ -193,6 +198,19 @@ impl RunSpec {
         if self.batches.is_some_and(|b| b < 5) { 1 } else { 3 }
     }
 
+    /// The scale the run measures at, as the document records it: `--scale`,
+    /// else its suites' own ("full", "quick", or both as "quick,full").
+    pub fn scale_name(&self) -> String {
+        use crate::named::Named;
+        if let Some(s) = self.scale {
+            return s.name().into();
+        }
+        let mut names: Vec<&str> = self.suites.iter().filter_map(|s| crate::registry::find_suite(s)).map(|s| s.scale.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.join(",")
+    }
+
     /// Whether measured threads lock memory (rt and isolated do).
     pub fn memory_locked(&self) -> bool {
         self.isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated))
@@ -230,6 +248,7 @@ impl RunSpec {
                 suites: self.suites.clone(),
                 benchmarks: self.benchmarks.clone(),
                 cases_where: self.cases_where.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                scale: Some(self.scale_name()),
                 cpus,
                 policy: names(self.isolations.iter().map(|i| i.policy().to_string()).collect()),
                 memory_locked: self.memory_locked(),

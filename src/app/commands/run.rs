@@ -206,7 +206,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     if with_host {
         oscycles::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
     }
-    let mut plan = runner::plan(&suites, spec.benchmarks.as_deref());
+    let mut plan = runner::plan_at(&suites, spec.benchmarks.as_deref(), spec.scale);
     runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
     if !with_host {
         plan.retain(|p| p.benchmark.runs() != Venue::FromHost);

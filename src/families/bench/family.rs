@@ -8,12 +8,27 @@ use crate::results::{Metric, Params};
 use crate::schema::{CaseParams, NoParams};
 use serde_json::{Map, Value};
 
-/// How thorough a suite is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// Every family briefly: fewer parameter points, shorter batches.
-    Quick,
-    Full,
+crate::named_enum! {
+    /// How thorough a suite is, or a whole run (`--scale`).
+    pub enum Scale {
+        /// Every family briefly: fewer parameter points, shorter batches
+        /// and windows, each stated in the family's parameters.
+        Quick = "quick",
+        /// The published evaluations' sizes (FWQ 100,000 quanta, the control
+        /// loop 3,000 periods, net and blk points of 1,000 ms, a 128 MiB file).
+        Full = "full",
+        /// The quick points at the smallest sizes that still exercise every
+        /// path (FWQ 1,000 quanta, 50 periods, 30 ms points, a 4 MiB file):
+        /// what tests run; its numbers prove mechanics, not costs.
+        Test = "test",
+    }
+}
+
+impl Scale {
+    /// Whether the quick parameter points apply (quick and test).
+    pub fn brief(self) -> bool {
+        self != Scale::Full
+    }
 }
 
 /// Where a family's cases are measured.

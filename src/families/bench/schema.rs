@@ -135,7 +135,7 @@ mod tests {
         };
         writes(ps, r#"{"batch":1,"bytes":64,"depth":1,"mode":"rpc-unix","notify":"-"}"#);
         writes(parallel::Params { instances: 2 }, r#"{"instances":2}"#);
-        writes(noise::Params { samples: 10_000 }, r#"{"samples":10000}"#);
+        writes(noise::Params { quantum_us: 14, samples: 10_000 }, r#"{"quantum_us":14,"samples":10000}"#);
         writes(control::Params { samples: 300 }, r#"{"samples":300}"#);
         writes(net::Params { path: net::Path::Veth, bytes: 1450 }, r#"{"bytes":1450,"path":"veth"}"#);
         writes(blk::Params { mode: blk::Mode::Direct, block: 4096 }, r#"{"block":4096,"mode":"direct"}"#);
@@ -161,7 +161,7 @@ mod tests {
         for b in benchmarks() {
             assert!(FAMILIES.contains(&b.family.name()), "{} is a family here", b.family.name());
             assert_eq!(member(b.family.name(), &b.id), b.id.trim_start_matches(&format!("{}.", b.family.name())));
-            for p in b.cases(Scale::Quick).into_iter().chain(b.cases(Scale::Full)) {
+            for p in [Scale::Quick, Scale::Full, Scale::Test].into_iter().flat_map(|s| b.cases(s)) {
                 assert_eq!(round_trip(b.family.name(), &p).as_ref(), Some(&p), "{} {p:?}", b.id);
             }
         }

@@ -50,8 +50,22 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         doc.settings.cpus
     );
     s += &host(doc);
+    s += &scale_line(doc);
     s += &harness(doc);
     s
+}
+
+/// The sizes, where they are not the published ones: a line saying so.
+fn scale_line(doc: &RunDoc) -> String {
+    match doc.settings.scale.as_deref() {
+        None | Some("full") => String::new(),
+        Some(s) if s.split(',').any(|x| x == "test") => {
+            format!("scale: {s}: the smallest sizes (FWQ 1,000 quanta, 50 control periods, 30 ms net/blk points, a 4 MiB blk file): mechanics, not the published figures\n")
+        }
+        Some(s) => format!(
+            "scale: {s}: the quick suite's shorter stated sizes (FWQ 10,000 quanta, 300 control periods, 150 ms net/blk points); --scale full for the published ones\n"
+        ),
+    }
 }
 
 /// The host: CPU, memory, kernel, hypervisor, clock, vulnerabilities, warnings.
@@ -67,10 +81,11 @@ fn host(doc: &RunDoc) -> String {
         h.memory_total_kib as f64 / 1048576.0
     );
     s += &format!(
-        "kernel {} ({}), preemption {}, isolation on the command line: {}\n",
+        "kernel {} ({}), preemption {}{}, isolation on the command line: {}\n",
         h.kernel_release,
         h.kernel_version,
         h.preemption,
+        h.preempt.as_ref().map(|p| format!(" {}", p.describe())).unwrap_or_default(),
         crate::host::isolation_params(&h.kernel_cmdline)
     );
     let mut hv = match &h.hypervisor {

@@ -18,7 +18,6 @@
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
-use crate::bench::Scale;
 use crate::clock::ClockInfo;
 use crate::plan::PlannedCase;
 use crate::schema;
@@ -103,7 +102,7 @@ impl Environment for Hermit {
         let build = Build::find(&cache_dir())?;
         let plan = program::plan_of(&spec.run).map_err(HermitError::Program)?;
         let clock = self.clock(o)?;
-        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let quick = plan.iter().any(|p| p.scale.brief());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
         let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;

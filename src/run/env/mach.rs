@@ -76,7 +76,7 @@ impl Environment for Mach {
         // the xen-* environments have under TCG.
         let o = &EnvOptions { init_timeout: o.init_timeout * INIT_SCALE, ..o.clone() };
         let plan = program::plan_of(&spec.run).map_err(MachError::Program)?;
-        let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+        let quick = plan.iter().any(|p| p.scale.brief());
         let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = task_args(&plan, harness.batches, quick);

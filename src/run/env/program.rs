@@ -55,7 +55,7 @@ pub fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, ProgramEr
         .iter()
         .map(|s| crate::registry::find_suite(s).ok_or_else(|| ProgramError::UnknownSuite(s.clone())))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = crate::plan::plan(&suites, run.benchmarks.as_deref());
+    let mut plan = crate::plan::plan_at(&suites, run.benchmarks.as_deref(), run.scale);
     crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
     Ok(plan)
 }
@@ -65,7 +65,7 @@ pub fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, ProgramEr
 pub fn args(spec: &super::guest::GuestSpec, plan: &[PlannedCase], h: &crate::harness::HarnessConfig, o: &super::EnvOptions) -> String {
     let benches = crate::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
-    let quick = plan.iter().any(|p| p.scale == Scale::Quick);
+    let quick = plan.iter().any(|p| p.scale.brief());
     let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
     let quick_bytes = quick.then_some(crate::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);

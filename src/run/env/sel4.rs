@@ -140,7 +140,7 @@ impl Environment for Sel4 {
         } else {
             crate::clock::known_tsc(crate::clock::tsc_hz_hint())
         };
-        let quick = plan.iter().any(|p| p.scale == crate::bench::Scale::Quick);
+        let quick = plan.iter().any(|p| p.scale.brief());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
         let mut ran = boot(&kernel, &with_args(ROOT_TASK, &args)?, accel, o)?;

@@ -12,7 +12,7 @@ use std::time::Duration;
 fn cases(scale: Scale) -> Vec<Params> {
     let n = crate::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2) as u64;
     let tasks: Vec<u64> = match scale {
-        Scale::Quick => vec![1, 2 * n],
+        Scale::Quick | Scale::Test => vec![1, 2 * n],
         Scale::Full => (1..=2 * n).collect(),
     };
     points(tasks.into_iter().map(|tasks| schema::aim::Params { tasks }))

@@ -14,7 +14,7 @@ pub const SIZES: [u64; 4] = [64, 256, 1500, 4096];
 
 fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
     let (live, sizes): (&[u64], &[u64]) = match scale {
-        Scale::Quick => (&[100], &[64, 1500]),
+        Scale::Quick | Scale::Test => (&[100], &[64, 1500]),
         Scale::Full => (&LIVE, &SIZES),
     };
     let fills: &[Fill] = if kind == Kind::Bitmap { Fill::ALL } else { &[Fill::Half] };

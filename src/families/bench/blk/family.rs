@@ -38,14 +38,14 @@ impl BlkTest {
 
 const PARAMETERS: &str = "mode direct|cached; block 512,1K,2K,4K,8K,16K,32K,64K,128K,256K,1M";
 
-/// The file each case lays out (and removes), by scale.
-pub fn file_bytes(ctx: &CaseCtx) -> u64 {
-    if ctx.harness.batches < 5 { 4 << 20 } else { 128 << 20 }
+/// The file each case lays out (and removes), by scale: 128 MiB, 4 MiB in tests.
+pub fn file_bytes(scale: Scale) -> u64 {
+    if scale == Scale::Test { 4 << 20 } else { 128 << 20 }
 }
 
 fn cases(scale: Scale) -> Vec<Params> {
     let blocks: &[u64] = match scale {
-        Scale::Quick => &[4 << 10, 1 << 20],
+        Scale::Quick | Scale::Test => &[4 << 10, 1 << 20],
         Scale::Full => &[512, 1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20],
     };
     points(grid(Mode::ALL, blocks).into_iter().map(|(mode, block)| schema::blk::Params { mode, block }))
@@ -61,7 +61,7 @@ fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         )));
     }
     let io = |e| CaseError::from_io(t.name(), e);
-    let bytes = file_bytes(ctx);
+    let bytes = file_bytes(ctx.scale);
     let f = ScratchFile::create(ctx.scratch, "blk", bytes).map_err(io)?;
     if direct {
         let a = blk::dio_align(&f.path).map_err(|e| CaseError::NotApplicable(format!("direct I/O on {}: {e}", ctx.scratch.display())))?;

@@ -18,10 +18,10 @@ pub const FILE_BYTES: u64 = 64 << 20;
 
 fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
     let cores: &[Option<Cores>] = match (kind.is_stream(), scale) {
-        (true, Scale::Quick) => &[Some(Cores::Same)],
+        (true, Scale::Quick | Scale::Test) => &[Some(Cores::Same)],
         (true, Scale::Full) => &[Some(Cores::Same), Some(Cores::Cross)],
         // Memory buffers far beyond the LLC take seconds to lay out: full only.
-        (false, Scale::Quick) if kind.is_memory() => &[],
+        (false, Scale::Quick | Scale::Test) if kind.is_memory() => &[],
         (false, _) => &[None],
     };
     points(cores.iter().map(|&cores| schema::bw::Params { cores }))

@@ -14,12 +14,16 @@ use serde_json::json;
 pub const CONTROL_PERIOD_NS: u64 = 1_000_000;
 
 fn cases(scale: Scale) -> Vec<Params> {
-    points([schema::control::Params { samples: if scale == Scale::Quick { 300 } else { 3_000 } }])
+    let samples = match scale {
+        Scale::Full => 3_000,
+        Scale::Quick => 300,
+        Scale::Test => 50,
+    };
+    points([schema::control::Params { samples }])
 }
 
 fn run(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let n = ctx.typed::<schema::control::Params>()?.samples as usize;
-    let n = if ctx.harness.batches < 5 { n.min(50) } else { n };
     let cpus = case_cpus(ctx);
     let ((r, attribution), placement) = pinned(ctx, || {
         let before = Snapshot::take(&cpus);

@@ -11,7 +11,7 @@ use serde_json::json;
 
 fn cases(scale: Scale) -> Vec<Params> {
     let (procs, ws): (&[u64], &[u64]) = match scale {
-        Scale::Quick => (&[2, 4], &[0, 16]),
+        Scale::Quick | Scale::Test => (&[2, 4], &[0, 16]),
         Scale::Full => (&[2, 3, 4, 10], &[0, 4, 16, 64]),
     };
     points(grid(ws, procs).into_iter().map(|(ws_kib, procs)| schema::ctx::Params { procs, ws_kib }))

@@ -20,7 +20,7 @@ fn supported(m: Mechanism) -> Result<(), Unsupported> {
 
 fn cases(scale: Scale) -> Vec<Params> {
     let words: &[u64] = match scale {
-        Scale::Quick => &WORDS_QUICK,
+        Scale::Quick | Scale::Test => &WORDS_QUICK,
         Scale::Full => &WORDS_FULL,
     };
     let sweep = grid(&schema::ipc::SPACES, &grid(&schema::ipc::CORES, words));

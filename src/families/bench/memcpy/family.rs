@@ -32,7 +32,7 @@ pub const OFFSETS_QUICK: [(u64, u64); 4] = [(0, 0), (1, 0), (0, 1), (1, 1)];
 
 fn cases(scale: Scale) -> Vec<Params> {
     let (sizes, offsets): (&[u64], &[(u64, u64)]) = match scale {
-        Scale::Quick => (&SIZES_QUICK, &OFFSETS_QUICK),
+        Scale::Quick | Scale::Test => (&SIZES_QUICK, &OFFSETS_QUICK),
         Scale::Full => (&SIZES_FULL, &OFFSETS_FULL),
     };
     points(grid(sizes, offsets).into_iter().map(|(bytes, (src_off, dst_off))| schema::memcpy::Params { bytes, src_off, dst_off }))

@@ -112,7 +112,7 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let timeout = ctx.timeout.min(Duration::from_secs(10));
     let (mode, why_not_long) = guest_mode(op, ctx.typed::<schema::microvm::Params>()?.cpl)?;
     let batches = ctx.harness.batches.max(3);
-    let tiny = ctx.harness.batches < 5;
+    let tiny = ctx.scale == Scale::Test;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
     let fail = |e: vmm::VmError| {
         if crate::watchdog::interrupted().is_some() {

@@ -46,7 +46,7 @@ pub fn sizes(t: NetTest, scale: Scale) -> Vec<u64> {
     let max = if t == NetTest::Udp { schema::net::UDP_MAX_BYTES } else { schema::net::TCP_MAX_BYTES };
     match (t, scale) {
         (NetTest::TcpRr, _) => vec![1, 1024],
-        (_, Scale::Quick) => vec![64, 1450, max],
+        (_, Scale::Quick | Scale::Test) => vec![64, 1450, max],
         (_, Scale::Full) => vec![64, 128, 256, 512, 1024, 1450, 4096, 16384, max],
     }
 }
@@ -55,14 +55,20 @@ fn cases(t: NetTest, scale: Scale) -> Vec<Params> {
     points(grid(Path::ALL, &sizes(t, scale)).into_iter().map(|(path, bytes)| schema::net::Params { path, bytes }))
 }
 
-/// Warm-up and measured time per point: --point-ms, else by scale (tiny in tests).
-pub fn timing(ctx: &CaseCtx) -> Timing {
-    let (warm, measure) = match (ctx.point_ms, ctx.scale) {
+/// Warm-up and measured milliseconds per point: --point-ms, else by scale
+/// (the Genode article's full second; 150 ms quick; 30 ms in tests).
+pub fn point_ms(point_ms: Option<u64>, scale: Scale) -> (u64, u64) {
+    match (point_ms, scale) {
         (Some(ms), _) => (ms / 5, ms),
-        _ if ctx.harness.batches < 5 => (5, 30),
+        (None, Scale::Test) => (5, 30),
         (None, Scale::Quick) => (30, 150),
         (None, Scale::Full) => (200, 1000),
-    };
+    }
+}
+
+/// Warm-up and measured time per point, and the slice of it ([`point_ms`]).
+pub fn timing(ctx: &CaseCtx) -> Timing {
+    let (warm, measure) = point_ms(ctx.point_ms, ctx.scale);
     let measure = Duration::from_millis(measure.max(1));
     Timing { warm: Duration::from_millis(warm), measure, slice: measure / 20 }
 }

@@ -8,28 +8,58 @@ use crate::results::{Metric, Params};
 use crate::schema::{self, noise::details as keys};
 use serde_json::json;
 
-/// Decrements per FWQ quantum (about 20,000 cycles).
-pub const QUANTUM: u64 = 20_000;
+/// The slides' quantum: their percentages (434,000 cycles = 10.2%, 450,000
+/// = 9.6%) put the minimum at 4.2-4.7 M cycles, about 1.4 ms at their 2993 MHz.
+pub const SLIDES_QUANTUM_US: u64 = 1_400;
+/// A short quantum (about 14 us), which shows interrupts one by one.
+pub const SHORT_QUANTUM_US: u64 = 14;
 
 fn fwq_cases(scale: Scale) -> Vec<Params> {
-    points([schema::noise::Params { samples: if scale == Scale::Quick { 10_000 } else { 100_000 } }])
+    // (quanta of the slides' quantum, of the short one): 140 s and 1.4 s at full scale.
+    let (long, short) = match scale {
+        Scale::Full => (100_000, 100_000),
+        Scale::Quick => (2_000, 10_000),
+        Scale::Test => (100, 1_000),
+    };
+    points([
+        schema::noise::Params { quantum_us: SLIDES_QUANTUM_US, samples: long },
+        schema::noise::Params { quantum_us: SHORT_QUANTUM_US, samples: short },
+    ])
+}
+
+/// Decrements that take `us` microseconds on this CPU: the fastest of a few
+/// timed loops of a million, scaled (at least one).
+pub fn calibrate_quantum(us: u64, tsc_hz: f64) -> u64 {
+    const PROBE: u64 = 1_000_000;
+    let fastest = (0..5)
+        .map(|_| {
+            let t0 = crate::arch::rdtscp();
+            noise::work(PROBE);
+            crate::arch::rdtscp().saturating_sub(t0)
+        })
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let cycles = us as f64 * tsc_hz / 1e6;
+    ((cycles * PROBE as f64 / fastest as f64) as u64).max(1)
 }
 
 fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let n = ctx.typed::<schema::noise::Params>()?.samples as usize;
-    // The harness's batch count scales the run down in tests (tiny: 3 batches).
-    let n = if ctx.harness.batches < 5 { n.min(1000) } else { n };
+    let p = ctx.typed::<schema::noise::Params>()?;
+    let n = p.samples as usize;
     let cpus = case_cpus(ctx);
-    let ((s, attribution), placement) = pinned(ctx, || {
-        noise::fwq(QUANTUM, 100); // warm-up
+    let ((s, quantum, attribution), placement) = pinned(ctx, || {
+        let quantum = calibrate_quantum(p.quantum_us, ctx.clock.tsc_hz);
+        noise::fwq(quantum, 10); // warm-up
         let before = Snapshot::take(&cpus);
-        let s = noise::fwq(QUANTUM, n);
-        Ok((s, Snapshot::take(&cpus).since(&before)))
+        let s = noise::fwq(quantum, n);
+        Ok((s, quantum, Snapshot::take(&cpus).since(&before)))
     })?;
     let sum = noise::summarize(&s, ctx.clock.tsc_hz, 10);
     let cycles: Vec<f64> = s.cycles.iter().map(|&c| c as f64).collect();
     let mut details = serde_json::Map::new();
-    details.insert("quantum_iterations".into(), json!(QUANTUM));
+    details.insert("quantum_iterations".into(), json!(quantum));
+    details.insert("quantum_target_cycles".into(), json!((p.quantum_us as f64 * ctx.clock.tsc_hz / 1e6).round()));
     details.insert(keys::MIN_CYCLES.into(), json!(sum.min));
     details.insert(keys::MAX_DELTA_CYCLES.into(), json!(sum.max_delta));
     details.insert(keys::P99_DELTA_CYCLES.into(), json!(sum.p99_delta));
@@ -56,8 +86,8 @@ impl Family for Noise {
         Benchmark::single(
             self,
             schema::noise::FWQ,
-            "FWQ: a fixed work quantum (inline-assembly loop) timed over and over on a pinned CPU; deltas to the minimum are OS noise",
-            "samples 10,000 (quick) / 100,000",
+            "FWQ: a fixed work quantum (inline-assembly loop, calibrated to the quantum's time at the start) timed over and over on a pinned CPU; deltas to the minimum are OS noise",
+            "quantum_us 1400 (the slides'), 14; samples 100,000 each (quick: 2,000 and 10,000)",
             "-",
         )
     }

@@ -4,8 +4,10 @@
 crate::schema_core::family!("noise");
 
 crate::schema_core::params! {
-    /// A noise case: samples (quanta timed).
+    /// A noise case: the work quantum in microseconds (calibrated to
+    /// decrements at the start of the case) and the quanta timed.
     Params {
+        quantum_us: u64,
         samples: u64,
     }
 }

@@ -111,6 +111,12 @@ pub(crate) fn per_measurement(
     t
 }
 
+/// A result's quantum as its row label, "quantum_us=1400" ("-" in a
+/// document from before the quantum was a parameter).
+fn quantum(r: &CaseResult) -> String {
+    r.params.get("quantum_us").map_or("-".into(), |v| format!("quantum_us={}", crate::results::param_text(v)))
+}
+
 pub fn render_fwq(doc: &RunDoc) -> String {
     use noise::details::*;
     let id = noise::id(noise::FWQ);
@@ -118,18 +124,24 @@ pub fn render_fwq(doc: &RunDoc) -> String {
     if rs.is_empty() {
         return String::new();
     }
-    let (loads, isos, mut grid) = grid(doc, &rs, &["Load"]);
-    let find = |l: &str, i: &str| rs.iter().copied().find(|r| r.load_isolation(doc) == (l, i));
-    for l in &loads {
-        let mut row = vec![l.to_string()];
-        for i in &isos {
-            row.push(find(l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))));
+    let (loads, isos, mut grid) = grid(doc, &rs, &["quantum", "Load"]);
+    let quanta = distinct(rs.iter().map(|r| quantum(r)));
+    let find = |q: &str, l: &str, i: &str| rs.iter().copied().find(|r| quantum(r) == q && r.load_isolation(doc) == (l, i));
+    for q in &quanta {
+        for l in &loads {
+            let mut row = vec![q.to_string(), l.to_string()];
+            for i in &isos {
+                row.push(
+                    find(q, l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))),
+                );
+            }
+            grid.row(row);
         }
-        grid.row(row);
     }
-    let detail = per_measurement(doc, &rs, &["min", "max", "p99.9", "p99", "lost", "samples"], 0, |r| {
+    let detail = per_measurement(doc, &rs, &["quantum", "min", "max", "p99.9", "p99", "lost", "samples"], 1, |r| {
         let min = num(r, MIN_CYCLES);
         vec![
+            quantum(r),
             format!("{min:.0}"),
             pct(num(r, MAX_DELTA_CYCLES), min),
             pct(num(r, P999_DELTA_CYCLES), min),
@@ -139,7 +151,8 @@ pub fn render_fwq(doc: &RunDoc) -> String {
         ]
     });
     format!(
-        "fwq: deltas to minimum in CPU cycles (as in {}): largest delta (percent of the minimum quantum)\n{}\nfwq per measurement:\n{}{}",
+        "fwq: deltas to minimum in CPU cycles (as in {}): largest delta (percent of the minimum quantum; the slides' quantum is \
+         about 1.4 ms, quantum_us=1400)\n{}\nfwq per measurement:\n{}{}",
         Source::L4ReDetaching.short(),
         grid.render(),
         detail.render(),

@@ -18,7 +18,7 @@ pub const SIZES: [u64; 4] = [64, 1024, 1500, 4096];
 fn cases(scale: Scale) -> Vec<Params> {
     let mut out = Vec::new();
     let (batches, depths, sizes): (&[u64], &[u64], &[u64]) = match scale {
-        Scale::Quick => (&[1, 16], &[64], &[64, 1500]),
+        Scale::Quick | Scale::Test => (&[1, 16], &[64], &[64, 1500]),
         Scale::Full => (&BATCHES, &DEPTHS, &SIZES),
     };
     for &bytes in sizes {

@@ -17,7 +17,7 @@ fn cases(op: ProcOp, scale: Scale) -> Vec<Params> {
     if op != ProcOp::Fork {
         return points([ProcParams::NONE]);
     }
-    let touched: &[u64] = if scale == Scale::Quick { &TOUCHED_MIB[..1] } else { &TOUCHED_MIB };
+    let touched: &[u64] = if scale.brief() { &TOUCHED_MIB[..1] } else { &TOUCHED_MIB };
     let sizes = touched.iter().flat_map(|&mib| if mib == 0 { vec![(0, false)] } else { vec![(mib, false), (mib, true)] });
     points(sizes.map(|(mib, thp)| ProcParams::touched(mib, thp)))
 }

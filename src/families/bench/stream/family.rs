@@ -13,7 +13,7 @@ use serde_json::json;
 pub const QUICK_ARRAY_BYTES: u64 = 64 << 20;
 
 fn cases(scale: Scale) -> Vec<Params> {
-    let array_bytes = (scale == Scale::Quick).then_some(QUICK_ARRAY_BYTES);
+    let array_bytes = (scale.brief()).then_some(QUICK_ARRAY_BYTES);
     points(Threads::ALL.iter().map(|&threads| schema::stream::Params { threads, array_bytes }))
 }
 
