@@ -1,8 +1,11 @@
 //! SVG plots (plotters' SVG backend, no fonts needed): lines of y against x,
 //! and histograms over log2 buckets with a log count axis.
 
+pub use crate::tabular::figures::Bars;
 pub use crate::tabular::lines::{Lines, Point};
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Why a plot could not be drawn (plotters' own error, as text: its
 /// type depends on the drawing backend).
@@ -150,6 +153,103 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, na
         };
         area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(drawing)?;
         area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(drawing)?;
+    }
+    Ok(())
+}
+
+/// Height of one row of a bar plot: a bar per series, at least 22 pixels.
+fn row_height(series: usize) -> u32 {
+    (series as u32 * 11 + 10).max(22)
+}
+
+/// The value axis of bars: from the data, the base and the intervals; log
+/// only where it spans a decade.
+fn bar_axis(p: &Bars) -> (f64, f64, bool) {
+    let vals: Vec<f64> = p
+        .series
+        .iter()
+        .flat_map(|s| s.1.iter().flatten().flat_map(|q| [q.y, q.lo, q.hi]))
+        .chain(p.base)
+        .filter(|v| v.is_finite() && (!p.log || *v > 0.0))
+        .collect();
+    let (lo, hi) = (vals.iter().copied().fold(f64::INFINITY, f64::min), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let log = p.log && lo > 0.0 && hi / lo >= 10.0;
+    let (a, b) = range(vals.into_iter(), log);
+    (a, b, log)
+}
+
+/// Draws bars into an SVG string: rows top down (their labels at the left,
+/// as the table says them), a bar per series in each, its interval as a
+/// whisker, and a line at the base where bars grow from one.
+pub fn bars(p: &Bars) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    let n = p.rows.len().max(1);
+    let label_w = (p.rows.iter().map(|r| r.chars().count()).max().unwrap_or(4) as u32 * 7 + 16).clamp(60, 300);
+    let size = (SIZE.0 + label_w.saturating_sub(70), 110 + n as u32 * row_height(p.series.len()));
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        let (plot_area, legend_area) = root.split_horizontally(size.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
+        let (x0, x1, log) = bar_axis(p);
+        let mut b = ChartBuilder::on(&plot_area);
+        b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(label_w);
+        let y = 0.0..n as f64;
+        if log {
+            bar_chart(&root, b.build_cartesian_2d((x0..x1).log_scale(), y).map_err(drawing)?, p, x0)
+        } else {
+            bar_chart(&root, b.build_cartesian_2d(x0..x1, y).map_err(drawing)?, p, x0)
+        }?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// The bars, whiskers, base line and row labels on a chart built by [`bars`].
+fn bar_chart<DB: DrawingBackend, X>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    mut c: ChartContext<DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    p: &Bars,
+    axis_start: f64,
+) -> Result<(), PlotError>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let n = p.rows.len();
+    c.configure_mesh()
+        .x_desc(p.value_desc.as_str())
+        .x_label_formatter(&|v| human(*v))
+        .y_labels(0)
+        .disable_y_mesh()
+        .draw()
+        .map_err(drawing)?;
+    let k = p.series.len().max(1) as f64;
+    let from = p.base.unwrap_or(axis_start);
+    for (j, (_, vals)) in p.series.iter().enumerate() {
+        let color = palette(j);
+        for (i, q) in vals.iter().enumerate() {
+            let Some(q) = q.filter(|q| q.y.is_finite()) else { continue };
+            // Row i from the top; its bars share 80% of the row's height.
+            let top = (n - i) as f64 - 0.1 - 0.8 * j as f64 / k;
+            let bottom = top - 0.8 / k;
+            c.draw_series(std::iter::once(Rectangle::new([(from, top), (q.y, bottom)], color.filled()))).map_err(drawing)?;
+            if q.has_interval() {
+                let mid = (top + bottom) / 2.0;
+                let (lo, hi) = (q.lo.max(axis_start), q.hi.max(axis_start));
+                let bar = [vec![(lo, mid), (hi, mid)], vec![(lo, top), (lo, bottom)], vec![(hi, top), (hi, bottom)]];
+                c.draw_series(bar.into_iter().map(|pts| PathElement::new(pts, BLACK.stroke_width(1)))).map_err(drawing)?;
+            }
+        }
+    }
+    if let Some(base) = p.base {
+        c.draw_series(std::iter::once(PathElement::new(vec![(base, 0.0), (base, n as f64)], BLACK.stroke_width(2)))).map_err(drawing)?;
+    }
+    let style = TextStyle::from(("sans-serif", 13)).pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, label) in p.rows.iter().enumerate() {
+        let (_, py) = c.backend_coord(&(axis_start, (n - i) as f64 - 0.5));
+        let (px, _) = c.plotting_area().get_base_pixel();
+        root.draw(&Text::new(label.clone(), (px - 8, py), style.clone())).map_err(drawing)?;
     }
     Ok(())
 }
