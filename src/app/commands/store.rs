@@ -156,7 +156,7 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
     }
     if let Some(dir) = &a.html {
         std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
-        write_out(&dir.join("index.html"), &report::export::html::by_page(&r, &policy))?;
+        write_out(&dir.join("index.html"), &report::export::html::by_page(&r, docs, &policy))?;
         eprintln!("report: {}", dir.join("index.html").display());
     }
     export_docs(&[(report::export::Format::Json, &a.json)], docs)

@@ -248,9 +248,10 @@ pub fn wrap(body: &str) -> String {
 /// The page of `report --by`: host facts, each set's tables (verdicts
 /// coloured), and per table a plot of every column's performance relative
 /// to the baseline by case, all plots on one y axis.
-pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
+pub fn by_page(r: &crate::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
     use crate::report::by;
     let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
+    body += &by_figures(r.by, docs);
     let mut all: Vec<f64> = Vec::new();
     let mut plots: Vec<Vec<Lines>> = Vec::new();
     for s in &r.sets {
@@ -275,6 +276,21 @@ pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
         }
     }
     wrap(&body)
+}
+
+/// The published evaluations' comparisons with a column (host, kernel,
+/// environment) where a run has an environment.
+fn by_figures(by: crate::report::by::By, docs: &[RunDoc]) -> String {
+    let Some(merged) = crate::report::by::merged(docs, by) else { return String::new() };
+    let figs: Vec<Figure> = figures(&merged, 0, Tables::standard().plots()).into_iter().filter(|f| f.shared).collect();
+    if figs.is_empty() {
+        return String::new();
+    }
+    let mut s = "<section id=\"plots0\"><h2>The published evaluations, a column each</h2>\n<div class=\"plots\">\n".to_string();
+    for f in &figs {
+        s += &format!("<figure id=\"{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n", f.id, f.svg, esc(&f.caption));
+    }
+    s + "</div></section>\n"
 }
 
 /// A table's plot: x the case's number in the table, y each column's
