@@ -51,6 +51,13 @@ fn range(v: impl Iterator<Item = f64> + Clone, log: bool) -> (f64, f64) {
     }
 }
 
+/// A title's font size: 17 pixels, smaller where the title would not fit
+/// `width` (a character is about half the font size wide).
+fn title_size(title: &str, width: u32) -> u32 {
+    let n = title.chars().count().max(1) as u32;
+    (width * 19 / 10 / n).clamp(11, 17)
+}
+
 /// Tick labels people read: 1.5k, 64k, 2M rather than 1500.0, 65536.0.
 pub fn human(v: f64) -> String {
     let a = v.abs();
@@ -63,6 +70,11 @@ pub fn human(v: f64) -> String {
     } else {
         (v, "")
     };
+    if a > 0.0 && a < 0.1 {
+        // 0.01, 0.002: one significant digit, never "0.0".
+        let digits = (-a.log10()).ceil() as usize;
+        return format!("{v:.digits$}");
+    }
     let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
     format!("{s}{unit}")
 }
@@ -89,7 +101,7 @@ pub fn lines(p: &Lines) -> Result<String, PlotError> {
         let (x0, x1) = range(xs, log_x);
         let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0))).margin(12).x_label_area_size(44).y_label_area_size(70);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut c = $chart.map_err(drawing)?;
@@ -165,16 +177,16 @@ fn row_height(series: usize) -> u32 {
 /// The value axis of bars: from the data, the base and the intervals; log
 /// only where it spans a decade.
 fn bar_axis(p: &Bars) -> (f64, f64, bool) {
-    let vals: Vec<f64> = p
-        .series
-        .iter()
-        .flat_map(|s| s.1.iter().flatten().flat_map(|q| [q.y, q.lo, q.hi]))
-        .chain(p.base)
-        .filter(|v| v.is_finite() && (!p.log || *v > 0.0))
-        .collect();
+    let pos = |v: &f64| v.is_finite() && (!p.log || *v > 0.0);
+    let pts: Vec<Point> = p.series.iter().flat_map(|s| s.1.iter().flatten().copied()).collect();
+    let vals: Vec<f64> = pts.iter().map(|q| q.y).chain(p.base).filter(pos).collect();
     let (lo, hi) = (vals.iter().copied().fold(f64::INFINITY, f64::min), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
     let log = p.log && lo > 0.0 && hi / lo >= 10.0;
-    let (a, b) = range(vals.into_iter(), log);
+    // Intervals widen the axis, but at most tenfold (log) or twofold beyond
+    // the values: a whisker wider than that is cut at the axis' end.
+    let (floor, ceiling) = if log { (lo / 10.0, hi * 10.0) } else { (lo.min(0.0), hi * 2.0) };
+    let ivs = pts.iter().filter(|q| q.has_interval()).flat_map(|q| [q.lo, q.hi]).filter(pos).map(|v| v.clamp(floor, ceiling));
+    let (a, b) = range(vals.iter().copied().chain(ivs), log);
     (a, b, log)
 }
 
@@ -194,12 +206,12 @@ pub fn bars(p: &Bars) -> Result<String, PlotError> {
         legend(&legend_area, &names)?;
         let (x0, x1, log) = bar_axis(p);
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(label_w);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0))).margin(12).x_label_area_size(44).y_label_area_size(label_w);
         let y = 0.0..n as f64;
         if log {
-            bar_chart(&root, b.build_cartesian_2d((x0..x1).log_scale(), y).map_err(drawing)?, p, x0)
+            bar_chart(&root, b.build_cartesian_2d((x0..x1).log_scale(), y).map_err(drawing)?, p, (x0, x1))
         } else {
-            bar_chart(&root, b.build_cartesian_2d(x0..x1, y).map_err(drawing)?, p, x0)
+            bar_chart(&root, b.build_cartesian_2d(x0..x1, y).map_err(drawing)?, p, (x0, x1))
         }?;
         root.present().map_err(drawing)?;
     }
@@ -211,7 +223,7 @@ fn bar_chart<DB: DrawingBackend, X>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     mut c: ChartContext<DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
     p: &Bars,
-    axis_start: f64,
+    (axis_start, axis_end): (f64, f64),
 ) -> Result<(), PlotError>
 where
     X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -236,7 +248,7 @@ where
             c.draw_series(std::iter::once(Rectangle::new([(from, top), (q.y, bottom)], color.filled()))).map_err(drawing)?;
             if q.has_interval() {
                 let mid = (top + bottom) / 2.0;
-                let (lo, hi) = (q.lo.max(axis_start), q.hi.max(axis_start));
+                let (lo, hi) = (q.lo.clamp(axis_start, axis_end), q.hi.clamp(axis_start, axis_end));
                 let bar = [vec![(lo, mid), (hi, mid)], vec![(lo, top), (lo, bottom)], vec![(hi, top), (hi, bottom)]];
                 c.draw_series(bar.into_iter().map(|pts| PathElement::new(pts, BLACK.stroke_width(1)))).map_err(drawing)?;
             }
@@ -420,7 +432,36 @@ mod tests {
             "{s}"
         );
         assert_eq!([human(1500.0), human(65536.0), human(2e6), human(0.5), human(100.0)], ["1.5k", "66k", "2M", "0.5", "100"]);
+        assert_eq!([human(0.01), human(0.002)], ["0.01", "0.002"]);
         let h = log2_histogram("h", "delta (cycles)", &[5, 0, 3, 1]).unwrap();
         assert!(h.contains("<rect") && h.contains("samples (log)"));
+    }
+
+    #[test]
+    fn bars_draw_each_row_and_series_with_its_whisker_and_base() {
+        let b = Bars {
+            title: "Rel".into(),
+            value_desc: "Rel. Perf".into(),
+            rows: vec!["lat_pipe".into(), "lat_fifo".into()],
+            series: vec![
+                ("uml against native".into(), vec![Some(Point { x: 0.0, y: 0.5, lo: 0.4, hi: 0.6 }), None]),
+                ("container against native".into(), vec![Some(Point::bare(0.0, 1.1)), Some(Point::bare(0.0, 0.9))]),
+            ],
+            log: true,
+            base: Some(1.0),
+            caption: String::new(),
+        };
+        let s = bars(&b).unwrap();
+        for text in ["lat_pipe", "lat_fifo", "uml against native", "Rel. Perf"] {
+            assert!(s.contains(text), "{text} missing");
+        }
+        // Three bars (one value missing); one whisker of three lines.
+        let without = bars(&Bars { series: vec![b.series[1].clone(), ("uml against native".into(), vec![Some(Point::bare(0.0, 0.5)), None])], ..b.clone() }).unwrap();
+        assert_eq!(s.matches("<rect").count(), without.matches("<rect").count());
+        assert_eq!(s.matches("<polyline").count() + s.matches("<line").count(), without.matches("<polyline").count() + without.matches("<line").count() + 3);
+        // A whisker far beyond the values does not stretch the axis past tenfold.
+        let wide = Bars { series: vec![("a".into(), vec![Some(Point { x: 0.0, y: 2.0, lo: 1e-9, hi: 1e9 }), Some(Point::bare(0.0, 3.0))])], ..b };
+        let (lo, hi, _) = bar_axis(&wide);
+        assert!(lo >= 0.05 && hi <= 300.0, "{lo}..{hi}");
     }
 }

@@ -183,6 +183,15 @@ impl Clock {
         }
     }
 
+    /// The panel's name in the title of a plot of rates.
+    pub fn rate_panel(self) -> &'static str {
+        match self {
+            Clock::Cpu => "real time",
+            Clock::Emulated => "emulated",
+            Clock::Instructions => "instruction-counted",
+        }
+    }
+
     /// A rate's unit under this clock (`unit`: MB/s...).
     pub fn rate_unit(self, unit: &str) -> String {
         match self {
@@ -245,11 +254,14 @@ pub fn bars_of<F: Fn(&RunDoc) -> Option<Metric>>(
     if kept.is_empty() {
         return None;
     }
-    let series = envs
+    // An environment with no value in any row (it failed to start) is no series.
+    let series: Vec<(String, Vec<Option<Point>>)> = envs
         .iter()
         .zip(&per_env)
-        .map(|(e, d)| (e.clone(), kept.iter().map(|(_, find)| find(d).map(|m| metric_point(0.0, &m))).collect()))
+        .map(|(e, d)| (e.clone(), kept.iter().map(|(_, find)| find(d).map(|m| metric_point(0.0, &m))).collect::<Vec<_>>()))
+        .filter(|(_, v)| v.iter().any(Option::is_some))
         .collect();
+    let envs: Vec<String> = series.iter().map(|s| s.0.clone()).collect();
     Some(Bars {
         title,
         value_desc,

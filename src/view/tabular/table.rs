@@ -266,3 +266,23 @@ mod tests {
         assert_eq!(cycles(1234.6), "1235");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_marked_table_reads_back_as_it_was_and_text_stays_text() {
+        let mut t = TextTable::new(&["call", "median cyc"], 1);
+        t.also_left = vec![1];
+        t.row(vec!["getpid".into(), "472 \"q\"".into()]);
+        let text = marked(|| format!("title\n{}", t.render()));
+        assert!(!MARKED.get(), "marking ends with the closure");
+        let line = text.lines().nth(1).unwrap();
+        let (before, back) = parse_marked(line).expect("a marked table");
+        assert_eq!((before.as_str(), back.headers.clone(), back.rows.clone(), back.left, back.also_left.clone()), ("", t.headers.clone(), t.rows.clone(), 1, vec![1]));
+        assert!(parse_marked("title").is_none());
+        assert!(parse_marked("a document's \u{1e} mark, not a table").is_none());
+        assert!(!t.render().contains(MARK), "unmarked outside the closure");
+    }
+}

@@ -164,7 +164,7 @@ impl Plots for StreamBars {
         panels(doc)
             .into_iter()
             .filter_map(|(clock, envs)| {
-                let title = format!("STREAM by environment, single thread ({})", clock.panel());
+                let title = format!("STREAM by environment, single thread ({})", clock.rate_panel());
                 let mut b = bars_of(doc, &envs, title, format!("best rate ({}, higher is better)", clock.rate_unit("MB/s")), &rows)?;
                 b.log = false;
                 Some(b)
