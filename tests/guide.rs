@@ -94,25 +94,43 @@ fn small_run(args: &mut Vec<String>) {
     let has = |args: &[String], o: &str| args.iter().any(|a| a == o);
     if !has(args, "--bench") {
         let suites = args.iter().position(|a| a == "--suite").map_or("quick".to_string(), |i| args[i + 1].clone());
+        let mut wheres: Vec<String> = Vec::new();
+        let one_suite = !suites.contains(',');
         let first: Vec<String> = suites
             .split(',')
             .filter_map(|s| {
                 let suite = oscycles::registry::find_suite(s).unwrap_or_else(|| panic!("the guide names suite {s}, which is none"));
-                let cases = suite.cases();
+                // A command's own --where keys: the benchmark chosen has them.
+                let keys: Vec<&str> =
+                    args.windows(2).filter(|w| w[0] == "--where").filter_map(|w| w[1].split_once('=')).map(|(k, _)| k).collect();
+                let cases: Vec<_> = suite.cases().into_iter().filter(|(_, p)| keys.iter().all(|k| p.contains_key(*k))).collect();
                 // The placeholders' runs measured these: a run compared with them (--until-verdict) shares them.
                 let known = cases.iter().find(|(b, _)| ["syscall.getpid", "ipc.pipe"].contains(&b.id.as_str()));
-                known.or_else(|| cases.iter().find(|(b, _)| b.supported().is_ok())).map(|(b, _)| b.id.to_string())
+                let (b, params) = known.or_else(|| cases.iter().find(|(b, _)| b.supported().is_ok()))?;
+                // One suite: its one case, by its parameters (a sweep of sizes would take long).
+                if one_suite {
+                    for (k, v) in params {
+                        wheres.push(format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), String::from)));
+                    }
+                }
+                Some(b.id.to_string())
             })
             .collect();
         args.extend(["--bench".into(), first.join(",")]);
+        if !has(args, "--where") {
+            args.extend(wheres.into_iter().flat_map(|w| ["--where".to_string(), w]));
+        }
     }
     // Rounds the command steers itself (auto, until a verdict) stay its own, within a small budget.
     let steered = args.iter().any(|a| a == "auto" || a == "--until-verdict");
-    for (o, v) in [("--rounds", "1"), ("--batches", "1"), ("--point-ms", "10"), ("--mem-bytes", "1M"), ("--budget", "0.05"), ("--cpus", "0,1")] {
+    for (o, v) in
+        [("--rounds", "1"), ("--batches", "1"), ("--point-ms", "10"), ("--mem-bytes", "1M"), ("--budget", "0.05"), ("--cpus", "0,1")]
+    {
         match args.iter().position(|a| a == o) {
             Some(_) if o == "--rounds" && steered => {}
             Some(i) => args[i + 1] = v.into(),
             None if o == "--rounds" && steered => {}
+            None if o == "--budget" && steered => args.extend([o.into(), v.into()]),
             None if o == "--budget" || o == "--cpus" => {}
             None => args.extend([o.into(), v.into()]),
         }
@@ -124,12 +142,7 @@ fn small_run(args: &mut Vec<String>) {
 }
 
 fn oscycles(args: &[String], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(args)
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).current_dir(dir).env("XDG_CACHE_HOME", dir.join("cache")).output().unwrap()
 }
 
 /// Two small runs for the placeholders, saved in the store every command
@@ -141,8 +154,21 @@ fn two_runs(dir: &Path) -> (String, String) {
     for (i, env) in ["native", "native,container"].iter().enumerate() {
         let out_dir = dir.join(format!("run{i}"));
         let args: Vec<String> = [
-            "run", "--suite", "syscall,l4-ipc", "--bench", "syscall.getpid,ipc.pipe", "--env", env, "--rounds", "2", "--batches", "2",
-            "--iterations", "1", "--quiet", "--results",
+            "run",
+            "--suite",
+            "syscall,l4-ipc",
+            "--bench",
+            "syscall.getpid,ipc.pipe",
+            "--env",
+            env,
+            "--rounds",
+            "2",
+            "--batches",
+            "2",
+            "--iterations",
+            "1",
+            "--quiet",
+            "--results",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -172,6 +198,9 @@ fn every_command_of_the_guide_runs() {
         let mut args: Vec<String> = args.iter().map(|a| stand.arg(a)).collect();
         if args.first().is_some_and(|c| c == "run") {
             small_run(&mut args);
+        }
+        if let Some(i) = args.iter().position(|a| a == "--seconds") {
+            args[i + 1] = "1".into();
         }
         let t = std::time::Instant::now();
         let out = oscycles(&args, &dir);

@@ -66,7 +66,6 @@ fn import_refuses_a_conflicting_duplicate_and_a_future_schema_with_exit_code_2()
     let _ = std::fs::remove_dir_all(d);
 }
 
-
 #[test]
 fn the_html_report_opens_in_headless_chromium_with_every_plot() {
     let d = tempdir("html");

@@ -3,9 +3,9 @@
 //! environment, from the syscall, hermit and pagefault families.
 
 use crate::results::{CaseResult, RunDoc};
-use crate::tabular::figures::{Bars, Plots, bars_of, capitalised, panels};
 use crate::schema::{hermit, pagefault, syscall};
 use crate::sources::Source;
+use crate::tabular::figures::{Bars, Plots, bars_of, capitalised, panels};
 use crate::tabular::median_cell;
 use crate::tabular::rows::Row;
 use crate::tabular::table::TextTable;

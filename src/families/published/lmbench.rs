@@ -320,9 +320,15 @@ impl Plots for RelPerfBars {
                 continue;
             }
             let mine: Vec<&(&String, &String)> = pairs.iter().filter(|p| clocks(p) == kinds).collect();
-            let panel = if kinds.0 == kinds.1 { kinds.0.panel().to_string() } else { format!("{} against {}", kinds.1.panel(), kinds.0.panel()) };
+            let panel =
+                if kinds.0 == kinds.1 { kinds.0.panel().to_string() } else { format!("{} against {}", kinds.1.panel(), kinds.0.panel()) };
             for (name, rows) in [("latencies", latency_rows()), ("bandwidths", bandwidth_rows()), ("AIM7", aim_rows())] {
-                out.extend(rel_bars(doc, &mine, &rows, format!("{}: LMBench {name}, Rel. Perf ({panel})", capitalised(Source::L4Performance.short()))));
+                out.extend(rel_bars(
+                    doc,
+                    &mine,
+                    &rows,
+                    format!("{}: LMBench {name}, Rel. Perf ({panel})", capitalised(Source::L4Performance.short())),
+                ));
             }
         }
         out

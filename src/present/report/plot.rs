@@ -101,7 +101,10 @@ pub fn lines(p: &Lines) -> Result<String, PlotError> {
         let (x0, x1) = range(xs, log_x);
         let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0))).margin(12).x_label_area_size(44).y_label_area_size(70);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0)))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut c = $chart.map_err(drawing)?;
@@ -206,7 +209,10 @@ pub fn bars(p: &Bars) -> Result<String, PlotError> {
         legend(&legend_area, &names)?;
         let (x0, x1, log) = bar_axis(p);
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0))).margin(12).x_label_area_size(44).y_label_area_size(label_w);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0)))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(label_w);
         let y = 0.0..n as f64;
         if log {
             bar_chart(&root, b.build_cartesian_2d((x0..x1).log_scale(), y).map_err(drawing)?, p, (x0, x1))
@@ -456,11 +462,19 @@ mod tests {
             assert!(s.contains(text), "{text} missing");
         }
         // Three bars (one value missing); one whisker of three lines.
-        let without = bars(&Bars { series: vec![b.series[1].clone(), ("uml against native".into(), vec![Some(Point::bare(0.0, 0.5)), None])], ..b.clone() }).unwrap();
+        let without = bars(&Bars {
+            series: vec![b.series[1].clone(), ("uml against native".into(), vec![Some(Point::bare(0.0, 0.5)), None])],
+            ..b.clone()
+        })
+        .unwrap();
         assert_eq!(s.matches("<rect").count(), without.matches("<rect").count());
-        assert_eq!(s.matches("<polyline").count() + s.matches("<line").count(), without.matches("<polyline").count() + without.matches("<line").count() + 3);
+        assert_eq!(
+            s.matches("<polyline").count() + s.matches("<line").count(),
+            without.matches("<polyline").count() + without.matches("<line").count() + 3
+        );
         // A whisker far beyond the values does not stretch the axis past tenfold.
-        let wide = Bars { series: vec![("a".into(), vec![Some(Point { x: 0.0, y: 2.0, lo: 1e-9, hi: 1e9 }), Some(Point::bare(0.0, 3.0))])], ..b };
+        let wide =
+            Bars { series: vec![("a".into(), vec![Some(Point { x: 0.0, y: 2.0, lo: 1e-9, hi: 1e9 }), Some(Point::bare(0.0, 3.0))])], ..b };
         let (lo, hi, _) = bar_axis(&wide);
         assert!(lo >= 0.05 && hi <= 300.0, "{lo}..{hi}");
     }

@@ -249,8 +249,7 @@ pub fn bars_of<F: Fn(&RunDoc) -> Option<Metric>>(
     rows: &[(String, F)],
 ) -> Option<Bars> {
     let per_env: Vec<RunDoc> = envs.iter().map(|e| of_environment(doc, e)).collect();
-    let kept: Vec<&(String, F)> =
-        rows.iter().filter(|(_, find)| per_env.iter().any(|d| find(d).is_some())).collect();
+    let kept: Vec<&(String, F)> = rows.iter().filter(|(_, find)| per_env.iter().any(|d| find(d).is_some())).collect();
     if kept.is_empty() {
         return None;
     }

@@ -155,9 +155,7 @@ pub fn marked<T>(f: impl FnOnce() -> T) -> T {
 pub fn parse_marked(line: &str) -> Option<(String, TextTable)> {
     let (before, json) = line.split_once(MARK)?;
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    let strings = |v: &serde_json::Value| -> Option<Vec<String>> {
-        v.as_array()?.iter().map(|c| c.as_str().map(String::from)).collect()
-    };
+    let strings = |v: &serde_json::Value| -> Option<Vec<String>> { v.as_array()?.iter().map(|c| c.as_str().map(String::from)).collect() };
     let t = TextTable {
         headers: strings(&v["headers"])?,
         rows: v["rows"].as_array()?.iter().map(strings).collect::<Option<_>>()?,
@@ -265,11 +263,7 @@ mod tests {
         assert_eq!(cycles(42.25), "42.2");
         assert_eq!(cycles(1234.6), "1235");
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn a_marked_table_reads_back_as_it_was_and_text_stays_text() {
@@ -280,7 +274,10 @@ mod tests {
         assert!(!MARKED.get(), "marking ends with the closure");
         let line = text.lines().nth(1).unwrap();
         let (before, back) = parse_marked(line).expect("a marked table");
-        assert_eq!((before.as_str(), back.headers.clone(), back.rows.clone(), back.left, back.also_left.clone()), ("", t.headers.clone(), t.rows.clone(), 1, vec![1]));
+        assert_eq!(
+            (before.as_str(), back.headers.clone(), back.rows.clone(), back.left, back.also_left.clone()),
+            ("", t.headers.clone(), t.rows.clone(), 1, vec![1])
+        );
         assert!(parse_marked("title").is_none());
         assert!(parse_marked("a document's \u{1e} mark, not a table").is_none());
         assert!(!t.render().contains(MARK), "unmarked outside the closure");

@@ -71,7 +71,12 @@ fn figures_of(doc: &RunDoc, tag: &str, suffix: &str, plots: &[&dyn Plots]) -> Ve
         }
         for b in p.bars(doc) {
             if let Ok(svg) = plot::bars(&b) {
-                figs.push(Figure { id: format!("{tag}-bars{}", figs.len()), svg, caption: format!("{}: {}", b.title, b.caption), shared: true });
+                figs.push(Figure {
+                    id: format!("{tag}-bars{}", figs.len()),
+                    svg,
+                    caption: format!("{}: {}", b.title, b.caption),
+                    shared: true,
+                });
             }
         }
     }
@@ -83,8 +88,8 @@ fn figures_of(doc: &RunDoc, tag: &str, suffix: &str, plots: &[&dyn Plots]) -> Ve
     figs
 }
 
-/// 1. What was run and where: each run's header (host, environments,
-/// condition, harness) and its one-screen summary.
+/// Section 1, what was run and where: each run's header (host,
+/// environments, condition, harness) and its one-screen summary.
 fn summary_section(docs: &[RunDoc]) -> String {
     let mut s = "<section id=\"summary\"><h2>What was run, and where</h2>\n".to_string();
     for d in docs {
@@ -184,8 +189,8 @@ fn has_counts(d: &RunDoc) -> bool {
     d.results.iter().any(|r| r.counters.as_ref().is_some_and(|c| !c.events.is_empty()))
 }
 
-/// 4. Figures, a section per run that has any: the published evaluations'
-/// comparisons across environments first, then each family's plots.
+/// Section 4, figures, a section per run that has any: the published
+/// evaluations' comparisons across environments first, then each family's plots.
 fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(i, _)| !figs[*i].is_empty()) {
@@ -198,8 +203,8 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     s
 }
 
-/// 5. The tables, as HTML tables with the terminal's labels: each run's
-/// every table (per environment, then side by side).
+/// Section 5, the tables, as HTML tables with the terminal's labels: each
+/// run's every table (per environment, then side by side).
 fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
