@@ -472,10 +472,14 @@ mod tests {
             s.matches("<polyline").count() + s.matches("<line").count(),
             without.matches("<polyline").count() + without.matches("<line").count() + 3
         );
-        // A whisker far beyond the values does not stretch the axis past tenfold.
-        let wide =
-            Bars { series: vec![("a".into(), vec![Some(Point { x: 0.0, y: 2.0, lo: 1e-9, hi: 1e9 }), Some(Point::bare(0.0, 3.0))])], ..b };
-        let (lo, hi, _) = bar_axis(&wide);
-        assert!(lo >= 0.05 && hi <= 300.0, "{lo}..{hi}");
+        // A whisker far beyond the values stretches the axis at most twofold
+        // (linear: values within a decade), tenfold on a log axis.
+        let iv = |y: f64| Some(Point { x: 0.0, y, lo: 1e-9, hi: 1e9 });
+        let narrow = Bars { series: vec![("a".into(), vec![iv(2.0), Some(Point::bare(0.0, 3.0))])], ..b.clone() };
+        let (lo, hi, log) = bar_axis(&narrow);
+        assert!(!log && lo == 0.0 && hi <= 7.0, "{lo}..{hi}");
+        let wide = Bars { series: vec![("a".into(), vec![iv(2.0), Some(Point::bare(0.0, 300.0))])], ..b };
+        let (lo, hi, log) = bar_axis(&wide);
+        assert!(log && lo >= 0.05 && hi <= 3000.0 * 1.5, "{lo}..{hi}");
     }
 }
