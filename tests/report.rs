@@ -66,7 +66,6 @@ fn import_refuses_a_conflicting_duplicate_and_a_future_schema_with_exit_code_2()
     let _ = std::fs::remove_dir_all(d);
 }
 
-
 #[test]
 fn the_html_report_opens_in_headless_chromium_with_every_plot() {
     let d = tempdir("html");
@@ -129,16 +128,66 @@ fn the_html_report_opens_in_headless_chromium_with_every_plot() {
         assert!(body.contains("<path") || body.contains("<polyline") || body.contains("<rect"), "an empty plot");
     }
     assert!(dom.contains("environments side by side"), "the multi-environment table is there");
-    // The answer first, the rest after: summary, contents, comparison, plots, full tables.
+    // What was run and where, then the comparison, the figures, the tables.
     let at = |id: &str| dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no section {id}"));
     let order = [at("summary"), at("contents"), at("compare"), at("plots0"), at("tables0"), at("tables1")];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "sections out of order: {order:?}");
-    assert!(dom.contains("<details>"), "the full tables are collapsed");
+    assert!(dom.contains("<table class=\"t\"><thead><tr><th>call</th>"), "the tables are HTML tables with the terminal's headers");
     assert!(dom.contains("class=\"cmp\""), "the comparison is an HTML table");
     assert!(std::fs::metadata(&shot).map(|m| m.len() > 10_000).unwrap_or(false), "a screenshot was taken");
     // The console check can fail: a page that logs is caught.
     let bad = d.join("bad.html");
     std::fs::write(&bad, "<html><body><script>console.error('boom')</script></body></html>").unwrap();
     assert!(!chromium(&bad, &d.join("bad.png"), 2400).1.is_empty());
+    let _ = std::fs::remove_dir_all(d);
+}
+
+const MULTI: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/multi-env.json");
+
+/// The figure whose title begins with `title`, its SVG, if the page has it.
+fn figure<'a>(dom: &'a str, title: &str) -> Option<&'a str> {
+    dom.split("<figure").skip(1).find(|f| f.contains(&format!("<figcaption>{title}")))
+}
+
+#[test]
+fn a_run_of_several_environments_gets_the_published_comparisons_as_figures() {
+    // A real run (tests/fixtures/multi-env.json): native, container, uml
+    // and qemu-tcg, suites l4-ipc, hermit-basic, stream, lmbench, boot, 2 rounds.
+    let d = tempdir("html-multi");
+    let html = d.join("html");
+    ok(&oscycles(&["report", MULTI, "--html", html.to_str().unwrap()]));
+    let index = html.join("index.html");
+    let (dom, console) = chromium(&index, &d.join("multi.png"), 3000);
+    assert!(console.is_empty(), "console messages: {console:?}");
+    for title in [
+        "One-way IPC by payload per environment (intra, same core; CPU cycles)",
+        "One-way IPC by payload per environment (inter, same core; CPU cycles)",
+        "The Trustworthy Systems L4 performance page (Wombat): LMBench latencies, Rel. Perf (CPU cycles)",
+        "The Trustworthy Systems L4 performance page (Wombat): LMBench bandwidths, Rel. Perf (CPU cycles)",
+        "The HermitCore PVH/HVM benchmark post: basic benchmark (CPU cycles)",
+        "STREAM by environment, single thread (real time)",
+        "The HermitCore PVH/HVM benchmark post: boot time by environment",
+    ] {
+        let f = figure(&dom, title).unwrap_or_else(|| panic!("no figure '{title}'"));
+        let svg = &f[f.find("<svg").expect("an SVG")..f.find("</svg>").expect("closed")];
+        assert!(svg.contains("<rect") || svg.contains("<polyline"), "'{title}' draws nothing");
+        for env in ["native", "container", "uml"] {
+            assert!(svg.contains(env), "'{title}' has no {env}");
+        }
+    }
+    // Units are never mixed: a CPU-cycles panel holds no emulated environment.
+    let ipc = figure(&dom, "One-way IPC by payload per environment (intra, same core; CPU cycles)").unwrap();
+    assert!(!ipc.contains("qemu-tcg"), "an emulated environment on a CPU-cycles axis");
+    // The order: what was run and where, the figures, then the tables (HTML tables).
+    let at = |id: &str| dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("no section {id}"));
+    assert!(at("summary") < at("plots0") && at("plots0") < at("tables0"));
+    assert!(dom[at("tables0")..].contains("<th>System activity</th><th>native</th><th>container</th><th>uml</th>"), "the HermitCore table");
+    assert!(dom[at("tables0")..].contains("<td>lat_ctx -s 0 2</td>"), "the Wombat table's labels");
+    assert!(!dom[at("tables0")..].contains('\u{1e}'), "every table is laid out");
+    // report --by environment draws them too, a column each.
+    let by = d.join("by");
+    ok(&oscycles(&["report", MULTI, "--by", "environment", "--html", by.to_str().unwrap()]));
+    let page = std::fs::read_to_string(by.join("index.html")).unwrap();
+    assert!(page.contains("One-way IPC by payload per environment"), "report --by draws the comparisons");
     let _ = std::fs::remove_dir_all(d);
 }

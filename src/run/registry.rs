@@ -64,8 +64,14 @@ pub const TABLES: &[&dyn Table] = &[
     &bench::boot::table::Boot,
 ];
 
-/// The plots an exporter that draws lays out after the tables, in order.
+/// The plots an exporter that draws lays out, in order: first the published
+/// evaluations' comparisons across environments, then each family's own.
 pub const PLOTS: &[&dyn Plots] = &[
+    &bench::ipc::table::IpcByEnvironment,
+    &published::lmbench::RelPerfBars,
+    &published::hermit_basic::HermitBasicBars,
+    &bench::stream::table::StreamBars,
+    &bench::boot::table::BootBars,
     &bench::ipc::table::IpcPlots,
     &bench::net::table::NetPlots,
     &bench::blk::table::BlkPlots,

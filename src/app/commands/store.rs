@@ -169,7 +169,7 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
     }
     if let Some(dir) = &a.html {
         let out = out_dir(dir)?;
-        out.write("index.html", report::export::html::by_page(&r, &policy)).map_err(|e| out_error(dir, e))?;
+        out.write("index.html", report::export::html::by_page(&r, docs, &policy)).map_err(|e| out_error(dir, e))?;
         eprintln!("report: {}", out.path_of("index.html").display());
     }
     export_docs(&[(report::export::Format::Json, &a.json)], docs)

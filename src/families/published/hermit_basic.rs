@@ -5,6 +5,7 @@
 use crate::results::{CaseResult, RunDoc};
 use crate::schema::{hermit, pagefault, syscall};
 use crate::sources::Source;
+use crate::tabular::figures::{Bars, Plots, bars_of, capitalised, panels};
 use crate::tabular::median_cell;
 use crate::tabular::rows::Row;
 use crate::tabular::table::TextTable;
@@ -95,5 +96,27 @@ impl Table for HermitBasic {
     }
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
         render_hermit_envs(envs)
+    }
+}
+
+/// The HermitCore post's basic table as a picture: grouped bars of each
+/// row, a bar per environment, a panel per clock (CPU, emulated and
+/// instruction-counted costs are never on one axis).
+pub struct HermitBasicBars;
+
+impl Plots for HermitBasicBars {
+    fn bars(&self, doc: &RunDoc) -> Vec<Bars> {
+        let rows = hermit_rows();
+        let found: Vec<(String, _)> = rows.iter().map(|r| (r.label.clone(), move |d: &RunDoc| r.value(d).cloned())).collect();
+        panels(doc)
+            .into_iter()
+            .filter_map(|(clock, envs)| {
+                let title = format!("{}: basic benchmark ({})", capitalised(Source::HermitCoreXen.short()), clock.panel());
+                bars_of(doc, &envs, title, format!("median per operation ({}, log)", clock.cost_unit()), &found)
+            })
+            .collect()
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

@@ -6,6 +6,9 @@ use crate::compare::{judge, seed_of, verdict_word};
 use crate::results::{CaseResult, Metric, RunDoc};
 use crate::schema::ipc::{Cores, Mechanism, Space};
 use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
+use crate::sources::Source;
+use crate::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
+use crate::tabular::lines::Point;
 use crate::tabular::rows::Row;
 use crate::tabular::table::{TextTable, cycles};
 use crate::tabular::tables::{Draws, Table};
@@ -292,6 +295,77 @@ impl Table for LmbenchTables {
             pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b])).filter(|t| !t.is_empty()).collect();
         tables.join("\n")
     }
+}
+
+/// The Wombat table as a picture: per row of the L4 performance page's
+/// LMBench tables (latencies, bandwidths, AIM7) the Rel. Perf of each
+/// environment against the one it is compared with (the pairs of the
+/// tables), a bar from 1.0 with its 95% interval; a plot per table and per
+/// pair of clocks (a ratio of instruction counts to cycles means nothing,
+/// so such pairs are left out).
+pub struct RelPerfBars;
+
+impl Plots for RelPerfBars {
+    fn bars(&self, doc: &RunDoc) -> Vec<Bars> {
+        let envs = environments(doc);
+        let pairs: Vec<(&String, &String)> = match envs.as_slice() {
+            [_] | [] => return Vec::new(),
+            [a, b] => vec![(a, b)],
+            all => all.iter().filter(|n| *n == "native").flat_map(|n| all.iter().filter(|o| *o != "native").map(move |o| (n, o))).collect(),
+        };
+        let clocks = |(a, b): &(&String, &String)| (Clock::of(doc, a), Clock::of(doc, b));
+        let mut out = Vec::new();
+        for kinds in crate::tabular::distinct(pairs.iter().map(clocks)) {
+            if (kinds.0 == Clock::Instructions) != (kinds.1 == Clock::Instructions) {
+                continue;
+            }
+            let mine: Vec<&(&String, &String)> = pairs.iter().filter(|p| clocks(p) == kinds).collect();
+            let panel =
+                if kinds.0 == kinds.1 { kinds.0.panel().to_string() } else { format!("{} against {}", kinds.1.panel(), kinds.0.panel()) };
+            for (name, rows) in [("latencies", latency_rows()), ("bandwidths", bandwidth_rows()), ("AIM7", aim_rows())] {
+                out.extend(rel_bars(
+                    doc,
+                    &mine,
+                    &rows,
+                    format!("{}: LMBench {name}, Rel. Perf ({panel})", capitalised(Source::L4Performance.short())),
+                ));
+            }
+        }
+        out
+    }
+    fn across_environments(&self) -> bool {
+        true
+    }
+}
+
+/// One table's Rel. Perf bars: a series per pair, a row per table row
+/// that some pair has both sides of.
+fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: String) -> Option<Bars> {
+    let docs: Vec<(RunDoc, RunDoc)> = pairs.iter().map(|(a, b)| (of_environment(doc, a), of_environment(doc, b))).collect();
+    let policy = crate::uncertainty::Policy::default();
+    let rel = |r: &Row, (da, db): &(RunDoc, RunDoc)| {
+        let j = judge(r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
+        Some(match j.interval {
+            Some(iv) => Point { x: 0.0, y: j.ratio, lo: iv.lo, hi: iv.hi },
+            None => Point::bare(0.0, j.ratio),
+        })
+    };
+    let kept: Vec<&Row> = rows.iter().filter(|r| docs.iter().any(|d| rel(r, d).is_some())).collect();
+    if kept.is_empty() {
+        return None;
+    }
+    Some(Bars {
+        title,
+        value_desc: "Rel. Perf (above 1: better than the first of the pair; log)".into(),
+        rows: kept.iter().map(|r| r.label.clone()).collect(),
+        series: pairs.iter().zip(&docs).map(|((a, b), d)| (format!("{b} against {a}"), kept.iter().map(|r| rel(r, d)).collect())).collect(),
+        log: true,
+        base: Some(1.0),
+        caption: format!(
+            "host {} ({}), run {}; each bar the ratio of medians with its 95% interval (bootstrap over rounds, then batches), as compare judges it",
+            doc.host.hostname, doc.host.cpu_model, doc.id
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -226,6 +226,32 @@ fn build_set<'a>(docs: &[&'a RunDoc], by: By, version: String) -> Set<'a> {
     Set { version, columns, facts, baseline: 0, grids, overlaps }
 }
 
+/// The runs as one run whose environments are the columns (a host, a
+/// kernel, an environment), newest first, so that the published
+/// evaluations' figures across environments draw them side by side. Each
+/// column keeps the facts of the environment it came from (how QEMU ran it:
+/// its clock).
+pub fn merged(docs: &[RunDoc], by: By) -> Option<RunDoc> {
+    let mut sorted: Vec<&RunDoc> = docs.iter().collect();
+    sorted.sort_by(|a, b| (&b.started_at, &b.id).cmp(&(&a.started_at, &a.id)));
+    let mut out = (*sorted.first()?).clone();
+    out.results.clear();
+    out.environment.settings.clear();
+    for d in sorted {
+        for r in d.results.iter().filter(|r| r.status == CaseStatus::Ok) {
+            let col = by.column(d, r.env(d));
+            if let Some(s) = d.environment.settings.get(r.env(d)) {
+                out.environment.settings.entry(col.clone()).or_insert_with(|| s.clone());
+            }
+            let mut r = r.clone();
+            r.environment = Some(col);
+            out.results.push(r);
+        }
+    }
+    out.environment.name = super::distinct(out.results.iter().map(|r| r.env(&out).to_string())).join(",");
+    Some(out)
+}
+
 /// A value with its 95% interval: "1234 [1200, 1260]".
 pub fn value_cell(m: &Metric) -> String {
     let f = |v: f64| if m.unit == UNIT_CYCLES { cycles(v) } else { format!("{v:.1}") };

@@ -1,8 +1,11 @@
 //! SVG plots (plotters' SVG backend, no fonts needed): lines of y against x,
 //! and histograms over log2 buckets with a log count axis.
 
+pub use crate::tabular::figures::Bars;
 pub use crate::tabular::lines::{Lines, Point};
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Why a plot could not be drawn (plotters' own error, as text: its
 /// type depends on the drawing backend).
@@ -48,6 +51,13 @@ fn range(v: impl Iterator<Item = f64> + Clone, log: bool) -> (f64, f64) {
     }
 }
 
+/// A title's font size: 17 pixels, smaller where the title would not fit
+/// `width` (a character is about half the font size wide).
+fn title_size(title: &str, width: u32) -> u32 {
+    let n = title.chars().count().max(1) as u32;
+    (width * 19 / 10 / n).clamp(11, 17)
+}
+
 /// Tick labels people read: 1.5k, 64k, 2M rather than 1500.0, 65536.0.
 pub fn human(v: f64) -> String {
     let a = v.abs();
@@ -60,6 +70,11 @@ pub fn human(v: f64) -> String {
     } else {
         (v, "")
     };
+    if a > 0.0 && a < 0.1 {
+        // 0.01, 0.002: one significant digit, never "0.0".
+        let digits = (-a.log10()).ceil() as usize;
+        return format!("{v:.digits$}");
+    }
     let s = if x.fract().abs() < 1e-9 || x.abs() >= 10.0 { format!("{x:.0}") } else { format!("{x:.1}") };
     format!("{s}{unit}")
 }
@@ -86,7 +101,10 @@ pub fn lines(p: &Lines) -> Result<String, PlotError> {
         let (x0, x1) = range(xs, log_x);
         let (y0, y1) = p.y_range.unwrap_or_else(|| range(ys, log_y));
         let mut b = ChartBuilder::on(&plot_area);
-        b.caption(&p.title, ("sans-serif", 17)).margin(12).x_label_area_size(44).y_label_area_size(70);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0)))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70);
         macro_rules! draw {
             ($chart:expr) => {{
                 let mut c = $chart.map_err(drawing)?;
@@ -150,6 +168,106 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, plotters::coord::Shift>, na
         };
         area.draw(&PathElement::new(vec![(4, y), (24, y)], palette(i).stroke_width(3))).map_err(drawing)?;
         area.draw(&Text::new(shown, (30, y - 7), ("sans-serif", 13))).map_err(drawing)?;
+    }
+    Ok(())
+}
+
+/// Height of one row of a bar plot: a bar per series, at least 22 pixels.
+fn row_height(series: usize) -> u32 {
+    (series as u32 * 11 + 10).max(22)
+}
+
+/// The value axis of bars: from the data, the base and the intervals; log
+/// only where it spans a decade.
+fn bar_axis(p: &Bars) -> (f64, f64, bool) {
+    let pos = |v: &f64| v.is_finite() && (!p.log || *v > 0.0);
+    let pts: Vec<Point> = p.series.iter().flat_map(|s| s.1.iter().flatten().copied()).collect();
+    let vals: Vec<f64> = pts.iter().map(|q| q.y).chain(p.base).filter(pos).collect();
+    let (lo, hi) = (vals.iter().copied().fold(f64::INFINITY, f64::min), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+    let log = p.log && lo > 0.0 && hi / lo >= 10.0;
+    // Intervals widen the axis, but at most tenfold (log) or twofold beyond
+    // the values: a whisker wider than that is cut at the axis' end.
+    let (floor, ceiling) = if log { (lo / 10.0, hi * 10.0) } else { (lo.min(0.0), hi * 2.0) };
+    let ivs = pts.iter().filter(|q| q.has_interval()).flat_map(|q| [q.lo, q.hi]).filter(pos).map(|v| v.clamp(floor, ceiling));
+    let (a, b) = range(vals.iter().copied().chain(ivs), log);
+    (a, b, log)
+}
+
+/// Draws bars into an SVG string: rows top down (their labels at the left,
+/// as the table says them), a bar per series in each, its interval as a
+/// whisker, and a line at the base where bars grow from one.
+pub fn bars(p: &Bars) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    let n = p.rows.len().max(1);
+    let label_w = (p.rows.iter().map(|r| r.chars().count()).max().unwrap_or(4) as u32 * 7 + 16).clamp(60, 300);
+    let size = (SIZE.0 + label_w.saturating_sub(70), 110 + n as u32 * row_height(p.series.len()));
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing)?;
+        let names: Vec<String> = p.series.iter().map(|s| s.0.clone()).collect();
+        let (plot_area, legend_area) = root.split_horizontally(size.0 - legend_width(&names));
+        legend(&legend_area, &names)?;
+        let (x0, x1, log) = bar_axis(p);
+        let mut b = ChartBuilder::on(&plot_area);
+        b.caption(&p.title, ("sans-serif", title_size(&p.title, plot_area.dim_in_pixel().0)))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(label_w);
+        let y = 0.0..n as f64;
+        if log {
+            bar_chart(&root, b.build_cartesian_2d((x0..x1).log_scale(), y).map_err(drawing)?, p, (x0, x1))
+        } else {
+            bar_chart(&root, b.build_cartesian_2d(x0..x1, y).map_err(drawing)?, p, (x0, x1))
+        }?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// The bars, whiskers, base line and row labels on a chart built by [`bars`].
+fn bar_chart<DB: DrawingBackend, X>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    mut c: ChartContext<DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    p: &Bars,
+    (axis_start, axis_end): (f64, f64),
+) -> Result<(), PlotError>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let n = p.rows.len();
+    c.configure_mesh()
+        .x_desc(p.value_desc.as_str())
+        .x_label_formatter(&|v| human(*v))
+        .y_labels(0)
+        .disable_y_mesh()
+        .draw()
+        .map_err(drawing)?;
+    let k = p.series.len().max(1) as f64;
+    let from = p.base.unwrap_or(axis_start);
+    for (j, (_, vals)) in p.series.iter().enumerate() {
+        let color = palette(j);
+        for (i, q) in vals.iter().enumerate() {
+            let Some(q) = q.filter(|q| q.y.is_finite()) else { continue };
+            // Row i from the top; its bars share 80% of the row's height.
+            let top = (n - i) as f64 - 0.1 - 0.8 * j as f64 / k;
+            let bottom = top - 0.8 / k;
+            c.draw_series(std::iter::once(Rectangle::new([(from, top), (q.y, bottom)], color.filled()))).map_err(drawing)?;
+            if q.has_interval() {
+                let mid = (top + bottom) / 2.0;
+                let (lo, hi) = (q.lo.clamp(axis_start, axis_end), q.hi.clamp(axis_start, axis_end));
+                let bar = [vec![(lo, mid), (hi, mid)], vec![(lo, top), (lo, bottom)], vec![(hi, top), (hi, bottom)]];
+                c.draw_series(bar.into_iter().map(|pts| PathElement::new(pts, BLACK.stroke_width(1)))).map_err(drawing)?;
+            }
+        }
+    }
+    if let Some(base) = p.base {
+        c.draw_series(std::iter::once(PathElement::new(vec![(base, 0.0), (base, n as f64)], BLACK.stroke_width(2)))).map_err(drawing)?;
+    }
+    let style = TextStyle::from(("sans-serif", 13)).pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, label) in p.rows.iter().enumerate() {
+        let (_, py) = c.backend_coord(&(axis_start, (n - i) as f64 - 0.5));
+        let (px, _) = c.plotting_area().get_base_pixel();
+        root.draw(&Text::new(label.clone(), (px - 8, py), style.clone())).map_err(drawing)?;
     }
     Ok(())
 }
@@ -320,7 +438,48 @@ mod tests {
             "{s}"
         );
         assert_eq!([human(1500.0), human(65536.0), human(2e6), human(0.5), human(100.0)], ["1.5k", "66k", "2M", "0.5", "100"]);
+        assert_eq!([human(0.01), human(0.002)], ["0.01", "0.002"]);
         let h = log2_histogram("h", "delta (cycles)", &[5, 0, 3, 1]).unwrap();
         assert!(h.contains("<rect") && h.contains("samples (log)"));
+    }
+
+    #[test]
+    fn bars_draw_each_row_and_series_with_its_whisker_and_base() {
+        let b = Bars {
+            title: "Rel".into(),
+            value_desc: "Rel. Perf".into(),
+            rows: vec!["lat_pipe".into(), "lat_fifo".into()],
+            series: vec![
+                ("uml against native".into(), vec![Some(Point { x: 0.0, y: 0.5, lo: 0.4, hi: 0.6 }), None]),
+                ("container against native".into(), vec![Some(Point::bare(0.0, 1.1)), Some(Point::bare(0.0, 0.9))]),
+            ],
+            log: true,
+            base: Some(1.0),
+            caption: String::new(),
+        };
+        let s = bars(&b).unwrap();
+        for text in ["lat_pipe", "lat_fifo", "uml against native", "Rel. Perf"] {
+            assert!(s.contains(text), "{text} missing");
+        }
+        // Three bars (one value missing); one whisker of three lines.
+        let without = bars(&Bars {
+            series: vec![b.series[1].clone(), ("uml against native".into(), vec![Some(Point::bare(0.0, 0.5)), None])],
+            ..b.clone()
+        })
+        .unwrap();
+        assert_eq!(s.matches("<rect").count(), without.matches("<rect").count());
+        assert_eq!(
+            s.matches("<polyline").count() + s.matches("<line").count(),
+            without.matches("<polyline").count() + without.matches("<line").count() + 3
+        );
+        // A whisker far beyond the values stretches the axis at most twofold
+        // (linear: values within a decade), tenfold on a log axis.
+        let iv = |y: f64| Some(Point { x: 0.0, y, lo: 1e-9, hi: 1e9 });
+        let narrow = Bars { series: vec![("a".into(), vec![iv(2.0), Some(Point::bare(0.0, 3.0))])], ..b.clone() };
+        let (lo, hi, log) = bar_axis(&narrow);
+        assert!(!log && lo == 0.0 && hi <= 7.0, "{lo}..{hi}");
+        let wide = Bars { series: vec![("a".into(), vec![iv(2.0), Some(Point::bare(0.0, 300.0))])], ..b };
+        let (lo, hi, log) = bar_axis(&wide);
+        assert!(log && lo >= 0.05 && hi <= 3000.0 * 1.5, "{lo}..{hi}");
     }
 }

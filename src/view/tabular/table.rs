@@ -21,6 +21,9 @@ impl TextTable {
     /// The table, within the width set for this process (`set_width`; none:
     /// as wide as it is).
     pub fn render(&self) -> String {
+        if MARKED.get() {
+            return self.render_marked();
+        }
         match WIDTH.load(std::sync::atomic::Ordering::Relaxed) {
             0 => self.render_natural(),
             w => self.render_width(w),
@@ -117,6 +120,49 @@ impl TextTable {
         }
         out
     }
+}
+
+impl TextTable {
+    /// The table as one line that [`parse_marked`] reads back: [`MARK`],
+    /// then its headers, rows and alignment as JSON.
+    fn render_marked(&self) -> String {
+        let t = serde_json::json!({ "headers": self.headers, "rows": self.rows, "left": self.left, "also_left": self.also_left });
+        format!("{MARK}{t}\n")
+    }
+}
+
+/// What begins a table rendered by [`marked`] (ASCII's record separator,
+/// which no table of text holds).
+pub const MARK: char = '\u{1e}';
+
+thread_local! {
+    static MARKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// What `f` returns, with every table it renders (on this thread) rendered
+/// as one marked line instead of aligned text: so that a format with tables
+/// of its own (HTML) lays out the very tables the terminal shows, with
+/// their labels, from the text around them.
+pub fn marked<T>(f: impl FnOnce() -> T) -> T {
+    let was = MARKED.replace(true);
+    let out = f();
+    MARKED.set(was);
+    out
+}
+
+/// A table from the part of `line` after [`MARK`], if it is one (a line
+/// of a document that merely holds the mark is none: its text stays text).
+pub fn parse_marked(line: &str) -> Option<(String, TextTable)> {
+    let (before, json) = line.split_once(MARK)?;
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let strings = |v: &serde_json::Value| -> Option<Vec<String>> { v.as_array()?.iter().map(|c| c.as_str().map(String::from)).collect() };
+    let t = TextTable {
+        headers: strings(&v["headers"])?,
+        rows: v["rows"].as_array()?.iter().map(strings).collect::<Option<_>>()?,
+        left: usize::try_from(v["left"].as_u64()?).ok()?,
+        also_left: v["also_left"].as_array()?.iter().map(|i| i.as_u64().and_then(|i| usize::try_from(i).ok())).collect::<Option<_>>()?,
+    };
+    Some((before.to_string(), t))
 }
 
 /// The width tables are rendered to in this process; 0: unlimited.
@@ -216,5 +262,24 @@ mod tests {
     fn formats_cycles() {
         assert_eq!(cycles(42.25), "42.2");
         assert_eq!(cycles(1234.6), "1235");
+    }
+
+
+    #[test]
+    fn a_marked_table_reads_back_as_it_was_and_text_stays_text() {
+        let mut t = TextTable::new(&["call", "median cyc"], 1);
+        t.also_left = vec![1];
+        t.row(vec!["getpid".into(), "472 \"q\"".into()]);
+        let text = marked(|| format!("title\n{}", t.render()));
+        assert!(!MARKED.get(), "marking ends with the closure");
+        let line = text.lines().nth(1).unwrap();
+        let (before, back) = parse_marked(line).expect("a marked table");
+        assert_eq!(
+            (before.as_str(), back.headers.clone(), back.rows.clone(), back.left, back.also_left.clone()),
+            ("", t.headers.clone(), t.rows.clone(), 1, vec![1])
+        );
+        assert!(parse_marked("title").is_none());
+        assert!(parse_marked("a document's \u{1e} mark, not a table").is_none());
+        assert!(!t.render().contains(MARK), "unmarked outside the closure");
     }
 }

@@ -4,6 +4,7 @@
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::boot;
 use crate::sources::Source;
+use crate::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
 use crate::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::tabular::table::TextTable;
 use crate::tabular::tables::{Layout, Table};
@@ -75,5 +76,31 @@ pub struct BootHeadline;
 impl Headlines for BootHeadline {
     fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
         headline("boot to /init", pick.one(boot::id(boot::START_BENCH), boot::TO_INIT)).into_iter().collect()
+    }
+}
+
+/// The HermitCore post's boot times as a picture: a bar per environment,
+/// to /init and to the first result. Timed by the host's clock in every
+/// environment, so one axis holds them all.
+pub struct BootBars;
+
+impl Plots for BootBars {
+    fn bars(&self, doc: &RunDoc) -> Vec<Bars> {
+        let envs = environments(doc);
+        if envs.len() < 2 {
+            return Vec::new();
+        }
+        let metric = |d: &RunDoc, name: &str| {
+            d.results.iter().find(|r| r.family == boot::FAMILY && r.status == CaseStatus::Ok).and_then(|r| r.metric(name)).cloned()
+        };
+        let rows: Vec<(String, _)> = [("to /init", boot::TO_INIT), ("to the first result", boot::TO_FIRST_RESULT)]
+            .into_iter()
+            .map(|(label, name)| (label.to_string(), move |d: &RunDoc| metric(d, name)))
+            .collect();
+        let title = format!("{}: boot time by environment", capitalised(Source::HermitCoreXen.short()));
+        bars_of(doc, &envs, title, "seconds from the start (host clock, median of the starts, log)".into(), &rows).into_iter().collect()
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

@@ -4,9 +4,9 @@
 
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::ipc::{self, Mechanism, Params, Space};
-use crate::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tabular::figures::{Plot, Plots, lines_of, panels, point};
 use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::tabular::lines::Lines;
+use crate::tabular::lines::{Lines, Point};
 use crate::tabular::noise_note;
 use crate::tabular::table::{TextTable, cycles};
 use crate::tabular::tables::{Draws, Table};
@@ -207,6 +207,71 @@ impl Headlines for IpcHeadlines {
         }
         out
     }
+}
+
+/// The L4 performance page's form across environments: one-way IPC by
+/// payload, a line per environment (its cheapest mechanism at the smallest
+/// payload, named), a plot per address-space and core placement and per
+/// clock (CPU, emulated and instruction-counted costs never share axes).
+pub struct IpcByEnvironment;
+
+impl Plots for IpcByEnvironment {
+    fn lines(&self, doc: &RunDoc) -> Vec<Lines> {
+        let mut out = Vec::new();
+        for (clock, envs) in panels(doc) {
+            for space in ipc::SPACES {
+                for cores in ipc::CORES {
+                    let series: Vec<(String, Vec<Point>)> = envs.iter().filter_map(|e| cheapest_line(doc, e, space, cores)).collect();
+                    if series.is_empty() {
+                        continue;
+                    }
+                    let (sn, cn) = (ipc::space_name(space), ipc::cores_name(cores));
+                    out.push(Lines {
+                        title: format!("One-way IPC by payload per environment ({sn}, {cn} core; {})", clock.panel()),
+                        x_desc: "payload (64-bit words)".into(),
+                        y_desc: format!("one-way cost ({})", clock.cost_unit()),
+                        log_x: false,
+                        log_y: true,
+                        caption: format!(
+                            "host {} ({}), environments {}, run {}; each line the environment's cheapest mechanism at its smallest payload",
+                            doc.host.hostname,
+                            doc.host.cpu_model,
+                            envs.join(", "),
+                            doc.id
+                        ),
+                        series,
+                        y_range: None,
+                    });
+                }
+            }
+        }
+        out
+    }
+    fn across_environments(&self) -> bool {
+        true
+    }
+}
+
+/// Environment `e`'s line of one placement: its mechanism with the lowest
+/// one-way cost at the smallest payload measured, over two payloads or more.
+fn cheapest_line(doc: &RunDoc, e: &str, space: Space, cores: ipc::Cores) -> Option<(String, Vec<Point>)> {
+    let cells: Vec<(&CaseResult, Params)> = crate::tabular::typed::<Params>(
+        doc.results.iter().filter(|r| r.env(doc) == e && r.family == ipc::FAMILY && r.status == CaseStatus::Ok),
+    )
+    .into_iter()
+    .filter(|(r, p)| p.space == space && p.cores == cores && r.metric(ipc::ONE_WAY).is_some())
+    .collect();
+    let mut mechanisms: Vec<&str> = crate::tabular::distinct(cells.iter().map(|(r, _)| r.benchmark.as_str()));
+    mechanisms.retain(|m| cells.iter().filter(|(r, _)| r.benchmark == *m).count() >= 2);
+    let first = |m: &str| {
+        let (r, _) = cells.iter().filter(|(r, _)| r.benchmark == m).min_by_key(|(_, p)| p.words)?;
+        Some(r.metric(ipc::ONE_WAY)?.summary.median)
+    };
+    let best = mechanisms.into_iter().filter_map(|m| Some((m, first(m)?))).min_by(|a, b| a.1.total_cmp(&b.1))?.0;
+    let mut pts: Vec<Point> =
+        cells.iter().filter(|(r, _)| r.benchmark == best).filter_map(|(r, p)| point(p.words as f64, r, ipc::ONE_WAY)).collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    Some((format!("{e} ({})", ipc::name_of(best)), pts))
 }
 
 #[cfg(test)]

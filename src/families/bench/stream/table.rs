@@ -5,7 +5,7 @@ use crate::named::Named;
 use crate::results::{CaseResult, CaseStatus, RunDoc};
 use crate::schema::stream;
 use crate::sources::Source;
-use crate::tabular::figures::{Plots, context, env_prefix, point};
+use crate::tabular::figures::{Bars, Plots, bars_of, context, env_prefix, panels, point};
 use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::tabular::lines::{Lines, Point};
 use crate::tabular::rows::unmeasured_mark;
@@ -143,5 +143,35 @@ pub struct StreamHeadline;
 impl Headlines for StreamHeadline {
     fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
         headline("STREAM triad (median rate)", extreme(pick.of(stream::FAMILY), &stream::rate(stream::TRIAD), true)).into_iter().collect()
+    }
+}
+
+/// The HermitCore post's STREAM results as a picture: a bar per
+/// environment for each kernel (single-threaded), a panel per clock.
+pub struct StreamBars;
+
+impl Plots for StreamBars {
+    fn bars(&self, doc: &RunDoc) -> Vec<Bars> {
+        let single = |d: &RunDoc, k: &str| {
+            let r = d.results.iter().find(|r| {
+                r.family == stream::FAMILY
+                    && r.status == CaseStatus::Ok
+                    && r.params_as::<stream::Params>().is_some_and(|p| p.threads == stream::Threads::Single)
+            })?;
+            r.metric(&stream::rate(k)).cloned()
+        };
+        let rows: Vec<(String, _)> = stream::KERNELS.iter().map(|k| (k.to_string(), move |d: &RunDoc| single(d, k))).collect();
+        panels(doc)
+            .into_iter()
+            .filter_map(|(clock, envs)| {
+                let title = format!("STREAM by environment, single thread ({})", clock.rate_panel());
+                let mut b = bars_of(doc, &envs, title, format!("best rate ({}, higher is better)", clock.rate_unit("MB/s")), &rows)?;
+                b.log = false;
+                Some(b)
+            })
+            .collect()
+    }
+    fn across_environments(&self) -> bool {
+        true
     }
 }

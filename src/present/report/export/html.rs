@@ -55,17 +55,29 @@ pub fn figures(doc: &RunDoc, run_no: usize, plots: &[&dyn Plots]) -> Vec<Figure>
     out
 }
 
-/// The plots of one environment's results; `tag` makes ids unique, `suffix` ends titles.
+/// The plots of one environment's results (or, for bars and plots across
+/// environments, of the run's); `tag` makes ids unique, `suffix` ends
+/// titles. In the order of `plots`, each plot's lines then its bars; the
+/// histograms last.
 fn figures_of(doc: &RunDoc, tag: &str, suffix: &str, plots: &[&dyn Plots]) -> Vec<Figure> {
-    let mut lines: Vec<(Lines, bool)> = Vec::new();
-    for p in plots {
-        lines.extend(p.lines(doc).into_iter().map(|l| (l, p.across_environments())));
-    }
     let mut figs: Vec<Figure> = Vec::new();
-    for (i, (l, shared)) in lines.iter_mut().enumerate() {
-        l.title += suffix;
-        if let Ok(svg) = plot::lines(l) {
-            figs.push(Figure { id: format!("{tag}-plot{i}"), svg, caption: format!("{}: {}", l.title, l.caption), shared: *shared });
+    for p in plots {
+        let shared = p.across_environments();
+        for mut l in p.lines(doc) {
+            l.title += suffix;
+            if let Ok(svg) = plot::lines(&l) {
+                figs.push(Figure { id: format!("{tag}-plot{}", figs.len()), svg, caption: format!("{}: {}", l.title, l.caption), shared });
+            }
+        }
+        for b in p.bars(doc) {
+            if let Ok(svg) = plot::bars(&b) {
+                figs.push(Figure {
+                    id: format!("{tag}-bars{}", figs.len()),
+                    svg,
+                    caption: format!("{}: {}", b.title, b.caption),
+                    shared: true,
+                });
+            }
         }
     }
     for h in plots.iter().flat_map(|p| p.histograms(doc)) {
@@ -76,11 +88,13 @@ fn figures_of(doc: &RunDoc, tag: &str, suffix: &str, plots: &[&dyn Plots]) -> Ve
     figs
 }
 
-/// 1. The answer first: each run's one-screen summary.
+/// Section 1, what was run and where: each run's header (host,
+/// environments, condition, harness) and its one-screen summary.
 fn summary_section(docs: &[RunDoc]) -> String {
-    let mut s = "<section id=\"summary\"><h2>Summary</h2>\n".to_string();
+    let mut s = "<section id=\"summary\"><h2>What was run, and where</h2>\n".to_string();
     for d in docs {
         s += &HTML.heading(3, &format!("{} ({}, {}, {})", d.id, d.host.hostname, d.environment.name, d.started_at));
+        s += &format!("<pre class=\"header\">{}</pre>\n", esc(&crate::report::header::render(d, false)));
         let p = summary::parts(d);
         s += &HTML.paragraph(&p.heading);
         if let Some(t) = &p.table {
@@ -93,22 +107,49 @@ fn summary_section(docs: &[RunDoc]) -> String {
     s + "</section>\n"
 }
 
+/// Text with tables in it (as [`crate::report::table::marked`] renders
+/// them) as HTML: each table an HTML table with the terminal's headers and
+/// labels, the text between them kept as it is (titles, notes).
+pub fn text_with_tables(text: &str) -> String {
+    let mut out = String::new();
+    let mut prose: Vec<String> = Vec::new();
+    let flush = |prose: &mut Vec<String>, out: &mut String| {
+        let t = prose.join("\n");
+        if !t.trim().is_empty() {
+            *out += &format!("<pre class=\"prose\">{}</pre>\n", esc(t.trim_matches('\n')));
+        }
+        prose.clear();
+    };
+    for line in text.lines() {
+        match crate::report::table::parse_marked(line) {
+            Some((before, t)) => {
+                prose.push(before.trim_end().to_string());
+                flush(&mut prose, &mut out);
+                out += &Html { class: "t" }.table(&super::markup::MarkupTable::from_table(&t));
+            }
+            None => prose.push(line.to_string()),
+        }
+    }
+    flush(&mut prose, &mut out);
+    out
+}
+
 /// 2. Contents.
 fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
-    let mut s = "<nav id=\"contents\"><h2>Contents</h2><ul>\n<li><a href=\"#summary\">Summary</a></li>\n".to_string();
+    let mut s = "<nav id=\"contents\"><h2>Contents</h2><ul>\n<li><a href=\"#summary\">What was run, and where</a></li>\n".to_string();
     if compared {
         s += "<li><a href=\"#compare\">B against A: verdicts and intervals</a></li>\n";
     }
     for (i, d) in docs.iter().enumerate() {
         if !figs[i].is_empty() {
-            s += &format!("<li><a href=\"#plots{i}\">Plots of {}</a> ({} plots)</li>\n", esc(&d.id), figs[i].len());
+            s += &format!("<li><a href=\"#plots{i}\">Figures of {}</a> ({} figures)</li>\n", esc(&d.id), figs[i].len());
         }
+    }
+    for (i, d) in docs.iter().enumerate() {
+        s += &format!("<li><a href=\"#tables{i}\">Tables of {}</a></li>\n", esc(&d.id));
     }
     for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
         s += &format!("<li><a href=\"#counters{i}\">Kernel events per operation in {}</a></li>\n", esc(&d.id));
-    }
-    for (i, d) in docs.iter().enumerate() {
-        s += &format!("<li><a href=\"#tables{i}\">Full tables of {}</a></li>\n", esc(&d.id));
     }
     s + "</ul></nav>\n"
 }
@@ -130,15 +171,15 @@ fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::compare::Row], policy:
     )
 }
 
-/// Section 4: the kernel's event counts per operation beside each cell, a
+/// The kernel's event counts per operation beside each cell, a
 /// section per run that has them.
 fn counter_sections(docs: &[RunDoc]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
         s += &format!(
-            "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n<pre>{}</pre></section>\n",
+            "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n{}</section>\n",
             esc(&d.id),
-            esc(&crate::report::counters::render(d))
+            text_with_tables(&crate::report::table::marked(|| crate::report::counters::render(d)))
         );
     }
     s
@@ -148,11 +189,12 @@ fn has_counts(d: &RunDoc) -> bool {
     d.results.iter().any(|r| r.counters.as_ref().is_some_and(|c| !c.events.is_empty()))
 }
 
-/// 5. Plots, a section per run that has any.
+/// Section 4, figures, a section per run that has any: the published
+/// evaluations' comparisons across environments first, then each family's plots.
 fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate().filter(|(i, _)| !figs[*i].is_empty()) {
-        s += &format!("<section id=\"plots{i}\"><h2>Plots of {}</h2>\n<div class=\"plots\">\n", esc(&d.id));
+        s += &format!("<section id=\"plots{i}\"><h2>Figures of {}</h2>\n<div class=\"plots\">\n", esc(&d.id));
         for f in &figs[i] {
             s += &format!("<figure id=\"{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n", f.id, f.svg, esc(&f.caption));
         }
@@ -161,15 +203,13 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     s
 }
 
-/// 6. Everything else, collapsed: each run's header and tables as text.
+/// Section 5, the tables, as HTML tables with the terminal's labels: each
+/// run's every table (per environment, then side by side).
 fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
-        s += &format!(
-            "<section id=\"tables{i}\"><h2>Full tables of {}</h2>\n<details><summary>header and every table</summary><pre>{}</pre></details></section>\n",
-            esc(&d.id),
-            esc(&super::text::run(d, tables))
-        );
+        let text = crate::report::table::marked(|| crate::report::render_tables_with(d, tables));
+        s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
 }
@@ -185,9 +225,9 @@ pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
     if !rows.is_empty() {
         body += &compare_section(&docs[0], &docs[1], &rows, &policy);
     }
-    body += &counter_sections(docs);
     body += &plot_sections(docs, &figs);
     body += &table_sections(docs, tables);
+    body += &counter_sections(docs);
     wrap(&body)
 }
 
@@ -202,7 +242,10 @@ pub fn wrap(body: &str) -> String {
          div.plots figure.plot {{ display: block; margin: 0; }}\n\
          figure.plot svg {{ display: block; width: 100%; height: auto; }}\n\
          figcaption {{ font-size: 12px; color: #444; padding: 0.3em; }}\n\
-         table.cmp {{ border-collapse: collapse; font-size: 12px; }} table.cmp td, table.cmp th {{ border: 1px solid #ddd; padding: 2px 6px; }}\n\
+         table.cmp, table.t {{ border-collapse: collapse; font-size: 12px; margin: 0.3em 0 1em 0; }}\n\
+         table.cmp td, table.cmp th, table.t td, table.t th {{ border: 1px solid #ddd; padding: 2px 6px; }}\n\
+         table.t th {{ background: #f0f0f0; }} table.t td {{ font-variant-numeric: tabular-nums; }}\n\
+         pre.prose {{ background: none; padding: 0; margin: 1em 0 0.2em 0; white-space: pre-wrap; font-size: 13px; }}\n\
          </style></head>\n<body>\n{body}</body></html>\n"
     )
 }
@@ -210,9 +253,10 @@ pub fn wrap(body: &str) -> String {
 /// The page of `report --by`: host facts, each set's tables (verdicts
 /// coloured), and per table a plot of every column's performance relative
 /// to the baseline by case, all plots on one y axis.
-pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
+pub fn by_page(r: &crate::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
     use crate::report::by;
     let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
+    body += &by_figures(r.by, docs);
     let mut all: Vec<f64> = Vec::new();
     let mut plots: Vec<Vec<Lines>> = Vec::new();
     for s in &r.sets {
@@ -237,6 +281,21 @@ pub fn by_page(r: &crate::report::by::ByReport, policy: &Policy) -> String {
         }
     }
     wrap(&body)
+}
+
+/// The published evaluations' comparisons with a column (host, kernel,
+/// environment) where a run has an environment.
+fn by_figures(by: crate::report::by::By, docs: &[RunDoc]) -> String {
+    let Some(merged) = crate::report::by::merged(docs, by) else { return String::new() };
+    let figs: Vec<Figure> = figures(&merged, 0, Tables::standard().plots()).into_iter().filter(|f| f.shared).collect();
+    if figs.is_empty() {
+        return String::new();
+    }
+    let mut s = "<section id=\"plots0\"><h2>The published evaluations, a column each</h2>\n<div class=\"plots\">\n".to_string();
+    for f in &figs {
+        s += &format!("<figure id=\"{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>\n", f.id, f.svg, esc(&f.caption));
+    }
+    s + "</div></section>\n"
 }
 
 /// A table's plot: x the case's number in the table, y each column's
