@@ -73,6 +73,7 @@ fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
         oscycles::rounds::paired::End::Settled => "every cell has a verdict",
         oscycles::rounds::paired::End::Budget => "the next pair would not fit the budget",
         oscycles::rounds::paired::End::Interrupted => "interrupted",
+        oscycles::rounds::paired::End::Failing => "rounds failed, pair after pair",
     };
     let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
     out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));

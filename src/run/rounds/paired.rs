@@ -35,6 +35,18 @@ pub struct RoundAsk<'a> {
     pub cases: Option<&'a [String]>,
 }
 
+/// What measuring a round gave.
+pub enum Round {
+    Measured(Box<RunDoc>),
+    /// It ended without a document or with nothing measured (a CPU taken
+    /// away for a moment): its pair is left out.
+    Failed(String),
+    Interrupted,
+}
+
+/// Pairs in a row that may fail before the loop gives up.
+pub const FAILED_PAIRS_IN_A_ROW: usize = 3;
+
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -43,6 +55,8 @@ pub enum End {
     /// The next pair would not have fitted the budget.
     Budget,
     Interrupted,
+    /// `FAILED_PAIRS_IN_A_ROW` pairs in a row failed.
+    Failing,
 }
 
 /// What the loop found: the pooled runs of each side and every cell's
@@ -90,18 +104,27 @@ pub fn tally(cells: &[(String, Judged)]) -> [usize; 4] {
     t
 }
 
-/// Runs the loop. `measure` measures one round (Ok(None): it was
-/// interrupted); `elapsed` is the time since the start; `note` takes the
-/// progress lines.
+/// Keeps in each of a pair's two rounds only the cells measured (ok) in
+/// both: a cell that failed on one side in this pair has no pair in it.
+fn only_paired(da: &mut RunDoc, db: &mut RunDoc) {
+    let ok = |r: &CaseResult| r.status == CaseStatus::Ok;
+    let in_b: Vec<bool> = da.results.iter().map(|ra| ok(ra) && db.results.iter().any(|rb| ok(rb) && rb.same_cell(ra))).collect();
+    let mut keep = in_b.into_iter();
+    da.results.retain(|_| keep.next().unwrap_or(false));
+    db.results.retain(|rb| da.results.iter().any(|ra| ra.same_cell(rb)));
+}
+
+/// Runs the loop. `measure` measures one round; `elapsed` is the time
+/// since the start; `note` takes the progress lines.
 pub fn drive<E>(
     s: &Settings,
-    measure: &mut dyn FnMut(RoundAsk) -> Result<Option<RunDoc>, E>,
+    measure: &mut dyn FnMut(RoundAsk) -> Result<Round, E>,
     elapsed: &mut dyn FnMut() -> Duration,
     note: &mut dyn FnMut(&str),
 ) -> Result<Option<Outcome>, E> {
     let mut pooled: [Option<RunDoc>; 2] = [None, None];
     let mut only: Option<Vec<String>> = None;
-    let (mut last_pair, mut pairs, mut end) = (Duration::ZERO, 0, End::Settled);
+    let (mut last_pair, mut pairs, mut end, mut failed) = (Duration::ZERO, 0, End::Settled, 0);
     let mut cells: Vec<(String, Judged)> = vec![];
     for k in 0.. {
         let started = elapsed();
@@ -111,18 +134,33 @@ pub fn drive<E>(
         }
         let order = if crate::sequential::a_first(s.seed, k) { [0, 1] } else { [1, 0] };
         let mut got: [Option<RunDoc>; 2] = [None, None];
+        let mut why = None;
         for side in order {
             let seed = super::round_seed(s.seed, k);
             match measure(RoundAsk { side, k, seed, cases: only.as_deref() })? {
-                Some(doc) => got[side] = Some(doc),
-                None => break,
+                Round::Measured(doc) => got[side] = Some(*doc),
+                Round::Failed(w) => why = Some(w),
+                Round::Interrupted => end = End::Interrupted,
+            }
+            if why.is_some() || end == End::Interrupted {
+                break;
             }
         }
-        let [Some(da), Some(db)] = got else {
+        if end == End::Interrupted {
             // A pair half measured pairs with nothing: it is left out.
-            end = End::Interrupted;
             break;
+        }
+        let [Some(mut da), Some(mut db)] = got else {
+            failed += 1;
+            note(&format!("pair {} left out: {}", k + 1, why.unwrap_or_default()));
+            if failed >= FAILED_PAIRS_IN_A_ROW {
+                end = End::Failing;
+                break;
+            }
+            continue;
         };
+        failed = 0;
+        only_paired(&mut da, &mut db);
         for (i, d) in [da, db].into_iter().enumerate() {
             pooled[i] = super::pool(pooled[i].take().into_iter().chain([d]).collect(), s.seed);
         }
@@ -186,7 +224,7 @@ mod tests {
             &mut |ask| {
                 asked.push(ask.cases.map(<[String]>::len));
                 now.set(now.get() + Duration::from_secs(5));
-                Ok(Some(fake(&ask, &mut rng)))
+                Ok(Round::Measured(Box::new(fake(&ask, &mut rng))))
             },
             &mut || now.get(),
             &mut |_| {},
@@ -213,7 +251,7 @@ mod tests {
             &settings(200),
             &mut |ask| {
                 now.set(now.get() + Duration::from_secs(30));
-                Ok(Some(fake(&ask, &mut rng)))
+                Ok(Round::Measured(Box::new(fake(&ask, &mut rng))))
             },
             &mut || now.get(),
             &mut |_| {},
@@ -228,7 +266,7 @@ mod tests {
             &settings(3600),
             &mut |ask| {
                 calls += 1;
-                Ok((calls < 4).then(|| fake(&ask, &mut rng)))
+                Ok(if calls < 4 { Round::Measured(Box::new(fake(&ask, &mut rng))) } else { Round::Interrupted })
             },
             &mut || Duration::ZERO,
             &mut |_| {},
@@ -236,6 +274,46 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!((out.pairs, out.end), (1, End::Interrupted));
+        // A round that fails loses its pair; three in a row end the loop.
+        let mut calls = 0;
+        let out = drive::<()>(
+            &settings(3600),
+            &mut |ask| {
+                calls += 1;
+                Ok(if calls <= 2 || calls == 4 { Round::Measured(Box::new(fake(&ask, &mut rng))) } else { Round::Failed("no CPU".into()) })
+            },
+            &mut || Duration::ZERO,
+            &mut |_| {},
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((out.pairs, out.end), (1, End::Failing));
+        assert!(out.cells.iter().all(|(_, j)| j.rounds == (1, 1)), "the failed pairs add no rounds");
+    }
+
+    #[test]
+    fn a_cell_failing_on_one_side_of_a_pair_loses_that_pair_only() {
+        let mut rng = SplitMix64::new(5);
+        let mut calls = 0;
+        let out = drive::<()>(
+            &settings(3600),
+            &mut |ask| {
+                calls += 1;
+                let mut doc = fake(&ask, &mut rng);
+                if calls == 3 {
+                    doc.results.iter_mut().filter(|r| r.benchmark == "syscall.getpid").for_each(|r| r.status = CaseStatus::Failed);
+                }
+                Ok(if calls <= 6 { Round::Measured(Box::new(doc)) } else { Round::Interrupted })
+            },
+            &mut || Duration::ZERO,
+            &mut |_| {},
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(out.pairs, 3);
+        let rounds = |l: &str| out.cells.iter().find(|(c, _)| c == l).map(|(_, j)| j.rounds);
+        assert_eq!(rounds("syscall.getpid"), Some((2, 2)));
+        assert!(out.cells.iter().filter(|(c, _)| c != "syscall.getpid").all(|(_, j)| j.rounds == (3, 3)));
     }
 
     #[test]
@@ -250,7 +328,7 @@ mod tests {
                     r.metrics[0].unit = crate::results::UNIT_INSTRUCTIONS.into();
                     r.metrics[0].samples = vec![vec![if ask.side == 1 && r.benchmark == "ipc.pipe" { 1500.0 } else { 1000.0 }; 3]];
                 }
-                Ok(Some(doc))
+                Ok(Round::Measured(Box::new(doc)))
             },
             &mut || Duration::ZERO,
             &mut |_| {},

@@ -103,12 +103,19 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
         &settings,
         &mut |ask| {
             if watchdog::interrupted().is_some() {
-                return Ok(None);
+                return Ok(paired::Round::Interrupted);
             }
             let side = &sides[ask.side];
             let cells = ask.cases.map_or("every cell".to_string(), |c| format!("{} cells", c.len()));
             eprintln!("pair {}: {} ({cells})", ask.k + 1, side.name);
-            round_of(side, &dir, ask.k, ask.seed, ask.cases)
+            match round_of(side, &dir, ask.k, ask.seed, ask.cases) {
+                Ok(Some(doc)) => Ok(paired::Round::Measured(Box::new(doc))),
+                Ok(None) => Ok(paired::Round::Interrupted),
+                // Bad options are the user's (the first pair shows them);
+                // anything else loses the pair.
+                Err(e) if e.downcast_ref::<UsageError>().is_some() => Err(e),
+                Err(e) => Ok(paired::Round::Failed(format!("{e:#}"))),
+            }
         },
         &mut || t.elapsed(),
         &mut |line| eprintln!("{line}"),
