@@ -370,6 +370,10 @@ pub struct RunArgs {
     /// thread and process the case runs.
     #[arg(long)]
     pub no_counters: bool,
+    /// (compare) The TSC rate in Hz, calibrated once by the invocation that
+    /// starts this run: the run does not calibrate again.
+    #[arg(long, hide = true, value_name = "HZ", value_parser = parse_tsc_hz)]
+    pub tsc_hz: Option<f64>,
     /// Environments to run the suites in, each in turn (comma-separated);
     /// the list and what each is: `oscycles run --help`.
     #[arg(long, default_value = "native", value_name = "LIST", long_help = crate::env::help())]
@@ -533,6 +537,13 @@ fn parse_interleave(s: &str) -> Result<InterleaveArg, ArgError> {
     }
 }
 
+fn parse_tsc_hz(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>() {
+        Ok(hz) if (1e7..=1e11).contains(&hz) => Ok(hz),
+        _ => Err(ArgError::OneOf { given: s.to_string(), valid: "a TSC rate in Hz from 1e7 to 1e11".into() }),
+    }
+}
+
 fn parse_budget(s: &str) -> Result<f64, ArgError> {
     match s.parse::<f64>() {
         Ok(m) if m > 0.0 && m <= 7.0 * 24.0 * 60.0 => Ok(m),
@@ -624,7 +635,7 @@ impl RunArgs {
             sequential_envs: self.no_interleave,
             seed,
             round: None,
-            tsc_hz: None,
+            tsc_hz: self.tsc_hz,
             quiet: self.quiet,
             results: self.results.clone(),
             scratch: self.scratch.clone(),

@@ -26,7 +26,7 @@ struct Side {
 }
 
 /// Options the rounds set themselves, refused in --a and --b.
-const OWN_OPTIONS: [&str; 6] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict"];
+const OWN_OPTIONS: [&str; 7] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict", "--tsc-hz"];
 
 fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
     let split = |o: &Option<String>| o.as_deref().unwrap_or("").split_whitespace().map(String::from).collect::<Vec<_>>();
@@ -64,7 +64,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
         for i in oscycles::runner::interleaved_order(2, k) {
             let side = &sides[i];
             eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
-            match round_of(side, &dir, k, rounds::round_seed(seed, k), None)? {
+            match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[])? {
                 Some(doc) => docs[i].push(doc),
                 None => {
                     eprintln!("interrupted in round {} of {rounds}; the rounds so far are in {}", k + 1, dir.display());
@@ -98,6 +98,18 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
     watchdog::install();
     let budget = std::time::Duration::from_secs_f64(60.0 * a.budget.unwrap_or(10.0));
     let settings = paired::Settings { budget, policy: *policy, seed };
+    // What every round would do again, done once: the TSC's rate
+    // (calibrated here, on the same host), and the kernel's event counts
+    // (a cell's counts do not change between rounds): the first pair counts,
+    // later rounds skip the counting pass and its 1.2 s cool-down.
+    let hz = oscycles::clock::calibrate_tsc(5, std::time::Duration::from_millis(60)).tsc_hz;
+    let extra = |k: usize| {
+        let mut o = vec!["--tsc-hz".to_string(), format!("{hz:.0}")];
+        if k > 0 {
+            o.push("--no-counters".into());
+        }
+        o
+    };
     let t = std::time::Instant::now();
     let outcome = paired::drive(
         &settings,
@@ -108,7 +120,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
             let side = &sides[ask.side];
             let cells = ask.cases.map_or("every cell".to_string(), |c| format!("{} cells", c.len()));
             eprintln!("pair {}: {} ({cells})", ask.k + 1, side.name);
-            match round_of(side, &dir, ask.k, ask.seed, ask.cases) {
+            match round_of(side, &dir, ask.k, ask.seed, ask.cases, &extra(ask.k)) {
                 Ok(Some(doc)) => Ok(paired::Round::Measured(Box::new(doc))),
                 Ok(None) => Ok(paired::Round::Interrupted),
                 // Bad options are the user's (the first pair shows them);
@@ -142,10 +154,12 @@ fn results_dir(a: &CompareArgs) -> Result<PathBuf, UsageError> {
 /// Round k of one side, `run --rounds 1 --seed S` in a process of its
 /// own, of the cases `cases` (None: all): its document, None when it was
 /// interrupted.
-fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String]>) -> Result<Option<RunDoc>> {
+fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String]>, extra: &[String]) -> Result<Option<RunDoc>> {
     let results = dir.join(format!("{}-round-{k}", side.name));
     let mut cmd = Command::new(&side.exe);
     cmd.arg("run").args(&side.options).args(["--rounds", "1", "--quiet", "--seed", &seed.to_string()]);
+    // --no-counters given twice is refused: only if the user did not.
+    cmd.args(extra.iter().filter(|o| !side.options.contains(o)));
     if let Some(cases) = cases {
         let list = dir.join(format!("{}-round-{k}.cases", side.name));
         std::fs::write(&list, cases.join("\n") + "\n").with_context(|| format!("writing {}", list.display()))?;
