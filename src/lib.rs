@@ -18,7 +18,7 @@ pub mod view;
 
 // Each module by its own name (`crate::runner`, `oscycles::report`), wherever
 // its layer keeps it.
-pub use analysis::{stats, uncertainty};
+pub use analysis::{sequential, stats, uncertainty};
 pub use app::{catalogue, cli};
 pub use base::{fsafe, named, sources};
 pub use data::{compare, db, results, schema_core, store};

@@ -3,4 +3,5 @@
 //! scripts/import-map).
 
 pub mod stats;
+pub mod sequential;
 pub mod uncertainty;

@@ -30,6 +30,8 @@ pub enum ArgError {
     Rounds(String),
     #[error("'{0}' is not a number of minutes (above 0, at most a week)")]
     Budget(String),
+    #[error("'{0}' is neither a number of rounds from 5 to 1000 nor 'auto'")]
+    Interleave(String),
     #[error("'{0}' is not a percentage above 0 and below 100")]
     Target(String),
     #[error("'{0}' is not a duration in milliseconds between 0 (exclusive) and 60000")]
@@ -233,8 +235,15 @@ pub struct CompareArgs {
     /// seed for both sides, and judge them on paired rounds (median of
     /// per-round ratios, Wilcoxon signed-rank test): drift of the host over
     /// the minutes falls on both. The pooled runs are saved under --results.
-    #[arg(long, value_name = "ROUNDS", value_parser = clap::value_parser!(u32).range(5..=1000), conflicts_with = "baseline")]
-    pub interleave: Option<u32>,
+    /// `auto`: pairs of rounds (which side first drawn at random) until
+    /// every cell has a verdict or the --budget ends, each cell judged
+    /// after every pair by a confidence sequence (valid however often it
+    /// is looked at) and dropped from the next rounds once settled.
+    #[arg(long, value_name = "ROUNDS|auto", value_parser = parse_interleave, conflicts_with = "baseline")]
+    pub interleave: Option<InterleaveArg>,
+    /// With --interleave auto: minutes the pairs may take in all (default 10).
+    #[arg(long, value_name = "MIN", value_parser = parse_budget, requires = "interleave")]
+    pub budget: Option<f64>,
     /// With --interleave: A's options of `oscycles run`, as one string
     /// (split at spaces), e.g. --a "--suite syscall --load idle".
     #[arg(long = "a", value_name = "OPTIONS", allow_hyphen_values = true, requires = "interleave")]
@@ -290,6 +299,12 @@ pub struct RunArgs {
     /// alternatives, different keys must all hold.
     #[arg(long = "where", value_name = "KEY=VALUE", value_parser = parse_where)]
     pub cases_where: Vec<(String, String)>,
+    /// Only the cases listed in FILE, one a line as progress and round logs
+    /// name them ("syscall.getpid", "ipc.pipe words=0 cores=same"); lines
+    /// that are empty or start with '#' are skipped. `compare --interleave
+    /// auto` hands its rounds the cells still unsettled this way.
+    #[arg(long, value_name = "FILE")]
+    pub cases: Option<PathBuf>,
     /// CPUs to use: the first runs single-threaded cases and the client of
     /// IPC cases; the second is the partner for cross-core cases. Default:
     /// the first two CPUs this process may use.
@@ -361,6 +376,10 @@ pub struct RunArgs {
     /// thread and process the case runs.
     #[arg(long)]
     pub no_counters: bool,
+    /// (compare) The TSC rate in Hz, calibrated once by the invocation that
+    /// starts this run: the run does not calibrate again.
+    #[arg(long, hide = true, value_name = "HZ", value_parser = parse_tsc_hz)]
+    pub tsc_hz: Option<f64>,
     /// Environments to run the suites in, each in turn (comma-separated);
     /// the list and what each is: `oscycles run --help`.
     #[arg(long, default_value = "native", value_name = "LIST", long_help = crate::env::help())]
@@ -451,6 +470,22 @@ pub struct RunArgs {
     pub fleet: Option<String>,
 }
 
+/// The case labels of a `--cases` file: at most 1 MiB, one a line.
+fn read_cases(path: &std::path::Path) -> Result<Vec<String>, UsageError> {
+    let bad = |why: String| UsageError(format!("--cases '{}': {why}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return Err(bad("not a file of case labels of at most 1 MiB".into()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let labels: Vec<String> =
+        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect();
+    if labels.is_empty() {
+        return Err(bad("lists no case".into()));
+    }
+    Ok(labels)
+}
+
 /// `--where KEY=VALUE`: both sides non-empty.
 fn parse_where(s: &str) -> Result<(String, String), ArgError> {
     match s.split_once('=') {
@@ -488,6 +523,30 @@ fn parse_rounds(s: &str) -> Result<RoundsArg, ArgError> {
     match s.parse::<usize>() {
         Ok(n) if (1..=1000).contains(&n) => Ok(RoundsArg::Fixed(n)),
         _ => Err(ArgError::Rounds(s.to_string())),
+    }
+}
+
+/// `compare --interleave`: a number of rounds, or until the cells settle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InterleaveArg {
+    Rounds(u32),
+    Auto,
+}
+
+fn parse_interleave(s: &str) -> Result<InterleaveArg, ArgError> {
+    if s == "auto" {
+        return Ok(InterleaveArg::Auto);
+    }
+    match s.parse::<u32>() {
+        Ok(n) if (5..=1000).contains(&n) => Ok(InterleaveArg::Rounds(n)),
+        _ => Err(ArgError::Interleave(s.to_string())),
+    }
+}
+
+fn parse_tsc_hz(s: &str) -> Result<f64, ArgError> {
+    match s.parse::<f64>() {
+        Ok(hz) if (1e7..=1e11).contains(&hz) => Ok(hz),
+        _ => Err(ArgError::OneOf { given: s.to_string(), valid: "a TSC rate in Hz from 1e7 to 1e11".into() }),
     }
 }
 
@@ -564,6 +623,7 @@ impl RunArgs {
             suites: suites.iter().map(|s| s.name.to_string()).collect(),
             benchmarks,
             cases_where: self.cases_where.clone(),
+            cases: self.cases.as_deref().map(read_cases).transpose()?,
             cpus,
             loads,
             load_cpus,
@@ -582,7 +642,7 @@ impl RunArgs {
             sequential_envs: self.no_interleave,
             seed,
             round: None,
-            tsc_hz: None,
+            tsc_hz: self.tsc_hz,
             quiet: self.quiet,
             results: self.results.clone(),
             scratch: self.scratch.clone(),

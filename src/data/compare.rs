@@ -111,6 +111,50 @@ pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, se
     }
 }
 
+/// Compares metric B with metric A on paired rounds by the sequential rule
+/// (`sequential`: a confidence sequence for the median per-pair ratio,
+/// valid at every look), for comparisons judged after every pair. A cell
+/// counted exactly (guest instructions, no spread on either side) is judged
+/// on its one number. `alpha` and `margin` from `policy`; None where the
+/// rounds do not pair or a value is not positive.
+pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Policy) -> Option<Judged> {
+    let lower = a.better == Better::Lower;
+    let rounds = (a.samples.len(), b.samples.len());
+    if rounds.0 != rounds.1 || rounds.0 == 0 {
+        return None;
+    }
+    let exact = (a.unit == crate::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
+        .then(|| crate::sequential::exact(&a.samples, &b.samples, lower, policy.margin))
+        .flatten();
+    if let Some((verdict, ratio)) = exact {
+        let interval = Some(Interval { lo: ratio, hi: ratio });
+        return Some(Judged { ratio, interval, p: None, verdict, rounds_needed: None, rounds, paired: true });
+    }
+    let median = |r: &Vec<f64>| {
+        let mut s = r.clone();
+        s.sort_by(f64::total_cmp);
+        crate::stats::quantile_sorted(&s, 0.5)
+    };
+    let mut logs = Vec::with_capacity(rounds.0);
+    for (ra, rb) in a.samples.iter().zip(&b.samples) {
+        let (x, y) = (median(ra), median(rb));
+        if !(x > 0.0 && y > 0.0 && x.is_finite() && y.is_finite()) {
+            return None;
+        }
+        logs.push(if lower { (x / y).ln() } else { (y / x).ln() });
+    }
+    let j = crate::sequential::judge(&logs, policy.alpha, policy.margin);
+    Some(Judged {
+        ratio: j.ratio,
+        interval: j.interval.map(|(lo, hi)| Interval { lo, hi }),
+        p: None,
+        verdict: j.verdict,
+        rounds_needed: j.pairs_needed,
+        rounds,
+        paired: true,
+    })
+}
+
 /// The verdict as a table shows it.
 pub fn verdict_word(v: Verdict) -> &'static str {
     match v {
@@ -165,6 +209,11 @@ pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
 /// As `rows`, judging on paired rounds where `paired` (runs measured
 /// round by round alternately, `compare --interleave`).
 pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
+    rows_with(a, b, &|ma, mb, seed| judge_paired_if(paired, ma, mb, policy, seed))
+}
+
+/// As `rows`, each cell judged by `judge` (A's metric, B's, a seed).
+pub fn rows_with(a: &RunDoc, b: &RunDoc, judge: &dyn Fn(&Metric, &Metric, u64) -> Judged) -> Vec<Row> {
     a.results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok)
@@ -195,7 +244,7 @@ pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Policy) -> 
                 unit: ma.unit.clone(),
                 a: ma.summary.median,
                 b: mb.summary.median,
-                judged: judge_paired_if(paired, ma, mb, policy, seed),
+                judged: judge(ma, mb, seed),
                 counts_changed: match (&ra.counters, &rb.counters) {
                     (Some(ca), Some(cb)) => {
                         crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()

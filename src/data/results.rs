@@ -469,6 +469,29 @@ pub fn rfc3339_utc(unix_secs: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Reads back what `rfc3339_utc` writes ("2026-11-21T11:11:34Z"): Unix
+/// seconds, None for anything else.
+pub fn rfc3339_secs(s: &str) -> Option<u64> {
+    let b = s.as_bytes();
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'Z' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+    let y = y - i64::from(m <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
 pub fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     rfc3339_utc(secs)
@@ -491,6 +514,15 @@ mod tests {
         let me = Owner::this().unwrap();
         assert!(me.alive());
         assert!(!Owner { start_ticks: me.start_ticks + 1, ..me.clone() }.alive());
+    }
+
+    #[test]
+    fn reads_back_the_dates_it_writes() {
+        for t in [0, 951_782_400, 1_795_260_694, 4_102_444_799] {
+            assert_eq!(rfc3339_secs(&rfc3339_utc(t)), Some(t));
+        }
+        assert_eq!(rfc3339_secs("2026-13-01T00:00:00Z"), None);
+        assert_eq!(rfc3339_secs("2026-11-21 11:31:34"), None);
     }
 
     #[test]

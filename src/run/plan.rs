@@ -50,6 +50,21 @@ pub enum WhereError {
     NoSuchParameter { key: String, have: String },
     #[error("--where keeps no case; the values there are: {values}")]
     KeepsNone { values: String },
+    #[error("--cases names no case of the suites chosen (e.g. '{first}')")]
+    NoListedCase { first: String },
+}
+
+/// Keeps the cases whose label (`PlannedCase::label`) is in `labels`
+/// (`--cases`); labels of cases not in the plan are passed over (a guest's
+/// child has only its environment's part), a list that keeps nothing is
+/// refused.
+pub fn keep_cases(plan: &mut Vec<PlannedCase>, labels: &[String]) -> Result<(), WhereError> {
+    let wanted: std::collections::HashSet<&str> = labels.iter().map(String::as_str).collect();
+    plan.retain(|p| wanted.contains(p.label().as_str()));
+    if plan.is_empty() {
+        return Err(WhereError::NoListedCase { first: labels.first().cloned().unwrap_or_default() });
+    }
+    Ok(())
 }
 
 /// Keeps the cases whose parameters match `filters` (`--where`): for each

@@ -12,7 +12,7 @@ pub use crate::execute::{COUNTERS_COOL_DOWN, Destination, Execution, LOAD_SETTLE
 use crate::isolation::Isolation;
 use crate::load::LoadKind;
 use crate::plan::blank;
-pub use crate::plan::{PlannedCase, benchmark_ids, keep_where, not_measured, plan, plan_at};
+pub use crate::plan::{PlannedCase, benchmark_ids, keep_cases, keep_where, not_measured, plan, plan_at};
 use crate::progress::Reporter;
 use crate::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::rounds::{Repeated, merge_round, plan_position, round_ids};

@@ -36,6 +36,9 @@ pub struct RunSpec {
     /// parameter are alternatives).
     #[serde(default)]
     pub cases_where: Vec<(String, String)>,
+    /// `--cases`: only the cases of these labels (`PlannedCase::label`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cases: Option<Vec<String>>,
     /// `--cpus`; each process checks them against the CPUs it may use (a
     /// guest has its own). None: the first two allowed.
     pub cpus: Option<Vec<usize>>,
@@ -104,6 +107,7 @@ impl Default for RunSpec {
             suites: vec!["quick".into()],
             benchmarks: None,
             cases_where: vec![],
+            cases: None,
             cpus: None,
             loads: vec![LoadKind::Idle],
             load_cpus: None,

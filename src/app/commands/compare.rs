@@ -19,12 +19,18 @@ pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, U
 /// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate;
 /// or `compare --interleave R` measuring A and B first.
 pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
-    if let Some(rounds) = a.interleave {
+    if let Some(how) = a.interleave {
         if !a.runs.is_empty() {
             return Err(UsageError("--interleave measures A and B itself: give no runs (their options go in --a and --b)".into()).into());
         }
-        let (da, db, names) = interleave::measure(&a, rounds as usize)?;
-        return judged(&a, &da, &db, &names, true);
+        if a.budget.is_some() && how != cli::InterleaveArg::Auto {
+            return Err(UsageError("--budget is for --interleave auto (a number of rounds takes the time it takes)".into()).into());
+        }
+        let cli::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
+        let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
+        let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+        let rows = oscycles::compare::rows_paired_if(true, &da, &db, &policy);
+        return judged(&a, &da, &db, &names, &rows, PAIRED);
     }
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
         (Some(name), [run]) => {
@@ -40,28 +46,68 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
-    judged(&a, &da, &db, &names, false)
+    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    judged(&a, &da, &db, &names, &oscycles::compare::rows(&da, &db, &policy), "")
 }
 
-/// The comparison of B with A printed (tables or JSON), and the gate's exit code.
-fn judged(a: &cli::CompareArgs, da: &RunDoc, db: &RunDoc, names: &(String, String), paired: bool) -> Result<ExitCode> {
+const PAIRED: &str = "(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)";
+
+const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first drawn at random, until each cell had a verdict: each verdict rests on a confidence sequence for the median per-pair ratio (signs of the pairs, Howard and Ramdas 2022), valid however often it was looked at; its interval is the sequence's, its p-value none; cells counted exactly settle on one pair)";
+
+/// `compare --interleave auto`: pairs until the cells settle or the budget
+/// ends; the comparison, the cells still unsettled with the pairs each
+/// would need, and 130 when interrupted.
+fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
     let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
-    let rows = oscycles::compare::rows_paired_if(paired, da, db, &policy);
+    let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
+        eprintln!("interrupted before the first pair was measured");
+        return Ok(ExitCode::from(130));
+    };
+    let [da, db] = &out.docs;
+    let rows = oscycles::compare::rows_with(da, db, &|ma, mb, seed| {
+        oscycles::compare::judge_sequential(ma, mb, &policy).unwrap_or_else(|| oscycles::compare::judge(ma, mb, &policy, seed))
+    });
+    let code = judged(a, da, db, &names, &rows, SEQUENTIAL)?;
+    let [f, s, same, unsure] = oscycles::rounds::paired::tally(&out.cells);
+    let why = match out.end {
+        oscycles::rounds::paired::End::Settled => "every cell has a verdict",
+        oscycles::rounds::paired::End::Budget => "the next pair would not fit the budget",
+        oscycles::rounds::paired::End::Interrupted => "interrupted",
+        oscycles::rounds::paired::End::Failing => "rounds failed, pair after pair",
+    };
+    let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
+    out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));
+    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::uncertainty::Verdict::Unsure) {
+        let need = j.rounds_needed.map_or("?".into(), |n| n.to_string());
+        out_to(format!("  unsettled after {} pairs: {}: would need about {need} pairs", j.rounds.0, report::for_terminal(label)));
+    }
+    Ok(if out.end == oscycles::rounds::paired::End::Interrupted { ExitCode::from(130) } else { code })
+}
+
+/// The comparison of B with A printed (tables or JSON), with `note` below
+/// the tables, and the gate's exit code.
+fn judged(
+    a: &cli::CompareArgs,
+    da: &RunDoc,
+    db: &RunDoc,
+    names: &(String, String),
+    rows: &[oscycles::compare::Row],
+    note: &str,
+) -> Result<ExitCode> {
+    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print!("{}", report::for_terminal(&report::compare::render(da, db, &rows, &policy)));
-        if paired {
-            println!(
-                "(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)"
-            );
+        print!("{}", report::for_terminal(&report::compare::render(da, db, rows, &policy)));
+        if !note.is_empty() {
+            println!("{note}");
         }
     }
     let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
-    let bad = oscycles::compare::regressions(&rows, limit);
+    let bad = oscycles::compare::regressions(rows, limit);
     if bad.is_empty() {
         println!("gate: no cell is significantly worse than {} by more than {:.1}%: pass", names.0, limit * 100.0);
         return Ok(ExitCode::SUCCESS);

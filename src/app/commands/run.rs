@@ -208,6 +208,9 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     }
     let mut plan = runner::plan_at(&suites, spec.benchmarks.as_deref(), spec.scale);
     runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(labels) = &spec.cases {
+        runner::keep_cases(&mut plan, labels).map_err(|e| UsageError(e.to_string()))?;
+    }
     if !with_host {
         plan.retain(|p| p.benchmark.runs() != Venue::FromHost);
     }

@@ -90,6 +90,27 @@ pub struct Parts {
     pub note: String,
 }
 
+/// Where a run's time went: its wall time (start to end, whole seconds)
+/// and the share of it spent measuring its cases (each case's timed
+/// batches with their calibration and warm-up); the rest is the counting
+/// pass and its cool-down, process starts, TSC calibration, planning, loads
+/// settling, writes.
+/// Empty for a run not finished.
+fn measured_share(doc: &RunDoc) -> String {
+    let secs = |s: &str| crate::results::rfc3339_secs(s);
+    let Some(wall) = doc.finished_at.as_deref().and_then(secs).zip(secs(&doc.started_at)).map(|(e, s)| e.saturating_sub(s)) else {
+        return String::new();
+    };
+    let cases: f64 = doc.results.iter().map(|r| r.elapsed_s).filter(|t| t.is_finite() && *t >= 0.0).sum();
+    if wall == 0 {
+        return format!("  time: under a second, {cases:.1} s of it measuring the cases\n");
+    }
+    format!(
+        "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases (timed batches, their calibration and warm-up; the rest: counting pass, process starts, writes)\n",
+        (100.0 * cases / wall as f64).min(100.0)
+    )
+}
+
 /// The summary of a run, in pieces.
 pub fn parts(doc: &RunDoc) -> Parts {
     let mut envs: Vec<&str> = Vec::new();
@@ -140,6 +161,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
         t.row(row);
     }
     let mut note = levels_note(&lines);
+    note += &measured_share(doc);
     if !others.is_empty() {
         note +=
             &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");

@@ -10,6 +10,7 @@
 //! after every round), then computes every cell's interval.
 
 pub mod adaptive;
+pub mod paired;
 
 use crate::execute::{self, Destination, Execution};
 use crate::plan::{self, PlannedCase};

@@ -12,6 +12,8 @@
 use anyhow::{Context, Result, bail};
 use oscycles::cli::{CompareArgs, UsageError};
 use oscycles::results::RunDoc;
+use oscycles::rounds::paired;
+use oscycles::uncertainty::Policy;
 use oscycles::{rounds, store, watchdog};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,7 +26,7 @@ struct Side {
 }
 
 /// Options the rounds set themselves, refused in --a and --b.
-const OWN_OPTIONS: [&str; 6] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict"];
+const OWN_OPTIONS: [&str; 7] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict", "--tsc-hz"];
 
 fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
     let split = |o: &Option<String>| o.as_deref().unwrap_or("").split_whitespace().map(String::from).collect::<Vec<_>>();
@@ -46,24 +48,29 @@ fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
     Ok([Side { name: "A", exe: a_exe, options: a_opts }, Side { name: "B", exe: b_exe, options: b_opts }])
 }
 
+/// Both sides' pooled runs and their names.
+pub type Pooled = (RunDoc, RunDoc, (String, String));
+
 /// Measures both sides `rounds` rounds each, alternately; returns the two
-/// pooled runs and their names.
-pub fn measure(a: &CompareArgs, rounds: usize) -> Result<(RunDoc, RunDoc, (String, String))> {
+/// pooled runs and their names; None when interrupted (the rounds so far
+/// stay in their directory).
+pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
     let sides = sides(a)?;
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |t| t.as_nanos() as u64);
-    let stamp: String = oscycles::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let dir = a.results.join(format!("interleaved-{stamp}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+    let dir = results_dir(a)?;
     watchdog::install();
     let mut docs: [Vec<RunDoc>; 2] = [Vec::new(), Vec::new()];
     for k in 0..rounds {
         for i in oscycles::runner::interleaved_order(2, k) {
-            if let Some(sig) = watchdog::interrupted() {
-                bail!("interrupted by signal {sig} in round {} of {rounds}; the rounds so far are in {}", k + 1, dir.display());
-            }
             let side = &sides[i];
             eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
-            docs[i].push(round(side, &dir, k, rounds::round_seed(seed, k))?);
+            match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[])? {
+                Some(doc) => docs[i].push(doc),
+                None => {
+                    eprintln!("interrupted in round {} of {rounds}; the rounds so far are in {}", k + 1, dir.display());
+                    return Ok(None);
+                }
+            }
         }
     }
     let [da, db] = docs.map(|d| rounds::pool(d, seed).expect("at least five rounds"));
@@ -74,20 +81,98 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<(RunDoc, RunDoc, (Strin
         names.push(format!("{} ({})", side.name, path.display()));
     }
     eprintln!("pooled runs: {}", dir.display());
-    Ok((da, db, (names[0].clone(), names[1].clone())))
+    Ok(Some((da, db, (names[0].clone(), names[1].clone()))))
 }
 
-/// Round k of one side: `run --rounds 1 --seed S` in a process of its own;
-/// its document.
-fn round(side: &Side, dir: &Path, k: usize, seed: u64) -> Result<RunDoc> {
+/// `compare --interleave auto`: pairs of rounds until every cell has a
+/// verdict or the budget ends (`rounds::paired`), each round measuring only
+/// the cells still unsettled (`run --cases`). None when not even one pair
+/// was measured.
+pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::Outcome, (String, String))>> {
+    let sides = sides(a)?;
+    if let Some(o) = sides.iter().flat_map(|s| &s.options).find(|o| *o == "--cases" || o.starts_with("--cases=")) {
+        return Err(UsageError(format!("--interleave auto sets {o} of each round itself: leave it out of --a and --b")).into());
+    }
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(7, |t| t.as_nanos() as u64);
+    let dir = results_dir(a)?;
+    watchdog::install();
+    let budget = std::time::Duration::from_secs_f64(60.0 * a.budget.unwrap_or(10.0));
+    let settings = paired::Settings { budget, policy: *policy, seed };
+    // What every round would do again, done once: the TSC's rate
+    // (calibrated here, on the same host), and the kernel's event counts
+    // (a cell's counts do not change between rounds): the first pair counts,
+    // later rounds skip the counting pass and its 1.2 s cool-down.
+    let hz = oscycles::clock::calibrate_tsc(5, std::time::Duration::from_millis(60)).tsc_hz;
+    let extra = |k: usize| {
+        let mut o = vec!["--tsc-hz".to_string(), format!("{hz:.0}")];
+        if k > 0 {
+            o.push("--no-counters".into());
+        }
+        o
+    };
+    let t = std::time::Instant::now();
+    let outcome = paired::drive(
+        &settings,
+        &mut |ask| {
+            if watchdog::interrupted().is_some() {
+                return Ok(paired::Round::Interrupted);
+            }
+            let side = &sides[ask.side];
+            let cells = ask.cases.map_or("every cell".to_string(), |c| format!("{} cells", c.len()));
+            eprintln!("pair {}: {} ({cells})", ask.k + 1, side.name);
+            match round_of(side, &dir, ask.k, ask.seed, ask.cases, &extra(ask.k)) {
+                Ok(Some(doc)) => Ok(paired::Round::Measured(Box::new(doc))),
+                Ok(None) => Ok(paired::Round::Interrupted),
+                // Bad options are the user's (the first pair shows them);
+                // anything else loses the pair.
+                Err(e) if e.downcast_ref::<UsageError>().is_some() => Err(e),
+                Err(e) => Ok(paired::Round::Failed(format!("{e:#}"))),
+            }
+        },
+        &mut || t.elapsed(),
+        &mut |line| eprintln!("{line}"),
+    )?;
+    let Some(outcome) = outcome else { return Ok(None) };
+    let mut names = Vec::new();
+    for (side, doc) in sides.iter().zip(&outcome.docs) {
+        let path = dir.join(format!("{}.json", side.name));
+        store::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
+        names.push(format!("{} ({})", side.name, path.display()));
+    }
+    eprintln!("pooled runs: {}", dir.display());
+    Ok(Some((outcome, (names[0].clone(), names[1].clone()))))
+}
+
+/// The directory of this invocation's rounds, under --results.
+fn results_dir(a: &CompareArgs) -> Result<PathBuf, UsageError> {
+    let stamp: String = oscycles::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let dir = a.results.join(format!("interleaved-{stamp}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// Round k of one side, `run --rounds 1 --seed S` in a process of its
+/// own, of the cases `cases` (None: all): its document, None when it was
+/// interrupted.
+fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String]>, extra: &[String]) -> Result<Option<RunDoc>> {
     let results = dir.join(format!("{}-round-{k}", side.name));
     let mut cmd = Command::new(&side.exe);
     cmd.arg("run").args(&side.options).args(["--rounds", "1", "--quiet", "--seed", &seed.to_string()]);
+    // --no-counters given twice is refused: only if the user did not.
+    cmd.args(extra.iter().filter(|o| !side.options.contains(o)));
+    if let Some(cases) = cases {
+        let list = dir.join(format!("{}-round-{k}.cases", side.name));
+        std::fs::write(&list, cases.join("\n") + "\n").with_context(|| format!("writing {}", list.display()))?;
+        cmd.arg("--cases").arg(list);
+    }
     cmd.arg("--results").arg(&results).arg("--db").arg(dir.join("store.sqlite"));
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     watchdog::die_with_parent(&mut cmd);
     let out = cmd.output().with_context(|| format!("starting {}", side.exe.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(130) || watchdog::interrupted().is_some() {
+        return Ok(None);
+    }
     if out.status.code() == Some(2) {
         return Err(UsageError(format!("{}'s options: {}", side.name, stderr.trim())).into());
     }
@@ -96,5 +181,5 @@ fn round(side: &Side, dir: &Path, k: usize, seed: u64) -> Result<RunDoc> {
     }
     let json = std::fs::read_dir(&results)?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"));
     let path = json.with_context(|| format!("{} round {} saved no document in {}", side.name, k + 1, results.display()))?;
-    Ok(store::read(&path)?)
+    Ok(Some(store::read(&path)?))
 }
