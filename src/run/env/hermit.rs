@@ -101,7 +101,7 @@ impl Environment for Hermit {
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let build = Build::find(&cache_dir())?;
         let plan = program::plan_of(&spec.run).map_err(HermitError::Program)?;
-        let clock = self.clock(o)?;
+        let clock = program::clock(self.counts_instructions(o));
         let quick = plan.iter().any(|p| p.scale.brief());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
@@ -179,19 +179,6 @@ struct Ran {
 }
 
 impl Hermit {
-    /// The guest's clock as the host reads the program's TSC deltas: the
-    /// host's TSC rate (TCG passes it through, KVM runs it), or, under the
-    /// instruction counter, QEMU's virtual clock of one tick per guest
-    /// instruction (10^9 a virtual second), whose deltas are instructions.
-    fn clock(&self, o: &EnvOptions) -> Result<ClockInfo, EnvError> {
-        if self.counts_instructions(o) {
-            let mut c = crate::clock::known_tsc(COUNTER_HZ);
-            c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
-            return Ok(c.counting(true));
-        }
-        Ok(crate::clock::known_tsc(crate::clock::tsc_hz_hint()))
-    }
-
     /// Boots `program` once with `args` under this environment's VMM, the
     /// serial port (kernel log and the program's frames) on the VMM's
     /// stdout and in a log file, and watches it within the timeouts of `o`.
@@ -322,10 +309,6 @@ fn vmm_multiboot(a: &VmmArgs) -> i32 {
         }
     }
 }
-
-/// QEMU's virtual clock under the instruction counter with `shift=0`: one
-/// tick per guest instruction, 10^9 ticks a virtual second.
-const COUNTER_HZ: f64 = 1e9;
 
 /// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
 const HERMIT_SUCCESS: i32 = 3;

@@ -17,10 +17,9 @@
 //! invocation boots an independent few-line task (guest/mach/check.c: rdtsc
 //! around 10^5 empty mach_msg round trips) and records its figures.
 
-use super::program::{self, Unit};
+use super::program;
 use super::qemu::{Accel, AccelArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
-use crate::bench::Scale;
 use crate::plan::PlannedCase;
 use crate::results::CaseStatus;
 use crate::schema;
@@ -64,6 +63,10 @@ impl Environment for Mach {
         Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
+    fn counts_instructions(&self, o: &EnvOptions) -> bool {
+        o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
+    }
+
     fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let accel = accel(o)?;
         if accel == Accel::Kvm {
@@ -77,7 +80,7 @@ impl Environment for Mach {
         let o = &EnvOptions { init_timeout: o.init_timeout * INIT_SCALE, ..o.clone() };
         let plan = program::plan_of(&spec.run).map_err(MachError::Program)?;
         let quick = plan.iter().any(|p| p.scale.brief());
-        let clock = crate::clock::known_tsc(crate::clock::tsc_hz_hint());
+        let clock = program::clock(accel.counts_instructions());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = task_args(&plan, harness.batches, quick);
         let module = match o.guest_mode {
@@ -89,12 +92,9 @@ impl Environment for Mach {
         let silent = matches!(o.guest_mode, super::guest::GuestMode::Hang | super::guest::GuestMode::NoInit);
         let mode = if silent { " mode=hang" } else { "" };
         let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?;
-        let unit = if accel == Accel::Icount { Unit::Instructions } else { Unit::Cycles };
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples = program::parse_samples(&m.bytes).map_err(MachError::Program)?;
-            // Under the counter the guest's TSC ticks once per instruction.
-            let clock = if unit == Unit::Instructions { crate::clock::known_tsc(1e9) } else { clock };
-            let mut doc = program::document(&guest(unit), &spec.run, &plan, &samples, harness, clock);
+            let mut doc = program::document(&GUEST, &spec.run, &plan, &samples, harness, clock);
             for r in doc.results.iter_mut().filter(|r| r.status == CaseStatus::Ok) {
                 r.details.insert("mach_operation".into(), json!(operation(&r.benchmark)));
             }
@@ -107,7 +107,7 @@ impl Environment for Mach {
         }
         ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
         ran.facts.insert("arch".into(), json!("i386"));
-        let unit_name = if unit == Unit::Instructions { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
+        let unit_name = if accel.counts_instructions() { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
         ran.facts.insert("unit".into(), json!(unit_name));
         Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
     }
@@ -304,9 +304,8 @@ fn absent_reason(p: &PlannedCase) -> String {
 }
 
 /// The guest, as program.rs makes its document.
-fn guest(unit: Unit) -> program::Guest {
-    program::Guest { env: "mach", system: "GNU Mach", absent: absent_reason, policy: "GNU Mach's scheduler", one_cpu: true, unit }
-}
+const GUEST: program::Guest =
+    program::Guest { env: "mach", system: "GNU Mach", absent: absent_reason, policy: "GNU Mach's scheduler", one_cpu: true };
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@
 //! divides), and `reason` when `n/a` or `failed`. A planned case the
 //! program does not answer is n/a with the environment's reason.
 
-use crate::bench::{Scale, cases};
+use crate::bench::cases;
 use crate::clock::ClockInfo;
 use crate::named::Named;
 use crate::plan::{PlannedCase, not_measured};
@@ -22,6 +22,22 @@ use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc33
 use crate::schema;
 use crate::stats::Summary;
 use serde_json::{Map, Value, json};
+
+/// The ticks a second of QEMU's virtual clock under the instruction counter
+/// (`-icount shift=0`: one tick, one guest instruction).
+const COUNTER_HZ: f64 = 1e9;
+
+/// The guest's clock as the host reads the program's TSC deltas: the host's
+/// TSC rate (TCG passes it through, KVM runs it), or, under the instruction
+/// counter, QEMU's virtual clock, whose deltas are guest instructions.
+pub fn clock(counts_instructions: bool) -> ClockInfo {
+    if counts_instructions {
+        let mut c = crate::clock::known_tsc(COUNTER_HZ);
+        c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
+        return c.counting(true);
+    }
+    crate::clock::known_tsc(crate::clock::tsc_hz_hint())
+}
 
 /// Why the plan cannot be made or the program's answer read.
 #[derive(Debug, thiserror::Error)]

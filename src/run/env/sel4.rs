@@ -108,10 +108,6 @@ fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
     Ok(out)
 }
 
-/// QEMU's virtual clock under the instruction counter with `shift=0`: one
-/// tick per guest instruction, 10^9 ticks a virtual second.
-const COUNTER_HZ: f64 = 1e9;
-
 impl Environment for Sel4 {
     fn name(&self) -> &'static str {
         "sel4"
@@ -133,13 +129,7 @@ impl Environment for Sel4 {
         let (kernel, versions) = find_kernel(&cache_dir())?;
         let accel = o.own.get::<AccelArgs>()?.accel;
         let plan = program::plan_of(&spec.run).map_err(Sel4Error::Program)?;
-        let clock = if accel.counts_instructions() {
-            let mut c = crate::clock::known_tsc(COUNTER_HZ);
-            c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
-            c.counting(true)
-        } else {
-            crate::clock::known_tsc(crate::clock::tsc_hz_hint())
-        };
+        let clock = program::clock(accel.counts_instructions());
         let quick = plan.iter().any(|p| p.scale.brief());
         let harness = spec.run.harness(clock.tsc_hz, quick);
         let args = program::args(spec, &plan, &harness, o);
