@@ -161,6 +161,51 @@ fn compare_interleave_measures_both_sides_round_by_round_and_pairs_them() {
 }
 
 #[test]
+fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_rounds_take_case_lists() {
+    let d = tempdir("interleave-auto");
+    let r = d.to_str().unwrap();
+    let tiny = "--suite syscall --bench syscall.getpid,syscall.getppid --batches 2 --batch-ms 0.05";
+    let out = oscycles(&["compare", "--interleave", "auto", "--budget", "0.25", "--a", tiny, "--results", r]);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{err}");
+    assert!(text.contains("confidence sequence") && text.contains(" pairs ("), "{text}");
+    // Every pair measures both sides, in either order.
+    let sides: Vec<&str> =
+        err.lines().filter(|l| l.starts_with("pair ") && (l.contains(": A (") || l.contains(": B ("))).map(|l| if l.contains(": A (") { "A" } else { "B" }).collect();
+    assert!(sides.len() >= 2 && sides.len() % 2 == 0 && sides.chunks(2).all(|p| p[0] != p[1]), "{err}");
+    let dir = std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-")).unwrap();
+    let rounds = |side: &str| -> Vec<usize> {
+        let doc = read(&dir.join(format!("{side}.json")));
+        doc["results"].as_array().unwrap().iter().map(|c| c["metrics"][0]["samples"].as_array().unwrap().len()).collect()
+    };
+    assert_eq!(rounds("A"), rounds("B"), "every cell has as many rounds on each side");
+    // Later rounds were handed the unsettled cells as a case list.
+    if sides.len() > 2 {
+        let list = std::fs::read_to_string(dir.join("A-round-1.cases")).unwrap();
+        assert!(list.lines().all(|l| l == "syscall.getpid" || l == "syscall.getppid"), "{list}");
+    }
+    let refused = |args: &[&str], needle: &str| {
+        let o = oscycles(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(needle), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    refused(&["compare", "--interleave", "5", "--budget", "1", "--a", tiny, "--results", r], "--budget is for --interleave auto");
+    refused(&["compare", "--interleave", "auto", "--a", "--cases x", "--results", r], "leave it out of --a and --b");
+    refused(&["compare", "--interleave", "often", "--results", r], "nor 'auto'");
+    // run --cases: only the cases listed.
+    let cases = d.join("cases.txt");
+    std::fs::write(&cases, "# a comment\nsyscall.getppid\n").unwrap();
+    let out = oscycles(&["run", "--suite", "syscall", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--no-counters", "--json", "--cases", &cases.to_string_lossy(), "--results", r]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|c| c["benchmark"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["syscall.getppid"]);
+    std::fs::write(&cases, "nosuch.case\n").unwrap();
+    refused(&["run", "--suite", "syscall", "--cases", &cases.to_string_lossy(), "--results", r], "--cases names no case");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
 fn version_1_documents_still_load() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     assert_eq!(read(Path::new(fixture))["schema_version"], 1);
