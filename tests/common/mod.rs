@@ -80,6 +80,35 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
     out
 }
 
+/// `oscycles run --env <env> --guest-mode hang` with `args`, SIGKILLed as
+/// soon as its QEMU runs: asserts that no process of the run (found by its
+/// scratch directory on their command lines) is left 2 s later.
+pub fn sigkill_leaves_no_qemu(env: &str, name: &str, args: &[&str]) {
+    let d = tempdir(name);
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--env", env, "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
+        .args(args)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
+        assert!(t.elapsed() < std::time::Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Loads a page in headless Chromium (and screenshots it, 1400 pixels wide, `height` high):
 /// the DOM and the page's console messages.
 pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<String>) {

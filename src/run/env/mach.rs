@@ -91,7 +91,7 @@ impl Environment for Mach {
         // (tests) a task that never says hello.
         let silent = matches!(o.guest_mode, super::guest::GuestMode::Hang | super::guest::GuestMode::NoInit);
         let mode = if silent { " mode=hang" } else { "" };
-        let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?;
+        let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?.out;
         if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
             let samples = program::parse_samples(&m.bytes).map_err(MachError::Program)?;
             let mut doc = program::document(&GUEST, &spec.run, &plan, &samples, harness, clock);
@@ -109,7 +109,7 @@ impl Environment for Mach {
         ran.facts.insert("arch".into(), json!("i386"));
         let unit_name = if accel.counts_instructions() { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
         ran.facts.insert("unit".into(), json!(unit_name));
-        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+        Ok(ran)
     }
 }
 
@@ -215,19 +215,16 @@ fn operation(id: &str) -> Option<&'static str> {
     })
 }
 
-/// What one boot left.
-struct Ran {
-    messages: Vec<Message>,
-    status: Option<std::process::ExitStatus>,
-    facts: Map<String, Value>,
+/// What one boot left: what came back, and the whole console.
+struct Booted {
+    out: Outcome,
     console: String,
-    log_tail: String,
 }
 
 /// Boots GNU Mach with `module` (its boot-script line `args`), the console
 /// on QEMU's stdout and in a log file, watched within the timeouts of `o`;
 /// a console that says `panic` ends it at once.
-fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions) -> Result<Ran, EnvError> {
+fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions) -> Result<Booted, EnvError> {
     let files = super::qemu::Files::new("mach", o)?;
     if files.initrd.to_string_lossy().contains([',', ' ']) {
         return Err(MachError::WorkPath(o.work.clone()).into());
@@ -262,7 +259,7 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     facts.insert("vcpus".into(), json!(1));
     facts.insert("kernel".into(), json!(kernel.path.display().to_string()));
     facts.insert("clean_exit".into(), json!(end.status.is_some_and(|s| s.success())));
-    Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
+    Ok(Booted { out: Outcome { messages: end.messages, status: end.status, facts, log_tail }, console })
 }
 
 /// The console's panic line, if the kernel panicked (`panic: ...`,
