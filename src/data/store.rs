@@ -189,11 +189,7 @@ fn read_bounded(path: &Path) -> Result<String, StoreError> {
     use std::os::unix::fs::OpenOptionsExt;
     let read = |err| StoreError::Read { path: path.into(), err };
     // Never blocking on a FIFO: opened without waiting, and only a regular file is read.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read)?;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read)?;
     let m = f.metadata().map_err(read)?;
     if m.is_dir() {
         return Err(read(std::io::Error::other("it is a directory")));
