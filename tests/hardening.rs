@@ -546,19 +546,36 @@ fn an_isolation_journal_another_user_could_write_is_never_acted_on() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// What a test of planted links needs, as root: its turn alone, the
+/// sysctls lowered, another user, and a root file ("root's data") in a
+/// directory of root's (0755). Dropped in reverse order.
+struct Planting {
+    private: PathBuf,
+    precious: PathBuf,
+    user: OtherUser,
+    _unprotected: Unprotected,
+    _alone: std::sync::MutexGuard<'static, ()>,
+}
+
+fn planting(name: &str) -> Planting {
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let private = tempdir(name);
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let precious = private.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    Planting { private, precious, user, _unprotected, _alone }
+}
+
 #[test]
 fn the_store_is_never_opened_through_a_link_another_user_planted() {
     if !is_root() {
         eprintln!("skipped: needs root (it plants links as another user)");
         return;
     }
-    let _alone = as_root_alone();
-    let _unprotected = Unprotected::set();
-    let user = OtherUser::create();
-    let private = tempdir("store-link-target");
-    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let precious = private.join("precious");
-    std::fs::write(&precious, b"root's data").unwrap();
+    let p = planting("store-link-target");
+    let (user, private, precious) = (&p.user, &p.private, &p.precious);
     let anywhere = private.join("anywhere.sqlite");
     // A shared directory every user may write (no sticky bit, the other
     // user's), and a world-writable sticky one (root's, as /tmp).
@@ -1012,13 +1029,8 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
         eprintln!("skipped: needs root (it plants links as another user)");
         return;
     }
-    let _alone = as_root_alone();
-    let _unprotected = Unprotected::set();
-    let user = OtherUser::create();
-    let private = tempdir("out-link-target");
-    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let precious = private.join("precious");
-    std::fs::write(&precious, b"root's data").unwrap();
+    let p = planting("out-link-target");
+    let (user, private, precious) = (&p.user, &p.private, &p.precious);
     // A sticky directory every user writes (as /tmp), and one of the other user's.
     let shared = tempdir("out-link-shared");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();

@@ -183,7 +183,7 @@ impl OutDir {
 /// following a link at its name ([`OutDir::write`]).
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), UnsafePath> {
     let shown = path.display().to_string();
-    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| UnsafePath::NoName(shown))?;
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or(UnsafePath::NoName(shown))?;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     OutDir::open(dir, false)?.write(name, bytes)
 }
@@ -210,7 +210,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(d.path().join("l/b/x")).unwrap(), "1");
         OutDir::open(&d.path().join("l/b"), false).unwrap().write("y", "2").unwrap();
         assert!(matches!(OutDir::open(&d.path().join("a/b"), false).unwrap().write("../x", "3"), Err(UnsafePath::NoName(_))));
-        let leftovers = std::fs::read_dir(d.path().join("a/b")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp")).count();
+        let leftovers = std::fs::read_dir(d.path().join("a/b"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
         assert_eq!(leftovers, 0);
     }
 }

@@ -188,18 +188,18 @@ fn read_bounded(path: &Path) -> Result<String, StoreError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let read = |err| StoreError::Read { path: path.into(), err };
-    // Never blocking on a FIFO: opened without waiting, and only a regular file is read.
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read)?;
+    // Never blocking on a FIFO: opened without waiting, and a FIFO or socket is not read
+    // (a device is, under the bound, as a file).
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read)?;
     let m = f.metadata().map_err(read)?;
     if m.is_dir() {
         return Err(read(std::io::Error::other("it is a directory")));
     }
-    if !m.is_file() {
-        return Err(read(std::io::Error::other("it is not a regular file (a FIFO, a device or a socket)")));
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if m.file_type().is_fifo() || m.file_type().is_socket() {
+            return Err(read(std::io::Error::other("it is a FIFO or a socket, not a file")));
+        }
     }
     let mut bytes = Vec::new();
     f.take(MAX_DOC_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;

@@ -343,7 +343,11 @@ fn untimed(env: Env, p: &PlannedCase) -> String {
 /// What a child returned, as the run takes it: the document check passed
 /// (else why not, and nothing of it is taken), and only results of planned
 /// cases, at most one per case and condition; with how many were dropped.
-fn within_plan(mut doc: crate::results::RunDoc, plan: &[PlannedCase], conditions: usize) -> Result<(crate::results::RunDoc, usize), String> {
+fn within_plan(
+    mut doc: crate::results::RunDoc,
+    plan: &[PlannedCase],
+    conditions: usize,
+) -> Result<(crate::results::RunDoc, usize), String> {
     crate::results::check::check(&doc).map_err(|e| format!("the results it returned fail the document check: {e}"))?;
     let n = doc.results.len();
     let planned = |r: &CaseResult| plan.iter().any(|p| p.benchmark.id == r.benchmark && p.params == r.params);

@@ -129,7 +129,7 @@ fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
 }
 
 /// Writes `text` to `dest` ('-': standard output).
-fn write_out(dest: &PathBuf, text: &str) -> Result<()> {
+fn write_out(dest: &std::path::Path, text: &str) -> Result<()> {
     if dest.as_os_str() == "-" {
         print!("{}", report::for_terminal(text));
         return Ok(());

@@ -10,13 +10,11 @@
 //! blocking (a FIFO) and read under the document bound; the new content
 //! is written beside it and renamed over it.
 
-use crate::fsafe::OutDir;
+use crate::fsafe::{OutDir, euid};
 use crate::results::{RunDoc, RunStatus};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-
-use crate::fsafe::euid;
 
 /// The document of `stored` at `source`, when it is one this user's
 /// oscycles wrote for the run (the module's rules); its directory and name.

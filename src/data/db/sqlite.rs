@@ -3,6 +3,7 @@
 //! it, so several oscycles (a run recording itself, imports) share one file.
 
 use super::{Backend, Conn, DbError, Value};
+use crate::fsafe::euid;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;
@@ -60,8 +61,6 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
         "special file"
     }
 }
-
-use crate::fsafe::euid;
 
 /// Checks that `path` can serve as a store: an SQLite database, or a file
 /// that does not exist yet, in a directory no other user can swap it in;

@@ -86,7 +86,9 @@ const MAX_CHUNKS: usize = (64 << 20) / CHUNK + 1;
 pub fn plain(text: &str, max: usize) -> String {
     let n = text.chars().count();
     let kept = text.chars().skip(n.saturating_sub(max));
-    let body: String = kept.map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { c.escape_unicode().to_string() } else { c.to_string() }).collect();
+    let body: String = kept
+        .map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect();
     if n > max { format!("...{body}") } else { body }
 }
 

@@ -178,8 +178,9 @@ fn probe_host() -> String {
         let seen = if r != 0 {
             format!("refused ({})", std::io::Error::last_os_error())
         } else {
-            let names: Vec<String> =
-                std::fs::read_dir(&target).map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+            let names: Vec<String> = std::fs::read_dir(&target)
+                .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
             format!("mounted, {} entries: {}", names.len(), names.iter().take(20).cloned().collect::<Vec<_>>().join(" "))
         };
         said.push(format!("hostfs of '{data}' -> {seen}"));

@@ -485,8 +485,11 @@ pub fn supervise_watching(
 /// The most of a child's stderr kept: its end (for error messages).
 const STDERR_KEPT: usize = 64 << 10;
 
+/// The bytes kept so far, and whether the pipe closed.
+type Kept = std::sync::Mutex<(Vec<u8>, bool)>;
+
 /// The end of a child's stderr, read on a thread.
-struct StderrTail(std::sync::Arc<(std::sync::Mutex<(Vec<u8>, bool)>, std::sync::Condvar)>);
+struct StderrTail(std::sync::Arc<(Kept, std::sync::Condvar)>);
 
 fn stderr_tail(mut r: impl Read + Send + 'static) -> StderrTail {
     let kept = std::sync::Arc::new((std::sync::Mutex::new((Vec::new(), false)), std::sync::Condvar::new()));

@@ -14,11 +14,11 @@
 //! group, killed on the way out, and die with oscycles (SIGKILL included:
 //! the kernel's process with oscycles, its address spaces' processes with it).
 
-use std::os::unix::fs::DirBuilderExt;
 use super::guest::GuestSpec;
 use super::qemu::{self, Files};
 use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
 use serde_json::{Map, Value, json};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
