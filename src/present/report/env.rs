@@ -162,7 +162,9 @@ pub fn render_emulated(doc: &RunDoc) -> String {
 /// The independent few-line program's figures beside oscycles' cells of
 /// the same calls in environment `e`, with their ratio (oscycles / check).
 fn render_check(doc: &RunDoc, e: &str) -> String {
-    let Some(c) = Facts::read(doc.environment.settings.get(e)).independent_check else {
+    let facts = Facts::read(doc.environment.settings.get(e));
+    let unit = if facts.counted() { "instructions" } else { "cycles" };
+    let Some(c) = facts.independent_check else {
         return String::new();
     };
     if let Some(why) = c.failed {
@@ -178,8 +180,8 @@ fn render_check(doc: &RunDoc, e: &str) -> String {
         doc.results.iter().filter(|r| r.benchmark == bench && r.env(doc) == e).find(bare).and_then(value).map(|v| v.0)
     };
     let pair = |what: &str, check: Option<f64>, bench: &str| match (check, cell(bench)) {
-        (Some(c), Some(o)) => Some(format!("{what} {c:.0} cycles (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
-        (Some(c), None) => Some(format!("{what} {c:.0} cycles")),
+        (Some(c), Some(o)) => Some(format!("{what} {c:.0} {unit} (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
+        (Some(c), None) => Some(format!("{what} {c:.0} {unit}")),
         _ => None,
     };
     let parts: Vec<String> = [

@@ -39,7 +39,8 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     cycles(s.p99),
                     cycles(s.max),
                     percent(s.cv),
-                    format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)),
+                    // No ns twin under the instruction counter: an instruction is no time.
+                    m.ns.map_or("-".into(), |n| format!("{:.1}", n.median)),
                     cpu,
                 ]);
                 t.row(cells);
