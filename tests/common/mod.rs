@@ -96,3 +96,32 @@ pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<Str
         .collect();
     (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
 }
+
+/// Starts `oscycles run` with `args` (a guest that hangs), waits for its
+/// QEMU (found by the scratch directory on its command line), SIGKILLs
+/// oscycles and asserts that no QEMU is left 2 s later.
+pub fn sigkill_leaves_no_qemu(bin: &str, name: &str, args: &[&str]) {
+    use std::time::{Duration, Instant};
+    let d = tempdir(name);
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = std::process::Command::new(bin)
+        .args(args)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    let needle = scratch.to_str().unwrap().to_string();
+    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let left = processes_mentioning(&needle);
+    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
