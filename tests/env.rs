@@ -45,7 +45,7 @@ fn the_container_is_pid_1_without_host_interfaces() {
 
 #[test]
 fn a_tcg_guest_boots_the_initramfs_and_returns_results() {
-    let (doc, _) = run("qemu-tcg", "tcg", &[]);
+    let (doc, _) = run("qemu-tcg", "tcg", &["--accel", "tcg"]);
     let r = &doc["results"][0];
     assert_eq!(r["environment"], "qemu-tcg");
     assert_eq!(r["status"], "ok", "{r}");

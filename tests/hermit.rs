@@ -39,6 +39,10 @@ fn run_hermit(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::V
     let d = tempdir(name);
     let mut cmd = Command::new(bin());
     cmd.args(["run", "--env", "hermit", "--quiet", "--results"]).arg(&d).args(args);
+    // Emulated cycles, whose mechanics these tests check (tests/icount.rs checks the counter's).
+    if !args.contains(&"--accel") {
+        cmd.args(["--accel", "tcg"]);
+    }
     if let Some(c) = cache {
         cmd.env("OSCYCLES_HERMIT_CACHE", c);
     }

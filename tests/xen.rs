@@ -26,6 +26,10 @@ fn run(envs: &str, name: &str, extra: &[&str]) -> common::GetpidRun {
     let _turn = turn();
     let mut args = vec!["--batches", "2", "--batch-ms", "0.05", "--rounds", "1"];
     args.extend(extra);
+    // Emulated cycles, whose mechanics these tests check (tests/icount.rs checks the counter's).
+    if !extra.contains(&"--accel") {
+        args.extend(["--accel", "tcg"]);
+    }
     common::getpid_in(envs, name, &args)
 }
 

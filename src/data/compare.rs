@@ -61,6 +61,10 @@ pub fn seed_of(text: &str) -> u64 {
 /// Compares metric B with metric A under `policy`.
 pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
+    if a.unit != b.unit {
+        // Cycles against guest instructions: no ratio on one axis.
+        return Judged { ratio: f64::NAN, interval: None, p: None, verdict: Verdict::Unsure, rounds_needed: None, rounds, paired: false };
+    }
     let lower = a.better == Better::Lower;
     let c = (!a.samples.is_empty() && !b.samples.is_empty())
         .then(|| match exact(a, b) {
@@ -100,7 +104,7 @@ pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64
 pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
     // Exact counts need no pairing (`judge` compares them as they are).
-    let paired = (paired && !exact(a, b)).then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
+    let paired = (paired && !exact(a, b) && a.unit == b.unit).then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
     match paired {
         Some(c) => Judged::of(&c, rounds, true),
         None => judge(a, b, policy, seed),
@@ -286,8 +290,9 @@ mod tests {
             let j = judge_paired_if(paired, &a, &counted(&[vec![311.5, 311.5, 330.0]]), &p, 1);
             assert_eq!(j.verdict, Verdict::Slower, "any difference is real");
         }
-        // Cycles against instructions: never judged as exact.
+        // Cycles against instructions: no ratio at all.
         let cycles = metric(&[vec![311.0, 311.0, 330.0]], Better::Lower);
-        assert_eq!(judge(&cycles, &a, &p, 1).verdict, Verdict::Unsure);
+        let j = judge_paired_if(true, &cycles, &a, &p, 1);
+        assert!(j.verdict == Verdict::Unsure && j.ratio.is_nan() && j.interval.is_none(), "{j:?}");
     }
 }

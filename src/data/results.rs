@@ -195,6 +195,16 @@ pub const UNIT_CYCLES: &str = "tsc_cycles";
 /// one axis.
 pub const UNIT_INSTRUCTIONS: &str = "guest_instructions";
 
+/// A unit as a table's text names it: "cycles" (TSC cycles),
+/// "instructions" (guest instructions), else the unit itself.
+pub fn unit_word(unit: &str) -> &str {
+    match unit {
+        UNIT_CYCLES => "cycles",
+        UNIT_INSTRUCTIONS => "instructions",
+        other => other,
+    }
+}
+
 /// Whether a unit is counted exactly, the same on every run (guest
 /// instructions): its cells have no spread but their own, an interval of
 /// zero width, and any difference between two of them is real.

@@ -108,7 +108,8 @@ pub mod environment {
     use serde::Deserialize;
     use serde_json::Value;
 
-    /// How QEMU ran it: "tcg" (emulated cycles) or "kvm".
+    /// How QEMU ran it: "tcg" (emulated cycles), "icount" (under the
+    /// instruction counter: guest instructions) or "kvm".
     pub const ACCEL: &str = "accel";
     /// Its TSC moved in steps of this many cycles (a hypervisor emulates it).
     pub const TSC_STEP_CYCLES: &str = "tsc_step_cycles";
@@ -153,6 +154,12 @@ pub mod environment {
         /// environment, for runs stored before the fact was written).
         pub fn emulated(&self, name: &str) -> bool {
             self.accel.as_deref() == Some("tcg") || (self.accel.is_none() && name == "qemu-tcg")
+        }
+
+        /// Whether it ran under QEMU's instruction counter: its cells are
+        /// guest instructions.
+        pub fn counted(&self) -> bool {
+            self.accel.as_deref() == Some("icount")
         }
     }
 }

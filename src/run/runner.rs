@@ -271,7 +271,8 @@ impl EnvironmentsRun<'_> {
             (Ok((doc, mut facts)), _) => {
                 facts.insert(
                     "host_inside".into(),
-                    json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz}),
+                    json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz,
+                        "counts_instructions": doc.host.clock.counts_instructions}),
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                 match round {

@@ -75,7 +75,8 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
     if t.rows.is_empty() {
         return String::new();
     }
-    format!("hermit-basic: the basic benchmark of {}, median TSC cycles per operation\n{}", Source::HermitCoreXen.short(), t.render())
+    let unit = crate::tabular::cost_unit(envs.iter().flat_map(|(_, d)| d.results.iter()));
+    format!("hermit-basic: the basic benchmark of {}, median {} per operation\n{}", Source::HermitCoreXen.short(), unit.long, t.render())
 }
 
 /// The HermitCore PVH/HVM benchmark post's basic benchmark: the

@@ -35,7 +35,10 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
         (getpid, _) => median(getpid, syscall::PER_CALL),
     };
     let results_typed: Vec<(&CaseResult, Params)> = crate::tabular::typed(ipc_results.iter().copied());
-    let mut t = TextTable::new(&["mechanism", "IPC intra", "IPC inter", "syscall (getpid)"], 1);
+    // Counted cells: the page's instructions column, under its name.
+    let instr = if crate::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied()).short == "instr" { " instr" } else { "" };
+    let heads = [format!("IPC intra{instr}"), format!("IPC inter{instr}"), format!("syscall (getpid){instr}")];
+    let mut t = TextTable::new(&["mechanism", &heads[0], &heads[1], &heads[2]], 1);
     for mech in Mechanism::ALL {
         let id = mech.id();
         let cell = |space: Space| {
@@ -50,8 +53,15 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
     if t.rows.is_empty() {
         return String::new();
     }
-    let counters =
-        if hw { "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)" } else { "median TSC cycles" };
+    let counted = crate::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied());
+    let counters = if hw {
+        "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)".to_string()
+    } else if counted.short == "instr" {
+        "median guest instructions (QEMU's instruction counter: the page's third counter, instructions, exact; no cycles under it)"
+            .to_string()
+    } else {
+        format!("median {}", counted.long)
+    };
     let mut s =
         format!("as in {}: one IPC (0 words, both sides on one core) and a null syscall, {counters}\n", Source::L4ReOverview.short());
     s += &t.render();

@@ -26,6 +26,10 @@ fn value(v: f64, unit: &str) -> String {
 
 /// The ratio with its interval: "1.02 [0.98, 1.06]".
 pub fn ratio_cell(j: &Judged) -> String {
+    if j.ratio.is_nan() {
+        // Two units (cycles, guest instructions): never one ratio.
+        return "other unit".into();
+    }
     match j.interval {
         Some(i) => format!("{:.2} [{:.2}, {:.2}]", j.ratio, i.lo, i.hi),
         None => format!("{:.2}", j.ratio),

@@ -118,14 +118,28 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
 /// What to say of environment `e`'s cycles if QEMU emulated its CPU (its
 /// facts say accel tcg; qemu-tcg always): they are emulated cycles.
 pub fn emulated(doc: &RunDoc, e: &str) -> Option<String> {
-    Facts::read(doc.environment.settings.get(e)).emulated(e).then(|| "under QEMU's TCG: emulated cycles".to_string())
+    let facts = Facts::read(doc.environment.settings.get(e));
+    if facts.counted() {
+        return Some("under QEMU's instruction counter: guest instructions, not cycles".to_string());
+    }
+    facts.emulated(e).then(|| "under QEMU's TCG: emulated cycles".to_string())
 }
 
 /// Lines naming the environments whose cycles are emulated, if any, and
 /// those whose TSC moved in steps.
 pub fn render_emulated(doc: &RunDoc) -> String {
-    let tcg: Vec<String> = environments(doc).into_iter().filter(|e| emulated(doc, e).is_some()).collect();
+    let facts = |e: &String| Facts::read(doc.environment.settings.get(e));
+    let tcg: Vec<String> = environments(doc).into_iter().filter(|e| facts(e).emulated(e)).collect();
+    let counted: Vec<String> = environments(doc).into_iter().filter(|e| facts(e).counted()).collect();
     let mut s = String::new();
+    if !counted.is_empty() {
+        s += &format!(
+            "note: {} ran under QEMU's instruction counter (-icount shift=0): their figures are guest instructions per operation \
+             (user and kernel together, exact: the same on every run), not cycles; they see no cache miss, TLB refill or the \
+             cost of an address-space switch itself, and are comparable with each other only\n",
+            counted.join(", ")
+        );
+    }
     if !tcg.is_empty() {
         s += &format!(
             "note: {} ran under QEMU's TCG emulator: their cycles are emulated cycles (the host's TSC while QEMU translated and ran \
@@ -148,7 +162,9 @@ pub fn render_emulated(doc: &RunDoc) -> String {
 /// The independent few-line program's figures beside oscycles' cells of
 /// the same calls in environment `e`, with their ratio (oscycles / check).
 fn render_check(doc: &RunDoc, e: &str) -> String {
-    let Some(c) = Facts::read(doc.environment.settings.get(e)).independent_check else {
+    let facts = Facts::read(doc.environment.settings.get(e));
+    let unit = if facts.counted() { "instructions" } else { "cycles" };
+    let Some(c) = facts.independent_check else {
         return String::new();
     };
     if let Some(why) = c.failed {
@@ -164,8 +180,8 @@ fn render_check(doc: &RunDoc, e: &str) -> String {
         doc.results.iter().filter(|r| r.benchmark == bench && r.env(doc) == e).find(bare).and_then(value).map(|v| v.0)
     };
     let pair = |what: &str, check: Option<f64>, bench: &str| match (check, cell(bench)) {
-        (Some(c), Some(o)) => Some(format!("{what} {c:.0} cycles (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
-        (Some(c), None) => Some(format!("{what} {c:.0} cycles")),
+        (Some(c), Some(o)) => Some(format!("{what} {c:.0} {unit} (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
+        (Some(c), None) => Some(format!("{what} {c:.0} {unit}")),
         _ => None,
     };
     let parts: Vec<String> = [

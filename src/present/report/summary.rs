@@ -21,8 +21,8 @@ fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {
 /// deviations, whose point is the worst case), in its unit.
 fn value(h: &Headline) -> (String, String) {
     let v = if h.worst { h.metric.summary.max } else { h.metric.summary.median };
-    let unit = if h.metric.unit == UNIT_CYCLES { "cycles".to_string() } else { h.metric.unit.clone() };
-    let shown = if h.metric.unit == UNIT_CYCLES || v >= 100.0 {
+    let unit = crate::results::unit_word(&h.metric.unit).to_string();
+    let shown = if h.metric.unit == UNIT_CYCLES || h.metric.is_exact() || v >= 100.0 {
         cycles(v)
     } else if v >= 1.0 {
         format!("{v:.2}")
@@ -101,12 +101,17 @@ pub fn parts(doc: &RunDoc) -> Parts {
     }
     let base = if envs.contains(&"native") { "native" } else { envs.first().copied().unwrap_or("native") };
     let lines = headlines(doc, base);
+    let counted = !lines.is_empty() && lines.iter().all(|h| h.metric.is_exact());
     let heading = format!(
-        "summary ({base}, load {}, isolation {}{}), TSC cycles at {:.2} GHz",
+        "summary ({base}, load {}, isolation {}{}), {}",
         doc.condition.load,
         doc.condition.isolation,
         if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
-        doc.host.clock.tsc_hz / 1e9
+        if counted {
+            "guest instructions (QEMU's instruction counter: exact, no time)".to_string()
+        } else {
+            format!("TSC cycles at {:.2} GHz", doc.host.clock.tsc_hz / 1e9)
+        }
     );
     if lines.is_empty() {
         return Parts { heading, table: None, note: String::new() };
@@ -127,7 +132,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
             row.push(match twin.and_then(|r| r.metric(&h.metric.name)) {
                 Some(m) => {
                     let j = judge_in(doc, h.metric, m, &policy, seed_of(&format!("{} {e}", h.what)));
-                    format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
+                    if j.ratio.is_nan() { super::compare::ratio_cell(&j) } else { format!("{:.2} {}", j.ratio, verdict_word(j.verdict)) }
                 }
                 None => "-".into(),
             });

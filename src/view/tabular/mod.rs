@@ -142,6 +142,36 @@ pub fn core_and_instructions(r: &CaseResult, per: f64) -> Option<(f64, f64)> {
     Some((c.median(Event::Cycles)? * per, c.median(Event::Instructions)? * per))
 }
 
+/// The unit of a table's cost cells, as its heading and headers name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostUnit {
+    /// In the heading: "TSC cycles", "guest instructions", or both.
+    pub long: &'static str,
+    /// In a column header: "cyc" or "instr".
+    pub short: &'static str,
+}
+
+/// The unit of the measured cells of `results`: guest instructions where
+/// every one was counted (QEMU's instruction counter), TSC cycles where
+/// none was, and both named (each column its own, never one axis) where
+/// the columns differ.
+pub fn cost_unit<'a>(results: impl IntoIterator<Item = &'a CaseResult>) -> CostUnit {
+    let units: Vec<bool> = results
+        .into_iter()
+        .filter(|r| r.status == CaseStatus::Ok)
+        .filter_map(|r| r.metrics.first())
+        .map(crate::results::Metric::is_exact)
+        .collect();
+    match (units.iter().any(|&e| e), units.iter().all(|&e| e)) {
+        (true, true) => CostUnit { long: "guest instructions (QEMU's instruction counter)", short: "instr" },
+        (true, false) => CostUnit {
+            long: "TSC cycles, or guest instructions where a column ran under QEMU's instruction counter (two units: compare within one)",
+            short: "cyc|instr",
+        },
+        (false, _) => CostUnit { long: "TSC cycles", short: "cyc" },
+    }
+}
+
 /// Whether any of `results` has hardware counts (then the published evaluations' tables take
 /// the L4Re page's form: TSC cycles, core cycles, instructions).
 pub fn any_hardware(results: &[&CaseResult]) -> bool {

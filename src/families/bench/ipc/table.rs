@@ -67,8 +67,10 @@ pub fn render(results: &[&CaseResult]) -> String {
             t.row(cells);
         }
     }
-    let mut s =
-        "l4-ipc: one-way IPC cost, median TSC cycles (round trip / 2, as in the L4 tables), by payload in 64-bit words\n".to_string();
+    let mut s = format!(
+        "l4-ipc: one-way IPC cost, median {} (round trip / 2, as in the L4 tables), by payload in 64-bit words\n",
+        crate::tabular::cost_unit(results.iter().copied()).long
+    );
     s += "  intra = two threads of one process, inter = two processes; cpus = client/server CPU as observed\n";
     s += &t.render();
     s += &format!(

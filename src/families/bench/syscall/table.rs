@@ -11,11 +11,14 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     // Where the hardware counted, the L4Re page's form: core cycles and
     // instructions beside the TSC cycles.
     let hw = crate::tabular::any_hardware(results);
-    let mut headers = vec!["call", "median cyc"];
+    let unit = crate::tabular::cost_unit(results.iter().copied());
+    let (median, min, p99, max) =
+        (format!("median {}", unit.short), format!("min {}", unit.short), format!("p99 {}", unit.short), format!("max {}", unit.short));
+    let mut headers = vec!["call", median.as_str()];
     if hw {
         headers.extend(["core cyc", "instr"]);
     }
-    headers.extend(["95% CI", "min cyc", "p99 cyc", "max cyc", "CV", "median ns", "cpu"]);
+    headers.extend(["95% CI", min.as_str(), p99.as_str(), max.as_str(), "CV", "median ns", "cpu"]);
     let mut t = TextTable::new(&headers, 1);
     for r in results {
         let name = syscall::name_of(&r.benchmark).to_string();
@@ -36,7 +39,8 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     cycles(s.p99),
                     cycles(s.max),
                     percent(s.cv),
-                    format!("{:.1}", m.ns.map_or(f64::NAN, |n| n.median)),
+                    // No ns twin under the instruction counter: an instruction is no time.
+                    m.ns.map_or("-".into(), |n| format!("{:.1}", n.median)),
                     cpu,
                 ]);
                 t.row(cells);
@@ -44,7 +48,10 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
             _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
         }
     }
-    let mut s = "syscall: cost per call in TSC cycles (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n".to_string();
+    let mut s = format!(
+        "syscall: cost per call in {} (getpid, getppid, sched_yield, read, write through the syscall instruction; clock_gettime through the vDSO)\n",
+        unit.long
+    );
     s += &t.render();
     s += &interval_note(rounds);
     s += &noise_note(results, PER_CALL);
