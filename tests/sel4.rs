@@ -9,12 +9,12 @@
 //! (/var/cache/oscycles/sel4); where that build failed or is missing, they
 //! say so and check only that the run says why.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{processes_mentioning, tempdir};
+use common::tempdir;
 
 const CACHE: &str = "/var/cache/oscycles/sel4";
 
@@ -170,27 +170,5 @@ fn a_sigkilled_run_leaves_no_sel4_qemu() {
         eprintln!("skipping: {why}");
         return;
     }
-    let d = tempdir("sel4-sigkill");
-    let scratch: PathBuf = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mut child = Command::new(bin())
-        .args(["run", "--env", "sel4", "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
-        .args(YIELD)
-        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    let needle = scratch.to_str().unwrap().to_string();
-    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
-        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let left = processes_mentioning(&needle);
-    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
-    let _ = std::fs::remove_dir_all(&d);
+    common::sigkill_leaves_no_qemu("sel4", "sel4-sigkill", &YIELD);
 }

@@ -125,3 +125,4 @@ pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<Str
         .collect();
     (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
 }
+

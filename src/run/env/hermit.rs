@@ -336,16 +336,7 @@ fn boot_facts(
 /// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y
 /// futex_one_way_cycles=Z`.
 fn check_figures(console: &str) -> Value {
-    let Some(line) = console.lines().find(|l| l.contains("hermit-check ")) else {
-        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
-    };
-    let mut v = Map::new();
-    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
-        if let Ok(x) = x.parse::<f64>() {
-            v.insert(k.into(), json!(x));
-        }
-    }
-    Value::Object(v)
+    program::check_line(console, "hermit-check ")
 }
 
 /// Why a case of the plan is not measured in the unikernel.

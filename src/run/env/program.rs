@@ -123,6 +123,21 @@ pub fn case_lists(plan: &[PlannedCase]) -> String {
     out
 }
 
+/// The figures of an independent check program's line on the console (the
+/// first with `marker`): its `key=number` words, or why there is none.
+pub fn check_line(console: &str, marker: &str) -> Value {
+    let Some(line) = console.lines().find(|l| l.contains(marker)) else {
+        return json!({ "failed": format!("no figures; last output: {}", super::tail(console)) });
+    };
+    let mut v = Map::new();
+    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
+        if let Ok(x) = x.trim().parse::<f64>() {
+            v.insert(k.into(), json!(x));
+        }
+    }
+    Value::Object(v)
+}
+
 /// The samples message's bytes as JSON.
 pub fn parse_samples(bytes: &[u8]) -> Result<Value, ProgramError> {
     serde_json::from_slice(bytes).map_err(ProgramError::Samples)

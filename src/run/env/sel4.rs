@@ -211,23 +211,12 @@ const CPU: &str = "max";
 /// The check's line: `sel4-check round_trips=N total=T`, and the one-way
 /// figure the l4-ipc cell shows beside it.
 fn check_figures(console: &str) -> Value {
-    let Some(line) = console.lines().find(|l| l.contains("sel4-check ")) else {
-        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
-    };
-    let mut v = Map::new();
-    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
-        if let Ok(x) = x.trim().parse::<f64>() {
-            v.insert(k.into(), json!(x));
-        }
+    let mut v = program::check_line(console, "sel4-check ");
+    if let (Some(n), Some(t)) = (v["round_trips"].as_f64(), v["total"].as_f64()) {
+        v["one_way"] = json!(t / n / 2.0);
+        v["what"] = json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop");
     }
-    if let (Some(n), Some(t)) = (v.get("round_trips").and_then(Value::as_f64), v.get("total").and_then(Value::as_f64)) {
-        v.insert("one_way".into(), json!(t / n / 2.0));
-        v.insert(
-            "what".into(),
-            json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop"),
-        );
-    }
-    Value::Object(v)
+    v
 }
 
 /// Why a case of the plan is not measured in seL4.
