@@ -69,11 +69,12 @@ fn no_load_process_remains_after_a_complete_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let text = String::from_utf8_lossy(&out.stdout);
-    // One result per load, each with the load's throughput recorded beside it.
+    // One result per load and FWQ quantum (the slides' and the short one),
+    // each with the load's throughput recorded beside it.
     let json = std::fs::read_dir(&results).unwrap().flatten().find(|e| e.path().extension().is_some_and(|x| x == "json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
     let rs = doc["results"].as_array().unwrap();
-    assert_eq!(rs.len(), 3, "{text}");
+    assert_eq!(rs.len(), 3 * 2, "{text}");
     let facts = |load: &str| rs.iter().find(|r| r["condition"]["load"] == load).map(|r| r["condition"]["facts"].clone()).unwrap();
     assert!(facts("build")["build_units_per_s"].is_number(), "{}", facts("build"));
     assert!(facts("io")["tcp_mb_per_s"].is_number(), "{}", facts("io"));

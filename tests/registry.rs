@@ -34,7 +34,7 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
     for b in registry::benchmarks() {
         assert!(full.iter().any(|p| p.benchmark.id == b.id), "{} is in no suite's plan", b.id);
     }
-    // At the test scale, explicitly (FWQ 1,000 quanta, 50 control periods,
+    // At the test scale, explicitly (FWQ 100 and 1,000 quanta, 50 control periods,
     // 30 ms net and blk points, a 4 MiB file); a benchmark that scale leaves
     // out (the memory bandwidths, full only) with its full cases at the
     // test scale's harness.

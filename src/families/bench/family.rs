@@ -18,7 +18,7 @@ crate::named_enum! {
         /// loop 3,000 periods, net and blk points of 1,000 ms, a 128 MiB file).
         Full = "full",
         /// The quick points at the smallest sizes that still exercise every
-        /// path (FWQ 1,000 quanta, 50 periods, 30 ms points, a 4 MiB file):
+        /// path (FWQ 100 and 1,000 quanta, 50 periods, 30 ms points, a 4 MiB file):
         /// what tests run; its numbers prove mechanics, not costs.
         Test = "test",
     }

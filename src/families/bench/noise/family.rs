@@ -52,7 +52,10 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         let quantum = calibrate_quantum(p.quantum_us, ctx.clock.tsc_hz);
         noise::fwq(quantum, 10); // warm-up
         let before = Snapshot::take(&cpus);
-        let s = noise::fwq(quantum, n);
+        let s = noise::fwq_until(quantum, n, &|| crate::watchdog::interrupted().is_some());
+        if s.cycles.len() < n {
+            return Err(CaseError::Interrupted);
+        }
         Ok((s, quantum, Snapshot::take(&cpus).since(&before)))
     })?;
     let sum = noise::summarize(&s, ctx.clock.tsc_hz, 10);

@@ -32,6 +32,13 @@ pub struct Samples {
 /// Takes `n` samples of `work(quantum)`. The buffers are allocated and
 /// touched before the first sample.
 pub fn fwq(quantum: u64, n: usize) -> Samples {
+    fwq_until(quantum, n, &|| false)
+}
+
+/// [`fwq`], asking `stop` after each sample (outside the timed part): the
+/// samples taken until it said yes. A run of the slides' quantum lasts
+/// minutes; Ctrl-C must not wait for it.
+pub fn fwq_until(quantum: u64, n: usize, stop: &dyn Fn() -> bool) -> Samples {
     let mut cycles = vec![1u64; n];
     let mut starts = vec![1u64; n];
     for i in 0..n {
@@ -40,6 +47,11 @@ pub fn fwq(quantum: u64, n: usize) -> Samples {
         let t1 = crate::arch::rdtscp();
         cycles[i] = t1 - t0;
         starts[i] = t0;
+        if stop() {
+            cycles.truncate(i + 1);
+            starts.truncate(i + 1);
+            break;
+        }
     }
     Samples { cycles, starts }
 }
@@ -106,6 +118,17 @@ mod tests {
         let large = fwq(80_000, 200).cycles.into_iter().min().unwrap();
         assert!(small > 1000, "10,000 decrements in {small} cycles");
         assert!(large > 4 * small, "80,000 iterations took {large} cycles, 10,000 took {small}");
+    }
+
+    #[test]
+    fn fwq_stops_when_asked() {
+        let asked = std::cell::Cell::new(0);
+        let s = fwq_until(100, 50, &|| {
+            asked.set(asked.get() + 1);
+            asked.get() == 7
+        });
+        assert_eq!((s.cycles.len(), s.starts.len()), (7, 7));
+        assert!(s.cycles.iter().all(|&c| c > 1), "every kept sample was measured");
     }
 
     #[test]
