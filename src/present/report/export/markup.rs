@@ -179,6 +179,29 @@ impl Markup for Html {
         "</tbody></table>\n".into()
     }
 
+    /// The whole table, its right-aligned columns' cells aligned right (numbers under numbers).
+    fn table(&self, t: &MarkupTable) -> String {
+        let mut s = self.begin(&t.columns);
+        for r in &t.rows {
+            let tds: String = r
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let right = t.columns.get(i).is_some_and(|(_, a)| *a == Align::Right);
+                    let style = match (right, c.colour) {
+                        (true, Some(colour)) => format!(" style=\"text-align:right;color:{colour}\""),
+                        (true, None) => " style=\"text-align:right\"".to_string(),
+                        (false, Some(colour)) => format!(" style=\"color:{colour}\""),
+                        (false, None) => String::new(),
+                    };
+                    format!("<td{style}>{}</td>", self.escape(c.text()))
+                })
+                .collect();
+            s += &format!("<tr>{tds}</tr>\n");
+        }
+        s + &self.end()
+    }
+
     fn heading(&self, level: usize, text: &str) -> String {
         format!("<h{level}>{}</h{level}>\n", self.escape(text))
     }
@@ -206,7 +229,8 @@ mod tests {
         assert_eq!(
             Html { class: "t" }.table(&sample()),
             "<table class=\"t\"><thead><tr><th>name</th><th>value</th></tr></thead><tbody>\n\
-             <tr><td>a|b</td><td style=\"color:#123\">&lt;1&gt;</td></tr>\n<tr><td>c</td><td></td></tr>\n<tr><td></td><td>d</td></tr>\n</tbody></table>\n"
+             <tr><td>a|b</td><td style=\"text-align:right;color:#123\">&lt;1&gt;</td></tr>\n<tr><td>c</td><td style=\"text-align:right\"></td></tr>\n\
+             <tr><td></td><td style=\"text-align:right\">d</td></tr>\n</tbody></table>\n"
         );
     }
 }
