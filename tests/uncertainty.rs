@@ -172,7 +172,7 @@ fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_roun
     // Every pair measures both sides, in either order.
     let sides: Vec<&str> =
         err.lines().filter(|l| l.starts_with("pair ") && (l.contains(": A (") || l.contains(": B ("))).map(|l| if l.contains(": A (") { "A" } else { "B" }).collect();
-    assert!(sides.len() >= 2 && sides.len() % 2 == 0 && sides.chunks(2).all(|p| p[0] != p[1]), "{err}");
+    assert!(sides.len() >= 2 && sides.len().is_multiple_of(2) && sides.chunks(2).all(|p| p[0] != p[1]), "{err}");
     let dir = std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-")).unwrap();
     let rounds = |side: &str| -> Vec<usize> {
         let doc = read(&dir.join(format!("{side}.json")));

@@ -119,8 +119,6 @@ impl Endpoint for AnyEndpoint {
 /// report's too, so the enum lives in the schema.
 pub use crate::schema::ipc::Mechanism;
 
-/// Why ipc.sel4-call is not measured on Linux.
-
 impl Mechanism {
     /// Bytes that cross the mechanism per message of `words` words (byte
     /// streams cannot send an empty message and send a 1-byte token).
