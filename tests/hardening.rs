@@ -583,7 +583,7 @@ fn the_store_is_never_opened_through_a_link_another_user_planted() {
         let shared = tempdir("store-link");
         std::os::unix::fs::lchown(&shared, Some(owner), Some(owner)).unwrap();
         std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(mode)).unwrap();
-        for target in [&anywhere, &precious] {
+        for target in [&anywhere, precious] {
             let link = shared.join("oscycles.sqlite");
             let _ = std::fs::remove_file(&link);
             std::os::unix::fs::symlink(target, &link).unwrap();
@@ -592,14 +592,14 @@ fn the_store_is_never_opened_through_a_link_another_user_planted() {
             let out = tiny(&shared, &[]);
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(!anywhere.exists(), "directory {mode:o}: root made a store at the link's target ({err})");
-            assert_eq!(std::fs::read(&precious).unwrap(), b"root's data", "directory {mode:o}: the root file was written");
+            assert_eq!(std::fs::read(precious).unwrap(), b"root's data", "directory {mode:o}: the root file was written");
             assert_eq!(out.status.code(), Some(2), "directory {mode:o}, link to {}: {err}", target.display());
             assert!(err.contains("--db"), "{err}");
             assert!(t.elapsed() < Duration::from_secs(5), "refused before measuring, not after: {:?}", t.elapsed());
         }
         let _ = std::fs::remove_dir_all(&shared);
     }
-    let _ = std::fs::remove_dir_all(&private);
+    let _ = std::fs::remove_dir_all(private);
 }
 
 #[test]
@@ -1043,7 +1043,7 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
     };
     let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     let s = |p: PathBuf| p.display().to_string();
-    plant(&shared.join("dir-link"), &private);
+    plant(&shared.join("dir-link"), private);
     let cases: Vec<Vec<String>> = vec![
         vec!["--markdown".into(), s(shared.join("report.md"))],
         vec!["--csv".into(), s(shared.join("report.csv"))],
@@ -1057,14 +1057,14 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
     ];
     for args in &cases {
         if !args[1].contains("dir-link") && args[1] != s(theirs.clone()) {
-            plant(Path::new(&args[1]), &precious);
+            plant(Path::new(&args[1]), precious);
         }
         let mut all = vec!["report", doc];
         all.extend(args.iter().map(String::as_str));
         let out = oscycles(&all);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(std::fs::read(&precious).unwrap() == b"root's data", "{args:?}: the root file was written ({err})");
-        assert_eq!(std::fs::read_dir(&private).unwrap().count(), 1, "{args:?}: something was written in root's directory ({err})");
+        assert!(std::fs::read(precious).unwrap() == b"root's data", "{args:?}: the root file was written ({err})");
+        assert_eq!(std::fs::read_dir(private).unwrap().count(), 1, "{args:?}: something was written in root's directory ({err})");
         let planted_name = !args[1].contains("dir-link") && args[1].starts_with(&s(shared.clone()));
         if planted_name && out.status.success() {
             // Replaced, never followed: the name is now root's own file.
@@ -1079,7 +1079,7 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
     let out = oscycles(&["report", doc, "--markdown", &s(own.join("r.md")), "--html", &s(own.join("h")), "--json", &s(own.join("j"))]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(own.join("r.md").is_file() && own.join("h/index.html").is_file() && std::fs::read_dir(own.join("j")).unwrap().count() == 1);
-    for d in [&own, &shared, &theirs, &private] {
+    for d in [&own, &shared, &theirs, private] {
         let _ = std::fs::remove_dir_all(d);
     }
 }
