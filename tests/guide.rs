@@ -123,9 +123,15 @@ fn small_run(args: &mut Vec<String>) {
     }
     // Rounds the command steers itself (auto, until a verdict) stay its own, within a small budget.
     let steered = args.iter().any(|a| a == "auto" || a == "--until-verdict");
-    for (o, v) in
-        [("--rounds", "1"), ("--batches", "1"), ("--point-ms", "10"), ("--mem-bytes", "1M"), ("--budget", "0.05"), ("--cpus", "0,1")]
-    {
+    for (o, v) in [
+        ("--rounds", "1"),
+        ("--batches", "1"),
+        ("--point-ms", "10"),
+        ("--mem-bytes", "1M"),
+        ("--budget", "0.05"),
+        ("--cpus", "0,1"),
+        ("--scale", "test"),
+    ] {
         match args.iter().position(|a| a == o) {
             Some(_) if o == "--rounds" && steered => {}
             Some(i) => args[i + 1] = v.into(),
