@@ -103,7 +103,9 @@ fn small_run(args: &mut Vec<String>) {
                 // A command's own --where keys: the benchmark chosen has them.
                 let keys: Vec<&str> =
                     args.windows(2).filter(|w| w[0] == "--where").filter_map(|w| w[1].split_once('=')).map(|(k, _)| k).collect();
-                let cases: Vec<_> = suite.cases().into_iter().filter(|(_, p)| keys.iter().all(|k| p.contains_key(*k))).collect();
+                // At the test scale every run of the guide gets (--scale test).
+                let at_test = suite.cases_at(oscycles::bench::Scale::Test);
+                let cases: Vec<_> = at_test.into_iter().filter(|(_, p)| keys.iter().all(|k| p.contains_key(*k))).collect();
                 // The placeholders' runs measured these: a run compared with them (--until-verdict) shares them.
                 let known = cases.iter().find(|(b, _)| ["syscall.getpid", "ipc.pipe"].contains(&b.id.as_str()));
                 let (b, params) = known.or_else(|| cases.iter().find(|(b, _)| b.supported().is_ok()))?;
