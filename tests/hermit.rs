@@ -36,23 +36,9 @@ fn built() -> Result<(), String> {
 /// `oscycles run --env hermit` with `args` into a fresh directory (the
 /// cache taken from `cache` when given); the document and how long it took.
 fn run_hermit(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
-    let d = tempdir(name);
-    let mut cmd = Command::new(bin());
-    cmd.args(["run", "--env", "hermit", "--quiet", "--results"]).arg(&d).args(args);
     // Emulated cycles, whose mechanics these tests check (tests/icount.rs checks the counter's).
-    if !args.contains(&"--accel") {
-        cmd.args(["--accel", "tcg"]);
-    }
-    if let Some(c) = cache {
-        cmd.env("OSCYCLES_HERMIT_CACHE", c);
-    }
-    let t = Instant::now();
-    let out = cmd.output().expect("the binary runs");
-    let took = t.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = common::only_doc(&d);
-    let _ = std::fs::remove_dir_all(&d);
-    (doc, took)
+    let extra: &[&str] = if args.contains(&"--accel") { &[] } else { &["--accel", "tcg"] };
+    common::run_guest("hermit", "OSCYCLES_HERMIT_CACHE", name, cache, extra, args)
 }
 
 fn result<'a>(doc: &'a serde_json::Value, bench: &str) -> &'a serde_json::Value {

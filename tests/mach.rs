@@ -10,17 +10,12 @@
 //! the run says why.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::tempdir;
 
 const KERNEL: &str = "/var/cache/oscycles/mach/gnumach";
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_oscycles")
-}
 
 fn installed() -> bool {
     let here = Path::new(KERNEL).is_file();
@@ -33,23 +28,11 @@ fn installed() -> bool {
 /// `oscycles run --env mach` with `args` into a fresh directory; the
 /// document and how long it took.
 fn run_mach(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
-    let d = tempdir(name);
-    let mut cmd = Command::new(bin());
-    cmd.args(["run", "--env", "mach", "--quiet", "--rounds", "1", "--results"]).arg(&d).args(args);
-    if let Some(c) = cache {
-        cmd.env("OSCYCLES_MACH_CACHE", c);
-    }
-    let t = Instant::now();
-    let out = cmd.output().expect("the binary runs");
-    let took = t.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = common::only_doc(&d);
-    let _ = std::fs::remove_dir_all(&d);
-    (doc, took)
+    common::run_guest("mach", "OSCYCLES_MACH_CACHE", name, cache, &["--rounds", "1"], args)
 }
 
 fn results<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
-    doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
+    common::results_of(doc, bench)
 }
 
 fn result<'a>(doc: &'a serde_json::Value, bench: &str) -> &'a serde_json::Value {

@@ -10,17 +10,12 @@
 //! say so and check only that the run says why.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::tempdir;
 
 const CACHE: &str = "/var/cache/oscycles/sel4";
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_oscycles")
-}
 
 /// Whether setup built the kernel here; else the reason (printed by the tests).
 fn built() -> Result<(), String> {
@@ -37,23 +32,11 @@ fn built() -> Result<(), String> {
 /// `oscycles run --env sel4` with `args` into a fresh directory (the cache
 /// taken from `cache` when given); the document and how long it took.
 fn run_sel4(name: &str, cache: Option<&Path>, args: &[&str]) -> (serde_json::Value, Duration) {
-    let d = tempdir(name);
-    let mut cmd = Command::new(bin());
-    cmd.args(["run", "--env", "sel4", "--quiet", "--results"]).arg(&d).args(args);
-    if let Some(c) = cache {
-        cmd.env("OSCYCLES_SEL4_CACHE", c);
-    }
-    let t = Instant::now();
-    let out = cmd.output().expect("the binary runs");
-    let took = t.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = common::only_doc(&d);
-    let _ = std::fs::remove_dir_all(&d);
-    (doc, took)
+    common::run_guest("sel4", "OSCYCLES_SEL4_CACHE", name, cache, &[], args)
 }
 
 fn results<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
-    doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
+    common::results_of(doc, bench)
 }
 
 const YIELD: [&str; 6] = ["--suite", "syscall", "--bench", "syscall.sched_yield", "--batches", "3"];

@@ -109,6 +109,31 @@ pub fn sigkill_leaves_no_qemu(env: &str, name: &str, args: &[&str]) {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// `oscycles run --env ENV --quiet --results <a fresh directory> EXTRA ARGS`,
+/// with the environment's cache directory set through `cache_var` when
+/// `cache` is given: the one document it wrote and how long it took. The run
+/// must succeed (a case that could not be measured is n/a, not a failure).
+pub fn run_guest(env: &str, cache_var: &str, name: &str, cache: Option<&Path>, extra: &[&str], args: &[&str]) -> (serde_json::Value, Duration) {
+    let d = tempdir(name);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"));
+    cmd.args(["run", "--env", env, "--quiet", "--results"]).arg(&d).args(extra).args(args);
+    if let Some(c) = cache {
+        cmd.env(cache_var, c);
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("the binary runs");
+    let took = t.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = only_doc(&d);
+    let _ = std::fs::remove_dir_all(&d);
+    (doc, took)
+}
+
+/// The results of benchmark `bench` in a run document.
+pub fn results_of<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
+    doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
+}
+
 /// Loads a page in headless Chromium (and screenshots it, 1400 pixels wide, `height` high):
 /// the DOM and the page's console messages.
 pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<String>) {
