@@ -397,7 +397,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub own: crate::env::EnvArgs,
     /// Seconds an environment may take to reach its /init; a guest that does
-    /// not (a KVM that cannot run it hangs in early boot) is given up.
+    /// not (a KVM that cannot run it hangs in early boot) is given up. The
+    /// slow boots get a multiple: qemu-tcg under the instruction counter 3x,
+    /// Xen under TCG 4x (a domU 12x), GNU Mach 4x.
     #[arg(long, default_value_t = 30, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub init_timeout: u64,
     /// (tests) What an environment's init does: run, hang (say hello, then
