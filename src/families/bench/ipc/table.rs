@@ -112,8 +112,9 @@ impl Table for IpcTable {
 
 /// The mechanisms the L4 performance page's form sets side by side: Linux's
 /// pipe (lmbench's lat_pipe, the page's Linux figure) and futex (its cheapest
-/// blocking hand-over), and an L4 kernel's own call.
-const FORM: [Mechanism; 3] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4Call];
+/// blocking hand-over), an L4 kernel's own call, and the first-generation
+/// microkernel's message that L4 was measured against (GNU Mach's mach_msg).
+const FORM: [Mechanism; 4] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4Call, Mechanism::MachMsg];
 
 /// The L4 performance page's form, a column per environment and mechanism
 /// it measured: one-way cost by payload on one core, in and between
