@@ -34,7 +34,16 @@ fn compile_mach_task(src: &str, out: &str) {
     };
     run(std::process::Command::new(&cc)
         .args(["-m32", "-march=i686", "-O2", "-ffreestanding", "-fno-builtin", "-fno-pic", "-fno-pie", "-fno-stack-protector"])
-        .args(["-fno-asynchronous-unwind-tables", "-fcf-protection=none", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function", "-c", "-o"])
+        .args([
+            "-fno-asynchronous-unwind-tables",
+            "-fcf-protection=none",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-Wno-unused-function",
+            "-c",
+            "-o",
+        ])
         .arg(&obj)
         .arg(src));
     run(std::process::Command::new("ld")
@@ -52,8 +61,21 @@ fn compile_mach_task(src: &str, out: &str) {
 fn compile_sel4_root_task(src: &str, out: &str) {
     let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let flags = [
-        "-m32", "-march=i686", "-O2", "-ffreestanding", "-nostdlib", "-static", "-fno-pic", "-fno-pie", "-fno-stack-protector",
-        "-mgeneral-regs-only", "-fno-asynchronous-unwind-tables", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function",
+        "-m32",
+        "-march=i686",
+        "-O2",
+        "-ffreestanding",
+        "-nostdlib",
+        "-static",
+        "-fno-pic",
+        "-fno-pie",
+        "-fno-stack-protector",
+        "-mgeneral-regs-only",
+        "-fno-asynchronous-unwind-tables",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-Wno-unused-function",
     ];
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let run = |cmd: &mut std::process::Command| {
@@ -64,7 +86,18 @@ fn compile_sel4_root_task(src: &str, out: &str) {
     run(std::process::Command::new(&cc).args(flags).arg("-c").arg("guest/sel4/start.S").arg("-o").arg(&start));
     run(std::process::Command::new(&cc).args(flags).arg("-c").arg(src).arg("-o").arg(&main));
     run(std::process::Command::new("ld")
-        .args(["-m", "elf_i386", "-nostdlib", "-static", "-z", "noexecstack", "--no-warn-rwx-segments", "-T", "guest/sel4/roottask.ld", "-o"])
+        .args([
+            "-m",
+            "elf_i386",
+            "-nostdlib",
+            "-static",
+            "-z",
+            "noexecstack",
+            "--no-warn-rwx-segments",
+            "-T",
+            "guest/sel4/roottask.ld",
+            "-o",
+        ])
         .arg(dir.join(out))
         .arg(&start)
         .arg(&main));

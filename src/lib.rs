@@ -26,5 +26,5 @@ pub use families::bench::schema;
 pub use families::{bench, published, vmm};
 pub use measure::{arch, cgroup, clock, counters, harness, host, placement, watchdog};
 pub use present::{doctor, fleet, report};
-pub use view::tabular;
 pub use run::{env, execute, isolation, load, plan, progress, registry, rounds, runner, spec};
+pub use view::tabular;

@@ -182,7 +182,10 @@ fn fork_exit_wait_takes_the_childs_faults_and_a_switch_or_two() {
     // the kernel takes on the task's behalf without user registers), so the
     // check is that the count is above the parent's alone by at least one
     // fault a child, and that every batch counts alike.
-    assert!(faults.iter().all(|&f| f >= parent_faults + 1.0), "faults per fork {faults:?}, parent's alone {parent_faults}, child's {child_faults}");
+    assert!(
+        faults.iter().all(|&f| f >= parent_faults + 1.0),
+        "faults per fork {faults:?}, parent's alone {parent_faults}, child's {child_faults}"
+    );
     assert!(faults.iter().all(|&f| (f - faults[0]).abs() <= 0.1 * faults[0]), "alike forks count alike: {faults:?}");
     assert!((1.0..=2.1).contains(&median(&switches)), "switches per fork {switches:?}");
 }

@@ -371,7 +371,6 @@ fn timeout_stops_cpu_bound_cases() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-
 #[test]
 fn a_sigkilled_run_leaves_no_process_and_its_files_go_with_the_next_run() {
     let qemu = Command::new("qemu-system-x86_64").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -1005,7 +1004,13 @@ fn a_store_row_never_chooses_a_file_root_writes() {
         ("genuine", genuine.display().to_string()),
     ];
     for (id, source) in &rows {
-        let d = if *id == "genuine" { genuine.clone() } else if *id == "in-their-dir" { in_theirs.clone() } else { dead_running_doc(&private, id, pid) };
+        let d = if *id == "genuine" {
+            genuine.clone()
+        } else if *id == "in-their-dir" {
+            in_theirs.clone()
+        } else {
+            dead_running_doc(&private, id, pid)
+        };
         assert!(oscycles(&["import", d.to_str().unwrap(), "--db", store.to_str().unwrap()]).status.success());
         set_source(&store, id, source);
     }
@@ -1112,7 +1117,20 @@ fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let out = Command::new(bin())
-        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--quiet"])
+        .args([
+            "run",
+            "--suite",
+            "syscall",
+            "--bench",
+            "syscall.getpid",
+            "--batches",
+            "2",
+            "--batch-ms",
+            "0.05",
+            "--rounds",
+            "1",
+            "--quiet",
+        ])
         .args(["--env", "gvisor", "--gvisor-platform", "ptrace", "--scratch", scratch.to_str().unwrap(), "--results"])
         .arg(scratch.join("results"))
         .output()
@@ -1163,12 +1181,9 @@ fn a_fifo_given_as_a_document_is_refused_at_once() {
     let good = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     let f = fifo.to_str().unwrap();
     let db = d.join("s.sqlite");
-    for args in [
-        vec!["show", f],
-        vec!["import", f, "--db", db.to_str().unwrap()],
-        vec!["compare", good, f],
-        vec!["report", f, "--csv", "-"],
-    ] {
+    for args in
+        [vec!["show", f], vec!["import", f, "--db", db.to_str().unwrap()], vec!["compare", good, f], vec!["report", f, "--csv", "-"]]
+    {
         let t = Instant::now();
         let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {

@@ -175,7 +175,6 @@ fn rows_stored_before_the_history_columns_are_read_from_their_documents() {
     let _ = std::fs::remove_dir_all(d);
 }
 
-
 #[test]
 fn the_html_history_has_a_plot_per_cell_in_headless_chromium() {
     let d = tempdir("history-html");

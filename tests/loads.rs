@@ -12,7 +12,22 @@ use common::tempdir;
 
 fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str, scale: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(["run", "--suite", suite, "--load", loads, "--batches", batches, "--scale", scale, "--rounds", "1", "--full", "--quiet", "--results"])
+        .args([
+            "run",
+            "--suite",
+            suite,
+            "--load",
+            loads,
+            "--batches",
+            batches,
+            "--scale",
+            scale,
+            "--rounds",
+            "1",
+            "--full",
+            "--quiet",
+            "--results",
+        ])
         .arg(results)
         .arg("--scratch")
         .arg(scratch)

@@ -56,7 +56,20 @@ fn a_mach_run_names_the_kernel_and_counts_the_same_instructions_twice() {
     if !installed() {
         return;
     }
-    let args = ["--suite", "l4-ipc,syscall", "--bench", "ipc.mach-msg,syscall.getpid,syscall.null", "--where", "words=0", "--where", "words=16", "--batches", "3", "--accel", "icount"];
+    let args = [
+        "--suite",
+        "l4-ipc,syscall",
+        "--bench",
+        "ipc.mach-msg,syscall.getpid,syscall.null",
+        "--where",
+        "words=0",
+        "--where",
+        "words=16",
+        "--batches",
+        "3",
+        "--accel",
+        "icount",
+    ];
     let (a, _) = run_mach("mach-a", None, &args);
     let (b, _) = run_mach("mach-b", None, &args);
     let facts = &a["environment"]["settings"]["mach"];

@@ -7,8 +7,8 @@ use oscycles::isolation::Isolation;
 use oscycles::placement::{self, Policy};
 use oscycles::registry;
 use oscycles::results::{CaseStatus, RunStatus};
-use oscycles::spec::RunSpec;
 use oscycles::runner::{self, Execution, Mode};
+use oscycles::spec::RunSpec;
 use oscycles::store::{self, RunWriter};
 use std::time::Duration;
 
@@ -150,9 +150,8 @@ fn a_default_run_measures_and_records_the_published_sizes() {
     assert_eq!(doc.settings.scale.as_deref(), Some("full"));
     let suites: Vec<&'static registry::Suite> = spec.suites.iter().map(|s| registry::find_suite(s).unwrap()).collect();
     let plan = runner::plan_at(&suites, None, spec.scale);
-    let samples = |id: &str| -> Vec<u64> {
-        plan.iter().filter(|p| p.benchmark.id == id).map(|p| p.params["samples"].as_u64().unwrap()).collect()
-    };
+    let samples =
+        |id: &str| -> Vec<u64> { plan.iter().filter(|p| p.benchmark.id == id).map(|p| p.params["samples"].as_u64().unwrap()).collect() };
     assert_eq!(samples("noise.fwq"), [100_000, 100_000]);
     assert_eq!(plan.iter().find(|p| p.benchmark.id == "noise.fwq").unwrap().params["quantum_us"], 1400);
     assert_eq!(samples("control.nanosleep"), [3_000]);

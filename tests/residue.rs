@@ -105,7 +105,8 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let json = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
+        let json =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
         let doc = oscycles::store::load(&json).unwrap();
         let r = doc.results.iter().find(|r| r.benchmark == "ipc.pipe").unwrap();
         let samples = r.metric("round_trip").unwrap().samples.clone().into_iter().flatten().collect::<Vec<f64>>();
@@ -115,8 +116,14 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     let slower = |by: f64| b.iter().map(|r| r.iter().map(|x| x * by).collect()).collect::<Vec<Vec<f64>>>();
     let c = compare(&a, &b, true, &policy, 18).unwrap();
     let (c30, c50) = (compare(&a, &slower(1.3), true, &policy, 18).unwrap(), compare(&a, &slower(1.5), true, &policy, 18).unwrap());
-    eprintln!("ipc.pipe speed after the bandwidth cases relative to first (below 1: slower): {:.3} [{:.3}, {:.3}] {:?}", c.ratio, c.interval.lo, c.interval.hi, c.verdict);
-    eprintln!("the same runs with \"after\" 30% slower: {:.3} [{:.3}, {:.3}] {:?}", c30.ratio, c30.interval.lo, c30.interval.hi, c30.verdict);
+    eprintln!(
+        "ipc.pipe speed after the bandwidth cases relative to first (below 1: slower): {:.3} [{:.3}, {:.3}] {:?}",
+        c.ratio, c.interval.lo, c.interval.hi, c.verdict
+    );
+    eprintln!(
+        "the same runs with \"after\" 30% slower: {:.3} [{:.3}, {:.3}] {:?}",
+        c30.ratio, c30.interval.lo, c30.interval.hi, c30.verdict
+    );
     assert_eq!(c50.verdict, Verdict::Slower, "too noisy to see even a 50% case-order effect: {c50:?}");
     assert!(matches!(c.verdict, Verdict::Same | Verdict::Unsure), "{c:?}");
 }

@@ -103,7 +103,6 @@ fn sandbox_cgroups() -> Vec<String> {
     out
 }
 
-
 #[test]
 fn a_sigkilled_gvisor_run_leaves_no_sandbox_and_no_cgroup() {
     let d = tempdir("gvisor-sigkill");

@@ -142,7 +142,12 @@ fn compare_interleave_measures_both_sides_round_by_round_and_pairs_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     let order: Vec<&str> = err.lines().filter(|l| l.starts_with("round ")).map(|l| &l[l.find(": ").unwrap() + 2..][..1]).collect();
     assert_eq!(order, ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B"], "{err}");
-    let dir = std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-")).unwrap();
+    let dir = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-"))
+        .unwrap();
     for side in ["A", "B"] {
         let doc = read(&dir.join(format!("{side}.json")));
         let getpid = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "syscall.getpid").unwrap();
@@ -170,10 +175,18 @@ fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_roun
     assert!(out.status.success(), "{err}");
     assert!(text.contains("confidence sequence") && text.contains(" pairs ("), "{text}");
     // Every pair measures both sides, in either order.
-    let sides: Vec<&str> =
-        err.lines().filter(|l| l.starts_with("pair ") && (l.contains(": A (") || l.contains(": B ("))).map(|l| if l.contains(": A (") { "A" } else { "B" }).collect();
+    let sides: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("pair ") && (l.contains(": A (") || l.contains(": B (")))
+        .map(|l| if l.contains(": A (") { "A" } else { "B" })
+        .collect();
     assert!(sides.len() >= 2 && sides.len().is_multiple_of(2) && sides.chunks(2).all(|p| p[0] != p[1]), "{err}");
-    let dir = std::fs::read_dir(&d).unwrap().flatten().map(|e| e.path()).find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-")).unwrap();
+    let dir = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && p.to_string_lossy().contains("interleaved-"))
+        .unwrap();
     let rounds = |side: &str| -> Vec<usize> {
         let doc = read(&dir.join(format!("{side}.json")));
         doc["results"].as_array().unwrap().iter().map(|c| c["metrics"][0]["samples"].as_array().unwrap().len()).collect()
@@ -195,7 +208,23 @@ fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_roun
     // run --cases: only the cases listed.
     let cases = d.join("cases.txt");
     std::fs::write(&cases, "# a comment\nsyscall.getppid\n").unwrap();
-    let out = oscycles(&["run", "--suite", "syscall", "--batches", "2", "--batch-ms", "0.05", "--rounds", "1", "--no-counters", "--json", "--cases", &cases.to_string_lossy(), "--results", r]);
+    let out = oscycles(&[
+        "run",
+        "--suite",
+        "syscall",
+        "--batches",
+        "2",
+        "--batch-ms",
+        "0.05",
+        "--rounds",
+        "1",
+        "--no-counters",
+        "--json",
+        "--cases",
+        &cases.to_string_lossy(),
+        "--results",
+        r,
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ids: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|c| c["benchmark"].as_str().unwrap()).collect();

@@ -29,7 +29,11 @@ fn every_validate_script_runs_in_its_tiny_mode() {
             String::from_utf8_lossy(&out.stderr)
         );
         // A table: some line holding a number after a label.
-        assert!(stdout.lines().filter(|l| l.split_whitespace().any(|w| w.parse::<f64>().is_ok())).count() >= 1, "{}: no table in:\n{stdout}", s.display());
+        assert!(
+            stdout.lines().filter(|l| l.split_whitespace().any(|w| w.parse::<f64>().is_ok())).count() >= 1,
+            "{}: no table in:\n{stdout}",
+            s.display()
+        );
     }
 }
 

@@ -105,7 +105,8 @@ fn ends_early(env: &str, mode: &str, by: &str) -> (String, String) {
     assert!(took < Duration::from_secs(240), "ended by {by}, not the init timeout (4 x 60 s): {took:?}");
     let why = r["reason"].as_str().unwrap().to_string();
     let named = why.split("(console: ").nth(1).and_then(|t| t.split(')').next()).unwrap_or_else(|| panic!("no console named: {why}"));
-    let (_, console) = consoles.into_iter().find(|(name, _)| named.ends_with(&format!("/{name}"))).unwrap_or_else(|| panic!("{named} not kept"));
+    let (_, console) =
+        consoles.into_iter().find(|(name, _)| named.ends_with(&format!("/{name}"))).unwrap_or_else(|| panic!("{named} not kept"));
     assert!(console.contains("Xen version"), "{console}");
     (why, console)
 }

@@ -2,6 +2,6 @@
 //! layer and the layers below it (scripts/import-map.layers, checked by
 //! scripts/import-map).
 
-pub mod stats;
 pub mod sequential;
+pub mod stats;
 pub mod uncertainty;

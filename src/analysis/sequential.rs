@@ -59,8 +59,7 @@ pub const PAIRS_CAP: usize = crate::uncertainty::ROUNDS_NEEDED_CAP;
 /// ln of the mixture martingale after `n` pairs of which `k` fell on one
 /// side of the candidate median.
 fn log_mixture(k: usize, n: usize) -> f64 {
-    let terms: Vec<f64> =
-        ALTERNATIVES.iter().map(|&p| k as f64 * (2.0 * p).ln() + (n - k) as f64 * (2.0 * (1.0 - p)).ln()).collect();
+    let terms: Vec<f64> = ALTERNATIVES.iter().map(|&p| k as f64 * (2.0 * p).ln() + (n - k) as f64 * (2.0 * (1.0 - p)).ln()).collect();
     let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln() - (ALTERNATIVES.len() as f64).ln()
 }

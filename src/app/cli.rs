@@ -480,8 +480,7 @@ fn read_cases(path: &std::path::Path) -> Result<Vec<String>, UsageError> {
         return Err(bad("not a file of case labels of at most 1 MiB".into()));
     }
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let labels: Vec<String> =
-        text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect();
+    let labels: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect();
     if labels.is_empty() {
         return Err(bad("lists no case".into()));
     }

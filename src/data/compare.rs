@@ -104,7 +104,9 @@ pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64
 pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
     // Exact counts need no pairing (`judge` compares them as they are).
-    let paired = (paired && !exact(a, b) && a.unit == b.unit).then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed)).flatten();
+    let paired = (paired && !exact(a, b) && a.unit == b.unit)
+        .then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .flatten();
     match paired {
         Some(c) => Judged::of(&c, rounds, true),
         None => judge(a, b, policy, seed),

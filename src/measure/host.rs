@@ -88,10 +88,15 @@ fn current_in_list(text: &str) -> Option<String> {
 
 /// The build's default mode from a kernel config's text (CONFIG_PREEMPT_NONE=y...).
 fn mode_in_config(config: &str) -> Option<&'static str> {
-    [("CONFIG_PREEMPT_NONE=y", "none"), ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"), ("CONFIG_PREEMPT=y", "full"), ("CONFIG_PREEMPT_LAZY=y", "lazy")]
-        .iter()
-        .find(|(k, _)| config.lines().any(|l| l.trim() == *k))
-        .map(|(_, m)| *m)
+    [
+        ("CONFIG_PREEMPT_NONE=y", "none"),
+        ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"),
+        ("CONFIG_PREEMPT=y", "full"),
+        ("CONFIG_PREEMPT_LAZY=y", "lazy"),
+    ]
+    .iter()
+    .find(|(k, _)| config.lines().any(|l| l.trim() == *k))
+    .map(|(_, m)| *m)
 }
 
 /// The preemption mode from what the kernel exposes: `model` (uname),
@@ -102,10 +107,16 @@ pub fn preempt_mode(model: &str, cmdline: &str, debugfs: Result<String, String>,
     let built = config.and_then(mode_in_config);
     let fixed = |why: &str| Some(why.to_string());
     match model {
-        "PREEMPT_RT" => PreemptMode { mode: Some("rt".into()), source: "uname: PREEMPT_RT".into(), fixed_because: fixed("a PREEMPT_RT kernel") },
+        "PREEMPT_RT" => {
+            PreemptMode { mode: Some("rt".into()), source: "uname: PREEMPT_RT".into(), fixed_because: fixed("a PREEMPT_RT kernel") }
+        }
         "PREEMPT_DYNAMIC" => match debugfs.map(|t| current_in_list(&t)) {
             Ok(Some(m)) => PreemptMode { mode: Some(m), source: SCHED_PREEMPT.into(), fixed_because: None },
-            Ok(None) => PreemptMode { mode: from_cmdline, source: format!("{SCHED_PREEMPT} names no current mode"), fixed_because: fixed("unreadable mode") },
+            Ok(None) => PreemptMode {
+                mode: from_cmdline,
+                source: format!("{SCHED_PREEMPT} names no current mode"),
+                fixed_because: fixed("unreadable mode"),
+            },
             Err(why) => {
                 let (mode, source) = match (from_cmdline, built) {
                     (Some(m), _) => (Some(m), "preempt= on the kernel command line".to_string()),
@@ -373,7 +384,8 @@ mod tests {
         let m = preempt_mode("PREEMPT_DYNAMIC", "quiet preempt=full", Err("Operation not permitted".into()), Some("CONFIG_PREEMPT_NONE=y"));
         assert_eq!(m.mode.as_deref(), Some("full"));
         assert!(m.fixed_because.unwrap().contains("Operation not permitted"));
-        let m = preempt_mode("PREEMPT_DYNAMIC", "quiet", Err("not there".into()), Some("# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_NONE=y\n"));
+        let m =
+            preempt_mode("PREEMPT_DYNAMIC", "quiet", Err("not there".into()), Some("# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_NONE=y\n"));
         assert_eq!(m.mode.as_deref(), Some("none"));
         assert!(m.describe().contains("not switchable"), "{}", m.describe());
         let m = preempt_mode("PREEMPT_RT", "", Err("x".into()), None);

@@ -113,7 +113,14 @@ pub fn sigkill_leaves_no_qemu(env: &str, name: &str, args: &[&str]) {
 /// with the environment's cache directory set through `cache_var` when
 /// `cache` is given: the one document it wrote and how long it took. The run
 /// must succeed (a case that could not be measured is n/a, not a failure).
-pub fn run_guest(env: &str, cache_var: &str, name: &str, cache: Option<&Path>, extra: &[&str], args: &[&str]) -> (serde_json::Value, Duration) {
+pub fn run_guest(
+    env: &str,
+    cache_var: &str,
+    name: &str,
+    cache: Option<&Path>,
+    extra: &[&str],
+    args: &[&str],
+) -> (serde_json::Value, Duration) {
     let d = tempdir(name);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"));
     cmd.args(["run", "--env", env, "--quiet", "--results"]).arg(&d).args(extra).args(args);
@@ -150,4 +157,3 @@ pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<Str
         .collect();
     (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
 }
-

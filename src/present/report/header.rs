@@ -60,7 +60,9 @@ fn scale_line(doc: &RunDoc) -> String {
     match doc.settings.scale.as_deref() {
         None | Some("full") => String::new(),
         Some(s) if s.split(',').any(|x| x == "test") => {
-            format!("scale: {s}: the smallest sizes (FWQ 100 and 1,000 quanta, 50 control periods, 30 ms net/blk points, a 4 MiB blk file): mechanics, not the published figures\n")
+            format!(
+                "scale: {s}: the smallest sizes (FWQ 100 and 1,000 quanta, 50 control periods, 30 ms net/blk points, a 4 MiB blk file): mechanics, not the published figures\n"
+            )
         }
         Some(s) => format!(
             "scale: {s}: the quick suite's shorter stated sizes (FWQ 2,000 quanta of 1.4 ms and 10,000 of 14 us, 300 control periods, 150 ms net/blk points); --scale full for the published ones\n"

@@ -107,7 +107,8 @@ impl Environment for Mach {
         }
         ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
         ran.facts.insert("arch".into(), json!("i386"));
-        let unit_name = if accel.counts_instructions() { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
+        let unit_name =
+            if accel.counts_instructions() { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
         ran.facts.insert("unit".into(), json!(unit_name));
         Ok(ran)
     }
@@ -240,7 +241,8 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     crate::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
-    let child = cmd.spawn().map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
+    let child =
+        cmd.spawn().map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
     let console_path = files.console.clone();
     let mut panicked = move || panic_line(&std::fs::read_to_string(&console_path).unwrap_or_default());
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut panicked);
@@ -293,7 +295,9 @@ fn absent_reason(p: &PlannedCase) -> String {
         schema::ipc::FAMILY if p.params.get("cores").and_then(Value::as_str) == Some("cross") => {
             "one CPU: Debian's i386 GNU Mach is a uniprocessor kernel"
         }
-        schema::ipc::FAMILY => "Mach's IPC is mach_msg (ipc.mach-msg); pipes, sockets and futexes are the Hurd's servers', not the kernel's",
+        schema::ipc::FAMILY => {
+            "Mach's IPC is mach_msg (ipc.mach-msg); pipes, sockets and futexes are the Hurd's servers', not the kernel's"
+        }
         "pagefault" => "one kind of memory is measured, vm_allocate'd (pagefault.anon's row)",
         _ => "not in oscycles' GNU Mach task (guest/mach/task.c measures mach_msg, traps, yields, vm_allocate and first writes)",
     };

@@ -102,10 +102,7 @@ pub fn guest_boot(spec: &GuestSpec, append: Option<&str>) -> (String, GuestSpec)
         let cpus = spec.run.cpus.get_or_insert_with(|| vec![1, 0]);
         let m = cpus[0];
         let others: Vec<usize> = (0..spec.vm_cpus as usize).filter(|&c| c != m).collect();
-        line += &format!(
-            " isolcpus=nohz,domain,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}",
-            crate::placement::format_cpus(&others)
-        );
+        line += &format!(" isolcpus=nohz,domain,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}", crate::placement::format_cpus(&others));
     }
     if let Some(a) = append {
         line += " ";

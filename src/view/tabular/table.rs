@@ -264,7 +264,6 @@ mod tests {
         assert_eq!(cycles(1234.6), "1235");
     }
 
-
     #[test]
     fn a_marked_table_reads_back_as_it_was_and_text_stays_text() {
         let mut t = TextTable::new(&["call", "median cyc"], 1);

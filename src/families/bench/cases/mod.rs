@@ -124,8 +124,15 @@ mod tests {
 
     #[test]
     fn typed_parameters_read_as_their_struct_or_fail_naming_them() {
-        let clock =
-            ClockInfo { source: "test".into(), tsc_hz: 1e9, tsc_hz_spread: 0.0, cpuid_tsc_hz: None, overhead_cycles: 0, step_cycles: None, counts_instructions: false };
+        let clock = ClockInfo {
+            source: "test".into(),
+            tsc_hz: 1e9,
+            tsc_hz_spread: 0.0,
+            cpuid_tsc_hz: None,
+            overhead_cycles: 0,
+            step_cycles: None,
+            counts_instructions: false,
+        };
         let params = schema::ctx::Params { procs: 2, ws_kib: 16 }.to_params();
         let ctx = CaseCtx {
             params: &params,

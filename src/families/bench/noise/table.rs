@@ -132,7 +132,8 @@ pub fn render_fwq(doc: &RunDoc) -> String {
             let mut row = vec![q.to_string(), l.to_string()];
             for i in &isos {
                 row.push(
-                    find(q, l, i).map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))),
+                    find(q, l, i)
+                        .map_or("-".into(), |r| unmeasured(r).unwrap_or_else(|| pct(num(r, MAX_DELTA_CYCLES), num(r, MIN_CYCLES)))),
                 );
             }
             grid.row(row);
