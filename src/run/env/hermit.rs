@@ -17,14 +17,12 @@
 
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
-use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
+use super::{EnvError, EnvOptions, Environment, Message, Outcome};
 use crate::clock::ClockInfo;
 use crate::plan::PlannedCase;
 use crate::schema;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Instant;
 
 /// Where scripts/setup-hermit leaves the build: `loader`, `program`,
 /// `check`, `versions`; or `failed` (the reason and the log's last lines).
@@ -187,7 +185,7 @@ impl Hermit {
         let files = super::qemu::Files::new(name, o)?;
         // The kernel's timer runs at the TSC rate given (-freq, MHz).
         let append = format!("-freq {} -- {args}", (clock.tsc_hz / 1e6).round() as u64);
-        let (mut cmd, machine) = match self.vmm {
+        let (cmd, machine) = match self.vmm {
             Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
             Vmm::Own => {
                 EnvError::kvm_usable(name)?;
@@ -198,13 +196,8 @@ impl Hermit {
                 (cmd, "oscycles' own".to_string())
             }
         };
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        crate::watchdog::die_with_parent(&mut cmd);
-        let start = Instant::now();
-        let child = cmd.spawn().map_err(|source| HermitError::StartVmm { env: name, source })?;
-        let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
-        let console = std::fs::read_to_string(&files.console).unwrap_or_default();
-        let log_tail = tail(&format!("{console}\n{}", end.stderr));
+        let super::qemu::Ran { end, console, log_tail } =
+            super::qemu::watch(cmd, &files.console, o, &mut || None).map_err(|source| HermitError::StartVmm { env: name, source })?;
         if let Some(w) = end.why {
             return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
         }
@@ -244,8 +237,8 @@ fn qemu_command(
     cmd.args(["-machine", &machine]).args(accel.qemu_args());
     cmd.args(["-cpu", if kvm { "host" } else { "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr" }]);
     cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program).arg("-append").arg(append);
-    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
-    cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    super::qemu::serial_on_stdout(&mut cmd, &files.console);
+    cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
     Ok((cmd, machine))
 }
 

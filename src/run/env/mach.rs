@@ -25,8 +25,6 @@ use crate::results::CaseStatus;
 use crate::schema;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Instant;
 
 /// Where scripts/setup-mach leaves the kernel (`gnumach`) and its version.
 pub const CACHE: &str = "/var/cache/oscycles/mach";
@@ -236,18 +234,11 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
     cmd.args(["-machine", "pc"]).args(accel.qemu_args());
     cmd.arg("-kernel").arg(&kernel.path).arg("-initrd").arg(&line).args(["-append", "console=com0"]);
-    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
-    cmd.args(["-serial", "chardev:con"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
-    let start = Instant::now();
-    let child =
-        cmd.spawn().map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
+    super::qemu::serial_on_stdout(&mut cmd, &files.console);
     let console_path = files.console.clone();
     let mut panicked = move || panic_line(&std::fs::read_to_string(&console_path).unwrap_or_default());
-    let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut panicked);
-    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
-    let log_tail = tail(&format!("{console}\n{}", end.stderr));
+    let super::qemu::Ran { end, console, log_tail } = super::qemu::watch(cmd, &files.console, o, &mut panicked)
+        .map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
     if let Some(p) = panic_line(&console) {
         return Err(MachError::Panic(format!("{p}; last output: {log_tail}")).into());
     }

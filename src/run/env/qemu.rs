@@ -277,19 +277,35 @@ pub fn start(
 ) -> Result<Ran, EnvError> {
     cmd.arg("-serial").arg(format!("file:{}", files.console.display()));
     cmd.args(["-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    let mut ran = watch(cmd, &files.console, o, fatal).map_err(|source| QemuError::Start { env: name.to_string(), source })?;
+    if !ran.end.messages.iter().any(|m| m.kind == "run")
+        && let Some(kept) = keep_console(files, o)
+    {
+        ran.log_tail += &format!(" (console: {})", kept.display());
+    }
+    Ok(ran)
+}
+
+/// The guest's serial port on QEMU's standard output (which the supervisor
+/// reads) and logged into `console`.
+pub fn serial_on_stdout(cmd: &mut Command, console: &Path) {
+    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", console.display()));
+    cmd.args(["-serial", "chardev:con"]);
+}
+
+/// Starts `cmd` (no input, its output piped, ending with oscycles) and
+/// watches it within the timeouts of `o` and `fatal`: how it ended, what it
+/// logged into `console`, and the last lines of both. The error is the
+/// start's.
+pub fn watch(mut cmd: Command, console: &Path, o: &EnvOptions, fatal: &mut dyn FnMut() -> Option<String>) -> std::io::Result<Ran> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     crate::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
-    let child = cmd.spawn().map_err(|source| QemuError::Start { env: name.to_string(), source })?;
+    let child = cmd.spawn()?;
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
-    let console_text = std::fs::read_to_string(&files.console).unwrap_or_default();
-    let mut log_tail = tail(&format!("{console_text}\n{}", end.stderr));
-    if !end.messages.iter().any(|m| m.kind == "run")
-        && let Some(kept) = keep_console(files, o)
-    {
-        log_tail += &format!(" (console: {})", kept.display());
-    }
-    Ok(Ran { end, console: console_text, log_tail })
+    let console = std::fs::read_to_string(console).unwrap_or_default();
+    let log_tail = tail(&format!("{console}\n{}", end.stderr));
+    Ok(Ran { end, console, log_tail })
 }
 
 /// Copies the console log of a start that sent no results to where the

@@ -21,13 +21,11 @@
 
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
-use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
+use super::{EnvError, EnvOptions, Environment, Message, Outcome};
 use crate::plan::PlannedCase;
 use crate::schema;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Instant;
 
 /// Where scripts/setup-sel4 leaves the kernel (`kernel.elf`, `versions`),
 /// or `failed` (the reason and the log's last lines).
@@ -177,15 +175,10 @@ fn boot(kernel: &Path, root_task: &[u8], accel: Accel, o: &EnvOptions) -> Result
     cmd.args(["-machine", &machine]).args(accel.qemu_args());
     cmd.args(["-cpu", if accel == Accel::Kvm { "host" } else { CPU }]);
     cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&files.initrd);
-    cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", files.console.display()));
-    cmd.args(["-serial", "chardev:con", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
-    let start = Instant::now();
-    let child = cmd.spawn().map_err(Sel4Error::StartQemu)?;
-    let end = super::supervise(child, start, o.init_timeout, o.run_timeout);
-    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
-    let log_tail = tail(&format!("{console}\n{}", end.stderr));
+    super::qemu::serial_on_stdout(&mut cmd, &files.console);
+    cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+    let super::qemu::Ran { end, console, log_tail } =
+        super::qemu::watch(cmd, &files.console, o, &mut || None).map_err(Sel4Error::StartQemu)?;
     if let Some(why) = end.why {
         let hint = " (a release seL4 kernel that faults prints nothing)";
         return Err(EnvError::Ended { env: name, why, hint, tail: log_tail });
