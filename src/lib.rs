@@ -15,16 +15,3 @@ pub mod measure;
 pub mod present;
 pub mod run;
 pub mod view;
-
-// Each module by its own name (`crate::runner`, `oscycles::report`), wherever
-// its layer keeps it.
-pub use analysis::{sequential, stats, uncertainty};
-pub use app::{catalogue, cli};
-pub use base::{fsafe, named, sources};
-pub use data::{compare, db, results, schema_core, store};
-pub use families::bench::schema;
-pub use families::{bench, published, vmm};
-pub use measure::{arch, cgroup, clock, counters, harness, host, placement, watchdog};
-pub use present::{doctor, fleet, report};
-pub use run::{env, execute, isolation, load, plan, progress, registry, rounds, runner, spec};
-pub use view::tabular;

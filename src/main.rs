@@ -6,13 +6,13 @@
 mod commands;
 
 use commands::{compare, fleet, load, run, show, store};
-use oscycles::cli::{self, Command, UsageError};
-use oscycles::report;
+use oscycles::app::cli::{self, Command, UsageError};
+use oscycles::present::report;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    oscycles::bench::steady_allocator();
-    oscycles::env::init_hooks(&run::measure_in_child);
+    oscycles::families::bench::steady_allocator();
+    oscycles::run::env::init_hooks(&run::measure_in_child);
     let cli = cli::parse_with_registry_help();
     if cli.command.only_prints() {
         // SAFETY: restoring the default action of SIGPIPE before any thread

@@ -11,17 +11,17 @@ mod echo;
 mod thread_env;
 
 use echo::{ECHO_SUITE, EchoPlots, EchoTable};
-use oscycles::clock;
-use oscycles::harness::HarnessConfig;
-use oscycles::placement;
-use oscycles::progress::Quiet;
-use oscycles::registry;
-use oscycles::report::Tables;
-use oscycles::report::export::{Export, Format, exporter, exporter_with};
-use oscycles::results::{CaseStatus, RunDoc, RunStatus};
-use oscycles::runner::{self, Execution};
-use oscycles::spec::RunSpec;
-use oscycles::store::{self, RunWriter};
+use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
+use oscycles::data::store::{self, RunWriter};
+use oscycles::measure::clock;
+use oscycles::measure::harness::HarnessConfig;
+use oscycles::measure::placement;
+use oscycles::present::report::Tables;
+use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::run::progress::Quiet;
+use oscycles::run::registry;
+use oscycles::run::runner::{self, Execution};
+use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
 #[test]
@@ -114,7 +114,7 @@ fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays
 
 #[test]
 fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
-    use oscycles::env::{self, Env, EnvArgs, EnvOptions};
+    use oscycles::run::env::{self, Env, EnvArgs, EnvOptions};
     use thread_env::{TAG, ThreadArgs, ThreadEnv};
     let envs: [Env; 1] = [&ThreadEnv];
     let mut cmd = env::with_options(clap::Command::new("catalogue"), &envs);
@@ -134,7 +134,7 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
         vm_cpus: 1,
         init_timeout: Duration::from_secs(30),
         run_timeout: Duration::from_secs(120),
-        guest_mode: oscycles::env::guest::GuestMode::Run,
+        guest_mode: oscycles::run::env::guest::GuestMode::Run,
         own,
         keep_console: None,
     };

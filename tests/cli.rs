@@ -79,10 +79,10 @@ fn list_names_every_benchmark_and_suite() {
     let out = oscycles(&["list"]);
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
-    for b in oscycles::registry::benchmarks() {
+    for b in oscycles::run::registry::benchmarks() {
         assert!(s.contains(&b.id), "list lacks {}", b.id);
     }
-    for su in oscycles::registry::SUITES {
+    for su in oscycles::run::registry::SUITES {
         assert!(s.contains(su.name), "list lacks suite {}", su.name);
     }
 }
@@ -95,8 +95,8 @@ fn a_tiny_run_saves_a_document_that_show_prints_again() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("syscall: cost per call"), "{stdout}");
     let path = only_json(&d);
-    let doc = oscycles::store::load(&path).unwrap();
-    assert_eq!(doc.status, oscycles::results::RunStatus::Complete);
+    let doc = oscycles::data::store::load(&path).unwrap();
+    assert_eq!(doc.status, oscycles::data::results::RunStatus::Complete);
     assert_eq!(doc.results.len(), doc.planned_cases);
     assert_eq!(doc.results.len(), 7);
     for r in &doc.results {
@@ -130,7 +130,7 @@ fn an_interrupted_run_keeps_what_it_measured() {
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| oscycles::store::load(&e.path()).ok())
+            .filter_map(|e| oscycles::data::store::load(&e.path()).ok())
             .map(|doc| doc.results.len())
             .next()
             .unwrap_or(0);
@@ -144,11 +144,11 @@ fn an_interrupted_run_keeps_what_it_measured() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = oscycles::store::load(&only_json(&d)).unwrap();
-    assert_eq!(doc.status, oscycles::results::RunStatus::Interrupted);
+    let doc = oscycles::data::store::load(&only_json(&d)).unwrap();
+    assert_eq!(doc.status, oscycles::data::results::RunStatus::Interrupted);
     assert!(doc.results.len() >= 2 && doc.results.len() < doc.planned_cases);
     assert!(
-        doc.results.iter().all(|r| r.status != oscycles::results::CaseStatus::Failed),
+        doc.results.iter().all(|r| r.status != oscycles::data::results::CaseStatus::Failed),
         "an interrupted case is dropped, not saved as failed"
     );
     let shown = oscycles(&["show", only_json(&d).to_str().unwrap()]);
@@ -160,7 +160,7 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
     let d = tempdir("rt");
     let out = tiny_syscall_run(&d, &["--batches", "2", "--rt", "--bench", "syscall.getpid"]);
     if out.status.success() {
-        let doc = oscycles::store::load(&only_json(&d)).unwrap();
+        let doc = oscycles::data::store::load(&only_json(&d)).unwrap();
         assert_eq!(doc.condition.isolation, "rt");
         let p = doc.results[0].placement.as_ref().unwrap();
         assert_eq!(p.policy, "SCHED_FIFO 50");
@@ -178,27 +178,28 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
 fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
     let out = tiny_syscall_run(d, &["--batches", "2", "--bench", "syscall.getpid,syscall.getppid,syscall.read"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let template = oscycles::store::load(&only_json(d)).unwrap();
+    let template = oscycles::data::store::load(&only_json(d)).unwrap();
     // Six rounds of three batches at the median wanted; `spread` moves
     // every other round up and down by that fraction.
-    let set = |doc: &mut oscycles::results::RunDoc, bench: &str, median: f64, spread: f64, better: oscycles::results::Better| {
-        let r = doc.results.iter_mut().find(|r| r.benchmark == bench).unwrap();
-        let m = &mut r.metrics[0];
-        m.samples = (0..6)
-            .map(|k| {
-                let f = if k % 2 == 0 { 1.0 - spread } else { 1.0 + spread };
-                (0..3).map(|b| median * f * (1.0 + 0.001 * b as f64)).collect()
-            })
-            .collect();
-        m.summary.median = median;
-        // A document's summary is ordered (oscycles refuses one that is not): min and max
-        // around the crafted samples and median.
-        let all = m.samples.iter().flatten().copied();
-        m.summary.min = all.clone().fold(median, f64::min);
-        m.summary.max = all.fold(median, f64::max);
-        m.better = better;
-    };
-    use oscycles::results::Better::{Higher, Lower};
+    let set =
+        |doc: &mut oscycles::data::results::RunDoc, bench: &str, median: f64, spread: f64, better: oscycles::data::results::Better| {
+            let r = doc.results.iter_mut().find(|r| r.benchmark == bench).unwrap();
+            let m = &mut r.metrics[0];
+            m.samples = (0..6)
+                .map(|k| {
+                    let f = if k % 2 == 0 { 1.0 - spread } else { 1.0 + spread };
+                    (0..3).map(|b| median * f * (1.0 + 0.001 * b as f64)).collect()
+                })
+                .collect();
+            m.summary.median = median;
+            // A document's summary is ordered (oscycles refuses one that is not): min and max
+            // around the crafted samples and median.
+            let all = m.samples.iter().flatten().copied();
+            m.summary.min = all.clone().fold(median, f64::min);
+            m.summary.max = all.fold(median, f64::max);
+            m.better = better;
+        };
+    use oscycles::data::results::Better::{Higher, Lower};
     let (mut a, mut b) = (template.clone(), template);
     // getpid: B twice as fast. getppid: B 10% slower, but A's rounds move
     // by 20% either way. read, as a rate: B 1.5x A.
@@ -237,7 +238,7 @@ fn compare_refuses_incomparable_runs_with_exit_code_2() {
     let (a, b) = crafted_pair(&d);
     let mut future: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
     // A version after this oscycles' own (the schema's version moves on with the format).
-    let next = oscycles::results::SCHEMA_VERSION + 1;
+    let next = oscycles::data::results::SCHEMA_VERSION + 1;
     future["schema_version"] = serde_json::json!(next);
     let fb = d.join("future.json.crafted");
     std::fs::write(&fb, future.to_string()).unwrap();
@@ -255,10 +256,10 @@ fn run_help_names_every_suite_and_benchmark_from_the_registry() {
     let out = oscycles(&["run", "--help"]);
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
-    for su in oscycles::registry::SUITES {
+    for su in oscycles::run::registry::SUITES {
         assert!(s.contains(su.name), "run --help lacks suite {}", su.name);
     }
-    for b in oscycles::registry::benchmarks() {
+    for b in oscycles::run::registry::benchmarks() {
         assert!(s.contains(&b.id), "run --help lacks {}", b.id);
     }
 }

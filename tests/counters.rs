@@ -6,11 +6,11 @@
 //! switches once. Counts, never speed. Hardware counters are n/a here (no
 //! PMU in this VM): the run says why and the case is measured.
 
-use oscycles::bench::ipc::{Mechanism, pingpong};
-use oscycles::counters::{Armed, Counted, Event};
-use oscycles::harness::{self, HarnessConfig};
-use oscycles::placement::{self, Policy, Space};
-use oscycles::watchdog::Stop;
+use oscycles::families::bench::ipc::{Mechanism, pingpong};
+use oscycles::measure::counters::{Armed, Counted, Event};
+use oscycles::measure::harness::{self, HarnessConfig};
+use oscycles::measure::placement::{self, Policy, Space};
+use oscycles::measure::watchdog::Stop;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -42,7 +42,7 @@ fn counted(event: Event, f: impl FnOnce()) -> Vec<f64> {
     match &counted[0] {
         Counted::Batches { batches, unavailable } => {
             for h in Event::HARDWARE {
-                if oscycles::counters::availability().hardware.is_err() {
+                if oscycles::measure::counters::availability().hardware.is_err() {
                     assert!(unavailable.iter().any(|(e, why)| *e == h && !why.is_empty()), "{h:?} says why it is n/a: {unavailable:?}");
                 }
             }
@@ -101,7 +101,7 @@ fn a_first_touch_of_a_fresh_anonymous_page_faults_once() {
     const PAGE: usize = 4096;
     let faults = counted(Event::MinorFaults, || {
         harness::measure_prepared(
-            &oscycles::clock::Tsc,
+            &oscycles::measure::clock::Tsc,
             0,
             &cfg(512),
             |n| -> Result<(*mut u8, usize), Stop> {
@@ -159,10 +159,10 @@ fn fork_exit_wait_takes_the_childs_faults_and_a_switch_or_two() {
     let mut forks = 0u64;
     let armed = Armed::arm(3, false);
     let (before, parent_before) = (rusage_children_minflt(), rusage_minflt(libc::RUSAGE_SELF));
-    harness::measure(&oscycles::clock::Tsc, 0, &cfg(50), |n| -> Result<(), Stop> {
+    harness::measure(&oscycles::measure::clock::Tsc, 0, &cfg(50), |n| -> Result<(), Stop> {
         for _ in 0..n {
-            let pid = oscycles::bench::child::fork_child(|| 0).unwrap();
-            oscycles::bench::child::reap(pid).unwrap();
+            let pid = oscycles::families::bench::child::fork_child(|| 0).unwrap();
+            oscycles::families::bench::child::reap(pid).unwrap();
         }
         forks += n;
         Ok(())
@@ -209,7 +209,7 @@ fn sched_yield_beside_another_runnable_thread_switches_once() {
         })
     };
     let per_call = counted(Event::ContextSwitches, || {
-        harness::measure(&oscycles::clock::Tsc, 0, &cfg(2000), |n| -> Result<(), Stop> {
+        harness::measure(&oscycles::measure::clock::Tsc, 0, &cfg(2000), |n| -> Result<(), Stop> {
             for _ in 0..n {
                 // SAFETY: sched_yield has no arguments.
                 unsafe { libc::sched_yield() };
@@ -228,8 +228,8 @@ fn without_an_armed_case_the_harness_counts_nothing() {
     let _alone = alone();
     let armed = Armed::arm(3, false);
     drop(armed);
-    assert_eq!(oscycles::counters::armed_batches(), None);
-    let m = harness::measure(&oscycles::clock::Tsc, 0, &cfg(10), |_| Ok::<(), Stop>(())).unwrap();
+    assert_eq!(oscycles::measure::counters::armed_batches(), None);
+    let m = harness::measure(&oscycles::measure::clock::Tsc, 0, &cfg(10), |_| Ok::<(), Stop>(())).unwrap();
     assert_eq!(m.per_op_cycles.len(), 3);
 }
 
@@ -252,7 +252,7 @@ fn a_run_records_counts_and_show_prints_them() {
     let cs = &c["events"]["context_switches"];
     assert_eq!(cs["samples"].as_array().map(Vec::len), Some(2), "one list per round: {cs}");
     assert!(cs["summary"]["median"].as_f64().unwrap() < 0.01, "getpid does not switch: {cs}");
-    if oscycles::counters::availability().hardware.is_err() {
+    if oscycles::measure::counters::availability().hardware.is_err() {
         assert!(c["unavailable"]["instructions"].as_str().is_some_and(|w| !w.is_empty()), "{c}");
     }
     let (off, _, _, _) =
@@ -270,7 +270,7 @@ fn a_run_records_counts_and_show_prints_them() {
     let _ = std::fs::remove_dir_all(&d);
     assert!(text.contains("kernel event counts per operation"), "{text}");
     assert!(text.lines().any(|l| l.starts_with("syscall.getpid") && l.contains("0.00")), "{text}");
-    if oscycles::counters::availability().hardware.is_err() {
+    if oscycles::measure::counters::availability().hardware.is_err() {
         assert!(text.contains("n/a (core cyc."), "{text}");
     }
 }

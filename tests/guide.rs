@@ -99,12 +99,12 @@ fn small_run(args: &mut Vec<String>) {
         let first: Vec<String> = suites
             .split(',')
             .filter_map(|s| {
-                let suite = oscycles::registry::find_suite(s).unwrap_or_else(|| panic!("the guide names suite {s}, which is none"));
+                let suite = oscycles::run::registry::find_suite(s).unwrap_or_else(|| panic!("the guide names suite {s}, which is none"));
                 // A command's own --where keys: the benchmark chosen has them.
                 let keys: Vec<&str> =
                     args.windows(2).filter(|w| w[0] == "--where").filter_map(|w| w[1].split_once('=')).map(|(k, _)| k).collect();
                 // At the test scale every run of the guide gets (--scale test).
-                let at_test = suite.cases_at(oscycles::bench::Scale::Test);
+                let at_test = suite.cases_at(oscycles::families::bench::Scale::Test);
                 let cases: Vec<_> = at_test.into_iter().filter(|(_, p)| keys.iter().all(|k| p.contains_key(*k))).collect();
                 // The placeholders' runs measured these: a run compared with them (--until-verdict) shares them.
                 let known = cases.iter().find(|(b, _)| ["syscall.getpid", "ipc.pipe"].contains(&b.id.as_str()));

@@ -275,11 +275,11 @@ fn hostile_ids_name_no_file_and_reach_no_terminal() {
     assert!(!out.stderr.contains(&0x1b) && !out.stdout.contains(&0x1b), "an escape sequence reached the terminal");
     // A store written by an older oscycles may hold any id: report refuses it too.
     {
-        let mut bad: oscycles::results::RunDoc =
+        let mut bad: oscycles::data::results::RunDoc =
             serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json")).unwrap())
                 .unwrap();
         bad.id = "../../stored-escape".into();
-        oscycles::db::Db::open_path(&db).unwrap().insert(&bad, "test").unwrap();
+        oscycles::data::db::Db::open_path(&db).unwrap().insert(&bad, "test").unwrap();
     }
     refused(&["report", "../../stored-escape", "--db", db.to_str().unwrap(), "--json", out_dir.to_str().unwrap()], "is not a valid run id");
     assert!(!d.join("stored-escape.json").exists());

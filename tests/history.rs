@@ -8,10 +8,10 @@
 //! and github-action-benchmark exports of a fixture run carry the published
 //! field names with units and interval bounds.
 
-use oscycles::db::Db;
-use oscycles::report::history::{self, Options};
-use oscycles::results::RunDoc;
-use oscycles::uncertainty::Policy;
+use oscycles::analysis::uncertainty::Policy;
+use oscycles::data::db::Db;
+use oscycles::data::results::RunDoc;
+use oscycles::present::report::history::{self, Options};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -53,7 +53,7 @@ fn synthetic(k: usize, getpid: f64, load: &str) -> RunDoc {
         }
         let m = &mut r.metrics[0];
         m.samples = rounds(center, k);
-        m.summary = oscycles::stats::Summary::of(&m.samples.concat()).unwrap();
+        m.summary = oscycles::analysis::stats::Summary::of(&m.samples.concat()).unwrap();
         m.estimate_now(k as u64);
     }
     doc.settings.rounds = 6;
@@ -76,7 +76,7 @@ fn store(dir: &Path) -> std::path::PathBuf {
 }
 
 /// The rows whose step is marked (1-based).
-fn marked_rows(points: &[oscycles::db::history::Point]) -> Vec<usize> {
+fn marked_rows(points: &[oscycles::data::db::history::Point]) -> Vec<usize> {
     let hs = history::build(points, &options(), &HashMap::new()).unwrap();
     hs[0].rows.iter().enumerate().filter(|(_, r)| r.step.is_some_and(|s| s.marked())).map(|(i, _)| i + 1).collect()
 }
@@ -84,7 +84,7 @@ fn marked_rows(points: &[oscycles::db::history::Point]) -> Vec<usize> {
 #[test]
 fn a_postgresql_store_gives_the_same_history() {
     let server = pg::Postgres::start();
-    let mut db = Db::open(&oscycles::db::Location::Postgres(server.url.clone())).unwrap();
+    let mut db = Db::open(&oscycles::data::db::Location::Postgres(server.url.clone())).unwrap();
     fill(&mut db);
     let points = db.history("syscall.getpid", None).unwrap();
     assert_eq!(points.len(), 12);
@@ -116,7 +116,7 @@ fn the_only_marked_step_is_the_one_made_at_run_6() {
     assert_eq!(marked, vec![6], "only run 6 is a step");
     let step = hs[0].rows[5].step.unwrap();
     assert!((step.change - 0.30).abs() < 0.02, "the step is +30%: {}", step.change);
-    assert_eq!(oscycles::compare::verdict_word(step.verdict), "slower");
+    assert_eq!(oscycles::data::compare::verdict_word(step.verdict), "slower");
     assert_eq!(hs[0].largest_step().map(|(i, _)| i), Some(5));
     // The same through the command: one row marked, row 6.
     let db_arg = path.to_str().unwrap();
@@ -342,7 +342,7 @@ fn ten_thousand_runs_one_cell() {
                 let k = chunk * 500 + i;
                 let mut doc = base.clone();
                 doc.id = format!("scale-{k:05}");
-                doc.started_at = oscycles::results::rfc3339_utc(1_700_000_000 + k as u64 * 3600);
+                doc.started_at = oscycles::data::results::rfc3339_utc(1_700_000_000 + k as u64 * 3600);
                 for r in &mut doc.results {
                     r.metrics[0].samples = rounds(300.0 + (k % 13) as f64, k);
                     r.metrics[0].estimate_now(k as u64);

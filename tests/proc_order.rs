@@ -18,10 +18,10 @@
 //! process meanwhile (cargo runs the tests of one file as threads of one
 //! process).
 
-use oscycles::bench::{CaseCtx, Scale};
-use oscycles::harness::HarnessConfig;
-use oscycles::placement::{Policy, allowed_cpus};
-use oscycles::results::Params;
+use oscycles::data::results::Params;
+use oscycles::families::bench::{CaseCtx, Scale};
+use oscycles::measure::harness::HarnessConfig;
+use oscycles::measure::placement::{Policy, allowed_cpus};
 
 /// The rows: lat_proc exec, and the static fork of the quick suite (the
 /// summary's fork: its one case, with nothing touched).
@@ -30,7 +30,7 @@ const ROWS: [&str; 2] = ["proc.exec-dynamic", "proc.fork"];
 const ROUNDS: usize = 6;
 
 struct Bench {
-    clock: oscycles::clock::ClockInfo,
+    clock: oscycles::measure::clock::ClockInfo,
     cpus: Vec<usize>,
     scratch: tempfile::TempDir,
 }
@@ -55,7 +55,7 @@ impl Bench {
 
     /// One round of a row: its per-operation samples (8 batches of 20 ms).
     fn round(&self, id: &str) -> Vec<f64> {
-        let b = oscycles::registry::find_benchmark(id).unwrap();
+        let b = oscycles::run::registry::find_benchmark(id).unwrap();
         let params = b.cases(Scale::Quick).remove(0);
         let harness =
             HarnessConfig { target_batch_cycles: (0.02 * self.clock.tsc_hz) as u64, batches: 8, fixed_inner: None, max_inner: 1 << 16 };
@@ -66,9 +66,9 @@ impl Bench {
     /// Every alloc case at full scale, in this process, as a run of the
     /// alloc suite before the rows would.
     fn alloc_family(&self) -> usize {
-        let alloc = oscycles::registry::find_family("alloc").unwrap();
+        let alloc = oscycles::run::registry::find_family("alloc").unwrap();
         let mut ran = 0;
-        for b in oscycles::registry::benchmarks().iter().filter(|b| b.is_of(alloc)) {
+        for b in oscycles::run::registry::benchmarks().iter().filter(|b| b.is_of(alloc)) {
             for params in b.cases(Scale::Full) {
                 b.run(&self.ctx(&params, HarnessConfig::tiny(), Scale::Full)).unwrap_or_else(|e| panic!("{} {params:?}: {e:?}", b.id));
                 ran += 1;
@@ -152,12 +152,12 @@ impl Drop for Twin {
 fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     let cpus = allowed_cpus();
     let bench = Bench {
-        clock: oscycles::clock::calibrate_tsc(3, std::time::Duration::from_millis(20)),
+        clock: oscycles::measure::clock::calibrate_tsc(3, std::time::Duration::from_millis(20)),
         cpus: vec![cpus[0]],
         scratch: tempfile::tempdir().unwrap(),
     };
     for id in ROWS {
-        if let Err(why) = oscycles::registry::find_benchmark(id).unwrap().supported() {
+        if let Err(why) = oscycles::run::registry::find_benchmark(id).unwrap().supported() {
             eprintln!("{id} cannot run here ({why}): not checked");
             return;
         }
@@ -175,11 +175,11 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     }
     drop(twin);
     let mut failures = Vec::new();
-    let policy = oscycles::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::Policy::default();
     for (i, id) in ROWS.iter().enumerate() {
-        let est = oscycles::uncertainty::estimate(&alone[i], 37).unwrap();
+        let est = oscycles::analysis::uncertainty::estimate(&alone[i], 37).unwrap();
         let m = median(&after[i].concat());
-        let c = oscycles::uncertainty::compare(&alone[i], &after[i], true, &policy, 37).unwrap();
+        let c = oscycles::analysis::uncertainty::compare(&alone[i], &after[i], true, &policy, 37).unwrap();
         eprintln!(
             "{id}: alone {:.0} cycles [{:.0}, {:.0}] over {} rounds; after the alloc family's {alloc_cases} cases {m:.0} ({:.2}x, {}in the interval); verdict {:?} (ratio {:.2} [{:.2}, {:.2}], p {:.3})",
             est.median,
@@ -194,7 +194,7 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
             c.interval.hi,
             c.p
         );
-        if matches!(c.verdict, oscycles::uncertainty::Verdict::Faster | oscycles::uncertainty::Verdict::Slower) {
+        if matches!(c.verdict, oscycles::analysis::uncertainty::Verdict::Faster | oscycles::analysis::uncertainty::Verdict::Slower) {
             failures
                 .push(format!("{id}: {:?} after the alloc cases ({m:.0} cycles against {:.0} alone, p {:.3})", c.verdict, est.median, c.p));
         }

@@ -1,15 +1,15 @@
 //! Every registered benchmark runs once, in a tiny-iteration mode, through the
 //! same runner `oscycles run` uses; and a run document survives a JSON round trip.
 
-use oscycles::clock;
-use oscycles::harness::HarnessConfig;
-use oscycles::isolation::Isolation;
-use oscycles::placement::{self, Policy};
-use oscycles::registry;
-use oscycles::results::{CaseStatus, RunStatus};
-use oscycles::runner::{self, Execution, Mode};
-use oscycles::spec::RunSpec;
-use oscycles::store::{self, RunWriter};
+use oscycles::data::results::{CaseStatus, RunStatus};
+use oscycles::data::store::{self, RunWriter};
+use oscycles::measure::clock;
+use oscycles::measure::harness::HarnessConfig;
+use oscycles::measure::placement::{self, Policy};
+use oscycles::run::isolation::Isolation;
+use oscycles::run::registry;
+use oscycles::run::runner::{self, Execution, Mode};
+use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
 /// An in-process execution whose cases lay out their files in `scratch`
@@ -80,7 +80,7 @@ fn a_run_document_survives_a_json_round_trip() {
     let quick = registry::find_suite("quick").unwrap();
     let plan: Vec<_> = runner::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
     w.doc.planned_cases = plan.len();
-    let status = runner::execute(&plan, &ex, &mut w, &mut oscycles::progress::Quiet).unwrap();
+    let status = runner::execute(&plan, &ex, &mut w, &mut oscycles::run::progress::Quiet).unwrap();
     assert_eq!(status, RunStatus::Complete);
     let back = store::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
@@ -142,10 +142,10 @@ fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
 
 #[test]
 fn a_default_run_measures_and_records_the_published_sizes() {
-    use oscycles::bench::{blk, net};
+    use oscycles::families::bench::{blk, net};
     let spec = RunSpec { suites: ["fwq", "control-loop", "net", "blk"].map(String::from).to_vec(), ..RunSpec::default() };
     assert_eq!(spec.scale, None, "no --scale: each suite at its own");
-    let clock = oscycles::clock::known_tsc(3e9);
+    let clock = oscycles::measure::clock::known_tsc(3e9);
     let doc = spec.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock.clone());
     assert_eq!(doc.settings.scale.as_deref(), Some("full"));
     let suites: Vec<&'static registry::Suite> = spec.suites.iter().map(|s| registry::find_suite(s).unwrap()).collect();

@@ -5,10 +5,10 @@
 //! process, one after another (the bandwidth cases among them, with their
 //! large buffers), and none may leave any of that behind.
 
-use oscycles::bench::residue::Residue;
-use oscycles::bench::{CaseCtx, CaseError};
-use oscycles::harness::HarnessConfig;
-use oscycles::placement::{Policy, allowed_cpus};
+use oscycles::families::bench::residue::Residue;
+use oscycles::families::bench::{CaseCtx, CaseError};
+use oscycles::measure::harness::HarnessConfig;
+use oscycles::measure::placement::{Policy, allowed_cpus};
 use std::sync::{Mutex, MutexGuard};
 
 /// The two tests take turns: the children, threads and descriptors of one
@@ -23,8 +23,8 @@ fn turn() -> MutexGuard<'static, ()> {
 #[test]
 fn no_lmbench_case_leaves_state_behind_for_the_next() {
     let _turn = turn();
-    let suite = oscycles::registry::find_suite("lmbench").unwrap();
-    let clock = oscycles::clock::known_tsc(2.5e9);
+    let suite = oscycles::run::registry::find_suite("lmbench").unwrap();
+    let clock = oscycles::measure::clock::known_tsc(2.5e9);
     let scratch = tempfile::tempdir().unwrap();
     let cpus = allowed_cpus();
     let cpus = [cpus[0], *cpus.get(1).unwrap_or(&cpus[0])];
@@ -83,13 +83,13 @@ fn no_lmbench_case_leaves_state_behind_for_the_next() {
 #[test]
 fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     let _turn = turn();
-    use oscycles::uncertainty::{Policy, Verdict, compare};
-    let suite = oscycles::registry::find_suite("lmbench").unwrap();
+    use oscycles::analysis::uncertainty::{Policy, Verdict, compare};
+    let suite = oscycles::run::registry::find_suite("lmbench").unwrap();
     let only: Vec<String> = ["ipc.pipe", "bw.mem-rd", "bw.mem-cp"].map(String::from).to_vec();
-    let plan = oscycles::runner::plan(&[suite], Some(&only));
+    let plan = oscycles::run::runner::plan(&[suite], Some(&only));
     // A seed whose single round runs ipc.pipe first, and one that runs it last.
     let pipe_at = |seed: u64| {
-        let order = oscycles::rounds::shuffled(&plan, oscycles::rounds::round_seed(seed, 0));
+        let order = oscycles::run::rounds::shuffled(&plan, oscycles::run::rounds::round_seed(seed, 0));
         order.iter().position(|p| p.benchmark.id == "ipc.pipe").unwrap()
     };
     let first = (0..1000).find(|&s| pipe_at(s) == 0).unwrap();
@@ -107,7 +107,7 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let json =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
-        let doc = oscycles::store::load(&json).unwrap();
+        let doc = oscycles::data::store::load(&json).unwrap();
         let r = doc.results.iter().find(|r| r.benchmark == "ipc.pipe").unwrap();
         let samples = r.metric("round_trip").unwrap().samples.clone().into_iter().flatten().collect::<Vec<f64>>();
         if k % 2 == 0 { a.push(samples) } else { b.push(samples) }
@@ -136,7 +136,7 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
 #[test]
 fn a_freed_big_block_does_not_move_the_next_mallocs_into_the_heap() {
     let _turn = turn();
-    assert!(oscycles::bench::steady_allocator());
+    assert!(oscycles::families::bench::steady_allocator());
     let mmapped = |p: *mut libc::c_void| {
         // SAFETY: p came from malloc; the size word precedes it in every glibc chunk.
         unsafe { (*(p as *const usize).sub(1)) & 2 != 0 }

@@ -23,7 +23,7 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
     let out = common::tiny_run(&d, 100, &["--rounds", "3", "--seed", "42"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc = read(&only_json(&d));
-    assert_eq!(doc["schema_version"], oscycles::results::SCHEMA_VERSION);
+    assert_eq!(doc["schema_version"], oscycles::data::results::SCHEMA_VERSION);
     assert_eq!(doc["settings"]["rounds"], 3);
     let log = doc["settings"]["round_log"].as_array().unwrap();
     assert_eq!(log.len(), 3);

@@ -46,7 +46,7 @@
 //! side the same number) have no noise to test: one pair says all
 //! (`exact`).
 
-use crate::uncertainty::{SplitMix64, Verdict};
+use crate::analysis::uncertainty::{SplitMix64, Verdict};
 
 /// The alternatives mixed (P(d < m) under each), with equal weights: from
 /// a slight lean to near-certainty, so that both a small difference over
@@ -54,7 +54,7 @@ use crate::uncertainty::{SplitMix64, Verdict};
 const ALTERNATIVES: [f64; 9] = [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
 
 /// The most pairs a projection ever names.
-pub const PAIRS_CAP: usize = crate::uncertainty::ROUNDS_NEEDED_CAP;
+pub const PAIRS_CAP: usize = crate::analysis::uncertainty::ROUNDS_NEEDED_CAP;
 
 /// ln of the mixture martingale after `n` pairs of which `k` fell on one
 /// side of the candidate median.
@@ -102,7 +102,7 @@ fn verdict_of(sorted: &[f64], n: usize, alpha: f64, margin: f64) -> (Verdict, Op
     // Positions in a sample of n (the current one, or projected to n).
     let at = |i: usize| {
         let q = (i as f64 - 0.5) / n as f64;
-        crate::stats::quantile_sorted(sorted, q.clamp(0.0, 1.0))
+        crate::analysis::stats::quantile_sorted(sorted, q.clamp(0.0, 1.0))
     };
     let (lo, hi) = if sorted.len() == n { (sorted[n - k], sorted[k - 1]) } else { (at(n - k + 1), at(k)) };
     let b = margin.ln_1p();
@@ -133,7 +133,7 @@ pub fn judge(logs: &[f64], alpha: f64, margin: f64) -> Judgement {
 /// projection (what every look needs; cheap).
 pub fn look(sorted: &[f64], alpha: f64, margin: f64) -> Judgement {
     let n = sorted.len();
-    let ratio = if n == 0 { f64::NAN } else { crate::stats::quantile_sorted(sorted, 0.5).exp() };
+    let ratio = if n == 0 { f64::NAN } else { crate::analysis::stats::quantile_sorted(sorted, 0.5).exp() };
     let (verdict, interval) = if n == 0 { (Verdict::Unsure, None) } else { verdict_of(sorted, n, alpha, margin) };
     Judgement { verdict, interval: interval.map(|(lo, hi)| (lo.exp(), hi.exp())), ratio, pairs_needed: None, pairs: n }
 }

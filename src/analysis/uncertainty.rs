@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{Summary, quantile_sorted};
+use crate::analysis::stats::{Summary, quantile_sorted};
 
 /// Bootstrap resamples per interval.
 ///

@@ -1,8 +1,8 @@
 //! The registry as plain data for `oscycles list` (`report::list`), so that
 //! the report never reads the registry itself.
 
-use crate::registry;
-use crate::report::list::{BenchmarkInfo, Catalogue, SuiteInfo};
+use crate::present::report::list::{BenchmarkInfo, Catalogue, SuiteInfo};
+use crate::run::registry;
 
 fn info(b: &registry::Benchmark) -> BenchmarkInfo {
     BenchmarkInfo {

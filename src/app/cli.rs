@@ -2,13 +2,13 @@
 //! Bad input becomes a `UsageError` (exit code 2) with a sentence naming the
 //! input and what would be valid.
 
-use crate::env::guest::GuestMode;
-use crate::isolation::Isolation;
-use crate::load::LoadKind;
-use crate::named::Named;
-use crate::placement;
-use crate::registry::{self, Suite};
-use crate::spec::RunSpec;
+use crate::base::named::Named;
+use crate::measure::placement;
+use crate::run::env::guest::GuestMode;
+use crate::run::isolation::Isolation;
+use crate::run::load::LoadKind;
+use crate::run::registry::{self, Suite};
+use crate::run::spec::RunSpec;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -321,8 +321,8 @@ pub struct RunArgs {
     /// quanta, the control loop 3,000 periods, net and blk points of 1 s, a
     /// 128 MiB blk file), quick (the quick suite's shorter stated sizes) or
     /// test (the smallest, which prove mechanics). Default: each suite's own.
-    #[arg(long, value_name = "full|quick|test", value_parser = parse_named::<crate::registry::Scale>)]
-    pub scale: Option<crate::registry::Scale>,
+    #[arg(long, value_name = "full|quick|test", value_parser = parse_named::<crate::run::registry::Scale>)]
+    pub scale: Option<crate::run::registry::Scale>,
     /// Timed batches per case (samples for the statistics).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub batches: Option<u32>,
@@ -382,7 +382,7 @@ pub struct RunArgs {
     pub tsc_hz: Option<f64>,
     /// Environments to run the suites in, each in turn (comma-separated);
     /// the list and what each is: `oscycles run --help`.
-    #[arg(long, default_value = "native", value_name = "LIST", long_help = crate::env::help())]
+    #[arg(long, default_value = "native", value_name = "LIST", long_help = crate::run::env::help())]
     pub env: String,
     /// Guest kernel for qemu-* and xen-* (default: the newest /boot/vmlinuz-*).
     #[arg(long, value_name = "PATH")]
@@ -395,7 +395,7 @@ pub struct RunArgs {
     pub vm_cpus: u32,
     /// The environments' own options (each environment's module declares them).
     #[command(flatten)]
-    pub own: crate::env::EnvArgs,
+    pub own: crate::run::env::EnvArgs,
     /// Seconds an environment may take to reach its /init; a guest that does
     /// not (a KVM that cannot run it hangs in early boot) is given up. The
     /// slow boots get a multiple: qemu-tcg under the instruction counter 3x,
@@ -568,8 +568,8 @@ fn parse_target(s: &str) -> Result<f64, ArgError> {
 impl RunArgs {
     /// `--rounds` with `--budget`, `--target` and `--until-verdict`: the
     /// rounds a run takes (with auto, the most) and what auto aims at.
-    fn rounds_asked(&self) -> Result<(usize, Option<crate::rounds::adaptive::Auto>), UsageError> {
-        use crate::rounds::adaptive::{Auto, MAX_ROUNDS};
+    fn rounds_asked(&self) -> Result<(usize, Option<crate::run::rounds::adaptive::Auto>), UsageError> {
+        use crate::run::rounds::adaptive::{Auto, MAX_ROUNDS};
         let auto = self.rounds == Some(RoundsArg::Auto) || self.until_verdict.is_some();
         match self.rounds {
             Some(RoundsArg::Fixed(n)) if auto => {
@@ -584,7 +584,7 @@ impl RunArgs {
             None if !auto && (self.budget.is_some() || self.target.is_some()) => {
                 return Err(UsageError("--budget and --target steer --rounds auto: add it".into()));
             }
-            None if !auto => return Ok((crate::rounds::DEFAULT_ROUNDS, None)),
+            None if !auto => return Ok((crate::run::rounds::DEFAULT_ROUNDS, None)),
             _ => {}
         }
         let asked = Auto {
@@ -795,7 +795,7 @@ fn parse_positive_ms(s: &str) -> Result<f64, ArgError> {
 
 fn parse_size_arg(s: &str) -> Result<u64, ArgError> {
     let bad = || ArgError::Size(s.to_string());
-    let v = crate::bench::bw::parse_size(s.trim()).ok_or_else(bad)?;
+    let v = crate::families::bench::bw::parse_size(s.trim()).ok_or_else(bad)?;
     if v < 1 << 20 { Err(bad()) } else { Ok(v) }
 }
 

@@ -33,7 +33,7 @@ macro_rules! named_enum {
             $($(#[$vm])* $V),+
         }
 
-        impl $crate::named::Named for $T {
+        impl $crate::base::named::Named for $T {
             const ALL: &'static [Self] = &[$($T::$V),+];
             fn name(&self) -> &'static str {
                 match self {
@@ -44,17 +44,17 @@ macro_rules! named_enum {
 
         impl serde::Serialize for $T {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str($crate::named::Named::name(self))
+                s.serialize_str($crate::base::named::Named::name(self))
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $T {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = <String as serde::Deserialize>::deserialize(d)?;
-                <$T as $crate::named::Named>::parse(&s).ok_or_else(|| {
+                <$T as $crate::base::named::Named>::parse(&s).ok_or_else(|| {
                     <D::Error as serde::de::Error>::custom(format!(
                         "unknown '{s}'; valid: {}",
-                        <$T as $crate::named::Named>::names()
+                        <$T as $crate::base::named::Named>::names()
                     ))
                 })
             }

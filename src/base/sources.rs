@@ -67,11 +67,11 @@ impl Source {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     #[test]
     fn every_source_names_suites_that_exist() {
-        let suites: Vec<&str> = crate::registry::SUITES.iter().map(|s| s.name).collect();
+        let suites: Vec<&str> = crate::run::registry::SUITES.iter().map(|s| s.name).collect();
         for s in Source::ALL {
             for name in s.suites() {
                 assert!(suites.contains(name), "{} names suite {name}, which does not exist", s.name());

@@ -6,9 +6,9 @@
 //! `uncertainty`). Where a document has no raw samples (schema version 1)
 //! the ratio stands alone and the verdict is `unsure`.
 
-use crate::named::Named;
-use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
-use crate::uncertainty::{self, Interval, Policy, Verdict};
+use crate::analysis::uncertainty::{self, Interval, Policy, Verdict};
+use crate::base::named::Named;
+use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
 
 /// B's performance relative to A's: A/B for costs, B/A for rates.
 pub fn relative(a: &Metric, b: &Metric) -> f64 {
@@ -125,8 +125,8 @@ pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Policy) -> Option<Judge
     if rounds.0 != rounds.1 || rounds.0 == 0 {
         return None;
     }
-    let exact = (a.unit == crate::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
-        .then(|| crate::sequential::exact(&a.samples, &b.samples, lower, policy.margin))
+    let exact = (a.unit == crate::data::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
+        .then(|| crate::analysis::sequential::exact(&a.samples, &b.samples, lower, policy.margin))
         .flatten();
     if let Some((verdict, ratio)) = exact {
         let interval = Some(Interval { lo: ratio, hi: ratio });
@@ -135,7 +135,7 @@ pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Policy) -> Option<Judge
     let median = |r: &Vec<f64>| {
         let mut s = r.clone();
         s.sort_by(f64::total_cmp);
-        crate::stats::quantile_sorted(&s, 0.5)
+        crate::analysis::stats::quantile_sorted(&s, 0.5)
     };
     let mut logs = Vec::with_capacity(rounds.0);
     for (ra, rb) in a.samples.iter().zip(&b.samples) {
@@ -145,7 +145,7 @@ pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Policy) -> Option<Judge
         }
         logs.push(if lower { (x / y).ln() } else { (y / x).ln() });
     }
-    let j = crate::sequential::judge(&logs, policy.alpha, policy.margin);
+    let j = crate::analysis::sequential::judge(&logs, policy.alpha, policy.margin);
     Some(Judged {
         ratio: j.ratio,
         interval: j.interval.map(|(lo, hi)| Interval { lo, hi }),
@@ -230,7 +230,7 @@ pub fn rows_with(a: &RunDoc, b: &RunDoc, judge: &dyn Fn(&Metric, &Metric, u64) -
             let ma = ra.metrics.first()?;
             // Never across units (a run's cycles against another's guest instructions).
             let mb = rb.metric(&ma.name).filter(|mb| mb.unit == ma.unit)?;
-            let mut label = crate::results::params_label(&ra.params);
+            let mut label = crate::data::results::params_label(&ra.params);
             if ctx.0 != "native" {
                 label = format!("{label} [{}]", ctx.0).trim().to_string();
             }
@@ -249,7 +249,7 @@ pub fn rows_with(a: &RunDoc, b: &RunDoc, judge: &dyn Fn(&Metric, &Metric, u64) -
                 judged: judge(ma, mb, seed),
                 counts_changed: match (&ra.counters, &rb.counters) {
                     (Some(ca), Some(cb)) => {
-                        crate::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()
+                        crate::measure::counters::changed(ca, cb).into_iter().map(|(e, x, y)| (e.name().to_string(), x, y)).collect()
                     }
                     _ => vec![],
                 },
@@ -294,7 +294,7 @@ pub fn tally(rows: &[Row]) -> [usize; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Summary;
+    use crate::analysis::stats::Summary;
 
     fn metric(rounds: &[Vec<f64>], better: Better) -> Metric {
         let pooled: Vec<f64> = rounds.iter().flatten().copied().collect();
@@ -333,7 +333,8 @@ mod tests {
     #[test]
     fn exact_counts_are_same_or_different_at_once() {
         let p = Policy::default();
-        let counted = |rounds: &[Vec<f64>]| Metric { unit: crate::results::UNIT_INSTRUCTIONS.into(), ..metric(rounds, Better::Lower) };
+        let counted =
+            |rounds: &[Vec<f64>]| Metric { unit: crate::data::results::UNIT_INSTRUCTIONS.into(), ..metric(rounds, Better::Lower) };
         let a = counted(&[vec![311.0, 311.0, 330.0]]);
         for paired in [false, true] {
             let j = judge_paired_if(paired, &a, &a.clone(), &p, 1);

@@ -1,11 +1,11 @@
 //! The results model: a run document (versioned JSON, the format of record)
 //! holding host facts, environment, condition and one result per case.
 
-use crate::clock::ClockInfo;
-use crate::harness::HarnessConfig;
-use crate::host::HostFacts;
-use crate::placement::Placement;
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::measure::clock::ClockInfo;
+use crate::measure::harness::HarnessConfig;
+use crate::measure::host::HostFacts;
+use crate::measure::placement::Placement;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -20,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::schema_core::Params;
+pub use crate::data::schema_core::Params;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,7 +69,7 @@ impl Owner {
 /// The start time field (22) of a /proc/PID/stat line.
 pub fn start_ticks(stat: &str) -> Option<u64> {
     // After the name, field 3 (state) is the first; field 22 is the 20th.
-    crate::host::proc_stat(stat)?.2.get(19)?.parse().ok()
+    crate::measure::host::proc_stat(stat)?.2.get(19)?.parse().ok()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,7 +188,7 @@ pub struct Metric {
     pub samples: Vec<Vec<f64>>,
     /// The median with its 95% interval over rounds and batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<crate::uncertainty::Estimate>,
+    pub estimate: Option<crate::analysis::uncertainty::Estimate>,
 }
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
@@ -268,7 +268,7 @@ impl Metric {
         }
         self.samples.extend(other.samples.iter().cloned());
         let pooled: Vec<f64> = self.samples.iter().flatten().copied().collect();
-        if let Some(s) = crate::stats::Summary::of(&pooled) {
+        if let Some(s) = crate::analysis::stats::Summary::of(&pooled) {
             if let Some(ns) = &mut self.ns {
                 let factor = if self.summary.median != 0.0 { ns.median / self.summary.median } else { 0.0 };
                 *ns = s.scaled(factor);
@@ -281,9 +281,9 @@ impl Metric {
     /// the same interval).
     pub fn estimate_now(&mut self, seed: u64) {
         self.estimate = if self.is_exact() {
-            crate::uncertainty::estimate_exact(&self.samples)
+            crate::analysis::uncertainty::estimate_exact(&self.samples)
         } else {
-            crate::uncertainty::estimate(&self.samples, seed)
+            crate::analysis::uncertainty::estimate(&self.samples, seed)
         };
     }
 
@@ -364,7 +364,7 @@ pub struct CaseResult {
     /// The kernel's event counts per operation, from counting batches after
     /// the timed ones (absent before version 3, and with `--no-counters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<crate::counters::Counts>,
+    pub counters: Option<crate::measure::counters::Counts>,
 }
 
 impl CaseResult {
@@ -373,7 +373,7 @@ impl CaseResult {
     }
     /// The parameters as their family's struct (`schema::ipc::Params`...);
     /// None where they do not fit it.
-    pub fn params_as<T: crate::schema_core::CaseParams>(&self) -> Option<T> {
+    pub fn params_as<T: crate::data::schema_core::CaseParams>(&self) -> Option<T> {
         T::from_params(&self.params)
     }
     /// A numeric detail (`schema::net::details::MIB_PER_S`...).

@@ -5,13 +5,13 @@
 //! that belong to no family: an environment's facts, a condition's, the
 //! attribution of noise. Each family's own section (its parameters, metric
 //! and detail names, the name lists that order its table's rows) is in its
-//! folder (`bench/<family>/schema.rs`); [`crate::schema`] gathers them.
+//! folder (`bench/<family>/schema.rs`); [`crate::families::bench::schema`] gathers them.
 //!
 //! serde_json's `Map` is a `BTreeMap` here (no `preserve_order`): a case's
 //! parameters serialise in key order whatever the field order, so a struct's
 //! JSON is byte for byte what the cases wrote as maps.
 
-pub use crate::named::Named;
+pub use crate::base::named::Named;
 /// A case's parameters as the JSON map a result stores (`results::Params`).
 pub type Params = serde_json::Map<String, serde_json::Value>;
 use serde::Serialize;
@@ -63,12 +63,12 @@ macro_rules! family {
 
         /// The id of this family's benchmark `name`.
         pub fn id(name: &str) -> String {
-            $crate::schema_core::id(FAMILY, name)
+            $crate::data::schema_core::id(FAMILY, name)
         }
 
         /// The benchmark's name within this family (`pipe` of `ipc.pipe`).
         pub fn name_of(id: &str) -> &str {
-            $crate::schema_core::member(FAMILY, id)
+            $crate::data::schema_core::member(FAMILY, id)
         }
     };
 }

@@ -2,7 +2,7 @@
 //! temporary file, then renamed over the old one), so the file on disk is
 //! always a complete, parseable document and a crash loses nothing measured.
 
-use crate::results::{CaseResult, OLDEST_SCHEMA_VERSION, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, now_rfc3339};
+use crate::data::results::{CaseResult, OLDEST_SCHEMA_VERSION, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, now_rfc3339};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -21,7 +21,7 @@ pub enum StoreError {
     #[error("'{path}': {err}")]
     BadId { path: PathBuf, err: InvalidRunId },
     #[error("'{path}': {err}")]
-    BadNumber { path: PathBuf, err: crate::results::check::BadNumber },
+    BadNumber { path: PathBuf, err: crate::data::results::check::BadNumber },
     #[error(
         "'{path}': the documents read so far hold more than {} MiB or {} results, the most one command reads; give fewer or smaller documents",
         MAX_TOTAL_BYTES >> 20,
@@ -151,14 +151,14 @@ pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
 
 /// [`load`], for a command reading documents it was given (which anyone may
 /// have written): counted against the bounds of what one command reads
-/// ([`charge`]), and its numbers checked ([`crate::results::check`]). A run
+/// ([`charge`]), and its numbers checked ([`crate::data::results::check`]). A run
 /// merging its own rounds' documents uses [`load`].
 pub fn read(path: &Path) -> Result<RunDoc, StoreError> {
     let text = read_bounded(path)?;
     charge(path, text.len() as u64, 0)?;
     let doc = parse(path, text)?;
     charge(path, 0, doc.results.len() as u64)?;
-    crate::results::check::check(&doc).map_err(|err| StoreError::BadNumber { path: path.into(), err })?;
+    crate::data::results::check::check(&doc).map_err(|err| StoreError::BadNumber { path: path.into(), err })?;
     Ok(doc)
 }
 

@@ -2,7 +2,7 @@
 //! CLOCK_MONOTONIC_RAW, with the cost of reading it measured so that the
 //! harness can subtract it.
 
-use crate::arch;
+use crate::measure::arch;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ pub struct ClockInfo {
     /// `-icount shift=0`): one tick per instruction retired, user and kernel
     /// together; `tsc_hz` is then the emulator's virtual clock (10^9 ticks
     /// a virtual second), no rate of a CPU, and cycles measured with it are
-    /// guest instructions ([`crate::results::Metric::cycles`]).
+    /// guest instructions ([`crate::data::results::Metric::cycles`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub counts_instructions: bool,
 }
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn batches_span_fifty_steps_within_the_cap() {
-        let h = crate::harness::HarnessConfig::tiny();
+        let h = crate::measure::harness::HarnessConfig::tiny();
         assert_eq!(h.spanning_steps(None, 1 << 30).target_batch_cycles, h.target_batch_cycles);
         assert_eq!(h.spanning_steps(Some(1000), 1 << 30).target_batch_cycles, 50_000);
         assert_eq!(h.spanning_steps(Some(u64::MAX), 1 << 30).target_batch_cycles, 1 << 30);

@@ -17,8 +17,8 @@
 //! Every counter is read by the kernel that runs the process: inside a guest
 //! the guest's kernel counted, in a container the host's.
 
-use crate::named::Named;
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
@@ -230,7 +230,7 @@ impl Availability {
 
 /// The kernel that counts: its release, as uname gives it to this process.
 pub fn kernel() -> String {
-    crate::host::kernel_release()
+    crate::measure::host::kernel_release()
 }
 
 /// The threads of process `pid`.
@@ -247,7 +247,7 @@ fn family_tasks() -> Vec<i32> {
         for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
             let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .ok()
-                .and_then(|s| crate::host::proc_stat(&s).and_then(|f| f.2.get(1).and_then(|p| p.parse::<i32>().ok())));
+                .and_then(|s| crate::measure::host::proc_stat(&s).and_then(|f| f.2.get(1).and_then(|p| p.parse::<i32>().ok())));
             if let Some(ppid) = ppid {
                 parents.entry(ppid).or_default().push(pid);
             }

@@ -2,9 +2,9 @@
 //! the target time, then time K batches. Each batch yields one sample, the
 //! cost of one operation: (batch cycles - clock overhead) / inner count.
 
-use crate::clock::Clock;
-use crate::counters;
-use crate::watchdog::{self, Stop};
+use crate::measure::clock::Clock;
+use crate::measure::counters;
+use crate::measure::watchdog::{self, Stop};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -84,7 +84,7 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
     let mut timed = |n: u64| -> Result<u64, E> {
         watchdog::check()?;
         if let (Some(left), Some(c)) = (watchdog::remaining(), per_op) {
-            let predicted_s = c * n as f64 / crate::clock::tsc_hz_hint();
+            let predicted_s = c * n as f64 / crate::measure::clock::tsc_hz_hint();
             if predicted_s > left.as_secs_f64() {
                 return Err(Stop::TimedOut.into());
             }
@@ -130,7 +130,7 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
         // runner counts it after the round's timed cases.
         Some(0) => counters::record(counters::Counted::Deferred),
         Some(k) => {
-            let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::clock::tsc_hz_hint();
+            let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::measure::clock::tsc_hz_hint();
             counters::record(count_batches(k.min(cfg.batches), inner, cost, &mut prepare, &mut run)?);
         }
         None => {}
@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn doubles_to_target_and_subtracts_overhead() {
         let clock = FakeClock { t: Cell::new(0), read_cost: 30 };
-        let overhead = crate::clock::read_overhead(&clock, 10);
+        let overhead = crate::measure::clock::read_overhead(&clock, 10);
         assert_eq!(overhead, 30);
         let cfg = HarnessConfig { target_batch_cycles: 100_000, batches: 7, fixed_inner: None, max_inner: 1 << 30 };
         let mut ops = 0u64;
@@ -261,7 +261,7 @@ mod tests {
         // Real time: one operation costs 2 ms of the TSC's time, a batch of
         // 10^6 would take half an hour; the deadline is 300 ms away.
         let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
-        let per_op = (0.002 * crate::clock::tsc_hz_hint()) as u64;
+        let per_op = (0.002 * crate::measure::clock::tsc_hz_hint()) as u64;
         let cfg = HarnessConfig { target_batch_cycles: 1, batches: 3, fixed_inner: Some(1_000_000), max_inner: 1 << 40 };
         let _d = watchdog::Deadline::arm(std::time::Duration::from_millis(300)).unwrap();
         let mut ran = 0u64;

@@ -1,9 +1,9 @@
 //! Facts about the host that every run records: CPU, clock, kernel,
 //! hypervisor, mitigations, frequency scaling.
 
-use crate::arch;
-use crate::clock::ClockInfo;
-use crate::placement;
+use crate::measure::arch;
+use crate::measure::clock::ClockInfo;
+use crate::measure::placement;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;

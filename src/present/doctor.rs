@@ -6,7 +6,7 @@
 //! A file that does not exist means the check does not apply here: it is
 //! reported as Info or skipped, never as an error.
 
-use crate::placement::{format_cpus, parse_cpu_list};
+use crate::measure::placement::{format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -47,18 +47,19 @@ impl Finding {
 /// on (none given: every online CPU).
 pub fn check(cpus: &[usize]) -> Vec<Finding> {
     let mut f = check_at(Path::new("/"), cpus, std::process::id());
-    f.push(counters(crate::counters::availability()));
+    f.push(counters(crate::measure::counters::availability()));
     f
 }
 
 /// Which of the kernel's event counters a case's counts can have here.
-fn counters(a: &crate::counters::Availability) -> Finding {
+fn counters(a: &crate::measure::counters::Availability) -> Finding {
     let level = match (&a.software, &a.hardware) {
         (Ok(()), Ok(())) => Level::Ok,
         _ => Level::Info,
     };
     let advice = match (&a.software, &a.hardware) {
-        (Err(crate::counters::CounterError::Denied { .. }), _) | (_, Err(crate::counters::CounterError::Denied { .. })) => {
+        (Err(crate::measure::counters::CounterError::Denied { .. }), _)
+        | (_, Err(crate::measure::counters::CounterError::Denied { .. })) => {
             Some("sysctl kernel.perf_event_paranoid=1 (or run as root) lets oscycles count its own processes' events".to_string())
         }
         _ => None,
@@ -240,7 +241,7 @@ struct TaskStat {
 
 /// Parses one stat line (`host::proc_stat`).
 fn parse_stat(line: &str) -> Option<TaskStat> {
-    let (pid, comm, rest) = crate::host::proc_stat(line)?;
+    let (pid, comm, rest) = crate::measure::host::proc_stat(line)?;
     // Fields after the comm start at field 3 (state); field 39 is index 36.
     let state = rest.first()?.chars().next()?;
     let processor = rest.get(36).and_then(|p| p.parse().ok());

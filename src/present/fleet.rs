@@ -300,7 +300,7 @@ pub fn statuses(hosts: &[String], out: &Value) -> Vec<(String, HostStatus, Strin
 
 /// A fleet id: the UTC time and this process, e.g. `20261123T061500Z-4242`.
 pub fn new_id() -> String {
-    format!("{}-{}", crate::results::now_rfc3339().replace([':', '-'], ""), std::process::id())
+    format!("{}-{}", crate::data::results::now_rfc3339().replace([':', '-'], ""), std::process::id())
 }
 
 #[cfg(test)]

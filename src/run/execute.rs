@@ -3,20 +3,20 @@
 //! comes, the counting pass after the timed cases. Below the rounds (which
 //! run it once per round) and the runner (which runs it per environment).
 
-use crate::bench::{CaseCtx, CaseError};
-use crate::clock::ClockInfo;
-use crate::counters;
-use crate::harness::HarnessConfig;
-use crate::isolation::{self, Isolation};
-use crate::load::{Load, LoadError, LoadKind};
-use crate::named::Named;
-use crate::placement::{self, Policy};
-use crate::plan::{PlannedCase, blank, not_measured};
-use crate::progress::Reporter;
-use crate::registry::Scale;
-use crate::results::{CaseResult, CaseStatus, Condition};
-use crate::store::{RunWriter, StoreError};
-use crate::watchdog;
+use crate::base::named::Named;
+use crate::data::results::{CaseResult, CaseStatus, Condition};
+use crate::data::store::{RunWriter, StoreError};
+use crate::families::bench::{CaseCtx, CaseError};
+use crate::measure::clock::ClockInfo;
+use crate::measure::counters;
+use crate::measure::harness::HarnessConfig;
+use crate::measure::placement::{self, Policy};
+use crate::measure::watchdog;
+use crate::run::isolation::{self, Isolation};
+use crate::run::load::{Load, LoadError, LoadKind};
+use crate::run::plan::{PlannedCase, blank, not_measured};
+use crate::run::progress::Reporter;
+use crate::run::registry::Scale;
 use std::time::{Duration, Instant};
 
 /// How the cases run: every case of the plan runs under every load (outer
@@ -44,7 +44,7 @@ pub struct Execution {
     /// Whether batch-timed cases are followed by counting batches (`counters`).
     pub counters: bool,
     /// How the plan is repeated; None: once, here, in plan order.
-    pub rounds: Option<crate::spec::Rounds>,
+    pub rounds: Option<crate::run::spec::Rounds>,
 }
 
 impl Execution {

@@ -16,10 +16,10 @@
 //! Against SIGKILL a journal of the original settings is written first;
 //! the next `oscycles run` finds it and restores them.
 
-use crate::cgroup;
-use crate::named::Named;
-use crate::placement::{PlacementError, Policy, format_cpus, parse_cpu_list};
-use crate::schema_core::condition;
+use crate::base::named::Named;
+use crate::data::schema_core::condition;
+use crate::measure::cgroup;
+use crate::measure::placement::{PlacementError, Policy, format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use std::fs;
@@ -144,7 +144,7 @@ impl Journal {
                 }
                 Change::Affinity { tid, cpus } => {
                     // The thread may have ended (ESRCH): nothing to restore.
-                    let _ = crate::placement::set_affinity_of(tid, &cpus);
+                    let _ = crate::measure::placement::set_affinity_of(tid, &cpus);
                 }
                 Change::MemoryLocked => {
                     // SAFETY: munlockall has no arguments.
@@ -278,10 +278,10 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, IsolationError> {
     };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
-        crate::placement::set_policy(mode.policy()).map_err(|source| IsolationError::Policy { mode: mode.name(), source })?;
-        crate::placement::set_policy(Policy::Other)?;
-        if !crate::placement::memory_locked() {
-            crate::placement::lock_memory().map_err(|source| IsolationError::LockMemory { mode: mode.name(), source })?;
+        crate::measure::placement::set_policy(mode.policy()).map_err(|source| IsolationError::Policy { mode: mode.name(), source })?;
+        crate::measure::placement::set_policy(Policy::Other)?;
+        if !crate::measure::placement::memory_locked() {
+            crate::measure::placement::lock_memory().map_err(|source| IsolationError::LockMemory { mode: mode.name(), source })?;
             // In memory only: a dead process's lock dies with it.
             a.journal.changes.push(Change::MemoryLocked);
         }
@@ -349,7 +349,7 @@ fn own_threads() -> Vec<u32> {
 /// leaves a cpuset (restored after the move back: journal order is reversed).
 fn record_affinities(a: &mut Applied) -> Result<(), JournalError> {
     for tid in own_threads() {
-        let cpus = crate::placement::affinity_of(tid);
+        let cpus = crate::measure::placement::affinity_of(tid);
         if !cpus.is_empty() {
             a.journal.record(Change::Affinity { tid, cpus })?;
         }

@@ -4,8 +4,8 @@
 //! runner, the rounds, the environments and the progress reports, which
 //! all read it.
 
-use crate::registry::{Benchmark, Scale, Suite};
-use crate::results::{CaseResult, CaseStatus, Condition, Params};
+use crate::data::results::{CaseResult, CaseStatus, Condition, Params};
+use crate::run::registry::{Benchmark, Scale, Suite};
 
 /// One case to run, and the suite it belongs to.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub struct PlannedCase {
 
 impl PlannedCase {
     pub fn label(&self) -> String {
-        format!("{} {}", self.benchmark.id, crate::results::params_label(&self.params)).trim().to_string()
+        format!("{} {}", self.benchmark.id, crate::data::results::params_label(&self.params)).trim().to_string()
     }
 }
 
@@ -37,7 +37,7 @@ fn wanted_and_present<'a>(plan: &'a [PlannedCase], filters: &'a [(String, String
     let mut present = Present::new();
     for p in plan {
         for (k, v) in &p.params {
-            present.entry(k.as_str()).or_default().insert(crate::results::param_text(v));
+            present.entry(k.as_str()).or_default().insert(crate::data::results::param_text(v));
         }
     }
     (wanted, present)
@@ -92,7 +92,7 @@ pub fn keep_where(plan: &mut Vec<PlannedCase>, filters: &[(String, String)], str
         return Err(WhereError::NoSuchParameter { key: k.to_string(), have });
     }
     let matches = |p: &PlannedCase| {
-        wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::results::param_text(v).as_str())))
+        wanted.iter().all(|(k, vs)| p.params.get(*k).is_none_or(|v| vs.contains(&crate::data::results::param_text(v).as_str())))
     };
     let kept: Vec<PlannedCase> = plan.iter().filter(|p| matches(p)).cloned().collect();
     if kept.is_empty() {

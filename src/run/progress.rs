@@ -4,7 +4,7 @@
 //! business: [`Terminal`] rewrites one line on a terminal and writes one
 //! line per benchmark elsewhere, [`Quiet`] says nothing.
 
-use crate::plan::PlannedCase;
+use crate::run::plan::PlannedCase;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;

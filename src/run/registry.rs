@@ -4,19 +4,19 @@
 //! [`FAMILIES`] and its suite membership. `list`, suite membership, `--bench`
 //! validation and the tests' tiny runs all come from here.
 
-pub use crate::bench::{Benchmark, Family, Scale, Venue};
-use crate::bench::{
+use crate::data::results::Params;
+use crate::families::bench::schema::{self, CaseParams};
+pub use crate::families::bench::{Benchmark, Family, Scale, Venue};
+use crate::families::bench::{
     aim::family::Aim, alloc::family::Allocators, blk::family::Blk, boot::family::Boot, bw::family::Bandwidths,
     control::family::ControlLoop, ctx::family::Ctx, hermit::family::Hermit, ipc::family::Ipc, memcpy::family::Memcpys,
     microvm::family::Microvm, net::family::Net, noise::family::Noise, packet_stream::family::PacketStream, pagefault::family::Pagefaults,
     parallel::family::Parallel, proc::family::Procs, stream::family::Stream, syscall::family::Syscalls,
 };
-use crate::results::Params;
-use crate::schema::{self, CaseParams};
-use crate::tabular::figures::Plots;
-use crate::tabular::headline::Headlines;
-use crate::tabular::tables::Table;
-use crate::{bench, published};
+use crate::families::{bench, published};
+use crate::view::tabular::figures::Plots;
+use crate::view::tabular::headline::Headlines;
+use crate::view::tabular::tables::Table;
 use std::sync::OnceLock;
 
 /// Every family, in the order `list` shows them.

@@ -4,21 +4,21 @@
 //! store as soon as it exists, tell a [`Reporter`] how far it got, stop
 //! cleanly on SIGINT/SIGTERM.
 
-use crate::bench::family::{FromHost, StartFailed, Started, Starter};
-use crate::env::guest::GuestSpec;
-use crate::env::{self, Env, EnvOptions, Fit};
-use crate::execute::condition;
-pub use crate::execute::{COUNTERS_COOL_DOWN, Destination, Execution, LOAD_SETTLE, Mode, load_cpus, run_case, run_plan};
-use crate::isolation::Isolation;
-use crate::load::LoadKind;
-use crate::plan::blank;
-pub use crate::plan::{PlannedCase, benchmark_ids, keep_cases, keep_where, not_measured, plan, plan_at};
-use crate::progress::Reporter;
-use crate::results::{CaseResult, CaseStatus, Condition, RunStatus};
-use crate::rounds::{Repeated, merge_round, plan_position, round_ids};
-use crate::spec::RunSpec;
-use crate::store::{RunWriter, StoreError};
-use crate::watchdog;
+use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
+use crate::data::store::{RunWriter, StoreError};
+use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
+use crate::measure::watchdog;
+use crate::run::env::guest::GuestSpec;
+use crate::run::env::{self, Env, EnvOptions, Fit};
+use crate::run::execute::condition;
+pub use crate::run::execute::{COUNTERS_COOL_DOWN, Destination, Execution, LOAD_SETTLE, Mode, load_cpus, run_case, run_plan};
+use crate::run::isolation::Isolation;
+use crate::run::load::LoadKind;
+use crate::run::plan::blank;
+pub use crate::run::plan::{PlannedCase, benchmark_ids, keep_cases, keep_where, not_measured, plan, plan_at};
+use crate::run::progress::Reporter;
+use crate::run::rounds::{Repeated, merge_round, plan_position, round_ids};
+use crate::run::spec::RunSpec;
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -42,7 +42,7 @@ fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
 /// or once here.
 pub fn run_rounds(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
     match &ex.rounds {
-        Some(r) => crate::rounds::run(plan, ex, out, r),
+        Some(r) => crate::run::rounds::run(plan, ex, out, r),
         None => run_plan(plan, ex, out),
     }
 }
@@ -245,7 +245,7 @@ impl EnvironmentsRun<'_> {
             let env_position =
                 |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
             doc.results[first..].sort_by_key(|r| (env_position(r), plan_position(plan, r)));
-            crate::rounds::estimate_all(doc, self.spec.seed);
+            crate::run::rounds::estimate_all(doc, self.spec.seed);
         })?;
         for (env, _, from_host, unusable) in &parts {
             self.measure_from_host(*env, from_host, unusable.as_deref())?;
@@ -344,11 +344,11 @@ fn untimed(env: Env, p: &PlannedCase) -> String {
 /// (else why not, and nothing of it is taken), and only results of planned
 /// cases, at most one per case and condition; with how many were dropped.
 fn within_plan(
-    mut doc: crate::results::RunDoc,
+    mut doc: crate::data::results::RunDoc,
     plan: &[PlannedCase],
     conditions: usize,
-) -> Result<(crate::results::RunDoc, usize), String> {
-    crate::results::check::check(&doc).map_err(|e| format!("the results it returned fail the document check: {e}"))?;
+) -> Result<(crate::data::results::RunDoc, usize), String> {
+    crate::data::results::check::check(&doc).map_err(|e| format!("the results it returned fail the document check: {e}"))?;
     let n = doc.results.len();
     let planned = |r: &CaseResult| plan.iter().any(|p| p.benchmark.id == r.benchmark && p.params == r.params);
     doc.results = std::mem::take(&mut doc.results).into_iter().filter(planned).take(plan.len() * conditions).collect();
@@ -381,13 +381,13 @@ impl Starter for EnvStarter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::HarnessConfig;
-    use crate::registry::Suite;
+    use crate::measure::harness::HarnessConfig;
+    use crate::run::registry::Suite;
     use std::time::Duration;
 
     #[test]
     fn where_keeps_matching_values_and_leaves_cases_without_the_parameter() {
-        let suites = [crate::registry::find_suite("lmbench").unwrap()];
+        let suites = [crate::run::registry::find_suite("lmbench").unwrap()];
         let only: Vec<String> = ["ctx.ring", "bw.mem-rd"].map(String::from).to_vec();
         let all = plan(&suites, Some(&only));
         let filters = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
@@ -411,8 +411,8 @@ mod tests {
         keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
-    use crate::env::{EnvError, Environment, Message, Outcome};
-    use crate::progress::Log;
+    use crate::run::env::{EnvError, Environment, Message, Outcome};
+    use crate::run::progress::Log;
 
     /// An environment that starts nothing (as hyperfine's mock executor runs
     /// no command): its "child" says hello and sends back a document with
@@ -433,15 +433,15 @@ mod tests {
             if !self.up {
                 return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
-            let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::registry::find_suite(s).unwrap()).collect();
-            let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+            let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::run::registry::find_suite(s).unwrap()).collect();
+            let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
             for p in plan(&suites, spec.run.benchmarks.as_deref()) {
                 doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned)));
             }
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
             // As Xen under TCG says a start it repeated after a triple fault.
-            let facts = [(crate::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            let facts = [(crate::run::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
             Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
         }
     }
@@ -459,8 +459,8 @@ mod tests {
             vm_cpus: 1,
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
-            guest_mode: crate::env::guest::GuestMode::Run,
-            own: crate::env::EnvArgs::defaults().unwrap(),
+            guest_mode: crate::run::env::guest::GuestMode::Run,
+            own: crate::run::env::EnvArgs::defaults().unwrap(),
             keep_console: None,
         }
     }
@@ -468,13 +468,13 @@ mod tests {
     #[test]
     fn one_runner_goes_over_environments_that_launch_children() {
         let tmp = tempfile::tempdir().unwrap();
-        let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::registry::find_suite(s).unwrap()).to_vec();
+        let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::run::registry::find_suite(s).unwrap()).to_vec();
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
-        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::bench::Venue::FromHost).count(), 1);
+        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::families::bench::Venue::FromHost).count(), 1);
         let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
         let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
-        let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
         let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
         let log = Log::default();
         let envs: [Env; 2] = [&UP, &DOWN];
@@ -522,7 +522,7 @@ mod tests {
         assert_eq!(interleaved_order(3, 1), [2, 1, 0]);
         assert_eq!(interleaved_order(3, 2), [0, 1, 2]);
         let tmp = tempfile::tempdir().unwrap();
-        let suites = [crate::registry::find_suite("syscall").unwrap()];
+        let suites = [crate::run::registry::find_suite("syscall").unwrap()];
         let only: Vec<String> = ["syscall.getpid", "syscall.getppid"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
         let ex = Execution {
@@ -530,7 +530,13 @@ mod tests {
             ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into())
         };
         let spec = RunSpec { suites: vec!["syscall".into()], rounds: 3, ..RunSpec::default() };
-        let doc = spec.document(&["fake", "fake2", "down"], plan.len() * 3, vec![0], HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let doc = spec.document(
+            &["fake", "fake2", "down"],
+            plan.len() * 3,
+            vec![0],
+            HarnessConfig::tiny(),
+            crate::measure::clock::known_tsc(1e9),
+        );
         let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
         let log = Log::default();
         let envs: [Env; 3] = [&UP, &UP2, &DOWN];

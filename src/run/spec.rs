@@ -7,12 +7,12 @@
 //! environments (kernel, guest size, timeouts) and how to print the end of
 //! a run stay with the host.
 
-use crate::clock::ClockInfo;
-use crate::harness::HarnessConfig;
-use crate::isolation::Isolation;
-use crate::load::LoadKind;
-use crate::named::Named;
-use crate::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
+use crate::base::named::Named;
+use crate::data::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
+use crate::measure::clock::ClockInfo;
+use crate::measure::harness::HarnessConfig;
+use crate::run::isolation::Isolation;
+use crate::run::load::LoadKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -60,7 +60,7 @@ pub struct RunSpec {
     /// `--scale`: every suite at this scale; None: each at its own (the
     /// quick suite quick, the others at the published sizes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<crate::registry::Scale>,
+    pub scale: Option<crate::run::registry::Scale>,
     /// `--no-counters`: no counting batches after the timed ones.
     #[serde(default)]
     pub no_counters: bool,
@@ -75,7 +75,7 @@ pub struct RunSpec {
     pub sequential_envs: bool,
     /// `--rounds auto`: rounds until the cells settle or the budget ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto: Option<crate::results::adaptive::Auto>,
+    pub auto: Option<crate::data::results::adaptive::Auto>,
     pub seed: u64,
     /// This process is round k of the run (a round's process).
     pub round: Option<usize>,
@@ -169,7 +169,7 @@ impl RunSpec {
 
     /// The run store: `--db`, else beside the results.
     pub fn db_path(&self) -> PathBuf {
-        self.db.clone().unwrap_or_else(|| self.results.join(crate::db::DEFAULT_NAME))
+        self.db.clone().unwrap_or_else(|| self.results.join(crate::data::db::DEFAULT_NAME))
     }
 
     /// Rounds measured by this process: one in a round's process.
@@ -205,11 +205,11 @@ impl RunSpec {
     /// The scale the run measures at, as the document records it: `--scale`,
     /// else its suites' own ("full", "quick", or both as "quick,full").
     pub fn scale_name(&self) -> String {
-        use crate::named::Named;
+        use crate::base::named::Named;
         if let Some(s) = self.scale {
             return s.name().into();
         }
-        let mut names: Vec<&str> = self.suites.iter().filter_map(|s| crate::registry::find_suite(s)).map(|s| s.scale.name()).collect();
+        let mut names: Vec<&str> = self.suites.iter().filter_map(|s| crate::run::registry::find_suite(s)).map(|s| s.scale.name()).collect();
         names.sort_unstable();
         names.dedup();
         names.join(",")
@@ -241,7 +241,7 @@ impl RunSpec {
             finished_at: None,
             status: RunStatus::Running,
             tool: Tool::this(),
-            host: crate::host::collect(clock),
+            host: crate::measure::host::collect(clock),
             environment: Environment { name: envs.join(","), settings: Default::default() },
             condition: Condition {
                 load: names(self.loads.iter().map(|l| l.name().to_string()).collect()),

@@ -6,17 +6,17 @@
 //! typed from the parsed options, and recorded among its facts.
 
 use crate::echo::ECHO_SUITE;
-use oscycles::clock;
-use oscycles::env::frame::Decoder;
-use oscycles::env::guest::{self, GuestSpec};
-use oscycles::env::{EnvError, EnvOptions, Environment, Message, Outcome, OwnOptions};
-use oscycles::harness::HarnessConfig;
-use oscycles::placement;
-use oscycles::progress::Quiet;
-use oscycles::results::RunStatus;
-use oscycles::runner::{self, Execution};
-use oscycles::spec::RunSpec;
-use oscycles::store::RunWriter;
+use oscycles::data::results::RunStatus;
+use oscycles::data::store::RunWriter;
+use oscycles::measure::clock;
+use oscycles::measure::harness::HarnessConfig;
+use oscycles::measure::placement;
+use oscycles::run::env::frame::Decoder;
+use oscycles::run::env::guest::{self, GuestSpec};
+use oscycles::run::env::{EnvError, EnvOptions, Environment, Message, Outcome, OwnOptions};
+use oscycles::run::progress::Quiet;
+use oscycles::run::runner::{self, Execution};
+use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
 /// The fact its tag is recorded as.

@@ -3,9 +3,10 @@
 
 use super::read_doc;
 use anyhow::Result;
-use oscycles::cli::{self, UsageError};
-use oscycles::results::RunDoc;
-use oscycles::{report, store};
+use oscycles::app::cli::{self, UsageError};
+use oscycles::data::results::RunDoc;
+use oscycles::data::store;
+use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,8 +29,8 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         }
         let cli::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
         let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
-        let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
-        let rows = oscycles::compare::rows_paired_if(true, &da, &db, &policy);
+        let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+        let rows = oscycles::data::compare::rows_paired_if(true, &da, &db, &policy);
         return judged(&a, &da, &db, &names, &rows, PAIRED);
     }
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
@@ -46,8 +47,8 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
-    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
-    judged(&a, &da, &db, &names, &oscycles::compare::rows(&da, &db, &policy), "")
+    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    judged(&a, &da, &db, &names, &oscycles::data::compare::rows(&da, &db, &policy), "")
 }
 
 const PAIRED: &str = "(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)";
@@ -58,30 +59,30 @@ const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first dr
 /// ends; the comparison, the cells still unsettled with the pairs each
 /// would need, and 130 when interrupted.
 fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
-    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
     let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
         eprintln!("interrupted before the first pair was measured");
         return Ok(ExitCode::from(130));
     };
     let [da, db] = &out.docs;
-    let rows = oscycles::compare::rows_with(da, db, &|ma, mb, seed| {
-        oscycles::compare::judge_sequential(ma, mb, &policy).unwrap_or_else(|| oscycles::compare::judge(ma, mb, &policy, seed))
+    let rows = oscycles::data::compare::rows_with(da, db, &|ma, mb, seed| {
+        oscycles::data::compare::judge_sequential(ma, mb, &policy).unwrap_or_else(|| oscycles::data::compare::judge(ma, mb, &policy, seed))
     });
     let code = judged(a, da, db, &names, &rows, SEQUENTIAL)?;
-    let [f, s, same, unsure] = oscycles::rounds::paired::tally(&out.cells);
+    let [f, s, same, unsure] = oscycles::run::rounds::paired::tally(&out.cells);
     let why = match out.end {
-        oscycles::rounds::paired::End::Settled => "every cell has a verdict",
-        oscycles::rounds::paired::End::Budget => "the next pair would not fit the budget",
-        oscycles::rounds::paired::End::Interrupted => "interrupted",
-        oscycles::rounds::paired::End::Failing => "rounds failed, pair after pair",
+        oscycles::run::rounds::paired::End::Settled => "every cell has a verdict",
+        oscycles::run::rounds::paired::End::Budget => "the next pair would not fit the budget",
+        oscycles::run::rounds::paired::End::Interrupted => "interrupted",
+        oscycles::run::rounds::paired::End::Failing => "rounds failed, pair after pair",
     };
     let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
     out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));
-    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::uncertainty::Verdict::Unsure) {
+    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::Verdict::Unsure) {
         let need = j.rounds_needed.map_or("?".into(), |n| n.to_string());
         out_to(format!("  unsettled after {} pairs: {}: would need about {need} pairs", j.rounds.0, report::for_terminal(label)));
     }
-    Ok(if out.end == oscycles::rounds::paired::End::Interrupted { ExitCode::from(130) } else { code })
+    Ok(if out.end == oscycles::run::rounds::paired::End::Interrupted { ExitCode::from(130) } else { code })
 }
 
 /// The comparison of B with A printed (tables or JSON), with `note` below
@@ -91,10 +92,10 @@ fn judged(
     da: &RunDoc,
     db: &RunDoc,
     names: &(String, String),
-    rows: &[oscycles::compare::Row],
+    rows: &[oscycles::data::compare::Row],
     note: &str,
 ) -> Result<ExitCode> {
-    let policy = oscycles::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
@@ -107,7 +108,7 @@ fn judged(
         }
     }
     let Some(limit) = a.fail_above else { return Ok(ExitCode::SUCCESS) };
-    let bad = oscycles::compare::regressions(rows, limit);
+    let bad = oscycles::data::compare::regressions(rows, limit);
     if bad.is_empty() {
         println!("gate: no cell is significantly worse than {} by more than {:.1}%: pass", names.0, limit * 100.0);
         return Ok(ExitCode::SUCCESS);
@@ -126,10 +127,10 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
             let path = baseline_path(&results, &name)?;
             let docs = runs.iter().map(|r| store::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
             let n = docs.len();
-            let mut pooled = oscycles::rounds::pool(docs, oscycles::compare::seed_of(&name)).expect("at least one run");
+            let mut pooled = oscycles::run::rounds::pool(docs, oscycles::data::compare::seed_of(&name)).expect("at least one run");
             pooled.id = format!("baseline-{name}");
             // Statistics over the pooled runs that overflow would be written as null, never to be read back.
-            oscycles::results::check::check(&pooled)
+            oscycles::data::results::check::check(&pooled)
                 .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
             std::fs::create_dir_all(path.parent().expect("a directory"))
                 .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;

@@ -1,5 +1,5 @@
 //! `oscycles fleet run`: the suites on every host of an Ansible inventory
-//! (see `oscycles::fleet` for the play), the run documents fetched into
+//! (see `oscycles::present::fleet` for the play), the run documents fetched into
 //! --out, imported into the store, and a manifest of how each host fared.
 //! Exit 0 only when every host succeeded; 1 otherwise; 2 for bad usage
 //! (no ansible-playbook, a bad inventory or run option).
@@ -7,9 +7,9 @@
 use super::default_db;
 use super::store::import_into;
 use anyhow::{Context, Result};
-use oscycles::cli::{self, FleetRunArgs, UsageError};
-use oscycles::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
-use oscycles::report;
+use oscycles::app::cli::{self, FleetRunArgs, UsageError};
+use oscycles::present::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
+use oscycles::present::report;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -126,7 +126,7 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::store::load(&f).ok().map(|d| (f, d.id))).collect();
+    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::data::store::load(&f).ok().map(|d| (f, d.id))).collect();
     docs.into_iter().unzip()
 }
 
@@ -165,13 +165,13 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     let out = out.canonicalize()?;
     let dir = tempfile::Builder::new().prefix("oscycles-fleet-").tempdir()?;
     render(dir.path(), &a, &id, &out)?;
-    let started_at = oscycles::results::now_rfc3339();
+    let started_at = oscycles::data::results::now_rfc3339();
     eprintln!("fleet {id}: {} hosts, suite {}, Ansible {}", hosts.len(), a.suite, playbook.display());
     let (code, results) = play(dir.path(), &playbook, &a.inventory)?;
     let mut m = Manifest {
         fleet: id,
         started_at,
-        finished_at: oscycles::results::now_rfc3339(),
+        finished_at: oscycles::data::results::now_rfc3339(),
         inventory: a.inventory.display().to_string(),
         suite: a.suite.clone(),
         run_args: a.run_args.clone(),

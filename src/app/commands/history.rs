@@ -4,12 +4,12 @@
 
 use super::{default_db, open_db};
 use anyhow::Result;
-use oscycles::cli::{self, UsageError};
-use oscycles::db::history::Point;
-use oscycles::report::export::ci;
-use oscycles::report::history::{self, HistoryError, Options};
-use oscycles::results::{Better, RunDoc};
-use oscycles::uncertainty::Policy;
+use oscycles::analysis::uncertainty::Policy;
+use oscycles::app::cli::{self, UsageError};
+use oscycles::data::db::history::Point;
+use oscycles::data::results::{Better, RunDoc};
+use oscycles::present::report::export::ci;
+use oscycles::present::report::history::{self, HistoryError, Options};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,12 +47,12 @@ fn chosen(stored: &[String], sels: &[String]) -> Result<Vec<String>> {
 
 /// The documents of the points' runs, where `--by` or `--where` name a
 /// fact only the document has.
-fn documents(db: &mut oscycles::db::Db, points: &[Point], keys: &[&str]) -> Result<HashMap<String, RunDoc>> {
+fn documents(db: &mut oscycles::data::db::Db, points: &[Point], keys: &[&str]) -> Result<HashMap<String, RunDoc>> {
     let mut docs = HashMap::new();
     if !keys.iter().any(|k| history::needs_document(k)) {
         return Ok(docs);
     }
-    for id in oscycles::report::distinct(points.iter().map(|p| p.run_id.as_str())) {
+    for id in oscycles::present::report::distinct(points.iter().map(|p| p.run_id.as_str())) {
         if let Some(d) = db.load(id)? {
             docs.insert(id.to_string(), d);
         }
@@ -90,12 +90,12 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
     let hs = history::build(&points, &opts, &docs).map_err(usage)?;
     if let Some(dir) = &a.html {
         let out = super::store::out_dir(dir)?;
-        let page = oscycles::report::export::html_history::page(&hs, &opts);
+        let page = oscycles::present::report::export::html_history::page(&hs, &opts);
         out.write("index.html", page).map_err(|e| super::store::out_error(dir, e))?;
         eprintln!("report: {}", dir.join("index.html").display());
     } else {
-        oscycles::report::table::set_width(Some(oscycles::report::terminal_width()));
-        print!("{}", oscycles::report::for_terminal(&history::render(&hs, &opts)));
+        oscycles::present::report::table::set_width(Some(oscycles::present::report::terminal_width()));
+        print!("{}", oscycles::present::report::for_terminal(&history::render(&hs, &opts)));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -127,7 +127,7 @@ pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
         if dest.as_os_str() == "-" {
             print!("{text}");
         } else {
-            oscycles::fsafe::write_file(dest, text).map_err(|e| super::store::out_error(dest, e))?;
+            oscycles::base::fsafe::write_file(dest, text).map_err(|e| super::store::out_error(dest, e))?;
         }
         any = true;
     }

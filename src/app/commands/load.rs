@@ -3,11 +3,13 @@
 
 use super::private_dir;
 use anyhow::{Context, Result};
-use oscycles::cli::{self, LoadArgs, LoadWorkerArgs, UsageError};
-use oscycles::load::{self, Load, LoadKind};
-use oscycles::named::Named;
-use oscycles::placement;
-use oscycles::{runner, store, watchdog};
+use oscycles::app::cli::{self, LoadArgs, LoadWorkerArgs, UsageError};
+use oscycles::base::named::Named;
+use oscycles::data::store;
+use oscycles::measure::placement;
+use oscycles::measure::watchdog;
+use oscycles::run::load::{self, Load, LoadKind};
+use oscycles::run::runner;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -38,7 +40,8 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         std::thread::sleep(Duration::from_millis(100));
         if started.elapsed() >= next_report {
             next_report += Duration::from_secs(5);
-            let line: Vec<String> = running.iter().zip(&marks).map(|(l, m)| oscycles::tabular::describe_rates(&l.facts_since(m))).collect();
+            let line: Vec<String> =
+                running.iter().zip(&marks).map(|(l, m)| oscycles::view::tabular::describe_rates(&l.facts_since(m))).collect();
             println!("{:>6.0} s  {}", started.elapsed().as_secs_f64(), line.join("; "));
             marks = running.iter().map(Load::mark).collect();
         }

@@ -16,10 +16,10 @@ pub mod show;
 pub mod store;
 
 use anyhow::Result;
-use oscycles::cli::UsageError;
-use oscycles::db::Location;
-use oscycles::results::RunDoc;
-use oscycles::store as docs;
+use oscycles::app::cli::UsageError;
+use oscycles::data::db::Location;
+use oscycles::data::results::RunDoc;
+use oscycles::data::store as docs;
 use std::path::{Path, PathBuf};
 
 /// A run document to show or compare. A run that ended mid-round (killed)
@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
     let mut doc = docs::read(path).map_err(|e| UsageError(e.to_string()))?;
     if doc.results.iter().flat_map(|r| &r.metrics).any(|m| !m.samples.is_empty() && m.estimate.is_none()) {
-        let seed = oscycles::compare::seed_of(&doc.id);
-        oscycles::rounds::estimate_all(&mut doc, seed);
+        let seed = oscycles::data::compare::seed_of(&doc.id);
+        oscycles::run::rounds::estimate_all(&mut doc, seed);
     }
     Ok(doc)
 }
@@ -36,16 +36,16 @@ pub fn read_doc(path: &Path) -> Result<RunDoc, UsageError> {
 /// Opens the store at `loc`; a file that is not one is a usage error, and
 /// so is a store that refuses (a server that cannot be reached, a store
 /// migrated by a newer oscycles).
-pub fn open_db(loc: &Location) -> Result<oscycles::db::Db> {
+pub fn open_db(loc: &Location) -> Result<oscycles::data::db::Db> {
     loc.check().map_err(|e| UsageError(e.to_string()))?;
-    oscycles::db::Db::open(loc).map_err(db_error)
+    oscycles::data::db::Db::open(loc).map_err(db_error)
 }
 
 /// A store's error as the binary reports it: what the user can change (a
 /// store that is not one, too much asked of it) is a usage error.
-pub fn db_error(e: oscycles::db::DbError) -> anyhow::Error {
+pub fn db_error(e: oscycles::data::db::DbError) -> anyhow::Error {
     match e {
-        oscycles::db::DbError::Open(..) | oscycles::db::DbError::Newer(..) | oscycles::db::DbError::Bounded(..) => {
+        oscycles::data::db::DbError::Open(..) | oscycles::data::db::DbError::Newer(..) | oscycles::data::db::DbError::Bounded(..) => {
             UsageError(e.to_string()).into()
         }
         e => anyhow::Error::new(e),
@@ -55,13 +55,13 @@ pub fn db_error(e: oscycles::db::DbError) -> anyhow::Error {
 /// `--db`: a PostgreSQL URL or an SQLite file, by default
 /// oscycles-results/oscycles.sqlite.
 pub fn default_db(db: Option<PathBuf>) -> Location {
-    Location::parse(&db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::db::DEFAULT_NAME)))
+    Location::parse(&db.unwrap_or_else(|| PathBuf::from("oscycles-results").join(oscycles::data::db::DEFAULT_NAME)))
 }
 
 /// The private directory every file of a run (or of `oscycles load`) lives
 /// in, under `base`; what dead runs left there is removed first, and said.
-pub fn private_dir(base: &Path) -> Result<oscycles::bench::scratch::RunDir, UsageError> {
-    let (dir, reaped) = oscycles::bench::scratch::RunDir::create(base)
+pub fn private_dir(base: &Path) -> Result<oscycles::families::bench::scratch::RunDir, UsageError> {
+    let (dir, reaped) = oscycles::families::bench::scratch::RunDir::create(base)
         .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
     for line in reaped {
         eprintln!("oscycles: {line}");

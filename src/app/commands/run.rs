@@ -7,21 +7,23 @@
 use super::private_dir;
 use super::show::{Tables, print_results};
 use anyhow::{Context, Result};
-use oscycles::bench::scratch::RunDir;
-use oscycles::cli::{self, EnvChildArgs, RoundArgs, RunArgs, UsageError};
-use oscycles::clock::{self, ClockInfo};
-use oscycles::env::guest::GuestSpec;
-use oscycles::env::{Env, EnvOptions};
-use oscycles::isolation::{self, RT_PRIORITY};
-use oscycles::named::Named;
-use oscycles::placement::{self, Policy};
-use oscycles::registry::{Suite, Venue};
-use oscycles::results::{RunDoc, RunStatus};
-use oscycles::rounds::Rounds;
-use oscycles::runner::{self, Execution, PlannedCase};
-use oscycles::spec::RunSpec;
-use oscycles::store::{self, RunWriter};
-use oscycles::{progress, report, watchdog};
+use oscycles::app::cli::{self, EnvChildArgs, RoundArgs, RunArgs, UsageError};
+use oscycles::base::named::Named;
+use oscycles::data::results::{RunDoc, RunStatus};
+use oscycles::data::store::{self, RunWriter};
+use oscycles::families::bench::scratch::RunDir;
+use oscycles::measure::clock::{self, ClockInfo};
+use oscycles::measure::placement::{self, Policy};
+use oscycles::measure::watchdog;
+use oscycles::present::report;
+use oscycles::run::env::guest::GuestSpec;
+use oscycles::run::env::{Env, EnvOptions};
+use oscycles::run::isolation::{self, RT_PRIORITY};
+use oscycles::run::progress;
+use oscycles::run::registry::{Suite, Venue};
+use oscycles::run::rounds::Rounds;
+use oscycles::run::runner::{self, Execution, PlannedCase};
+use oscycles::run::spec::RunSpec;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -45,13 +47,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let cases = plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
     let mut doc = spec.document(&names, cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
     // What would make this run noisy, said before it starts (doctor's warnings).
-    let findings = oscycles::doctor::check(&doc.settings.cpus);
+    let findings = oscycles::present::doctor::check(&doc.settings.cpus);
     doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it; a
     // store that cannot take it refuses the run before anything is measured.
     let db_path = spec.db_path();
-    let loc = oscycles::db::Location::parse(&db_path);
+    let loc = oscycles::data::db::Location::parse(&db_path);
     record(&loc, &doc, &RunWriter::path_in(&spec.results, &doc))
         .map_err(|e| UsageError(format!("--db {loc}: {e}; nothing was measured (the store must accept the run before its first case)")))?;
     let mut writer = RunWriter::create(&spec.results, doc)?;
@@ -180,7 +182,7 @@ fn recover() {
             eprintln!("oscycles: CPUs allowed again: {}", placement::format_cpus(&parent));
         }
     }
-    oscycles::cgroup::remove_stale_load_groups();
+    oscycles::measure::cgroup::remove_stale_load_groups();
 }
 
 fn scratch_base(spec: &RunSpec) -> std::path::PathBuf {
@@ -204,7 +206,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
     store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
-        oscycles::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
+        oscycles::data::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
     }
     let mut plan = runner::plan_at(&suites, spec.benchmarks.as_deref(), spec.scale);
     runner::keep_where(&mut plan, &spec.cases_where, with_host).map_err(|e| UsageError(e.to_string()))?;
@@ -277,10 +279,10 @@ fn env_options(args: &RunArgs, work: &Path) -> Result<EnvOptions> {
 }
 
 /// Records the run, whose JSON is at `path`, in the store.
-fn record(loc: &oscycles::db::Location, doc: &RunDoc, path: &Path) -> Result<(), oscycles::db::DbError> {
+fn record(loc: &oscycles::data::db::Location, doc: &RunDoc, path: &Path) -> Result<(), oscycles::data::db::DbError> {
     // Absolute, so that the row names the file wherever the store is opened next.
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    oscycles::db::Db::open(loc).and_then(|mut db| db.upsert(doc, &path.display().to_string()))
+    oscycles::data::db::Db::open(loc).and_then(|mut db| db.upsert(doc, &path.display().to_string()))
 }
 
 /// Refuses, before measuring, what cannot work: memory buffers larger than
@@ -290,7 +292,7 @@ fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[PlannedCase], envs: &[Env]
     if let Some(bytes) = spec.mem_bytes {
         // STREAM holds three arrays of this size at once (bw_mem cp two).
         let need = bytes.saturating_mul(3);
-        let avail = oscycles::host::meminfo("MemAvailable").map(|k| k * 1024);
+        let avail = oscycles::measure::host::meminfo("MemAvailable").map(|k| k * 1024);
         if let Some(avail) = avail.filter(|&a| need > a) {
             return Err(UsageError(format!(
                 "--mem-bytes {}: STREAM needs three arrays of that size ({:.1} GiB) and this machine has {:.1} GiB available; choose at most {}M",
@@ -307,7 +309,7 @@ fn check_fits(spec: &RunSpec, o: &EnvOptions, plan: &[PlannedCase], envs: &[Env]
     }
     if let Some(dir) = &spec.scratch
         && plan.iter().any(|p| p.benchmark.needs_disk())
-        && oscycles::bench::blk::on_tmpfs(dir)
+        && oscycles::families::bench::blk::on_tmpfs(dir)
     {
         return Err(UsageError(format!(
             "--scratch {} is tmpfs, which has no disk behind it and no direct I/O: blk cannot measure there; point --scratch at a directory on a disk filesystem, or leave blk out",

@@ -2,9 +2,9 @@
 //! saved run (`show`, and the end of `run`), this machine (`doctor`).
 
 use anyhow::Result;
-use oscycles::cli::{self, UsageError};
-use oscycles::report;
-use oscycles::results::RunDoc;
+use oscycles::app::cli::{self, UsageError};
+use oscycles::data::results::RunDoc;
+use oscycles::present::report;
 use std::process::ExitCode;
 
 /// `oscycles list [BENCH] [--long] [--sources]`, within the terminal's width.
@@ -15,15 +15,15 @@ pub fn list(bench: Option<&str>, long: bool, sources: bool) -> Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     match bench {
-        Some(id) => match oscycles::catalogue::benchmark(id) {
+        Some(id) => match oscycles::app::catalogue::benchmark(id) {
             Some(b) => print!("{}", report::render_benchmark(&b, width)),
             None => {
                 return Err(UsageError(format!("unknown benchmark '{id}'; `oscycles list` shows every benchmark id")).into());
             }
         },
-        None => print!("{}", report::render_list(&oscycles::catalogue::catalogue(), width, long)),
+        None => print!("{}", report::render_list(&oscycles::app::catalogue::catalogue(), width, long)),
     }
-    print!("\n{}", report::wrap(&oscycles::counters::availability().describe(), width, ""));
+    print!("\n{}", report::wrap(&oscycles::measure::counters::availability().describe(), width, ""));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -87,7 +87,7 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
 /// `oscycles doctor`: what would make measurements noisy here, with fixes.
 pub fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
     let cpus = cli::resolve_cpus(cpus)?;
-    let findings = oscycles::doctor::check(&cpus);
+    let findings = oscycles::present::doctor::check(&cpus);
     print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
     Ok(ExitCode::SUCCESS)
 }

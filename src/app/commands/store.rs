@@ -3,10 +3,11 @@
 
 use super::{default_db, open_db, read_doc};
 use anyhow::Result;
-use oscycles::cli::{self, UsageError};
-use oscycles::db::{DbError, Imported, Location};
-use oscycles::results::RunDoc;
-use oscycles::{report, store};
+use oscycles::app::cli::{self, UsageError};
+use oscycles::data::db::{DbError, Imported, Location};
+use oscycles::data::results::RunDoc;
+use oscycles::data::store;
+use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,7 +18,7 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
         return Err(UsageError(format!("no run store at '{path}' (oscycles run creates it; or give --db)")).into());
     }
     let mut db = open_db(&path)?;
-    let rows = db.list(&oscycles::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
+    let rows = db.list(&oscycles::data::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
     let mut t = report::table::TextTable::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
         t.row(vec![
@@ -86,8 +87,8 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
 /// The runs a report is over: files, or ids in the store; with --by and no
 /// runs, every run in the store (or its --fleet).
 fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
-    let mut db: Option<oscycles::db::Db> = None;
-    let open = |db: &mut Option<oscycles::db::Db>, what: &str| -> Result<()> {
+    let mut db: Option<oscycles::data::db::Db> = None;
+    let open = |db: &mut Option<oscycles::data::db::Db>, what: &str| -> Result<()> {
         if db.is_none() {
             let path = default_db(a.db.clone());
             if !path.exists() {
@@ -134,28 +135,29 @@ fn write_out(dest: &std::path::Path, text: &str) -> Result<()> {
         print!("{}", report::for_terminal(text));
         return Ok(());
     }
-    oscycles::fsafe::write_file(dest, text).map_err(|e| out_error(dest, e).into())
+    oscycles::base::fsafe::write_file(dest, text).map_err(|e| out_error(dest, e).into())
 }
 
 /// Why an output was not written, as a usage error.
-pub fn out_error(dest: &std::path::Path, e: oscycles::fsafe::UnsafePath) -> UsageError {
+pub fn out_error(dest: &std::path::Path, e: oscycles::base::fsafe::UnsafePath) -> UsageError {
     match e {
-        oscycles::fsafe::UnsafePath::Io(_, e) => UsageError(format!("cannot write '{}': {e}", dest.display())),
+        oscycles::base::fsafe::UnsafePath::Io(_, e) => UsageError(format!("cannot write '{}': {e}", dest.display())),
         e => UsageError(e.to_string()),
     }
 }
 
 /// The directory `dir` of an output, made if missing and checked.
-pub fn out_dir(dir: &std::path::Path) -> Result<oscycles::fsafe::OutDir, UsageError> {
-    oscycles::fsafe::OutDir::open(dir, true).map_err(|e| out_error(dir, e))
+pub fn out_dir(dir: &std::path::Path) -> Result<oscycles::base::fsafe::OutDir, UsageError> {
+    oscycles::base::fsafe::OutDir::open(dir, true).map_err(|e| out_error(dir, e))
 }
 
 /// `oscycles report --by host|kernel|environment`: runs side by side.
 fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
     use report::by;
-    let by = by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::named::Named>::names())))?;
+    let by =
+        by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::base::named::Named>::names())))?;
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let policy = oscycles::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::Policy::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
         report::table::set_width(Some(report::terminal_width()));
         print!("{}", report::for_terminal(&by::render(&r, &policy)));

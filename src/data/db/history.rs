@@ -7,8 +7,8 @@
 //! migration 3 lack those columns; they are filled from the run's document.
 
 use super::{Db, DbError, Value};
-use crate::results::{Better, Metric, RunDoc};
-use crate::uncertainty::Interval;
+use crate::analysis::uncertainty::Interval;
+use crate::data::results::{Better, Metric, RunDoc};
 use std::collections::HashMap;
 
 /// One stored measurement of one metric of one case in one run.

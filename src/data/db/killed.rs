@@ -3,15 +3,15 @@
 //! this very run. The `source` of a row is data (anyone who could write the
 //! store chose it), so the file is trusted only when it is, by its
 //! descriptor: reached without following another user's link
-//! ([`crate::fsafe`]), in a directory of this user that no one else can
+//! ([`crate::base::fsafe`]), in a directory of this user that no one else can
 //! write, a regular file of this user with one name that no one else can
 //! write, and a run document of the same id, still `running`, written by
 //! the same process (pid, boot and start time). It is never opened
 //! blocking (a FIFO) and read under the document bound; the new content
 //! is written beside it and renamed over it.
 
-use crate::fsafe::{OutDir, euid};
-use crate::results::{RunDoc, RunStatus};
+use crate::base::fsafe::{OutDir, euid};
+use crate::data::results::{RunDoc, RunStatus};
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -36,11 +36,11 @@ pub(super) fn own_document(source: &str, stored: &RunDoc) -> Option<(OutDir, Str
         return None;
     }
     let mut bytes = Vec::new();
-    f.take(crate::store::MAX_DOC_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > crate::store::MAX_DOC_BYTES {
+    f.take(crate::data::store::MAX_DOC_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > crate::data::store::MAX_DOC_BYTES {
         return None;
     }
-    let doc = crate::store::parse_text(path, String::from_utf8(bytes).ok()?).ok()?;
+    let doc = crate::data::store::parse_text(path, String::from_utf8(bytes).ok()?).ok()?;
     let same = doc.id == stored.id && doc.owner.is_some() && doc.owner == stored.owner && doc.status == RunStatus::Running;
     same.then_some((dir, name, doc))
 }

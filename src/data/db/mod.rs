@@ -35,7 +35,7 @@ mod killed;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::results::{CaseStatus, RunDoc, params_label};
+use crate::data::results::{CaseStatus, RunDoc, params_label};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -226,7 +226,7 @@ fn migrate(b: &mut dyn Backend, name: &str) -> Result<(), DbError> {
             }
             c.exec(
                 "INSERT INTO oscycles_migrations (version, applied_at) VALUES ($1, $2)",
-                &[(*v).into(), crate::results::now_rfc3339().into()],
+                &[(*v).into(), crate::data::results::now_rfc3339().into()],
             )?;
         }
         Ok(())
@@ -318,7 +318,7 @@ impl Db {
     /// of files (`files`), never for rows a server shared by a fleet holds.
     fn mark_killed(&mut self, files: bool) -> Result<(), DbError> {
         let rows = self.query("SELECT document, source FROM runs WHERE status = 'running'", &[])?;
-        let host = crate::host::hostname();
+        let host = crate::measure::host::hostname();
         for row in rows {
             let (Some(text), source) = (row[0].text(), row[1].text().unwrap_or_default().to_string()) else { continue };
             let Ok(stored) = serde_json::from_str::<RunDoc>(text) else { continue };
@@ -327,9 +327,9 @@ impl Db {
                 continue;
             }
             let own = if files { killed::own_document(&source, &stored) } else { None }
-                .filter(|(_, _, d)| crate::results::check::check(d).is_ok());
+                .filter(|(_, _, d)| crate::data::results::check::check(d).is_ok());
             let mut doc = own.as_ref().map_or_else(|| stored.clone(), |(_, _, d)| d.clone());
-            doc.status = crate::results::RunStatus::Killed;
+            doc.status = crate::data::results::RunStatus::Killed;
             doc.owner = None;
             if let Some((dir, name, _)) = &own
                 && let Ok(text) = serde_json::to_string_pretty(&doc)
@@ -439,14 +439,14 @@ impl Db {
     }
 }
 
-/// A stored document, read under the bounds of [`crate::store::charge`]
+/// A stored document, read under the bounds of [`crate::data::store::charge`]
 /// and checked as a file would be.
 fn parse_doc(text: &str) -> Result<RunDoc, DbError> {
-    let bounded = |e: crate::store::StoreError| DbError::Bounded(e.to_string());
-    crate::store::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
+    let bounded = |e: crate::data::store::StoreError| DbError::Bounded(e.to_string());
+    crate::data::store::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
     let doc: RunDoc = serde_json::from_str(text).map_err(|e| DbError::Document(e.to_string()))?;
-    crate::store::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
-    crate::results::check::check(&doc).map_err(|e| DbError::Document(format!("run '{}': {e}", doc.id)))?;
+    crate::data::store::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
+    crate::data::results::check::check(&doc).map_err(|e| DbError::Document(format!("run '{}': {e}", doc.id)))?;
     Ok(doc)
 }
 
@@ -506,11 +506,11 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
             CaseStatus::NotApplicable => "not_applicable",
             CaseStatus::Failed => "failed",
         };
-        let metrics: Vec<Option<&crate::results::Metric>> =
+        let metrics: Vec<Option<&crate::data::results::Metric>> =
             if r.metrics.is_empty() { vec![None] } else { r.metrics.iter().map(Some).collect() };
         for m in metrics {
             let s = m.map(|m| &m.summary);
-            let real = |f: fn(&crate::stats::Summary) -> f64| Value::Real(s.map(f));
+            let real = |f: fn(&crate::analysis::stats::Summary) -> f64| Value::Real(s.map(f));
             let mut row: Vec<Value> = vec![
                 doc.id.as_str().into(),
                 (i as i64).into(),
@@ -544,7 +544,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
 mod tests {
     use super::*;
 
-    use crate::results::fixture;
+    use crate::data::results::fixture;
 
     /// The rules every backend keeps (the PostgreSQL test runs them too).
     pub(crate) fn store_rules(db: &mut Db) {

@@ -3,7 +3,7 @@
 //! it, so several oscycles (a run recording itself, imports) share one file.
 
 use super::{Backend, Conn, DbError, Value};
-use crate::fsafe::euid;
+use crate::base::fsafe::euid;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, TransactionBehavior};
 use std::path::Path;

@@ -13,7 +13,7 @@
 //! TSC rate is positive; the rounds are within what `run --rounds` allows.
 
 use super::{Better, CaseResult, Metric, RunDoc, UNIT_CYCLES, UNIT_INSTRUCTIONS};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
 use thiserror::Error;
 
 /// The most rounds a document may say it has (`run --rounds` allows no more).
@@ -124,7 +124,7 @@ fn check_summary(at: &str, s: &Summary, must_be_positive: bool) -> Result<(), Ba
 mod tests {
     use super::*;
 
-    use crate::results::fixture;
+    use crate::data::results::fixture;
 
     /// The first result with a metric, and its index.
     fn first_metric(doc: &mut RunDoc) -> &mut Metric {

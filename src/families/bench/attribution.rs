@@ -3,7 +3,7 @@
 //! /proc/interrupts and /proc/softirqs) and the thread's involuntary
 //! context switches.
 
-use crate::schema_core::attribution as keys;
+use crate::data::schema_core::attribution as keys;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -4,8 +4,8 @@
 //! [`Family`]; the registry is only the list of families and the suites.
 
 use super::{CaseCtx, CaseData, CaseError};
-use crate::results::{Metric, Params};
-use crate::schema::{CaseParams, NoParams};
+use crate::data::results::{Metric, Params};
+use crate::families::bench::schema::{CaseParams, NoParams};
 use serde_json::{Map, Value};
 
 crate::named_enum! {

@@ -30,12 +30,12 @@ pub mod syscall;
 
 pub use family::{Benchmark, Family, Scale, Unsupported, Venue};
 
-use crate::clock::ClockInfo;
-use crate::harness::HarnessConfig;
-use crate::placement::Placement;
-use crate::placement::Policy;
-use crate::results::{Metric, Params};
-use crate::schema::CaseParams;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::schema::CaseParams;
+use crate::measure::clock::ClockInfo;
+use crate::measure::harness::HarnessConfig;
+use crate::measure::placement::Placement;
+use crate::measure::placement::Policy;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -84,7 +84,7 @@ impl CaseCtx<'_> {
     /// or a failure naming them when they do not read as it.
     pub fn typed<T: CaseParams>(&self) -> Result<T, CaseError> {
         T::from_params(self.params).ok_or_else(|| {
-            let label = crate::results::params_label(self.params);
+            let label = crate::data::results::params_label(self.params);
             CaseError::Failed(format!(
                 "the case parameters ({}) do not read as this family's",
                 if label.is_empty() { "none" } else { &label }
@@ -114,7 +114,7 @@ pub const MMAP_THRESHOLD: i32 = 128 * 1024;
 /// exceeds the memory this machine has available: an allocation that
 /// cannot be served aborts the process instead of failing the case.
 pub fn fits_in_memory(bytes: u64, what: &str) -> Result<(), CaseError> {
-    match crate::host::meminfo("MemAvailable").map(|k| k * 1024) {
+    match crate::measure::host::meminfo("MemAvailable").map(|k| k * 1024) {
         Some(avail) if bytes > avail => Err(CaseError::NotApplicable(format!(
             "{what} needs {:.1} GiB and this machine has {:.1} GiB available (--mem-bytes sets the buffer size)",
             bytes as f64 / (1u64 << 30) as f64,
@@ -124,19 +124,19 @@ pub fn fits_in_memory(bytes: u64, what: &str) -> Result<(), CaseError> {
     }
 }
 
-impl From<crate::watchdog::Stop> for CaseError {
-    fn from(s: crate::watchdog::Stop) -> Self {
+impl From<crate::measure::watchdog::Stop> for CaseError {
+    fn from(s: crate::measure::watchdog::Stop) -> Self {
         match s {
-            crate::watchdog::Stop::Interrupted => CaseError::Interrupted,
-            crate::watchdog::Stop::TimedOut => CaseError::Failed(s.describe().into()),
+            crate::measure::watchdog::Stop::Interrupted => CaseError::Interrupted,
+            crate::measure::watchdog::Stop::TimedOut => CaseError::Failed(s.describe().into()),
         }
     }
 }
 
 impl CaseError {
     /// The status and reason a case that ended so gets.
-    pub fn into_status(self) -> (crate::results::CaseStatus, String) {
-        use crate::results::CaseStatus;
+    pub fn into_status(self) -> (crate::data::results::CaseStatus, String) {
+        use crate::data::results::CaseStatus;
         match self {
             CaseError::NotApplicable(why) => (CaseStatus::NotApplicable, why),
             CaseError::Failed(why) => (CaseStatus::Failed, why),
@@ -146,6 +146,6 @@ impl CaseError {
 
     /// An I/O error of `what`, or Interrupted when a signal stopped the run.
     pub fn from_io(what: &str, e: std::io::Error) -> Self {
-        if crate::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{what}: {e}")) }
+        if crate::measure::watchdog::interrupted().is_some() { CaseError::Interrupted } else { CaseError::Failed(format!("{what}: {e}")) }
     }
 }

@@ -43,8 +43,8 @@ impl Residue {
             mappings: std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count()),
             timers: std::fs::read_to_string("/proc/self/timers").map_or(0, |t| t.lines().filter(|l| l.starts_with("ID:")).count()),
             rss_anon_kib: status_field(&status, "RssAnon:").unwrap_or(0),
-            affinity: crate::placement::allowed_cpus(),
-            policy: crate::placement::current_policy().to_string(),
+            affinity: crate::measure::placement::allowed_cpus(),
+            policy: crate::measure::placement::current_policy().to_string(),
         }
     }
 

@@ -1,5 +1,5 @@
 //! The typed contract between measuring and reporting, whole: its core
-//! ([`crate::schema_core`]: what parameters are, how ids are formed, an
+//! ([`crate::data::schema_core`]: what parameters are, how ids are formed, an
 //! environment's and a condition's facts) and every family's section, each
 //! kept in its family's folder (`bench/<family>/schema.rs`) and named here
 //! by the family's name (`schema::ipc`). The cases write through these types
@@ -10,26 +10,26 @@
 //! parameters serialise in key order whatever the field order, so a struct's
 //! JSON is byte for byte what the cases wrote as maps.
 
-pub use crate::bench::aim::schema as aim;
-pub use crate::bench::alloc::schema as alloc;
-pub use crate::bench::blk::schema as blk;
-pub use crate::bench::boot::schema as boot;
-pub use crate::bench::bw::schema as bw;
-pub use crate::bench::control::schema as control;
-pub use crate::bench::ctx::schema as ctx;
-pub use crate::bench::hermit::schema as hermit;
-pub use crate::bench::ipc::schema as ipc;
-pub use crate::bench::memcpy::schema as memcpy;
-pub use crate::bench::microvm::schema as microvm;
-pub use crate::bench::net::schema as net;
-pub use crate::bench::noise::schema as noise;
-pub use crate::bench::packet_stream::schema as packet_stream;
-pub use crate::bench::pagefault::schema as pagefault;
-pub use crate::bench::parallel::schema as parallel;
-pub use crate::bench::proc::schema as proc;
-pub use crate::bench::stream::schema as stream;
-pub use crate::bench::syscall::schema as syscall;
-pub use crate::schema_core::*;
+pub use crate::data::schema_core::*;
+pub use crate::families::bench::aim::schema as aim;
+pub use crate::families::bench::alloc::schema as alloc;
+pub use crate::families::bench::blk::schema as blk;
+pub use crate::families::bench::boot::schema as boot;
+pub use crate::families::bench::bw::schema as bw;
+pub use crate::families::bench::control::schema as control;
+pub use crate::families::bench::ctx::schema as ctx;
+pub use crate::families::bench::hermit::schema as hermit;
+pub use crate::families::bench::ipc::schema as ipc;
+pub use crate::families::bench::memcpy::schema as memcpy;
+pub use crate::families::bench::microvm::schema as microvm;
+pub use crate::families::bench::net::schema as net;
+pub use crate::families::bench::noise::schema as noise;
+pub use crate::families::bench::packet_stream::schema as packet_stream;
+pub use crate::families::bench::pagefault::schema as pagefault;
+pub use crate::families::bench::parallel::schema as parallel;
+pub use crate::families::bench::proc::schema as proc;
+pub use crate::families::bench::stream::schema as stream;
+pub use crate::families::bench::syscall::schema as syscall;
 
 /// Every family's name, in the registry's order: the tests' check that
 /// each family of the registry (the one list, `registry::FAMILIES`) has its
@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn each_family_writes_the_keys_the_cases_write() {
-        use crate::placement::{Cores, Space};
+        use crate::measure::placement::{Cores, Space};
         writes(syscall::Params {}, "{}");
         writes(ipc::Params { words: 8, space: Space::Inter, cores: Cores::Cross }, r#"{"cores":"cross","space":"inter","words":8}"#);
         writes(ctx::Params { procs: 2, ws_kib: 16 }, r#"{"procs":2,"ws_kib":16}"#);
@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn every_case_of_every_benchmark_fits_its_family_struct() {
-        use crate::registry::{Scale, benchmarks};
+        use crate::run::registry::{Scale, benchmarks};
         for b in benchmarks() {
             assert!(FAMILIES.contains(&b.family.name()), "{} is a family here", b.family.name());
             assert_eq!(member(b.family.name(), &b.id), b.id.trim_start_matches(&format!("{}.", b.family.name())));
@@ -170,18 +170,18 @@ mod tests {
     #[test]
     fn name_lists_match_the_benchmarks() {
         let names = |family: &str| -> Vec<String> {
-            crate::registry::benchmarks().iter().filter(|b| b.family.name() == family).map(|b| b.id.clone()).collect()
+            crate::run::registry::benchmarks().iter().filter(|b| b.family.name() == family).map(|b| b.id.clone()).collect()
         };
         assert_eq!(names(memcpy::FAMILY), memcpy::IMPLS.map(memcpy::id));
         assert_eq!(names(alloc::FAMILY), alloc::KINDS.map(alloc::id));
         assert_eq!(names(parallel::FAMILY), parallel::OPS.map(parallel::id));
         assert_eq!(names(blk::FAMILY), blk::OPS.map(blk::id));
         assert_eq!(names(ipc::FAMILY), ipc::Mechanism::ALL.map(ipc::Mechanism::id));
-        assert_eq!(crate::bench::aim::MAX_TASKS, aim::MAX_TASKS);
+        assert_eq!(crate::families::bench::aim::MAX_TASKS, aim::MAX_TASKS);
         assert_eq!(ipc::name_of("ipc.unix-stream"), "unix-stream");
         assert_eq!(ipc::name_of("syscall.getpid"), "syscall.getpid");
         assert_eq!(packet_stream::id(packet_stream::SWEEP), "packet-stream.sweep");
         // The families the report has tables for are the registry's, in its order.
-        assert_eq!(crate::registry::FAMILIES.iter().map(|f| f.name()).collect::<Vec<_>>(), FAMILIES);
+        assert_eq!(crate::run::registry::FAMILIES.iter().map(|f| f.name()).collect::<Vec<_>>(), FAMILIES);
     }
 }

@@ -2,16 +2,16 @@
 //! lat_pipe, lat_proc fork, bw_mem_wr...), for one run or two side by side
 //! with a relative-performance column (above 1: the second run is better).
 
-use crate::compare::{judge, seed_of, verdict_word};
-use crate::results::{CaseResult, Metric, RunDoc};
-use crate::schema::ipc::{Cores, Mechanism, Space};
-use crate::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
-use crate::sources::Source;
-use crate::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
-use crate::tabular::lines::Point;
-use crate::tabular::rows::Row;
-use crate::tabular::table::{TextTable, cycles};
-use crate::tabular::tables::{Draws, Table};
+use crate::base::sources::Source;
+use crate::data::compare::{judge, seed_of, verdict_word};
+use crate::data::results::{CaseResult, Metric, RunDoc};
+use crate::families::bench::schema::ipc::{Cores, Mechanism, Space};
+use crate::families::bench::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
+use crate::view::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
+use crate::view::tabular::lines::Point;
+use crate::view::tabular::rows::Row;
+use crate::view::tabular::table::{TextTable, cycles};
+use crate::view::tabular::tables::{Draws, Table};
 
 fn latency_rows() -> Vec<Row> {
     let mut v = Vec::new();
@@ -69,7 +69,7 @@ fn proc_rows() -> Vec<Row> {
         ),
         row("(static fork)", proc::FORK, proc::Params::touched(0, false), "fork + child _exit + wait in a small static C process"),
     ];
-    for mib in crate::bench::proc::family::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
+    for mib in crate::families::bench::proc::family::TOUCHED_MIB.into_iter().filter(|&m| m > 0) {
         for thp in [false, true] {
             let label = format!("(static fork, {mib} MiB touched{})", if thp { ", THP" } else { "" });
             let comment =
@@ -196,7 +196,7 @@ fn table(
                     cells.push(cycles(m.summary.median));
                 }
                 cells.push(if m.estimate.is_some() {
-                    crate::tabular::table::interval(m)
+                    crate::view::tabular::table::interval(m)
                 } else {
                     format!("CV {:.1}%", m.summary.cv * 100.0)
                 });
@@ -212,7 +212,7 @@ fn table(
                 cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
                     (Some(a), Some(b)) => {
-                        let j = judge(a, b, &crate::uncertainty::Policy::default(), seed_of(&r.label));
+                        let j = judge(a, b, &crate::analysis::uncertainty::Policy::default(), seed_of(&r.label));
                         format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
                     }
                     _ => "-".into(),
@@ -315,7 +315,7 @@ impl Plots for RelPerfBars {
         };
         let clocks = |(a, b): &(&String, &String)| (Clock::of(doc, a), Clock::of(doc, b));
         let mut out = Vec::new();
-        for kinds in crate::tabular::distinct(pairs.iter().map(clocks)) {
+        for kinds in crate::view::tabular::distinct(pairs.iter().map(clocks)) {
             if (kinds.0 == Clock::Instructions) != (kinds.1 == Clock::Instructions) {
                 continue;
             }
@@ -342,7 +342,7 @@ impl Plots for RelPerfBars {
 /// that some pair has both sides of.
 fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: String) -> Option<Bars> {
     let docs: Vec<(RunDoc, RunDoc)> = pairs.iter().map(|(a, b)| (of_environment(doc, a), of_environment(doc, b))).collect();
-    let policy = crate::uncertainty::Policy::default();
+    let policy = crate::analysis::uncertainty::Policy::default();
     let rel = |r: &Row, (da, db): &(RunDoc, RunDoc)| {
         let j = judge(r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
         Some(match j.interval {
@@ -371,12 +371,12 @@ fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::CaseParams;
+    use crate::families::bench::schema::CaseParams;
 
     /// A run whose only case is lat_ctx -s 0 2 with the switch (a hop less
     /// the overhead measured apart) at `switch` cycles.
     fn ring_run(switch: f64) -> RunDoc {
-        let mut doc = crate::results::fixture();
+        let mut doc = crate::data::results::fixture();
         let mut case = doc.results[0].clone();
         case.benchmark = ctx::id(ctx::RING);
         case.params = ctx::Params { procs: 2, ws_kib: 0 }.to_params();

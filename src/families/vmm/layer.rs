@@ -45,12 +45,12 @@ pub fn classify(modules: &[&str], host_hypervisor: Option<String>) -> Layer {
 pub fn detect() -> Layer {
     let present: Vec<&str> =
         ["kvm_pvm", "kvm_intel", "kvm_amd"].into_iter().filter(|m| Path::new(&format!("/sys/module/{m}")).exists()).collect();
-    classify(&present, crate::arch::hypervisor())
+    classify(&present, crate::measure::arch::hypervisor())
 }
 
 /// The CPU vendor string (cpuid leaf 0).
 pub fn cpu_vendor() -> String {
-    let (_, ebx, ecx, edx) = crate::arch::cpuid(0, 0);
+    let (_, ebx, ecx, edx) = crate::measure::arch::cpuid(0, 0);
     let b: Vec<u8> = [ebx, edx, ecx].iter().flat_map(|x| x.to_le_bytes()).collect();
     String::from_utf8_lossy(&b).into_owned()
 }

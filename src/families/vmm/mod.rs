@@ -265,7 +265,7 @@ fn set_up_vcpu(vcpu: &mut kvm_ioctls::VcpuFd, mem: &GuestMemoryMmap<()>, mode: M
 
 pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker: &mut dyn FnMut()) -> Result<Outcome, VmError> {
     let kvm = Kvm::new().map_err(err("/dev/kvm"))?;
-    let t_create = crate::arch::rdtscp();
+    let t_create = crate::measure::arch::rdtscp();
     let machine = vm_with_ram(&kvm, RAM)?;
     let (vm, mem) = (&machine.vm, &machine.ram);
     let w = |r: Result<(), vm_memory::GuestMemoryError>| r.map_err(VmError::Write);
@@ -279,16 +279,16 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
     let mut vcpu = vm.create_vcpu(0).map_err(err("KVM_CREATE_VCPU"))?;
     set_up_vcpu(&mut vcpu, mem, mode)?;
 
-    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(VmError::Watchdog)?;
+    let _deadline = crate::measure::watchdog::Deadline::arm(timeout).map_err(VmError::Watchdog)?;
     let mut exits = Exits::default();
     let (mut marker, mut vmm_start) = (None, 0u64);
     loop {
         match vcpu.run() {
             Ok(VcpuExit::IoOut(PORT_MARKER, _)) => {
-                let now = crate::arch::rdtscp();
+                let now = crate::measure::arch::rdtscp();
                 marker = Some(now - t_create);
                 on_marker();
-                vmm_start = crate::arch::rdtscp();
+                vmm_start = crate::measure::arch::rdtscp();
             }
             Ok(VcpuExit::IoOut(PORT_CASE, _)) => exits.pio += 1,
             Ok(VcpuExit::IoOut(PORT_DONE, _)) => break,
@@ -302,8 +302,8 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
             Ok(VcpuExit::InternalError) => return Err(VmError::Internal),
             Ok(other) => return Err(VmError::UnexpectedExit(format!("{other:?}"))),
             Err(e) if e.errno() == libc::EINTR => {
-                if crate::watchdog::check().is_err() {
-                    return Err(if crate::watchdog::interrupted().is_some() {
+                if crate::measure::watchdog::check().is_err() {
+                    return Err(if crate::measure::watchdog::interrupted().is_some() {
                         VmError::Interrupted
                     } else {
                         let (done, rip) = done(&vcpu, n);
@@ -314,7 +314,7 @@ pub fn run_in(mode: Mode, case: GuestCase, n: u32, timeout: Duration, on_marker:
             Err(source) => return Err(VmError::Kvm { what: "KVM_RUN", source }),
         }
     }
-    let vmm_cycles = crate::arch::rdtscp() - vmm_start;
+    let vmm_cycles = crate::measure::arch::rdtscp() - vmm_start;
     let r = |a: u64| mem.read_obj::<u64>(GuestAddress(a)).map_err(VmError::Read);
     let (t0, t1) = (r(RESULTS)?, r(RESULTS + 8)?);
     let checksum = mem.read_obj::<u32>(GuestAddress(RESULTS + 16)).map_err(VmError::Checksum)?;

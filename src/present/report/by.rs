@@ -14,10 +14,10 @@
 
 use super::export::markup::{Cell, MarkupTable};
 use super::table::{TextTable, cycles};
-use crate::compare::{Judged, judge, relative, seed_of};
-use crate::named::Named;
-use crate::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
-use crate::uncertainty::Policy;
+use crate::analysis::uncertainty::Policy;
+use crate::base::named::Named;
+use crate::data::compare::{Judged, judge, relative, seed_of};
+use crate::data::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
 
 crate::named_enum! {
     /// What the columns are.
@@ -415,7 +415,7 @@ pub fn csv(r: &ByReport, policy: &Policy) -> String {
                         num(rel),
                         num(j.and_then(|j| j.interval).map(|i| i.lo)),
                         num(j.and_then(|j| j.interval).map(|i| i.hi)),
-                        j.map_or("", |j| crate::compare::verdict_word(j.verdict)),
+                        j.map_or("", |j| crate::data::compare::verdict_word(j.verdict)),
                         f(base)
                     );
                 }
@@ -441,7 +441,7 @@ pub fn csv(r: &ByReport, policy: &Policy) -> String {
 mod tests {
     use super::*;
 
-    use crate::results::fixture;
+    use crate::data::results::fixture;
 
     /// A copy of the fixture as host `label`, its costs scaled by `k`.
     fn host(label: &str, k: f64) -> RunDoc {
@@ -469,7 +469,7 @@ mod tests {
         assert!((means[0] - 1.0).abs() < 1e-12);
         // h2's values are twice h1's: half the performance for costs, twice for rates.
         let full: Vec<&Line> = g.lines.iter().filter(|l| l.cells.iter().all(Option::is_some)).collect();
-        let higher = full.iter().filter(|l| l.cells[0].unwrap().better == crate::results::Better::Higher).count() as f64;
+        let higher = full.iter().filter(|l| l.cells[0].unwrap().better == crate::data::results::Better::Higher).count() as f64;
         let expected = 2f64.powf((2.0 * higher - n as f64) / n as f64);
         assert!((means[1] - expected).abs() < 1e-9, "{} vs {expected}", means[1]);
         let text = render(&r, &Policy::default());

@@ -2,9 +2,9 @@
 //! tables side by side where the runs have their rows.
 
 use super::table::{TextTable, cycles};
-use crate::compare::{Judged, Row, tally, verdict_word};
-use crate::results::RunDoc;
-use crate::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::data::compare::{Judged, Row, tally, verdict_word};
+use crate::data::results::RunDoc;
 
 fn who(tag: &str, d: &RunDoc) -> String {
     format!(
@@ -21,7 +21,7 @@ fn who(tag: &str, d: &RunDoc) -> String {
 }
 
 fn value(v: f64, unit: &str) -> String {
-    if unit == crate::results::UNIT_CYCLES { cycles(v) } else { format!("{v:.1}") }
+    if unit == crate::data::results::UNIT_CYCLES { cycles(v) } else { format!("{v:.1}") }
 }
 
 /// The ratio with its interval: "1.02 [0.98, 1.06]".
@@ -39,7 +39,7 @@ pub fn ratio_cell(j: &Judged) -> String {
 /// The verdict, with the rounds that would settle an unsure one.
 pub fn verdict_cell(j: &Judged) -> String {
     match (j.verdict, j.rounds_needed) {
-        (Verdict::Unsure, Some(n)) if n >= crate::uncertainty::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
+        (Verdict::Unsure, Some(n)) if n >= crate::analysis::uncertainty::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
         (Verdict::Unsure, Some(n)) => format!("unsure (~{n} rounds)"),
         (v, _) => verdict_word(v).into(),
     }
@@ -108,7 +108,7 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
     }
     s += &t.render();
     s += &tally_lines(rows, policy);
-    let seed = crate::published::lmbench::render(&[a, b]);
+    let seed = crate::families::published::lmbench::render(&[a, b]);
     if !seed.is_empty() {
         s += "\n";
         s += &seed;

@@ -3,9 +3,9 @@
 //! beside a verdict.
 
 use super::table::{TextTable, cycles};
-use crate::counters::{Counts, Event};
-use crate::named::Named;
-use crate::results::{CaseResult, CaseStatus, RunDoc};
+use crate::base::named::Named;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::measure::counters::{Counts, Event};
 use std::collections::BTreeMap;
 
 /// A count per operation: two decimals below 10, one below 100.
@@ -76,16 +76,16 @@ pub fn render(doc: &RunDoc) -> String {
     if has_ipc {
         headers.push("IPC");
     }
-    let envs = crate::report::distinct(with.iter().map(|r| r.env(doc)));
+    let envs = crate::present::report::distinct(with.iter().map(|r| r.env(doc)));
     let mut t = TextTable::new(&headers, 2);
     for r in &with {
         let c = r.counters.as_ref().expect("filtered on counters");
-        let mut label = crate::results::params_label(&r.params);
+        let mut label = crate::data::results::params_label(&r.params);
         if envs.len() > 1 {
             label = format!("{label} [{}]", r.env(doc)).trim().to_string();
         }
         let (value, unit) = r.metrics.first().map_or(("-".into(), String::new()), |m| {
-            (if m.unit == crate::results::UNIT_CYCLES { cycles(m.summary.median) } else { count(m.summary.median) }, m.unit.clone())
+            (if m.unit == crate::data::results::UNIT_CYCLES { cycles(m.summary.median) } else { count(m.summary.median) }, m.unit.clone())
         });
         let mut row = vec![r.benchmark.clone(), label, value, unit];
         row.extend(events.iter().map(|&e| cell(c, e)));
@@ -140,6 +140,6 @@ fn reasons(counted: &[&CaseResult]) -> String {
 
 /// What `compare` puts beside a verdict: the counts per operation that
 /// changed, "switches 2.00 -> 4.00".
-pub fn changes(row: &crate::compare::Row) -> String {
+pub fn changes(row: &crate::data::compare::Row) -> String {
     row.counts_changed.iter().map(|(e, x, y)| format!("{} {} -> {}", heading(e), count(*x), count(*y))).collect::<Vec<_>>().join(", ")
 }

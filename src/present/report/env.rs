@@ -4,8 +4,8 @@
 //! native). The boot-time table is the boot family's (`bench/boot/table.rs`).
 
 use super::table::TextTable;
-use crate::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema_core::environment::Facts;
+use crate::data::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
+use crate::data::schema_core::environment::Facts;
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -79,20 +79,20 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
                 None => "-".into(),
             });
         }
-        fn first_ok(r: Option<&CaseResult>) -> Option<&crate::results::Metric> {
+        fn first_ok(r: Option<&CaseResult>) -> Option<&crate::data::results::Metric> {
             r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| r.metrics.first())
         }
         if let Some(n) = first_ok(of("native")) {
             for e in &others {
                 row.push(first_ok(of(e)).map_or("-".into(), |m| {
-                    let j = crate::compare::judge_in(
+                    let j = crate::data::compare::judge_in(
                         doc,
                         n,
                         m,
-                        &crate::uncertainty::Policy::default(),
-                        crate::compare::seed_of(&format!("{bench} {params} {e}")),
+                        &crate::analysis::uncertainty::Policy::default(),
+                        crate::data::compare::seed_of(&format!("{bench} {params} {e}")),
                     );
-                    format!("{} {}", super::compare::ratio_cell(&j), crate::compare::verdict_word(j.verdict))
+                    format!("{} {}", super::compare::ratio_cell(&j), crate::data::compare::verdict_word(j.verdict))
                 }));
             }
         }

@@ -4,8 +4,8 @@
 //! shaded around 1 (a forest plot). Plain SVG, no script.
 
 use super::export::markup::{Cell, Html, Markup, MarkupTable, escape_html as esc};
-use crate::compare::{Row, verdict_word};
-use crate::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::data::compare::{Row, verdict_word};
 
 /// The colour of a verdict (also used by the HTML comparison table).
 pub fn colour(v: Verdict) -> &'static str {
@@ -173,8 +173,8 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::Judged;
-    use crate::uncertainty::Interval;
+    use crate::analysis::uncertainty::Interval;
+    use crate::data::compare::Judged;
 
     fn row(family: &str, ratio: f64, verdict: Verdict) -> Row {
         Row {

@@ -4,7 +4,7 @@
 //! is hidden from the text output.
 
 use super::table::{TextTable, interval};
-use crate::results::{CaseResult, CaseStatus, params_label};
+use crate::data::results::{CaseResult, CaseStatus, params_label};
 
 /// One table per family of `results`, in the order they first appear.
 pub fn render(results: &[&CaseResult]) -> String {

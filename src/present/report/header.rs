@@ -1,6 +1,6 @@
 //! The header every run prints: who measured what, where, on what.
 
-use crate::results::{RunDoc, RunStatus};
+use crate::data::results::{RunDoc, RunStatus};
 
 /// How the run ended, where that is news: "" when complete, or while it runs (`live`).
 fn status(doc: &RunDoc, live: bool) -> String {
@@ -22,7 +22,7 @@ pub const STEAL_MARK_PCT: f64 = 1.0;
 
 /// What the host took from the rounds, where the kernel said: "steal: 3 of
 /// 10 rounds had more than 1% of their CPUs' time stolen (at most 4.2%)".
-fn steal_line(log: &[crate::results::RoundRecord]) -> String {
+fn steal_line(log: &[crate::data::results::RoundRecord]) -> String {
     let steal: Vec<f64> = log.iter().filter_map(|r| r.steal_pct).collect();
     if steal.is_empty() {
         return String::new();
@@ -88,7 +88,7 @@ fn host(doc: &RunDoc) -> String {
         h.kernel_version,
         h.preemption,
         h.preempt.as_ref().map(|p| format!(" {}", p.describe())).unwrap_or_default(),
-        crate::host::isolation_params(&h.kernel_cmdline)
+        crate::measure::host::isolation_params(&h.kernel_cmdline)
     );
     let mut hv = match &h.hypervisor {
         Some(v) => format!("hypervisor '{v}'"),
@@ -149,7 +149,7 @@ fn harness(doc: &RunDoc) -> String {
     );
     let rounds = doc.settings.rounds;
     s += &steal_line(&doc.settings.round_log);
-    if doc.settings.adaptive.is_empty() && doc.settings.rounds >= crate::rounds::adaptive::MAX_ROUNDS {
+    if doc.settings.adaptive.is_empty() && doc.settings.rounds >= crate::run::rounds::adaptive::MAX_ROUNDS {
         s += "rounds: auto (as many as the cells need, within the budget)\n";
         return s;
     }

@@ -11,10 +11,10 @@
 
 use super::export::markup::{Cell as MCell, MarkupTable};
 use super::table::{TextTable, cycles};
-use crate::compare::{seed_of, verdict_word};
-use crate::db::history::Point;
-use crate::results::{Better, RunDoc, UNIT_CYCLES};
-use crate::uncertainty::{self, Interval, Policy, Verdict};
+use crate::analysis::uncertainty::{self, Interval, Policy, Verdict};
+use crate::data::compare::{seed_of, verdict_word};
+use crate::data::db::history::Point;
+use crate::data::results::{Better, RunDoc, UNIT_CYCLES};
 use std::collections::HashMap;
 
 /// What a history is over and how it is laid out.
@@ -98,7 +98,7 @@ fn doc_fact(doc: &RunDoc, key: &str) -> Option<String> {
     }?;
     match found {
         serde_json::Value::Null | serde_json::Value::Object(_) => None,
-        other => Some(crate::results::param_text(&other)),
+        other => Some(crate::data::results::param_text(&other)),
     }
 }
 
@@ -295,7 +295,9 @@ fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
         [one] => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
         _ => match uncertainty::estimate(&samples, seed_of(&format!("{name} {label}"))) {
             Some(e) => (e.median, Some(e.interval)),
-            None => (crate::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None),
+            None => {
+                (crate::analysis::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None)
+            }
         },
     };
     Row {

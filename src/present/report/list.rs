@@ -1,5 +1,5 @@
 //! `oscycles list`: the benchmarks and suites as plain data (built from the
-//! registry by `crate::catalogue`), and their text.
+//! registry by `crate::app::catalogue`), and their text.
 
 use super::table::{self, TextTable};
 use super::wrap;
@@ -14,7 +14,7 @@ pub struct BenchmarkInfo {
     pub parameters: String,
     pub needs: String,
     /// Whether it can run on this host; the reason when not.
-    pub runs_here: Result<(), crate::bench::family::Unsupported>,
+    pub runs_here: Result<(), crate::families::bench::family::Unsupported>,
 }
 
 /// One suite as `list` shows it.
@@ -76,8 +76,8 @@ pub fn render_benchmark(b: &BenchmarkInfo, width: usize) -> String {
 /// `oscycles list --sources`: each published evaluation, as cited, with the suites that
 /// reproduce its tables, wrapped to `width`.
 pub fn render_sources(width: usize) -> String {
-    use crate::named::Named;
-    use crate::sources::Source;
+    use crate::base::named::Named;
+    use crate::base::sources::Source;
     let mut out = String::from("the published evaluations whose tables the suites reproduce:\n");
     for s in Source::ALL {
         out += &wrap(&format!("- {} ({}): {}", s.short(), s.name(), s.citation()), width, "");

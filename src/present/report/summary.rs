@@ -6,22 +6,22 @@
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
 use super::table::{TextTable, cycles};
-use crate::compare::{judge_in, seed_of, verdict_word};
-use crate::results::{CaseStatus, RunDoc, UNIT_CYCLES};
-use crate::tabular::headline::{Headline, Pick};
-use crate::uncertainty::Policy;
+use crate::analysis::uncertainty::Policy;
+use crate::data::compare::{judge_in, seed_of, verdict_word};
+use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
+use crate::view::tabular::headline::{Headline, Pick};
 
 /// The headlines of `env`'s results, the registry's in its order.
 fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {
     let pick = Pick { doc, env };
-    crate::registry::HEADLINES.iter().flat_map(|h| h.headlines(pick)).collect()
+    crate::run::registry::HEADLINES.iter().flat_map(|h| h.headlines(pick)).collect()
 }
 
 /// The value of a headline: the median (the max for noise and control
 /// deviations, whose point is the worst case), in its unit.
 fn value(h: &Headline) -> (String, String) {
     let v = if h.worst { h.metric.summary.max } else { h.metric.summary.median };
-    let unit = crate::results::unit_word(&h.metric.unit).to_string();
+    let unit = crate::data::results::unit_word(&h.metric.unit).to_string();
     let shown = if h.metric.unit == UNIT_CYCLES || h.metric.is_exact() || v >= 100.0 {
         cycles(v)
     } else if v >= 1.0 {
@@ -97,7 +97,7 @@ pub struct Parts {
 /// settling, writes.
 /// Empty for a run not finished.
 fn measured_share(doc: &RunDoc) -> String {
-    let secs = |s: &str| crate::results::rfc3339_secs(s);
+    let secs = |s: &str| crate::data::results::rfc3339_secs(s);
     let Some(wall) = doc.finished_at.as_deref().and_then(secs).zip(secs(&doc.started_at)).map(|(e, s)| e.saturating_sub(s)) else {
         return String::new();
     };

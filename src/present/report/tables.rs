@@ -1,12 +1,12 @@
 //! The list of tables and plots a report lays out: the registry's
-//! ([`crate::registry::TABLES`], [`crate::registry::PLOTS`]), and any a caller
+//! ([`crate::run::registry::TABLES`], [`crate::run::registry::PLOTS`]), and any a caller
 //! adds. The report names no family and no suite itself: a family no table
 //! of the list shows gets the generic table ([`super::generic`]), every
 //! metric of every case.
 
-use crate::results::RunDoc;
-use crate::tabular::figures::Plots;
-use crate::tabular::tables::{Draws, Layout, Table};
+use crate::data::results::RunDoc;
+use crate::view::tabular::figures::Plots;
+use crate::view::tabular::tables::{Draws, Layout, Table};
 
 /// The tables a report lays out, in order, and the plots an exporter that
 /// draws lays out after them ([`Plots`]).
@@ -19,7 +19,7 @@ pub struct Tables {
 impl Tables {
     /// oscycles' own tables and plots: the registry's.
     pub fn standard() -> Tables {
-        Tables { tables: crate::registry::TABLES.to_vec(), plots: crate::registry::PLOTS.to_vec() }
+        Tables { tables: crate::run::registry::TABLES.to_vec(), plots: crate::run::registry::PLOTS.to_vec() }
     }
 
     /// These tables and `more` after them.

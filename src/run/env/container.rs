@@ -177,28 +177,29 @@ pub fn cgroup_path(root: &std::path::Path, pid: u32) -> std::path::PathBuf {
 /// `cpus` CPUs' worth of time and `mem_mib` of memory; the host removes the
 /// group when the child has ended. Err says why no limit could be set.
 pub fn limit_self(cpus: u32, mem_mib: u32) -> Result<String, ContainerError> {
-    let root = crate::cgroup::mounts().v2.ok_or(ContainerError::NoCgroupV2)?;
-    let missing: Vec<&str> = ["cpu", "memory"].into_iter().filter(|c| !crate::cgroup::lists(&root.join("cgroup.controllers"), c)).collect();
+    let root = crate::measure::cgroup::mounts().v2.ok_or(ContainerError::NoCgroupV2)?;
+    let missing: Vec<&str> =
+        ["cpu", "memory"].into_iter().filter(|c| !crate::measure::cgroup::lists(&root.join("cgroup.controllers"), c)).collect();
     if !missing.is_empty() {
         return Err(ContainerError::NoControllers { missing: missing.join(" and "), root });
     }
     let sub = root.join("cgroup.subtree_control");
     for c in ["cpu", "memory"] {
-        if !crate::cgroup::lists(&sub, c) {
-            crate::cgroup::write(&sub, &format!("+{c}")).map_err(ContainerError::Cgroup)?;
+        if !crate::measure::cgroup::lists(&sub, c) {
+            crate::measure::cgroup::write(&sub, &format!("+{c}")).map_err(ContainerError::Cgroup)?;
         }
     }
     let g = cgroup_path(&root, std::process::id());
     std::fs::create_dir(&g).map_err(|source| ContainerError::Create { path: g.clone(), source })?;
-    crate::cgroup::write(&g.join("cpu.max"), &format!("{} 100000", u64::from(cpus) * 100_000)).map_err(ContainerError::Cgroup)?;
-    crate::cgroup::write(&g.join("memory.max"), &(u64::from(mem_mib) << 20).to_string()).map_err(ContainerError::Cgroup)?;
-    crate::cgroup::write(&g.join("cgroup.procs"), "0").map_err(ContainerError::Cgroup)?;
+    crate::measure::cgroup::write(&g.join("cpu.max"), &format!("{} 100000", u64::from(cpus) * 100_000)).map_err(ContainerError::Cgroup)?;
+    crate::measure::cgroup::write(&g.join("memory.max"), &(u64::from(mem_mib) << 20).to_string()).map_err(ContainerError::Cgroup)?;
+    crate::measure::cgroup::write(&g.join("cgroup.procs"), "0").map_err(ContainerError::Cgroup)?;
     Ok(format!("cpu.max {} CPUs, memory.max {mem_mib} MiB ({})", cpus, g.display()))
 }
 
 /// Removes the limit group of an ended container child, if there is one.
 pub fn remove_limits(child_pid: u32) {
-    if let Some(root) = crate::cgroup::mounts().v2 {
+    if let Some(root) = crate::measure::cgroup::mounts().v2 {
         let _ = std::fs::remove_dir(cgroup_path(&root, child_pid));
     }
 }

@@ -4,7 +4,7 @@
 //! [`serve`] is also what every `__env-child` does after its hello.
 
 use super::frame;
-use crate::spec::RunSpec;
+use crate::run::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
 use std::io::Write;
@@ -193,15 +193,15 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     let mut f = serde_json::Map::new();
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
     // uname(2), which every Linux personality answers (gVisor's Sentry has no /proc/sys/kernel).
-    f.insert(crate::schema_core::environment::KERNEL_INSIDE.into(), crate::host::uname().0.into());
+    f.insert(crate::data::schema_core::environment::KERNEL_INSIDE.into(), crate::measure::host::uname().0.into());
     f.insert("cpus_inside".into(), read("/sys/devices/system/cpu/online").into());
-    f.insert("memory_inside_kib".into(), crate::host::meminfo("MemTotal").unwrap_or(0).into());
-    if let Some(h) = crate::host::sys_hypervisor() {
+    f.insert("memory_inside_kib".into(), crate::measure::host::meminfo("MemTotal").unwrap_or(0).into());
+    if let Some(h) = crate::measure::host::sys_hypervisor() {
         f.insert("hypervisor_inside".into(), serde_json::to_value(h).unwrap_or_default());
     }
     // A TSC the hypervisor emulates in steps (the run lengthens its batches).
-    if let Some(step) = crate::clock::steps(&crate::clock::Tsc, 100_000) {
-        f.insert(crate::schema_core::environment::TSC_STEP_CYCLES.into(), step.into());
+    if let Some(step) = crate::measure::clock::steps(&crate::measure::clock::Tsc, 100_000) {
+        f.insert(crate::data::schema_core::environment::TSC_STEP_CYCLES.into(), step.into());
     }
     f
 }

@@ -18,7 +18,7 @@
 
 use super::guest::{self, GuestSpec, RunFn};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
-use crate::bench::Venue;
+use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -121,7 +121,7 @@ impl Environment for Gvisor {
     fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
         guest::send(&mut std::io::stdout(), "hello", 0, b"start");
         let mut facts = guest::facts_inside();
-        facts.insert("kernel_version_inside".into(), json!(crate::host::uname().1));
+        facts.insert("kernel_version_inside".into(), json!(crate::measure::host::uname().1));
         super::native::serve_here(spec, facts, run)
     }
 }
@@ -142,7 +142,7 @@ struct Sandbox {
 impl Sandbox {
     /// A bundle running `/oscycles ARGS` as nobody.
     fn new(o: &EnvOptions, args: &[&str]) -> Result<Sandbox, GvisorError> {
-        let id = crate::bench::scratch::unique_name("gvisor");
+        let id = crate::families::bench::scratch::unique_name("gvisor");
         let s = Sandbox { bundle: o.work.join(format!("{id}.bundle")), state: o.work.join(format!("{id}.state")), id };
         let root = s.bundle.join("rootfs");
         for d in [&root, &s.state] {
@@ -151,7 +151,7 @@ impl Sandbox {
         let bin =
             super::qemu::guest_image(&o.exe, &s.bundle.join("oscycles")).map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
         let exe = root.join("oscycles");
-        let f = crate::bench::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
+        let f = crate::families::bench::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
         std::io::Write::write_all(&mut std::io::BufWriter::new(f), &bin).map_err(io("writing", &exe))?;
         let config = s.bundle.join("config.json");
         std::fs::write(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
@@ -171,7 +171,7 @@ impl Sandbox {
         let mut cmd = self.runsc(platform);
         cmd.arg("run").arg("--bundle").arg(&self.bundle).arg(&self.id);
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        crate::watchdog::die_with_parent(&mut cmd);
+        crate::measure::watchdog::die_with_parent(&mut cmd);
         let start = Instant::now();
         let child = cmd.spawn().map_err(|_| GvisorError::Missing)?;
         Ok(supervise(child, start, init, run))
@@ -271,7 +271,7 @@ fn runsc_identity() -> Option<(u64, u64)> {
 fn reap_orphans(base: &Path) {
     use std::os::unix::fs::MetadataExt;
     let Some(runsc) = runsc_identity() else { return };
-    let me = crate::fsafe::euid();
+    let me = crate::base::fsafe::euid();
     let Ok(procs) = std::fs::read_dir("/proc") else { return };
     for p in procs.flatten() {
         let Ok(pid) = p.file_name().to_string_lossy().parse::<i32>() else { continue };
@@ -285,7 +285,9 @@ fn reap_orphans(base: &Path) {
         let ours_gone = |root: &str| {
             let run_dir = Path::new(root).parent();
             run_dir.and_then(Path::parent) == Some(base)
-                && run_dir.and_then(Path::file_name).is_some_and(|n| n.to_string_lossy().starts_with(crate::bench::scratch::RUN_DIR_PREFIX))
+                && run_dir
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n.to_string_lossy().starts_with(crate::families::bench::scratch::RUN_DIR_PREFIX))
                 && run_dir.is_some_and(|d| !d.exists())
         };
         if args.iter().filter_map(|a| a.strip_prefix("--root=")).any(ours_gone) {

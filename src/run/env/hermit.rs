@@ -18,9 +18,9 @@
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome};
-use crate::clock::ClockInfo;
-use crate::plan::PlannedCase;
-use crate::schema;
+use crate::families::bench::schema;
+use crate::measure::clock::ClockInfo;
+use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -290,7 +290,8 @@ fn vmm_multiboot(a: &VmmArgs) -> i32 {
     let console = a.console.as_deref().map(|p| std::fs::OpenOptions::new().append(true).create(true).open(p));
     let r = (|| {
         let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
-        crate::vmm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out).map_err(|e| e.to_string())
+        crate::families::vmm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out)
+            .map_err(|e| e.to_string())
     })();
     // The process exits without unwinding: what the serial port wrote must be out first.
     let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -316,7 +317,7 @@ fn boot_facts(
 ) -> Map<String, Value> {
     let mut f = Map::new();
     f.insert("vmm".into(), json!(super::qemu::QEMU));
-    f.insert(crate::schema_core::environment::ACCEL.into(), json!(accel));
+    f.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel));
     f.insert("machine".into(), json!(machine));
     f.insert("vcpus".into(), json!(1));
     f.insert("memory_mib".into(), json!(o.vm_mem_mib));
@@ -353,10 +354,10 @@ const GUEST: program::Guest =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::CaseStatus;
+    use crate::data::results::CaseStatus;
 
-    fn spec(suites: &[&str]) -> crate::spec::RunSpec {
-        crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    fn spec(suites: &[&str]) -> crate::run::spec::RunSpec {
+        crate::run::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
     }
 
     #[test]
@@ -370,8 +371,8 @@ mod tests {
                 {"name": "Copy", "times": [0.5, 0.25], "bytes": 16_000_000},
                 {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
         ]});
-        let clock = crate::clock::known_tsc(2e9);
-        let doc = program::document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        let clock = crate::measure::clock::known_tsc(2e9);
+        let doc = program::document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock);
         assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
         let getpid = doc.case("syscall.getpid", |_| true).unwrap();
         assert_eq!(getpid.status, CaseStatus::Ok);
@@ -412,7 +413,14 @@ mod tests {
             {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
             {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
         ]});
-        let doc = program::document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(2e9));
+        let doc = program::document(
+            &GUEST,
+            &run,
+            &plan,
+            &samples,
+            crate::measure::harness::HarnessConfig::tiny(),
+            crate::measure::clock::known_tsc(2e9),
+        );
         let at = |space: &str, cores: &str| {
             doc.case("ipc.futex", |r| r.params.get("space") == Some(&json!(space)) && r.params.get("cores") == Some(&json!(cores))).unwrap()
         };

@@ -20,9 +20,9 @@
 use super::program;
 use super::qemu::{Accel, AccelArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
-use crate::plan::PlannedCase;
-use crate::results::CaseStatus;
-use crate::schema;
+use crate::data::results::CaseStatus;
+use crate::families::bench::schema;
+use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -105,14 +105,17 @@ impl Environment for Mach {
         }
         ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
         ran.facts.insert("arch".into(), json!("i386"));
-        let unit_name =
-            if accel.counts_instructions() { crate::results::UNIT_INSTRUCTIONS } else { "emulated cycles (the host's TSC under TCG)" };
+        let unit_name = if accel.counts_instructions() {
+            crate::data::results::UNIT_INSTRUCTIONS
+        } else {
+            "emulated cycles (the host's TSC under TCG)"
+        };
         ran.facts.insert("unit".into(), json!(unit_name));
         Ok(ran)
     }
 }
 
-use crate::schema::ipc::Mechanism;
+use crate::families::bench::schema::ipc::Mechanism;
 
 /// `--accel` as given; not given, the instruction counter (exact counts:
 /// this environment's default, where the others' is tcg).
@@ -228,7 +231,8 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     if files.initrd.to_string_lossy().contains([',', ' ']) {
         return Err(MachError::WorkPath(o.work.clone()).into());
     }
-    crate::bench::scratch::create_new(&files.initrd, 0o600).map_err(EnvError::io(format!("creating {}", files.initrd.display())))?;
+    crate::families::bench::scratch::create_new(&files.initrd, 0o600)
+        .map_err(EnvError::io(format!("creating {}", files.initrd.display())))?;
     std::fs::write(&files.initrd, module).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
     let line = format!("{} ${{host-port}} ${{device-port}} {args} $(task-create) $(task-resume)", files.initrd.display());
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
@@ -247,7 +251,7 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     }
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(super::qemu::QEMU));
-    facts.insert(crate::schema_core::environment::ACCEL.into(), json!(accel.name()));
+    facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
     facts.insert("machine".into(), json!("pc"));
     facts.insert("vcpus".into(), json!(1));
     facts.insert("kernel".into(), json!(kernel.path.display().to_string()));
@@ -325,7 +329,7 @@ mod tests {
     }
 
     fn plan(suites: &[&str]) -> Vec<PlannedCase> {
-        let run = crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+        let run = crate::run::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() };
         program::plan_of(&run).unwrap()
     }
 

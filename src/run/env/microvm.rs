@@ -1,11 +1,11 @@
-//! `microvm`: oscycles' own minimal KVM guest ([`crate::vmm`]). Its
+//! `microvm`: oscycles' own minimal KVM guest ([`crate::families::vmm`]). Its
 //! cases (the exit table) start their own VMs from this process, and it
 //! runs nothing else; a boot measurement starts `oscycles __env-child --env
 //! microvm`, whose hello is the guest's first instruction.
 
 use super::guest::{self, GuestSpec, RunFn};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
-use crate::bench::Venue;
+use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ impl Environment for Microvm {
 
     fn facts(&self) -> Map<String, Value> {
         let mut f = Map::new();
-        f.insert("layer".into(), json!(crate::vmm::layer::detect().describe()));
+        f.insert("layer".into(), json!(crate::families::vmm::layer::detect().describe()));
         f.insert("vmm".into(), json!("oscycles (kvm-ioctls)"));
         f
     }
@@ -49,7 +49,7 @@ impl Environment for Microvm {
     /// cycles from creating the VM to that instruction as the result.
     fn serve(&self, _spec: &GuestSpec, _run: &RunFn) -> u8 {
         let mut hello = || guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");
-        let r = crate::vmm::run_with(crate::vmm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
+        let r = crate::families::vmm::run_with(crate::families::vmm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
         let mut out = std::io::stdout();
         match r {
             Ok(o) => guest::send(&mut out, "run", 1, format!("{{\"create_to_marker_cycles\": {}}}", o.create_to_marker).as_bytes()),

@@ -8,14 +8,14 @@
 //! its own options to `oscycles run` ([`Environment::options`], read back
 //! typed with [`EnvArgs::get`]), may take over a guest's first process
 //! ([`Environment::init`]), and names its facts, which the report reads
-//! through [`crate::schema_core::environment`].
+//! through [`crate::data::schema_core::environment`].
 //!
 //! The host starts an environment with a [`guest::GuestSpec`] (the run's
-//! [`RunSpec`](crate::spec::RunSpec) and how to behave); the child says
+//! [`RunSpec`](crate::run::spec::RunSpec) and how to behave); the child says
 //! hello as its first act, runs the spec, and sends the run document back,
 //! framed ([`frame`]) so that it survives a console shared with the kernel.
 //! The host timestamps every message, which is also how the boot suite
-//! measures start-up. The runner ([`crate::runner::run`]) goes over the
+//! measures start-up. The runner ([`crate::run::runner::run`]) goes over the
 //! environments of a run; this module knows how to start and watch one.
 
 pub mod container;
@@ -33,9 +33,9 @@ pub mod sel4;
 pub mod uml;
 pub mod xen;
 
-use crate::bench::Venue;
-use crate::named::Named;
-use crate::results::RunDoc;
+use crate::base::named::Named;
+use crate::data::results::RunDoc;
+use crate::families::bench::Venue;
 use guest::{GuestSpec, RunFn};
 use serde_json::{Map, Value};
 use std::io::Read;
@@ -306,7 +306,7 @@ pub enum EnvError {
     Io { what: String, source: std::io::Error },
     /// An environment that runs on KVM, without a usable /dev/kvm.
     #[error("{env}: {source}")]
-    NoKvm { env: &'static str, source: crate::vmm::VmError },
+    NoKvm { env: &'static str, source: crate::families::vmm::VmError },
     #[error(transparent)]
     NoSuchKernel(#[from] NoSuchKernel),
     /// Its own options, as clap read them back.
@@ -356,7 +356,7 @@ impl EnvError {
 
     /// `env` needs /dev/kvm: the reason it cannot have it, if it cannot.
     pub fn kvm_usable(env: &'static str) -> Result<(), EnvError> {
-        crate::vmm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
+        crate::families::vmm::kvm_usable().map_err(|source| EnvError::NoKvm { env, source })
     }
 }
 
@@ -453,7 +453,7 @@ pub fn supervise_watching(
             }
         }
         let hello = messages.iter().any(|m: &Message| m.kind == "hello");
-        let stop = if crate::watchdog::interrupted().is_some() {
+        let stop = if crate::measure::watchdog::interrupted().is_some() {
             Some("interrupted".to_string())
         } else if !hello && start.elapsed() > init_timeout {
             Some(format!("did not reach its /init within {} s", init_timeout.as_secs()))
@@ -529,7 +529,7 @@ pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, end
     cmd.arg("__env-child").arg("--env").arg(env.name());
     cmd.arg("--spec").arg(serde_json::to_string(spec)?);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
+    crate::measure::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn().map_err(EnvError::io(format!("starting {}", o.exe.display())))?;
     let pid = child.id();
@@ -579,16 +579,16 @@ pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map
     Ok((doc, facts))
 }
 
-pub use crate::schema::boot::RESTARTED_AFTER;
+pub use crate::families::bench::schema::boot::RESTARTED_AFTER;
 
-/// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::spec::RunSpec::boot)):
+/// One start of `env` running the smallest real run ([`RunSpec::boot`](crate::run::spec::RunSpec::boot)):
 /// seconds from start to the hello of its /init, and to its first result;
 /// and the faults of earlier starts the environment repeated (Xen under
 /// TCG), if any: the times are the last start's own.
 pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Option<Value>), EnvError> {
     // One round: the first result is one small measurement, not the default
     // rounds (each a fresh process) a run takes.
-    let run = crate::spec::RunSpec { rounds: 1, ..crate::spec::RunSpec::boot(seed) };
+    let run = crate::run::spec::RunSpec { rounds: 1, ..crate::run::spec::RunSpec::boot(seed) };
     let spec = GuestSpec { run, mode: guest::GuestMode::Run, vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
     let mut out = env.launch(&spec, o)?;
     let hello = out.first("hello").ok_or_else(|| EnvError::NoHello { env: env.name(), tail: out.log_tail.clone() })?;

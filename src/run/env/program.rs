@@ -14,13 +14,13 @@
 //! divides), and `reason` when `n/a` or `failed`. A planned case the
 //! program does not answer is n/a with the environment's reason.
 
-use crate::bench::cases;
-use crate::clock::ClockInfo;
-use crate::named::Named;
-use crate::plan::{PlannedCase, not_measured};
-use crate::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
-use crate::schema;
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
+use crate::data::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
+use crate::families::bench::cases;
+use crate::families::bench::schema;
+use crate::measure::clock::ClockInfo;
+use crate::run::plan::{PlannedCase, not_measured};
 use serde_json::{Map, Value, json};
 
 /// The ticks a second of QEMU's virtual clock under the instruction counter
@@ -32,11 +32,11 @@ const COUNTER_HZ: f64 = 1e9;
 /// counter, QEMU's virtual clock, whose deltas are guest instructions.
 pub fn clock(counts_instructions: bool) -> ClockInfo {
     if counts_instructions {
-        let mut c = crate::clock::known_tsc(COUNTER_HZ);
+        let mut c = crate::measure::clock::known_tsc(COUNTER_HZ);
         c.source = "the guest's TSC under QEMU's instruction counter (-icount shift=0)".into();
         return c.counting(true);
     }
-    crate::clock::known_tsc(crate::clock::tsc_hz_hint())
+    crate::measure::clock::known_tsc(crate::measure::clock::tsc_hz_hint())
 }
 
 /// Why the plan cannot be made or the program's answer read.
@@ -45,7 +45,7 @@ pub enum ProgramError {
     #[error("unknown suite {0:?}")]
     UnknownSuite(String),
     #[error(transparent)]
-    Where(#[from] crate::plan::WhereError),
+    Where(#[from] crate::run::plan::WhereError),
     #[error("the program's samples do not parse: {0}")]
     Samples(#[source] serde_json::Error),
 }
@@ -65,25 +65,30 @@ pub struct Guest {
 }
 
 /// The cases of `run` (its suites, benchmarks and --where), as a round plans them.
-pub fn plan_of(run: &crate::spec::RunSpec) -> Result<Vec<PlannedCase>, ProgramError> {
+pub fn plan_of(run: &crate::run::spec::RunSpec) -> Result<Vec<PlannedCase>, ProgramError> {
     let suites = run
         .suites
         .iter()
-        .map(|s| crate::registry::find_suite(s).ok_or_else(|| ProgramError::UnknownSuite(s.clone())))
+        .map(|s| crate::run::registry::find_suite(s).ok_or_else(|| ProgramError::UnknownSuite(s.clone())))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut plan = crate::plan::plan_at(&suites, run.benchmarks.as_deref(), run.scale);
-    crate::plan::keep_where(&mut plan, &run.cases_where, false)?;
+    let mut plan = crate::run::plan::plan_at(&suites, run.benchmarks.as_deref(), run.scale);
+    crate::run::plan::keep_where(&mut plan, &run.cases_where, false)?;
     Ok(plan)
 }
 
 /// The program's command line: the benchmarks, the harness, STREAM's array
 /// size (the Linux rule, within a fifth of the guest's memory), the cases.
-pub fn args(spec: &super::guest::GuestSpec, plan: &[PlannedCase], h: &crate::harness::HarnessConfig, o: &super::EnvOptions) -> String {
-    let benches = crate::plan::benchmark_ids(plan).join(",");
+pub fn args(
+    spec: &super::guest::GuestSpec,
+    plan: &[PlannedCase],
+    h: &crate::measure::harness::HarnessConfig,
+    o: &super::EnvOptions,
+) -> String {
+    let benches = crate::run::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
     let quick = plan.iter().any(|p| p.scale.brief());
-    let rule = crate::bench::bw::mem_buffer_bytes(crate::bench::bw::llc_bytes(), guest_ram);
-    let quick_bytes = quick.then_some(crate::bench::stream::family::QUICK_ARRAY_BYTES);
+    let rule = crate::families::bench::bw::mem_buffer_bytes(crate::families::bench::bw::llc_bytes(), guest_ram);
+    let quick_bytes = quick.then_some(crate::families::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
     let lists = case_lists(plan);
     format!(
@@ -104,7 +109,7 @@ pub fn case_lists(plan: &[PlannedCase]) -> String {
     let clean = |s: &str| !s.is_empty() && !s.contains([' ', ':', '/', '=', '"']);
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
     let mut out = String::new();
-    for id in crate::plan::benchmark_ids(plan) {
+    for id in crate::run::plan::benchmark_ids(plan) {
         let cases: Vec<&PlannedCase> = plan.iter().filter(|p| p.benchmark.id == id && !p.params.is_empty()).collect();
         let Some(first) = cases.first() else { continue };
         let keys: Vec<&String> = first.params.keys().collect();
@@ -147,10 +152,10 @@ pub fn parse_samples(bytes: &[u8]) -> Result<Value, ProgramError> {
 /// each measured, failed, or n/a with the reason.
 pub fn document(
     g: &Guest,
-    run: &crate::spec::RunSpec,
+    run: &crate::run::spec::RunSpec,
     plan: &[PlannedCase],
     samples: &Value,
-    h: crate::harness::HarnessConfig,
+    h: crate::measure::harness::HarnessConfig,
     clock: ClockInfo,
 ) -> RunDoc {
     let mut doc = run.document(&[g.env], plan.len(), vec![0], h, clock.clone());
@@ -198,9 +203,9 @@ fn same_params(p: &PlannedCase, c: &Value) -> bool {
 
 /// Where the program measures: its main thread on the one CPU (and, for
 /// IPC, the server thread beside it).
-fn placement(g: &Guest, p: &PlannedCase) -> crate::placement::Placement {
+fn placement(g: &Guest, p: &PlannedCase) -> crate::measure::placement::Placement {
     let ipc = p.benchmark.family.name() == schema::ipc::FAMILY;
-    crate::placement::Placement {
+    crate::measure::placement::Placement {
         actors: if ipc { "threads" } else { "1 thread" }.into(),
         cpus: if ipc { vec![0, 0] } else { vec![0] },
         observed_cpus: vec![],
@@ -214,16 +219,16 @@ type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 /// A measured case's metrics, named as the Linux family names them (in
 /// guest instructions where the clock counts them).
 fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
-    if p.benchmark.is_of(&crate::bench::stream::family::Stream) {
+    if p.benchmark.is_of(&crate::families::bench::stream::family::Stream) {
         return stream_metrics(g, p, c);
     }
     let m = measurement(c)?;
-    let failed = |e: crate::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
+    let failed = |e: crate::families::bench::CaseError| (CaseStatus::Failed, format!("{e:?}"));
     let metrics = match p.benchmark.family.name() {
         schema::syscall::FAMILY => vec![cases::per_op_metric(schema::syscall::PER_CALL, &m, clock).map_err(failed)?],
         schema::pagefault::FAMILY => vec![cases::per_op_metric(schema::pagefault::PER_PAGE, &m, clock).map_err(failed)?],
         schema::alloc::FAMILY => vec![cases::per_op_metric(schema::alloc::PER_PAIR, &m, clock).map_err(failed)?],
-        schema::ipc::FAMILY => crate::bench::ipc::family::metrics(&m.per_op_cycles, clock).map_err(failed)?,
+        schema::ipc::FAMILY => crate::families::bench::ipc::family::metrics(&m.per_op_cycles, clock).map_err(failed)?,
         schema::memcpy::FAMILY => {
             let bytes = p.params.get("bytes").and_then(Value::as_u64).unwrap_or(0);
             cases::copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, &m, clock).map_err(failed)?
@@ -243,7 +248,7 @@ fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measu
 
 /// The harness's measurement as the program sent it: `per_op_cycles`, or
 /// `batch_cycles` divided by `inner`.
-fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, String)> {
+fn measurement(c: &Value) -> Result<crate::measure::harness::Measurement, (CaseStatus, String)> {
     let numbers = |k: &str| -> Vec<f64> {
         c.get(k).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default()
     };
@@ -256,7 +261,7 @@ fn measurement(c: &Value) -> Result<crate::harness::Measurement, (CaseStatus, St
         return Err((CaseStatus::Failed, "the program sent no samples".to_string()));
     }
     let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
-    Ok(crate::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
+    Ok(crate::measure::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
 }
 
 /// STREAM's rates and times per kernel, as the stream family reports them;
@@ -292,11 +297,11 @@ fn stream_metrics(g: &Guest, p: &PlannedCase, c: &Value) -> Measured {
 mod tests {
     use super::*;
 
-    fn spec(suites: &[&str]) -> crate::spec::RunSpec {
-        crate::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+    fn spec(suites: &[&str]) -> crate::run::spec::RunSpec {
+        crate::run::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
     }
 
-    use crate::results::{UNIT_CYCLES, UNIT_INSTRUCTIONS};
+    use crate::data::results::{UNIT_CYCLES, UNIT_INSTRUCTIONS};
 
     const GUEST: Guest =
         Guest { env: "test", system: "Test", absent: |p| format!("{} in Test: absent", p.benchmark.id), policy: "its own", one_cpu: true };
@@ -308,18 +313,19 @@ mod tests {
         let samples = json!({"cases": [
             {"benchmark": "syscall.getpid", "status": "ok", "inner": 1000, "batch_cycles": [363000, 364000, 365000]},
         ]});
-        let clock = crate::clock::known_tsc(1e9);
-        let doc = document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock.clone().counting(true));
+        let clock = crate::measure::clock::known_tsc(1e9);
+        let doc = document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock.clone().counting(true));
         let m = doc.case("syscall.getpid", |_| true).unwrap().metric(schema::syscall::PER_CALL).unwrap();
         assert_eq!((m.summary.median, m.unit.as_str(), m.ns.is_none()), (364.0, UNIT_INSTRUCTIONS, true));
-        let doc = document(&GUEST, &run, &plan, &samples, crate::harness::HarnessConfig::tiny(), clock);
+        let doc = document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock);
         let m = doc.case("syscall.getpid", |_| true).unwrap().metric(schema::syscall::PER_CALL).unwrap();
         assert_eq!((m.unit.as_str(), m.ns.map(|s| s.median)), (UNIT_CYCLES, Some(364.0)));
         let other = doc.results.iter().find(|r| r.benchmark != "syscall.getpid").unwrap();
         assert_eq!(other.status, CaseStatus::NotApplicable);
         assert!(other.reason.as_deref().unwrap().ends_with("in Test: absent"), "{:?}", other.reason);
         let none = json!({"cases": [{"benchmark": "syscall.getpid", "status": "ok", "inner": 0, "batch_cycles": [1]}]});
-        let doc = document(&GUEST, &run, &plan, &none, crate::harness::HarnessConfig::tiny(), crate::clock::known_tsc(1e9));
+        let doc =
+            document(&GUEST, &run, &plan, &none, crate::measure::harness::HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
         assert_eq!(doc.case("syscall.getpid", |_| true).unwrap().status, CaseStatus::Failed, "no inner: no samples");
     }
 }

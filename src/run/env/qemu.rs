@@ -7,7 +7,7 @@
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, RunFn, SPEC_PATH};
 use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
-use crate::schema_core::environment::ACCEL;
+use crate::data::schema_core::environment::ACCEL;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -98,11 +98,14 @@ const GUEST_CMDLINE: &str = "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic"
 pub fn guest_boot(spec: &GuestSpec, append: Option<&str>) -> (String, GuestSpec) {
     let mut spec = spec.clone();
     let mut line = GUEST_CMDLINE.to_string();
-    if spec.run.isolations.contains(&crate::isolation::Isolation::Isolated) && spec.vm_cpus >= 2 {
+    if spec.run.isolations.contains(&crate::run::isolation::Isolation::Isolated) && spec.vm_cpus >= 2 {
         let cpus = spec.run.cpus.get_or_insert_with(|| vec![1, 0]);
         let m = cpus[0];
         let others: Vec<usize> = (0..spec.vm_cpus as usize).filter(|&c| c != m).collect();
-        line += &format!(" isolcpus=nohz,domain,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}", crate::placement::format_cpus(&others));
+        line += &format!(
+            " isolcpus=nohz,domain,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}",
+            crate::measure::placement::format_cpus(&others)
+        );
     }
     if let Some(a) = append {
         line += " ";
@@ -184,7 +187,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
         return Err(QemuError::Dynamic(exe.to_path_buf()).into());
     }
     let bin = guest_image(exe, path)?;
-    let f = crate::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
+    let f = crate::families::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run"] {
@@ -244,9 +247,10 @@ pub struct Files {
 
 impl Files {
     pub fn new(name: &str, o: &EnvOptions) -> Result<Files, EnvError> {
-        let tag = crate::bench::scratch::unique_name(name);
+        let tag = crate::families::bench::scratch::unique_name(name);
         let f = Files { initrd: o.work.join(format!("{tag}.cpio")), console: o.work.join(format!("{tag}.console.log")) };
-        crate::bench::scratch::create_new(&f.console, 0o600).map_err(EnvError::io(format!("creating {}", f.console.display())))?;
+        crate::families::bench::scratch::create_new(&f.console, 0o600)
+            .map_err(EnvError::io(format!("creating {}", f.console.display())))?;
         Ok(f)
     }
 }
@@ -299,7 +303,7 @@ pub fn serial_on_stdout(cmd: &mut Command, console: &Path) {
 /// start's.
 pub fn watch(mut cmd: Command, console: &Path, o: &EnvOptions, fatal: &mut dyn FnMut() -> Option<String>) -> std::io::Result<Ran> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    crate::watchdog::die_with_parent(&mut cmd);
+    crate::measure::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn()?;
     let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
@@ -484,20 +488,21 @@ mod tests {
         assert!(!is_static(Path::new("/bin/sh")).unwrap());
         let dir = tempfile::tempdir().unwrap();
         let helper = dir.path().join("static-elf");
-        std::fs::write(&helper, crate::bench::proc::helper_elf()).unwrap();
+        std::fs::write(&helper, crate::families::bench::proc::helper_elf()).unwrap();
         let s = is_static(&helper).unwrap();
         assert!(s, "the 132-byte helper has no interpreter");
     }
 
     #[test]
     fn an_isolated_run_boots_the_guest_with_its_measured_vcpu_detached() {
-        use crate::isolation::Isolation;
-        let run = crate::spec::RunSpec { isolations: vec![Isolation::Pinned, Isolation::Isolated], ..crate::spec::RunSpec::boot(1) };
+        use crate::run::isolation::Isolation;
+        let run =
+            crate::run::spec::RunSpec { isolations: vec![Isolation::Pinned, Isolation::Isolated], ..crate::run::spec::RunSpec::boot(1) };
         let spec = GuestSpec { run, mode: super::super::guest::GuestMode::Run, vm_cpus: 2, vm_mem_mib: 256 };
         let (line, inside) = guest_boot(&spec, Some("preempt=full"));
         assert_eq!(line, format!("{GUEST_CMDLINE} isolcpus=nohz,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 preempt=full"));
         assert_eq!(inside.run.cpus, Some(vec![1, 0]), "the guest measures on the detached vCPU");
-        let pinned = GuestSpec { run: crate::spec::RunSpec::boot(1), ..spec.clone() };
+        let pinned = GuestSpec { run: crate::run::spec::RunSpec::boot(1), ..spec.clone() };
         assert_eq!(guest_boot(&pinned, None), (GUEST_CMDLINE.to_string(), pinned.clone()));
         let one = GuestSpec { vm_cpus: 1, ..spec };
         assert_eq!(guest_boot(&one, None).0, GUEST_CMDLINE, "one vCPU: nothing to detach it from");

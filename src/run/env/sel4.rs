@@ -22,8 +22,8 @@
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::{EnvError, EnvOptions, Environment, Message, Outcome};
-use crate::plan::PlannedCase;
-use crate::schema;
+use crate::families::bench::schema;
+use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -185,7 +185,7 @@ fn boot(kernel: &Path, root_task: &[u8], accel: Accel, o: &EnvOptions) -> Result
     }
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(super::qemu::QEMU));
-    facts.insert(crate::schema_core::environment::ACCEL.into(), json!(accel.name()));
+    facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
     facts.insert("machine".into(), json!(machine));
     facts.insert("cpu_model".into(), json!(if accel == Accel::Kvm { "host" } else { CPU }));
     facts.insert("vcpus".into(), json!(1));

@@ -37,7 +37,7 @@ pub fn disk(path: &Path, c: &Counters) -> io::Result<()> {
         Err(e) => return Err(e),
     };
     c.direct.store(direct, Ordering::Relaxed);
-    let mut buf = crate::bench::blk::AlignedBuf::new(BLOCK); // O_DIRECT needs aligned memory
+    let mut buf = crate::families::bench::blk::AlignedBuf::new(BLOCK); // O_DIRECT needs aligned memory
     for (i, b) in buf.bytes().iter_mut().enumerate() {
         *b = i as u8;
     }

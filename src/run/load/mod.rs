@@ -14,10 +14,10 @@
 pub mod build;
 pub mod io;
 
-use crate::cgroup::KillableGroup;
-use crate::named::Named;
-use crate::placement::format_cpus;
-use crate::schema_core::condition;
+use crate::base::named::Named;
+use crate::data::schema_core::condition;
+use crate::measure::cgroup::KillableGroup;
+use crate::measure::placement::format_cpus;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,7 +108,7 @@ impl Load {
         {
             return Err(LoadError::NoTools(why));
         }
-        let dir = scratch.join(crate::bench::scratch::unique_name(&format!("load-{}", kind.name())));
+        let dir = scratch.join(crate::families::bench::scratch::unique_name(&format!("load-{}", kind.name())));
         // Inside the run's private directory; a name already there is refused.
         std::fs::create_dir(&dir).map_err(|source| LoadError::Create { path: dir.clone(), source })?;
         let mut load = Load { kind, cpus: cpus.to_vec(), dir, child: None, group: None, containment: String::new() };
@@ -126,7 +126,7 @@ impl Load {
             }
             Err(e) => load.containment = format!("process group only ({e})"),
         }
-        let log = crate::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600)?;
+        let log = crate::families::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600)?;
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
         load.group = group.ok();
@@ -147,7 +147,7 @@ impl Load {
         let t = Instant::now();
         let mut started: Option<Instant> = None;
         while started.is_none_or(|s| s.elapsed() < settle) {
-            if crate::watchdog::interrupted().is_some() {
+            if crate::measure::watchdog::interrupted().is_some() {
                 return Ok(());
             }
             self.check()?;
@@ -240,7 +240,7 @@ fn write_progress(dir: &Path, counters: &[(&str, u64)], error: Option<&str>) {
     if let Some(e) = error {
         text += &format!("error {}\n", e.replace('\n', " "));
     }
-    let _ = crate::store::write_atomically(&dir.join(PROGRESS), text);
+    let _ = crate::data::store::write_atomically(&dir.join(PROGRESS), text);
 }
 
 fn kill_own_group() -> ! {
@@ -253,12 +253,12 @@ fn kill_own_group() -> ! {
 /// Runs the load until killed. Never returns normally.
 pub fn worker_main(a: WorkerArgs) -> i32 {
     if let Some(cg) = &a.cgroup
-        && let Err(e) = crate::cgroup::write(&cg.join("cgroup.procs"), "0")
+        && let Err(e) = crate::measure::cgroup::write(&cg.join("cgroup.procs"), "0")
     {
         eprintln!("load worker: {e}");
         return 1;
     }
-    if let Err(e) = crate::placement::set_affinity(&a.cpus) {
+    if let Err(e) = crate::measure::placement::set_affinity(&a.cpus) {
         eprintln!("load worker: setting affinity to {}: {e}", format_cpus(&a.cpus));
         return 1;
     }

@@ -12,20 +12,20 @@
 pub mod adaptive;
 pub mod paired;
 
-use crate::execute::{self, Destination, Execution};
-use crate::plan::{self, PlannedCase};
-use crate::progress::Reporter;
-use crate::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::spec::RunSpec;
-use crate::store::{RunWriter, StoreError};
-use crate::uncertainty::SplitMix64;
-use crate::watchdog;
+use crate::analysis::uncertainty::SplitMix64;
+use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
+use crate::data::store::{RunWriter, StoreError};
+use crate::measure::watchdog;
+use crate::run::execute::{self, Destination, Execution};
+use crate::run::plan::{self, PlannedCase};
+use crate::run::progress::Reporter;
+use crate::run::spec::RunSpec;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-pub use crate::spec::DEFAULT_ROUNDS;
+pub use crate::run::spec::DEFAULT_ROUNDS;
 
-pub use crate::spec::Rounds;
+pub use crate::run::spec::Rounds;
 
 /// The seed of round k's case order.
 pub fn round_seed(seed: u64, k: usize) -> u64 {
@@ -72,8 +72,8 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: 
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = out.writer.doc.results.len();
-    let switches = || crate::bench::attribution::involuntary_switches(libc::RUSAGE_SELF);
-    let (ticks, switches_before) = (crate::host::cpu_ticks(&ex.cpus), switches());
+    let switches = || crate::families::bench::attribution::involuntary_switches(libc::RUSAGE_SELF);
+    let (ticks, switches_before) = (crate::measure::host::cpu_ticks(&ex.cpus), switches());
     execute::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };
     let rec = RoundRecord {
@@ -83,7 +83,7 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: 
         order: order.iter().map(PlannedCase::label).collect(),
         elapsed_s: t.elapsed().as_secs_f64(),
         status,
-        steal_pct: ticks.zip(crate::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::host::steal_pct(b, a)),
+        steal_pct: ticks.zip(crate::measure::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::measure::host::steal_pct(b, a)),
         involuntary_switches: switches_before.zip(switches()).map(|(b, a)| a.saturating_sub(b)),
     };
     out.writer.update(|doc| {
@@ -226,10 +226,10 @@ impl Repeated<'_> {
         estimate_all(&mut now, self.r.spec.seed);
         now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
-            let policy = crate::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
-            return crate::compare::rows(base, &now, &policy)
+            let policy = crate::analysis::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
+            return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
-                .filter(|row| row.judged.verdict == crate::uncertainty::Verdict::Unsure)
+                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)
                 .map(|row| adaptive::Unsettled {
                     half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
                     rounds_needed: row.judged.rounds_needed,
@@ -309,7 +309,7 @@ impl From<String> for RoundError {
 /// written in place), if there is one.
 fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
     let p = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))?;
-    crate::store::load(&p).ok()
+    crate::data::store::load(&p).ok()
 }
 
 /// Starts a round's process (`exe __round --spec JSON`, its document in
@@ -405,8 +405,8 @@ mod tests {
 
     #[test]
     fn orders_are_permutations_seeded_and_differ_by_round() {
-        let suites = [crate::registry::find_suite("syscall").unwrap()];
-        let plan = crate::plan::plan(&suites, None);
+        let suites = [crate::run::registry::find_suite("syscall").unwrap()];
+        let plan = crate::run::plan::plan(&suites, None);
         let a = shuffled(&plan, round_seed(7, 0));
         let again = shuffled(&plan, round_seed(7, 0));
         let b = shuffled(&plan, round_seed(7, 1));

@@ -11,9 +11,9 @@
 //! How a round is measured is the caller's (`compare` starts an `oscycles
 //! run --rounds 1` per round); this is the loop and its bookkeeping.
 
-use crate::compare::{Judged, judge_sequential};
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::data::compare::{Judged, judge_sequential};
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use std::time::Duration;
 
 /// How the loop runs.
@@ -71,7 +71,7 @@ pub struct Outcome {
 
 /// The label `--cases` takes for a result: "benchmark params".
 pub fn case_label(r: &CaseResult) -> String {
-    format!("{} {}", r.benchmark, crate::results::params_label(&r.params)).trim().to_string()
+    format!("{} {}", r.benchmark, crate::data::results::params_label(&r.params)).trim().to_string()
 }
 
 /// Every cell measured on both sides, judged by the sequential rule:
@@ -132,7 +132,7 @@ pub fn drive<E>(
             end = End::Budget;
             break;
         }
-        let order = if crate::sequential::a_first(s.seed, k) { [0, 1] } else { [1, 0] };
+        let order = if crate::analysis::sequential::a_first(s.seed, k) { [0, 1] } else { [1, 0] };
         let mut got: [Option<RunDoc>; 2] = [None, None];
         let mut why = None;
         for side in order {
@@ -191,13 +191,13 @@ pub fn drive<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::uncertainty::SplitMix64;
+    use crate::analysis::uncertainty::SplitMix64;
 
     /// A fake round: the fixture's native cells that `cases` names, each
     /// with one round of three batches around its centre: B's ipc.pipe
     /// cells 20% dearer, everything else alike, with 1% of noise.
     fn fake(ask: &RoundAsk, rng: &mut SplitMix64) -> RunDoc {
-        let mut doc = crate::results::fixture();
+        let mut doc = crate::data::results::fixture();
         doc.results.retain(|r| r.environment.as_deref() == Some("native") && r.status == CaseStatus::Ok);
         doc.results.retain(|r| ask.cases.is_none_or(|c| c.contains(&case_label(r))));
         for r in &mut doc.results {
@@ -325,7 +325,7 @@ mod tests {
                 asked += 1;
                 let mut doc = fake(&ask, &mut SplitMix64::new(1));
                 for r in &mut doc.results {
-                    r.metrics[0].unit = crate::results::UNIT_INSTRUCTIONS.into();
+                    r.metrics[0].unit = crate::data::results::UNIT_INSTRUCTIONS.into();
                     r.metrics[0].samples = vec![vec![if ask.side == 1 && r.benchmark == "ipc.pipe" { 1500.0 } else { 1000.0 }; 3]];
                 }
                 Ok(Round::Measured(Box::new(doc)))

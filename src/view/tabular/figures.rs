@@ -5,9 +5,9 @@
 //! lines from typed results.
 
 use super::lines::{Lines, Point};
-use crate::results::{CaseResult, CaseStatus, Metric, RunDoc, UNIT_INSTRUCTIONS};
-use crate::schema_core::CaseParams;
-use crate::schema_core::environment::Facts;
+use crate::data::results::{CaseResult, CaseStatus, Metric, RunDoc, UNIT_INSTRUCTIONS};
+use crate::data::schema_core::CaseParams;
+use crate::data::schema_core::environment::Facts;
 
 /// A histogram of one result in log2 buckets.
 pub struct Histogram {

@@ -4,7 +4,7 @@
 //! ([`Headlines`], in its `table.rs`); the registry lists them in the
 //! summary's order.
 
-use crate::results::{CaseResult, CaseStatus, Metric, RunDoc};
+use crate::data::results::{CaseResult, CaseStatus, Metric, RunDoc};
 
 /// One headline: what it is, the case that stands for it, its metric, and
 /// whether its point is the worst case (noise, control deviations: the

@@ -13,9 +13,9 @@ pub mod rows;
 pub mod table;
 pub mod tables;
 
-use crate::counters::Event;
-use crate::results::{CaseResult, CaseStatus};
-use crate::schema_core::{CaseParams, condition};
+use crate::data::results::{CaseResult, CaseStatus};
+use crate::data::schema_core::{CaseParams, condition};
+use crate::measure::counters::Event;
 use serde_json::{Map, Value};
 use table::{cycles, percent};
 
@@ -160,7 +160,7 @@ pub fn cost_unit<'a>(results: impl IntoIterator<Item = &'a CaseResult>) -> CostU
         .into_iter()
         .filter(|r| r.status == CaseStatus::Ok)
         .filter_map(|r| r.metrics.first())
-        .map(crate::results::Metric::is_exact)
+        .map(crate::data::results::Metric::is_exact)
         .collect();
     match (units.iter().any(|&e| e), units.iter().all(|&e| e)) {
         (true, true) => CostUnit { long: "guest instructions (QEMU's instruction counter)", short: "instr" },

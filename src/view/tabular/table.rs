@@ -202,7 +202,7 @@ pub const WIDE_INTERVAL: f64 = 0.10;
 /// Whether a metric's interval is wider than WIDE_INTERVAL of its median;
 /// without an interval (a version 1 document), whether its batches' CV is
 /// above it.
-pub fn uncertain(m: &crate::results::Metric) -> bool {
+pub fn uncertain(m: &crate::data::results::Metric) -> bool {
     match &m.estimate {
         Some(e) => (e.interval.hi - e.interval.lo) > WIDE_INTERVAL * e.median.abs(),
         None => m.summary.cv > WIDE_INTERVAL,
@@ -211,7 +211,7 @@ pub fn uncertain(m: &crate::results::Metric) -> bool {
 
 /// The 95% interval of a metric's median as "+-x%" (half its width, relative
 /// to the median), "?" appended when it is wide; "-" where there is none.
-pub fn interval(m: &crate::results::Metric) -> String {
+pub fn interval(m: &crate::data::results::Metric) -> String {
     match &m.estimate {
         Some(e) => format!("+-{:.1}%{}", e.interval.relative_half_width(e.median) * 100.0, if uncertain(m) { "?" } else { "" }),
         None => "-".into(),

@@ -6,7 +6,7 @@
 //! lives in its folder (`bench/<family>/table.rs`), a published evaluation's
 //! that spans families in `published/`.
 
-use crate::results::RunDoc;
+use crate::data::results::RunDoc;
 
 /// Which of a run's results a table draws on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,13 +5,13 @@
 
 pub mod table;
 
-use oscycles::bench::cases::{per_op_metric, pinned};
-use oscycles::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use oscycles::clock::Tsc;
-use oscycles::harness;
-use oscycles::registry::{Member, Suite};
-use oscycles::results::Params;
-use oscycles::schema::CaseParams;
+use oscycles::data::results::Params;
+use oscycles::families::bench::cases::{per_op_metric, pinned};
+use oscycles::families::bench::schema::CaseParams;
+use oscycles::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use oscycles::measure::clock::Tsc;
+use oscycles::measure::harness;
+use oscycles::run::registry::{Member, Suite};
 use serde::{Deserialize, Serialize};
 pub use table::{EchoPlots, EchoTable};
 

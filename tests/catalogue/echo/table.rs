@@ -2,11 +2,11 @@
 //! and in bytes per cycle) and plot (cycles per copy against size).
 
 use super::{CopyParams, FAMILY, PER_COPY};
-use oscycles::report::Table;
-use oscycles::report::figures::{Plot, Plots, lines_of, point};
-use oscycles::report::plot::Lines;
-use oscycles::report::table::TextTable;
-use oscycles::results::{CaseStatus, RunDoc};
+use oscycles::data::results::{CaseStatus, RunDoc};
+use oscycles::present::report::Table;
+use oscycles::present::report::figures::{Plot, Plots, lines_of, point};
+use oscycles::present::report::plot::Lines;
+use oscycles::present::report::table::TextTable;
 
 /// Its title, which the tests look for.
 pub const TITLE: &str = "echo: a buffer copied, by size";

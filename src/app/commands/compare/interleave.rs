@@ -10,11 +10,13 @@
 //! pooled run is round k of that side), saved beside them.
 
 use anyhow::{Context, Result, bail};
-use oscycles::cli::{CompareArgs, UsageError};
-use oscycles::results::RunDoc;
-use oscycles::rounds::paired;
-use oscycles::uncertainty::Policy;
-use oscycles::{rounds, store, watchdog};
+use oscycles::analysis::uncertainty::Policy;
+use oscycles::app::cli::{CompareArgs, UsageError};
+use oscycles::data::results::RunDoc;
+use oscycles::data::store;
+use oscycles::measure::watchdog;
+use oscycles::run::rounds;
+use oscycles::run::rounds::paired;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -61,7 +63,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
     watchdog::install();
     let mut docs: [Vec<RunDoc>; 2] = [Vec::new(), Vec::new()];
     for k in 0..rounds {
-        for i in oscycles::runner::interleaved_order(2, k) {
+        for i in oscycles::run::runner::interleaved_order(2, k) {
             let side = &sides[i];
             eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
             match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[])? {
@@ -102,7 +104,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
     // (calibrated here, on the same host), and the kernel's event counts
     // (a cell's counts do not change between rounds): the first pair counts,
     // later rounds skip the counting pass and its 1.2 s cool-down.
-    let hz = oscycles::clock::calibrate_tsc(5, std::time::Duration::from_millis(60)).tsc_hz;
+    let hz = oscycles::measure::clock::calibrate_tsc(5, std::time::Duration::from_millis(60)).tsc_hz;
     let extra = |k: usize| {
         let mut o = vec!["--tsc-hz".to_string(), format!("{hz:.0}")];
         if k > 0 {
@@ -145,7 +147,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
 
 /// The directory of this invocation's rounds, under --results.
 fn results_dir(a: &CompareArgs) -> Result<PathBuf, UsageError> {
-    let stamp: String = oscycles::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let stamp: String = oscycles::data::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     let dir = a.results.join(format!("interleaved-{stamp}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
     Ok(dir)

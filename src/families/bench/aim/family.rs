@@ -1,16 +1,16 @@
 //! AIM7-style jobs/min/task for 1 .. 2 x CPUs concurrent tasks.
 
-use crate::bench::aim;
-use crate::bench::cases::{points, summary_of};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::placement::Placement;
-use crate::results::{Metric, Params};
-use crate::schema;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::aim;
+use crate::families::bench::cases::{points, summary_of};
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::Placement;
 use serde_json::json;
 use std::time::Duration;
 
 fn cases(scale: Scale) -> Vec<Params> {
-    let n = crate::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2) as u64;
+    let n = crate::measure::placement::allowed_cpus().len().clamp(1, aim::MAX_TASKS / 2) as u64;
     let tasks: Vec<u64> = match scale {
         Scale::Quick | Scale::Test => vec![1, 2 * n],
         Scale::Full => (1..=2 * n).collect(),
@@ -28,7 +28,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let mut per_round = Vec::new();
     let mut observed = Vec::new();
     for _ in 0..rounds {
-        if crate::watchdog::interrupted().is_some() {
+        if crate::measure::watchdog::interrupted().is_some() {
             return Err(CaseError::Interrupted);
         }
         let r = aim::round(tasks, ctx.cpus, duration, ctx.scratch).map_err(|e| CaseError::from_io("aim", e))?;

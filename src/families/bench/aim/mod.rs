@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The most tasks a case may run (the report's table has a row for each).
-pub use crate::schema::aim::MAX_TASKS;
+pub use crate::families::bench::schema::aim::MAX_TASKS;
 
 /// One job: the same work every time.
 pub struct Job {
@@ -105,8 +105,8 @@ pub fn round(tasks: usize, cpus: &[usize], duration: Duration, scratch: &Path) -
     for (i, job) in jobs.iter_mut().enumerate() {
         let slot = &slots.get()[i];
         let spawned = child::fork_child(|| {
-            let _ = crate::placement::set_affinity(cpus);
-            let start = crate::clock::monotonic_raw_ns();
+            let _ = crate::measure::placement::set_affinity(cpus);
+            let start = crate::measure::clock::monotonic_raw_ns();
             let end = start + duration.as_nanos() as u64;
             let mut done = 0u64;
             let mut now = start;
@@ -115,11 +115,11 @@ pub fn round(tasks: usize, cpus: &[usize], duration: Duration, scratch: &Path) -
                     return 1;
                 }
                 done += 1;
-                now = crate::clock::monotonic_raw_ns();
+                now = crate::measure::clock::monotonic_raw_ns();
             }
             slot.jobs.store(done, Ordering::Relaxed);
             slot.elapsed_ns.store(now - start, Ordering::Relaxed);
-            slot.cpu.store(crate::placement::current_cpu().map_or(-1, |c| c as i64), Ordering::Relaxed);
+            slot.cpu.store(crate::measure::placement::current_cpu().map_or(-1, |c| c as i64), Ordering::Relaxed);
             0
         });
         match spawned {
@@ -156,7 +156,7 @@ mod tests {
         let dir = tmp.path();
         let mut job = Job::new(&dir.join("aimtest")).unwrap();
         assert!(job.run());
-        let r = round(3, &crate::placement::allowed_cpus(), Duration::from_millis(50), dir).unwrap();
+        let r = round(3, &crate::measure::placement::allowed_cpus(), Duration::from_millis(50), dir).unwrap();
         assert_eq!(r.per_task.len(), 3);
         assert!(r.per_task.iter().all(|&j| j > 0.0), "{:?}", r.per_task);
     }

@@ -1,9 +1,9 @@
 //! The AIM7-style job mix.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("aim");
+crate::data::schema_core::family!("aim");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// An aim case: concurrent tasks.
     Params {
         tasks: u64,

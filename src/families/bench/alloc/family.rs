@@ -1,12 +1,12 @@
 //! Allocators: live set x block size per allocator, the bitmap also nearly
 //! full; and HermitCore's malloc(1 MiB) + free.
 
-use crate::bench::alloc::{Kind, Workload};
-use crate::bench::cases::{grid, measure, measured, per_op_metric, points};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::results::Params;
-use crate::schema::{self, alloc::Fill};
+use crate::base::named::Named;
+use crate::data::results::Params;
+use crate::families::bench::alloc::{Kind, Workload};
+use crate::families::bench::cases::{grid, measure, measured, per_op_metric, points};
+use crate::families::bench::schema::{self, alloc::Fill};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 
 pub const LIVE: [u64; 4] = [25, 100, 400, 1600];
@@ -25,7 +25,7 @@ fn cases(kind: Kind, scale: Scale) -> Vec<Params> {
 fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p: schema::alloc::Params = ctx.typed()?;
     let (live, bytes) = (p.live as usize, p.bytes as usize);
-    let capacity = crate::bench::alloc::capacity(live, p.fill == Some(Fill::NearlyFull));
+    let capacity = crate::families::bench::alloc::capacity(live, p.fill == Some(Fill::NearlyFull));
     let mut w =
         Workload::new(kind.build(bytes, capacity), live).ok_or_else(|| CaseError::Failed("could not allocate the live set".into()))?;
     let (m, placement) = measure(ctx, |n| w.pairs(n).ok_or_else(|| CaseError::Failed(format!("{} ran out of space", kind.name()))), |e| e)?;

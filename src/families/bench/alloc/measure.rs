@@ -292,7 +292,7 @@ impl Drop for Workload {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     /// The same property test for every allocator: random allocations and
     /// frees never overlap a live block, keep alignment, and freed memory is

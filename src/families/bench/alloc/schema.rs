@@ -1,7 +1,7 @@
 //! Allocators by live set and block size.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("alloc");
+crate::data::schema_core::family!("alloc");
 
 crate::named_enum! {
     /// How full the arena is: twice the live set, or 1% spare.
@@ -9,7 +9,7 @@ crate::named_enum! {
     pub enum Fill { Half = "half", NearlyFull = "nearly-full" }
 }
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// An alloc case: live blocks, block size, and how full the arena is.
     Params {
         live: u64,

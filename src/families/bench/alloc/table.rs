@@ -1,17 +1,17 @@
 //! The allocators by live set and block size (Genode's Pandaboard article).
 
-use crate::named::Named;
-use crate::results::{CaseResult, RunDoc};
-use crate::schema::alloc;
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::tabular::median_cell;
-use crate::tabular::table::{TextTable, bytes_label};
-use crate::tabular::tables::Table;
+use crate::base::named::Named;
+use crate::data::results::{CaseResult, RunDoc};
+use crate::families::bench::schema::alloc;
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::view::tabular::median_cell;
+use crate::view::tabular::table::{TextTable, bytes_label};
+use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// Allocators: rows allocator x block size, columns live-set sizes; cycles per free+allocate pair.
 pub fn render_alloc(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, alloc::Params)> = crate::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
+    let rs: Vec<(&CaseResult, alloc::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

@@ -1,13 +1,13 @@
 //! The blk family on the harness: one case per operation, cache mode and block size.
 
-use crate::bench::blk::{self, Op};
-use crate::bench::cases::{grid, pinned, points};
-use crate::bench::scratch::ScratchFile;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::results::{Metric, Params};
-use crate::schema::{self, blk::Mode, blk::details as keys};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::blk::{self, Op};
+use crate::families::bench::cases::{grid, pinned, points};
+use crate::families::bench::schema::{self, blk::Mode, blk::details as keys};
+use crate::families::bench::scratch::ScratchFile;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 
 crate::named_enum! {
@@ -68,7 +68,7 @@ fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         blk::check_direct(block, blk::BUF_ALIGN, a).map_err(|e| CaseError::NotApplicable(e.to_string()))?;
     }
     let file = blk::open(&f.path, direct).map_err(io)?;
-    let timing = crate::bench::net::family::timing(ctx);
+    let timing = crate::families::bench::net::family::timing(ctx);
     let (r, placement) = pinned(ctx, || blk::run(&file, bytes, t.op(), block, timing.warm, timing.measure, timing.slice).map_err(io))?;
     let window_mib = r.bytes as f64 / (1 << 20) as f64;
     let mut details = serde_json::Map::new();

@@ -1,7 +1,7 @@
 //! Sequential block I/O.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("blk");
+crate::data::schema_core::family!("blk");
 
 crate::named_enum! {
     /// O_DIRECT, or through the page cache.
@@ -9,7 +9,7 @@ crate::named_enum! {
     pub enum Mode { Direct = "direct", Cached = "cached" }
 }
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A blk case: cache mode and block size in bytes.
     Params {
         mode: Mode,

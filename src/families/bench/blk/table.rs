@@ -1,16 +1,16 @@
 //! Block throughput by block size (Genode's Pandaboard article): rows sizes, columns
 //! read / write x direct / cached; and its plot.
 
-use crate::named::Named;
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::blk;
-use crate::sources::Source;
-use crate::tabular::figures::{Plot, Plots, lines_of};
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::tabular::lines::{Lines, Point};
-use crate::tabular::table::{TextTable, bytes_label, percent};
-use crate::tabular::tables::Table;
-use crate::tabular::{ascending, num, unmeasured_reasons, value_cell};
+use crate::base::named::Named;
+use crate::base::sources::Source;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::blk;
+use crate::view::tabular::figures::{Plot, Plots, lines_of};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::view::tabular::lines::{Lines, Point};
+use crate::view::tabular::table::{TextTable, bytes_label, percent};
+use crate::view::tabular::tables::Table;
+use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A blk result with its parameters.
 type Blk<'a> = (&'a CaseResult, blk::Params);
@@ -33,7 +33,7 @@ fn blk_case(r: &CaseResult, op: &str, mode: blk::Mode, block: u64) -> Vec<String
 }
 
 pub fn render_blk(doc: &RunDoc) -> String {
-    let rs: Vec<Blk> = crate::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
+    let rs: Vec<Blk> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

@@ -3,11 +3,11 @@
 //! starts it a few times (each timed to its /init's hello and to its first
 //! result) and summarises; there is nothing to run inside one.
 
-use crate::bench::family::{FromHost, Started, Starter};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Venue};
-use crate::results::Metric;
-use crate::schema::{self, boot};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::data::results::Metric;
+use crate::families::bench::family::{FromHost, Started, Starter};
+use crate::families::bench::schema::{self, boot};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Venue};
 use serde_json::json;
 
 /// boot.start: from starting an environment to its /init and first result.

@@ -1,9 +1,9 @@
 //! Boot time, measured by the host per environment.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("boot");
+crate::data::schema_core::family!("boot");
 /// No parameters.
-pub type Params = crate::schema_core::NoParams;
+pub type Params = crate::data::schema_core::NoParams;
 /// Seconds from the start to the first act of the environment's init.
 pub const TO_INIT: &str = "to_init";
 /// Seconds from the start to its first result.

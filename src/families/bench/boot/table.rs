@@ -1,13 +1,13 @@
 //! The boot-time table of the HermitCore PVH/HVM benchmark post: each environment's time to
 //! its /init and to a first result.
 
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::boot;
-use crate::sources::Source;
-use crate::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
-use crate::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::tabular::table::TextTable;
-use crate::tabular::tables::{Layout, Table};
+use crate::base::sources::Source;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::boot;
+use crate::view::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::view::tabular::table::TextTable;
+use crate::view::tabular::tables::{Layout, Table};
 
 pub fn render_boot(doc: &RunDoc) -> String {
     let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();

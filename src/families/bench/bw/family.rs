@@ -1,16 +1,16 @@
 //! Bandwidths: streams take a placement, the rest run on one pinned CPU.
 
-use crate::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
-use crate::bench::cases::{copy_metrics, measure, measured, pinned, points};
-use crate::bench::child;
-use crate::bench::scratch::ScratchFile;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::clock::Tsc;
-use crate::harness::{self, Measurement};
-use crate::named::Named;
-use crate::placement::{Cores, Placement};
-use crate::results::Params;
-use crate::schema;
+use crate::base::named::Named;
+use crate::data::results::Params;
+use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
+use crate::families::bench::cases::{copy_metrics, measure, measured, pinned, points};
+use crate::families::bench::child;
+use crate::families::bench::schema;
+use crate::families::bench::scratch::ScratchFile;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::clock::Tsc;
+use crate::measure::harness::{self, Measurement};
+use crate::measure::placement::{Cores, Placement};
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
@@ -28,7 +28,7 @@ fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
 }
 
 pub fn ram_bytes() -> u64 {
-    crate::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
+    crate::measure::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
 }
 
 fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
@@ -43,7 +43,7 @@ fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurem
     let pid = bw::spawn_writer(w, &r, CHUNK, writer_cpu).map_err(io)?;
     let mut drain = Drain::new(r, CHUNK);
     let result = pinned(ctx, || {
-        let _deadline = crate::watchdog::Deadline::arm(ctx.timeout).map_err(io)?;
+        let _deadline = crate::measure::watchdog::Deadline::arm(ctx.timeout).map_err(io)?;
         harness::measure(&Tsc, ctx.clock.overhead_cycles, &ctx.harness, |n| (0..n).try_for_each(|_| drain.chunk())).map_err(io)
     });
     drop(drain);
@@ -71,7 +71,7 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let bytes = ctx.mem_bytes.unwrap_or_else(|| bw::mem_buffer_bytes(llc, ram_bytes()));
             details.insert("llc_bytes".into(), json!(llc));
             details.insert("buffer_bytes".into(), json!(bytes));
-            crate::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
+            crate::families::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
             let mut bufs = MemBuffers::new(kind, bytes).map_err(io)?;
             let mut round = 0;
             let passes = |n| {
@@ -79,7 +79,7 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
                     round += 1;
                     bufs.pass(kind, round);
                 }
-                crate::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
+                crate::measure::watchdog::check().map_err(|_| std::io::Error::from_raw_os_error(libc::EINTR))
             };
             let (m, p) = measure(ctx, passes, io)?;
             (m, p, bytes)
@@ -92,7 +92,7 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };
             // Page-aligned, as lmbench's valloc(XFERSIZE): the kernel's copy
             // into a buffer misaligned by 16 bytes (malloc's) is slower.
-            let mut buf = crate::bench::child::Private::new(CHUNK).map_err(io)?;
+            let mut buf = crate::families::bench::child::Private::new(CHUNK).map_err(io)?;
             details.insert("file_bytes".into(), json!(FILE_BYTES));
             let read = |n| {
                 (0..n).try_for_each(|_| {

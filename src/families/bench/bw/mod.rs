@@ -128,7 +128,7 @@ pub fn spawn_writer(fd: OwnedFd, reader: &OwnedFd, chunk: usize, cpu: usize) -> 
             libc::close(reader);
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         }
-        let _ = crate::placement::set_affinity(&[cpu]);
+        let _ = crate::measure::placement::set_affinity(&[cpu]);
         loop {
             // SAFETY: buf is a valid readable slice.
             let n = unsafe { libc::write(raw, buf.as_ptr().cast(), buf.len()) };
@@ -241,7 +241,7 @@ impl FileMap {
     pub fn sum(&self) -> u64 {
         // SAFETY: the mapping covers `len` readable bytes while self lives.
         let words = unsafe { std::slice::from_raw_parts(self.ptr as *const u64, self.len / 8) };
-        std::hint::black_box(crate::arch::sum_u64_scalar(words));
+        std::hint::black_box(crate::measure::arch::sum_u64_scalar(words));
         self.len as u64
     }
 }
@@ -275,7 +275,7 @@ fn sum_words(buf: &[u8]) -> u64 {
         w[..c.len()].copy_from_slice(c);
         a.wrapping_add(u64::from_ne_bytes(w))
     });
-    crate::arch::sum_u64_scalar(body).wrapping_add(ends)
+    crate::measure::arch::sum_u64_scalar(body).wrapping_add(ends)
 }
 
 /// bw_file_rd io_only: lseek to 0, then read(2) the whole file in
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn a_writer_process_stops_when_the_reader_goes() {
         let (r, w) = stream_pair(BwKind::Unix).unwrap();
-        let pid = spawn_writer(w, &r, CHUNK, crate::placement::allowed_cpus()[0]).unwrap();
+        let pid = spawn_writer(w, &r, CHUNK, crate::measure::placement::allowed_cpus()[0]).unwrap();
         let mut drain = Drain::new(r, CHUNK);
         drain.chunk().unwrap();
         drop(drain);
@@ -365,12 +365,12 @@ mod tests {
         // SAFETY: u64 memory viewed as bytes.
         let bytes = unsafe { words.align_to::<u8>().1 };
         assert_eq!((sum_words(&bytes[..16]), sum_words(&bytes[..17])), (3, 7), "whole words, and a partial one at the end");
-        assert_eq!(crate::arch::sum_u64_scalar(&[]), 0);
-        assert_eq!(crate::arch::sum_u64_scalar(&[3, 4, u64::MAX]), 6, "wrapping");
+        assert_eq!(crate::measure::arch::sum_u64_scalar(&[]), 0);
+        assert_eq!(crate::measure::arch::sum_u64_scalar(&[3, 4, u64::MAX]), 6, "wrapping");
         let many: Vec<u64> = (1..=100).collect();
-        assert_eq!(crate::arch::sum_u64_scalar(&many), 5050, "six blocks of 16 and a rest of 4");
+        assert_eq!(crate::measure::arch::sum_u64_scalar(&many), 5050, "six blocks of 16 and a rest of 4");
         let more: Vec<u64> = (1..=300).collect();
-        assert_eq!(crate::arch::sum_u64_scalar(&more), 45150, "two blocks of 128, two of 16, a rest of 12");
+        assert_eq!(crate::measure::arch::sum_u64_scalar(&more), 45150, "two blocks of 128, two of 16, a rest of 12");
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Bandwidths: memory, files, pipes and sockets.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("bw");
-pub use crate::placement::Cores;
+crate::data::schema_core::family!("bw");
+pub use crate::measure::placement::Cores;
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A bw case: the streams (pipe, unix) say where the writer runs; the others have none.
     Params {
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,13 +3,13 @@
 //! timing it with the harness, and turning what it measured into metrics.
 
 use super::{CaseCtx, CaseData, CaseError};
-use crate::clock::{ClockInfo, Tsc};
-use crate::harness::{self, Measurement};
-use crate::placement::{self, Placement};
-use crate::results::{Metric, Params};
-use crate::schema::CaseParams;
-use crate::stats::Summary;
-use crate::watchdog::Stop;
+use crate::analysis::stats::Summary;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::schema::CaseParams;
+use crate::measure::clock::{ClockInfo, Tsc};
+use crate::measure::harness::{self, Measurement};
+use crate::measure::placement::{self, Placement};
+use crate::measure::watchdog::Stop;
 use serde_json::{Map, Value, json};
 
 /// Parameter points as the JSON maps results store, in order.
@@ -107,8 +107,8 @@ fn rates(m: &Measurement, tsc_hz: f64, units_per_op: f64, per: f64) -> Vec<f64> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::Scale;
-    use crate::schema;
+    use crate::families::bench::Scale;
+    use crate::families::bench::schema;
 
     #[test]
     fn a_grid_runs_its_outer_values_slowest() {
@@ -140,7 +140,7 @@ mod tests {
             pin: true,
             policy: placement::Policy::Other,
             memory_locked: false,
-            harness: crate::harness::HarnessConfig::tiny(),
+            harness: crate::measure::harness::HarnessConfig::tiny(),
             scale: Scale::Quick,
             point_ms: None,
             clock: &clock,

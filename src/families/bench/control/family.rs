@@ -1,14 +1,14 @@
 //! The control loop: a 1000 us periodic task's deviation from its deadlines,
 //! one benchmark per way of waiting.
 
-use crate::bench::attribution::Snapshot;
-use crate::bench::cases::{case_cpus, pinned, points, summary_of};
-use crate::bench::control::{self, Wait};
-use crate::bench::noise;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::results::{Metric, Params};
-use crate::schema::{self, control::details as keys};
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::attribution::Snapshot;
+use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::control::{self, Wait};
+use crate::families::bench::noise;
+use crate::families::bench::schema::{self, control::details as keys};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 
 pub const CONTROL_PERIOD_NS: u64 = 1_000_000;
@@ -46,7 +46,7 @@ fn run(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert(keys::PERIOD_DEV_MIN_CYCLES.into(), json!(period_devs.iter().min()));
     details.insert(
         "period_dev_abs_p99_cycles".into(),
-        json!((!period_abs_sorted.is_empty()).then(|| crate::stats::quantile_sorted(&period_abs_sorted, 0.99))),
+        json!((!period_abs_sorted.is_empty()).then(|| crate::analysis::stats::quantile_sorted(&period_abs_sorted, 0.99))),
     );
     details.insert(keys::PERIOD_DEV_ABS_HISTOGRAM_LOG2.into(), json!(noise::log2_histogram(&period_abs)));
     details.insert(keys::LATE_MAX_CYCLES.into(), json!(r.deviations.iter().max()));

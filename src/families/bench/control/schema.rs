@@ -1,9 +1,9 @@
 //! The 1000 us control loop.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("control");
+crate::data::schema_core::family!("control");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A control case: wake-ups timed.
     Params {
         samples: u64,
@@ -16,7 +16,7 @@ pub const NANOSLEEP: &str = "nanosleep";
 
 /// Details the report reads.
 pub mod details {
-    pub use crate::schema_core::attribution::ATTRIBUTION;
+    pub use crate::data::schema_core::attribution::ATTRIBUTION;
     /// The period in cycles.
     pub const PERIOD_CYCLES: &str = "period_cycles";
     /// Deadlines passed unmet.

@@ -1,12 +1,12 @@
 //! lat_ctx: ring size x working set.
 
-use crate::bench::cases::{grid, points, summary_of};
-use crate::bench::ctx::{self, RingSpec};
-use crate::bench::ipc::IpcError;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::placement::Placement;
-use crate::results::{Metric, Params};
-use crate::schema;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{grid, points, summary_of};
+use crate::families::bench::ctx::{self, RingSpec};
+use crate::families::bench::ipc::IpcError;
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::Placement;
 use serde_json::json;
 
 fn cases(scale: Scale) -> Vec<Params> {
@@ -35,7 +35,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         placement: Placement {
             actors: format!("{} processes in a ring", spec.procs),
             cpus: vec![spec.cpu; spec.procs],
-            observed_cpus: vec![crate::placement::current_cpu()],
+            observed_cpus: vec![crate::measure::placement::current_cpu()],
             policy: ctx.policy.to_string(),
             memory_locked: ctx.memory_locked,
         },

@@ -1,9 +1,9 @@
 //! lat_ctx: a token passed round a ring of processes.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("ctx");
+crate::data::schema_core::family!("ctx");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A ctx case: processes in the ring, working set each sums in KiB.
     Params {
         procs: u64,

@@ -1,8 +1,8 @@
 //! The ctx family's headline in a run's summary (its table is the lmbench
 //! table's lat_ctx rows, `published/lmbench.rs`).
 
-use crate::schema::ctx;
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::families::bench::schema::ctx;
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 
 /// The summary's headline: a context switch.
 pub struct CtxHeadline;

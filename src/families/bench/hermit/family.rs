@@ -1,13 +1,13 @@
 //! HermitCore's basic benchmark extras: sched_yield with a second runnable
 //! thread on the CPU, and malloc(1 MiB) + free.
 
-use crate::bench::cases::{measured, per_op_metric, pinned};
-use crate::bench::hermit::{self, Yielder};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
-use crate::clock::Tsc;
-use crate::harness;
-use crate::named::Named;
-use crate::schema;
+use crate::base::named::Named;
+use crate::families::bench::cases::{measured, per_op_metric, pinned};
+use crate::families::bench::hermit::{self, Yielder};
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
+use crate::measure::clock::Tsc;
+use crate::measure::harness;
 
 crate::named_enum! {
     pub enum HermitOp {

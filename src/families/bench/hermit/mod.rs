@@ -4,7 +4,7 @@
 pub mod family;
 pub mod schema;
 
-use crate::arch::syscall3;
+use crate::measure::arch::syscall3;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A thread on `cpu` that calls sched_yield until dropped, so that every
@@ -20,8 +20,8 @@ impl Yielder {
         let flag = stop.clone();
         let (tx, rx) = std::sync::mpsc::channel();
         let handle = std::thread::spawn(move || {
-            crate::watchdog::block_interrupts_in_this_thread();
-            let _ = tx.send(crate::placement::set_affinity(&[cpu]));
+            crate::measure::watchdog::block_interrupts_in_this_thread();
+            let _ = tx.send(crate::measure::placement::set_affinity(&[cpu]));
             while !flag.load(Ordering::Relaxed) {
                 // SAFETY: sched_yield takes no arguments.
                 unsafe { syscall3(libc::SYS_sched_yield, 0, 0, 0) };
@@ -44,7 +44,7 @@ impl Drop for Yielder {
 /// sched_yield `n` times.
 pub fn yields(n: u64) -> std::io::Result<()> {
     for i in 0..n {
-        if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
+        if i % crate::measure::watchdog::POLL_EVERY == 0 && crate::measure::watchdog::check().is_err() {
             return Err(std::io::Error::from_raw_os_error(libc::EINTR));
         }
         // SAFETY: sched_yield takes no arguments.
@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn yields_with_a_partner_and_mallocs() {
-        let cpu = crate::placement::allowed_cpus()[0];
+        let cpu = crate::measure::placement::allowed_cpus()[0];
         let y = Yielder::start(cpu).unwrap();
         yields(10).unwrap();
         drop(y);

@@ -1,9 +1,9 @@
 //! HermitCore's basic-benchmark extras.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("hermit");
+crate::data::schema_core::family!("hermit");
 /// No parameters.
-pub type Params = crate::schema_core::NoParams;
+pub type Params = crate::data::schema_core::NoParams;
 /// Cycles per operation.
 pub const PER_OP: &str = "per_op";
 pub const SCHED_YIELD_BUSY: &str = "sched_yield-busy";

@@ -1,14 +1,14 @@
 //! The ipc family on the harness: cases are payload x space x cores, each a
 //! ping-pong whose one-way cost is half the round trip.
 
-use crate::bench::cases::{grid, points, summary_of};
-use crate::bench::ipc::pingpong::{self, PingPongSpec};
-use crate::bench::ipc::{IpcError, Mechanism};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
-use crate::clock::ClockInfo;
-use crate::placement::{Cores, Placement, Space};
-use crate::results::{Metric, Params};
-use crate::schema;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{grid, points, summary_of};
+use crate::families::bench::ipc::pingpong::{self, PingPongSpec};
+use crate::families::bench::ipc::{IpcError, Mechanism};
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
+use crate::measure::clock::ClockInfo;
+use crate::measure::placement::{Cores, Placement, Space};
 use serde_json::json;
 
 pub const WORDS_FULL: [u64; 7] = [0, 1, 2, 4, 8, 16, 64];

@@ -17,7 +17,7 @@ pub(super) fn retry(op: &'static str, mut f: impl FnMut() -> isize) -> Result<us
         }
         let err = IpcError::last(op);
         if matches!(err, IpcError::Sys { errno: libc::EINTR, .. }) {
-            crate::watchdog::check()?;
+            crate::measure::watchdog::check()?;
             continue;
         }
         return Err(err);

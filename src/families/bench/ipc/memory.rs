@@ -73,11 +73,11 @@ const SPIN_YIELD_EVERY: u32 = 1 << 16;
 /// watchdog and a yield.
 #[inline(always)]
 fn spin_once(polls: &mut u32) -> Result<(), IpcError> {
-    crate::arch::spin_hint();
+    crate::measure::arch::spin_hint();
     *polls += 1;
     if *polls == SPIN_YIELD_EVERY {
         *polls = 0;
-        crate::watchdog::check()?;
+        crate::measure::watchdog::check()?;
         // SAFETY: sched_yield has no arguments.
         unsafe { libc::sched_yield() };
     }
@@ -147,7 +147,7 @@ impl Endpoint for SlotEndpoint {
                         let e = IpcError::last("futex wait");
                         match e {
                             IpcError::Sys { errno: libc::EAGAIN, .. } => {}
-                            IpcError::Sys { errno: libc::EINTR, .. } => crate::watchdog::check()?,
+                            IpcError::Sys { errno: libc::EINTR, .. } => crate::measure::watchdog::check()?,
                             _ => return Err(e),
                         }
                     }

@@ -11,7 +11,7 @@ pub mod message;
 pub mod pingpong;
 pub mod shm;
 
-use crate::placement::{Cores, Space};
+use crate::measure::placement::{Cores, Space};
 use fd::{DatagramKind, FdDatagram, FdStream};
 use memory::{EventfdEndpoint, LINE_WORDS, LineEndpoint, SlotEndpoint, SysvEndpoint, Wake};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -64,11 +64,11 @@ impl From<IpcError> for std::io::Error {
     }
 }
 
-impl From<crate::watchdog::Stop> for IpcError {
-    fn from(s: crate::watchdog::Stop) -> Self {
+impl From<crate::measure::watchdog::Stop> for IpcError {
+    fn from(s: crate::measure::watchdog::Stop) -> Self {
         match s {
-            crate::watchdog::Stop::TimedOut => IpcError::TimedOut,
-            crate::watchdog::Stop::Interrupted => IpcError::Interrupted,
+            crate::measure::watchdog::Stop::TimedOut => IpcError::TimedOut,
+            crate::measure::watchdog::Stop::Interrupted => IpcError::Interrupted,
         }
     }
 }
@@ -117,7 +117,7 @@ impl Endpoint for AnyEndpoint {
 
 /// The IPC mechanisms of the l4-ipc suite: names and descriptions are the
 /// report's too, so the enum lives in the schema.
-pub use crate::schema::ipc::Mechanism;
+pub use crate::families::bench::schema::ipc::Mechanism;
 
 impl Mechanism {
     /// Bytes that cross the mechanism per message of `words` words (byte

@@ -6,11 +6,11 @@
 use super::message::{Direction, MAX_WORDS, check, fill};
 use super::shm::Shared;
 use super::{AnyEndpoint, Endpoint, IpcError, Mechanism};
-use crate::bench::child;
-use crate::clock::Tsc;
-use crate::harness::{self, HarnessConfig, Measurement};
-use crate::placement::{self, Policy, Space};
-use crate::watchdog::{self, Deadline};
+use crate::families::bench::child;
+use crate::measure::clock::Tsc;
+use crate::measure::harness::{self, HarnessConfig, Measurement};
+use crate::measure::placement::{self, Policy, Space};
+use crate::measure::watchdog::{self, Deadline};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
@@ -217,7 +217,7 @@ pub fn run(spec: &PingPongSpec, overhead: u64, cfg: &HarnessConfig) -> Result<Pi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::placement::Cores;
+    use crate::measure::placement::Cores;
 
     fn cpus(cores: Cores) -> Option<(usize, usize)> {
         let allowed = placement::allowed_cpus();

@@ -1,10 +1,10 @@
 //! IPC ping-pong: payload x address space x cores.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("ipc");
-pub use crate::placement::{Cores, Space};
+crate::data::schema_core::family!("ipc");
+pub use crate::measure::placement::{Cores, Space};
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// An ipc case: payload in 64-bit words, threads or processes, one core or two.
     Params {
         words: u64,

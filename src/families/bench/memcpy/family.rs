@@ -1,11 +1,11 @@
 //! memcpy: size x (source offset, destination offset), one benchmark per implementation.
 
-use crate::bench::cases::{copy_metrics, grid, measure, measured, points};
-use crate::bench::memcpy::{Buffers, Impl, copy};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::results::Params;
-use crate::schema;
+use crate::base::named::Named;
+use crate::data::results::Params;
+use crate::families::bench::cases::{copy_metrics, grid, measure, measured, points};
+use crate::families::bench::memcpy::{Buffers, Impl, copy};
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 
 pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 pub const SIZES_QUICK: [u64; 3] = [64, 4 << 10, 1 << 20];
@@ -46,7 +46,7 @@ fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         for _ in 0..n {
             copy(imp, d, s);
         }
-        crate::watchdog::check().map_err(|_| CaseError::Interrupted)
+        crate::measure::watchdog::check().map_err(|_| CaseError::Interrupted)
     };
     let (m, placement) = measure(ctx, copies, |e| e)?;
     let metrics = copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, p.bytes, &m, ctx.clock)?;

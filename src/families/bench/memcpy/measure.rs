@@ -97,7 +97,7 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     #[test]
     fn every_implementation_copies_exactly_at_every_offset() {

@@ -1,9 +1,9 @@
 //! memcpy by size and alignment.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("memcpy");
+crate::data::schema_core::family!("memcpy");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A memcpy case: bytes copied, source and destination offset from a page boundary.
     Params {
         bytes: u64,

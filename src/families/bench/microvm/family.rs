@@ -2,13 +2,13 @@
 //! iterations calibrated until the guest's own timing is long enough; and
 //! the VM start (KVM_CREATE_VM to the guest's first instruction).
 
-use crate::bench::cases::{pinned, points, summary_of};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, Venue};
-use crate::named::Named;
-use crate::results::{Metric, Params};
-use crate::schema::{self, microvm::details as keys};
-use crate::stats::Summary;
-use crate::vmm::{self, GuestCase, layer};
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{pinned, points, summary_of};
+use crate::families::bench::schema::{self, microvm::details as keys};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, Venue};
+use crate::families::vmm::{self, GuestCase, layer};
 use serde_json::json;
 use std::time::Duration;
 
@@ -82,25 +82,25 @@ fn cases(op: MicroOp) -> Vec<Params> {
 fn native(n: u32, mut f: impl FnMut()) -> f64 {
     (0..7)
         .map(|_| {
-            let t0 = crate::arch::rdtscp();
+            let t0 = crate::measure::arch::rdtscp();
             for _ in 0..n {
                 f();
             }
-            (crate::arch::rdtscp() - t0) as f64 / f64::from(n)
+            (crate::measure::arch::rdtscp() - t0) as f64 / f64::from(n)
         })
         .fold(f64::INFINITY, f64::min)
 }
 
 pub fn native_cpuid() -> f64 {
     native(2000, || {
-        std::hint::black_box(crate::arch::cpuid(std::hint::black_box(0), 0));
+        std::hint::black_box(crate::measure::arch::cpuid(std::hint::black_box(0), 0));
     })
 }
 
 pub fn native_null_syscall() -> f64 {
     native(2000, || {
         // SAFETY: getppid takes no arguments.
-        std::hint::black_box(unsafe { crate::arch::syscall3(libc::SYS_getppid, 0, 0, 0) });
+        std::hint::black_box(unsafe { crate::measure::arch::syscall3(libc::SYS_getppid, 0, 0, 0) });
     })
 }
 
@@ -115,7 +115,7 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let tiny = ctx.scale == Scale::Test;
     let target = if tiny { 200_000 } else { ctx.harness.target_batch_cycles.max(1) };
     let fail = |e: vmm::VmError| {
-        if crate::watchdog::interrupted().is_some() {
+        if crate::measure::watchdog::interrupted().is_some() {
             CaseError::Interrupted
         } else if matches!(op, MicroOp::Vmcall | MicroOp::Vmmcall) && matches!(e, vmm::VmError::Stuck { .. }) {
             CaseError::NotApplicable(format!("this layer never completes a {} in the guest: {e}", op.name()))

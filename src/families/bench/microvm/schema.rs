@@ -1,9 +1,9 @@
 //! VM exits in oscycles' own KVM guest.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("microvm");
+crate::data::schema_core::family!("microvm");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A microvm case: the guest's privilege level (0 kernel, 3 user).
     Params {
         cpl: u64,

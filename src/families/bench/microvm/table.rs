@@ -3,11 +3,11 @@
 //! min), the VMM's round trip where the exit reaches it, and the ratio to a
 //! native equivalent where there is one.
 
-use crate::results::{CaseStatus, RunDoc};
-use crate::schema::microvm::{self, details};
-use crate::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::tabular::table::TextTable;
-use crate::tabular::tables::Table;
+use crate::data::results::{CaseStatus, RunDoc};
+use crate::families::bench::schema::microvm::{self, details};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::view::tabular::table::TextTable;
+use crate::view::tabular::tables::Table;
 
 pub fn render(doc: &RunDoc) -> String {
     let rs: Vec<_> = doc.results.iter().filter(|r| r.family == microvm::FAMILY).collect();

@@ -1,13 +1,13 @@
 //! The net family on the harness: one case per protocol, path and payload.
 
-use crate::bench::cases::{grid, points};
-use crate::bench::net::{self, Ends, Proto, Timing, netns};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::placement::Placement;
-use crate::results::{Metric, Params};
-use crate::schema::{self, net::Path, net::details as keys};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{grid, points};
+use crate::families::bench::net::{self, Ends, Proto, Timing, netns};
+use crate::families::bench::schema::{self, net::Path, net::details as keys};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::Placement;
 use serde_json::json;
 use std::net::Ipv4Addr;
 use std::os::fd::AsRawFd;

@@ -125,7 +125,7 @@ fn take_side(ns: Option<RawFd>, cpu: usize) -> io::Result<()> {
     if let Some(fd) = ns {
         netns::enter(fd)?;
     }
-    crate::placement::set_affinity(&[cpu])
+    crate::measure::placement::set_affinity(&[cpu])
 }
 
 /// The receiver's bookkeeping of its measured window.
@@ -344,7 +344,7 @@ fn receive_udp(sock: &UdpSocket, buf: &mut [u8], t: Timing, progress: &Progress)
             Err(e) => return Err(e),
         }
     }
-    Ok((w, total, Some(seqs), crate::placement::current_cpu()))
+    Ok((w, total, Some(seqs), crate::measure::placement::current_cpu()))
 }
 
 fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, progress: &Progress) -> io::Result<ReceiverOut> {
@@ -362,7 +362,7 @@ fn receive_tcp(l: &TcpListener, buf: &mut [u8], t: Timing, progress: &Progress) 
         }
     }
     w.close();
-    Ok((w, total, None, crate::placement::current_cpu()))
+    Ok((w, total, None, crate::measure::placement::current_cpu()))
 }
 
 /// The sending side's accounting: bytes and messages by phase, and its CPU
@@ -417,7 +417,7 @@ fn send(proto: Proto, size: usize, ends: &Ends, phase: &AtomicU8, port: u16) -> 
             conn.shutdown(std::net::Shutdown::Write)?;
         }
     }
-    Ok((c.bytes, c.msgs, c.cpu1 - c.cpu0, crate::placement::current_cpu()))
+    Ok((c.bytes, c.msgs, c.cpu1 - c.cpu0, crate::measure::placement::current_cpu()))
 }
 
 fn send_udp(to: SocketAddr, buf: &mut [u8], phase: &AtomicU8, c: &mut SendCount) -> io::Result<()> {
@@ -508,7 +508,7 @@ pub fn request_response(size: usize, ends: Ends, t: Timing) -> io::Result<(Vec<f
             loop {
                 match c.read_exact(&mut buf) {
                     Ok(()) => c.write_all(&buf)?,
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(crate::placement::current_cpu()),
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(crate::measure::placement::current_cpu()),
                     Err(e) => return Err(e),
                 }
             }
@@ -540,10 +540,10 @@ fn client_side<'s>(
         let start = Instant::now();
         while start.elapsed() < t.warm + t.measure {
             let measuring = start.elapsed() >= t.warm;
-            let t0 = crate::arch::rdtscp();
+            let t0 = crate::measure::arch::rdtscp();
             c.write_all(&msg)?;
             c.read_exact(&mut back)?;
-            let t1 = crate::arch::rdtscp();
+            let t1 = crate::measure::arch::rdtscp();
             if back != msg {
                 return Err(io::Error::other("the response differs from the request"));
             }
@@ -551,7 +551,7 @@ fn client_side<'s>(
                 rtts.push((t1 - t0) as f64);
             }
         }
-        Ok((rtts, crate::placement::current_cpu()))
+        Ok((rtts, crate::measure::placement::current_cpu()))
     })
     .join()
     .map_err(|_| io::Error::other("client panicked"))?
@@ -575,7 +575,7 @@ mod tests {
     }
 
     fn loopback() -> Ends {
-        let cpus = crate::placement::allowed_cpus();
+        let cpus = crate::measure::placement::allowed_cpus();
         Ends {
             sender_cpu: cpus[0],
             receiver_cpu: *cpus.get(1).unwrap_or(&cpus[0]),

@@ -1,7 +1,7 @@
 //! Network throughput and request/response.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("net");
+crate::data::schema_core::family!("net");
 
 crate::named_enum! {
     /// Loopback, or a veth pair between two namespaces.
@@ -9,7 +9,7 @@ crate::named_enum! {
     pub enum Path { Loopback = "loopback", Veth = "veth" }
 }
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A net case: the path and the payload per message in bytes.
     Params {
         path: Path,

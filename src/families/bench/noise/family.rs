@@ -1,11 +1,11 @@
 //! FWQ and the control loop on the measured CPU, with attribution.
 
-use crate::bench::attribution::Snapshot;
-use crate::bench::cases::{case_cpus, pinned, points, summary_of};
-use crate::bench::noise;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::results::{Metric, Params};
-use crate::schema::{self, noise::details as keys};
+use crate::data::results::{Metric, Params};
+use crate::families::bench::attribution::Snapshot;
+use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::noise;
+use crate::families::bench::schema::{self, noise::details as keys};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 
 /// The slides' quantum: their percentages (434,000 cycles = 10.2%, 450,000
@@ -33,9 +33,9 @@ pub fn calibrate_quantum(us: u64, tsc_hz: f64) -> u64 {
     const PROBE: u64 = 1_000_000;
     let fastest = (0..5)
         .map(|_| {
-            let t0 = crate::arch::rdtscp();
+            let t0 = crate::measure::arch::rdtscp();
             noise::work(PROBE);
-            crate::arch::rdtscp().saturating_sub(t0)
+            crate::measure::arch::rdtscp().saturating_sub(t0)
         })
         .min()
         .unwrap_or(1)
@@ -52,7 +52,7 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         let quantum = calibrate_quantum(p.quantum_us, ctx.clock.tsc_hz);
         noise::fwq(quantum, 10); // warm-up
         let before = Snapshot::take(&cpus);
-        let s = noise::fwq_until(quantum, n, &|| crate::watchdog::interrupted().is_some());
+        let s = noise::fwq_until(quantum, n, &|| crate::measure::watchdog::interrupted().is_some());
         if s.cycles.len() < n {
             return Err(CaseError::Interrupted);
         }

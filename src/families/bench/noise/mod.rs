@@ -42,9 +42,9 @@ pub fn fwq_until(quantum: u64, n: usize, stop: &dyn Fn() -> bool) -> Samples {
     let mut cycles = vec![1u64; n];
     let mut starts = vec![1u64; n];
     for i in 0..n {
-        let t0 = crate::arch::rdtscp();
+        let t0 = crate::measure::arch::rdtscp();
         work(quantum);
-        let t1 = crate::arch::rdtscp();
+        let t1 = crate::measure::arch::rdtscp();
         cycles[i] = t1 - t0;
         starts[i] = t0;
         if stop() {
@@ -99,8 +99,8 @@ pub fn summarize(s: &Samples, tsc_hz: f64, spikes: usize) -> NoiseSummary {
     NoiseSummary {
         min,
         max_delta: *deltas.last().unwrap_or(&0),
-        p99_delta: crate::stats::quantile_sorted(&sorted, 0.99),
-        p999_delta: crate::stats::quantile_sorted(&sorted, 0.999),
+        p99_delta: crate::analysis::stats::quantile_sorted(&sorted, 0.99),
+        p999_delta: crate::analysis::stats::quantile_sorted(&sorted, 0.999),
         lost_fraction: if total > 0 { lost as f64 / total as f64 } else { 0.0 },
         histogram,
         spikes,

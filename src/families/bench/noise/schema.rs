@@ -1,9 +1,9 @@
 //! OS noise: FWQ.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("noise");
+crate::data::schema_core::family!("noise");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A noise case: the work quantum in microseconds (calibrated to
     /// decrements at the start of the case) and the quanta timed.
     Params {
@@ -19,7 +19,7 @@ pub const FWQ: &str = "fwq";
 
 /// Details the report reads.
 pub mod details {
-    pub use crate::schema_core::attribution::ATTRIBUTION;
+    pub use crate::data::schema_core::attribution::ATTRIBUTION;
     /// The fastest quantum, cycles.
     pub const MIN_CYCLES: &str = "min_cycles";
     /// The largest delta to the minimum, cycles.

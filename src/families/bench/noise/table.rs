@@ -5,15 +5,15 @@
 //! traced. The grid and the detail lines are the control loop's too
 //! (`control/table.rs`); the histograms of both are drawn here.
 
-use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
-use crate::schema::{condition, control, noise};
-use crate::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
-use crate::sources::Source;
-use crate::tabular::figures::{Histogram, Plots, context};
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
-use crate::tabular::table::TextTable;
-use crate::tabular::tables::{Layout, Table};
-use crate::tabular::{distinct, num};
+use crate::base::sources::Source;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
+use crate::data::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
+use crate::families::bench::schema::{condition, control, noise};
+use crate::view::tabular::figures::{Histogram, Plots, context};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
+use crate::view::tabular::table::TextTable;
+use crate::view::tabular::tables::{Layout, Table};
+use crate::view::tabular::{distinct, num};
 
 pub(crate) fn pct(v: f64, of: f64) -> String {
     format!("{v:.0} ({:.2}%)", 100.0 * v / of)
@@ -43,7 +43,7 @@ pub(crate) fn unmeasured(r: &CaseResult) -> Option<String> {
 }
 
 fn load_rate(r: &CaseResult) -> String {
-    r.condition.as_ref().map_or_else(String::new, |c| crate::tabular::describe_rates(&c.facts))
+    r.condition.as_ref().map_or_else(String::new, |c| crate::view::tabular::describe_rates(&c.facts))
 }
 
 /// Notes under a table: why cells are n/a or failed, and what each isolation did.
@@ -114,7 +114,7 @@ pub(crate) fn per_measurement(
 /// A result's quantum as its row label, "quantum_us=1400" ("-" in a
 /// document from before the quantum was a parameter).
 fn quantum(r: &CaseResult) -> String {
-    r.params.get("quantum_us").map_or("-".into(), |v| format!("quantum_us={}", crate::results::param_text(v)))
+    r.params.get("quantum_us").map_or("-".into(), |v| format!("quantum_us={}", crate::data::results::param_text(v)))
 }
 
 pub fn render_fwq(doc: &RunDoc) -> String {

@@ -1,13 +1,13 @@
 //! The packet stream swept over batch size, queue depth and packet size,
 //! against synchronous RPC over the same shared memory and over a UNIX socket.
 
-use crate::bench::cases::{grid, points};
-use crate::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::placement::Placement;
-use crate::results::{Metric, Params};
-use crate::schema::{self, packet_stream::Mode, packet_stream::Notify, packet_stream::Params as Point};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{grid, points};
+use crate::families::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};
+use crate::families::bench::schema::{self, packet_stream::Mode, packet_stream::Notify, packet_stream::Params as Point};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::Placement;
 use serde_json::json;
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let round = Duration::from_secs_f64((ctx.harness.target_batch_cycles as f64 / ctx.clock.tsc_hz * 12.0).max(0.01));
     let mut rounds: Vec<StreamResult> = Vec::new();
     for _ in 0..3 {
-        if crate::watchdog::interrupted().is_some() {
+        if crate::measure::watchdog::interrupted().is_some() {
             return Err(CaseError::Interrupted);
         }
         let r = if mode == Mode::RpcUnix {

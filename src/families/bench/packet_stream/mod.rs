@@ -13,9 +13,9 @@ pub mod table;
 pub mod ring;
 pub mod rpc;
 
-use crate::bench::alloc::{Bitmap, BlockAllocator};
-use crate::bench::child;
-use crate::bench::ipc::shm::Shared;
+use crate::families::bench::alloc::{Bitmap, BlockAllocator};
+use crate::families::bench::child;
+use crate::families::bench::ipc::shm::Shared;
 use ring::{Descriptor, Notify, Ring};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -147,7 +147,7 @@ fn sink(ctl: &Control, bulk: &Bulk, notify: (Notify, Notify)) {
     let mut pending = 0u32;
     let mut seen = 0u64;
     loop {
-        let stop = || ctl.stop.load(Ordering::Acquire) || crate::watchdog::check().is_err();
+        let stop = || ctl.stop.load(Ordering::Acquire) || crate::measure::watchdog::check().is_err();
         ctl.submit.wait_not_empty(notify.0, stop);
         let mut took = false;
         while let Some(d) = ctl.submit.take() {
@@ -211,7 +211,7 @@ fn source(
         if submitting && batch > 0 && room >= batch as u64 {
             for _ in 0..batch {
                 let off = slots.alloc().expect("a free slot for every packet the ring can hold");
-                let d = Descriptor { offset: off as u32, len: spec.packet, id: next_id, stamp: crate::arch::rdtscp() };
+                let d = Descriptor { offset: off as u32, len: spec.packet, id: next_id, stamp: crate::measure::arch::rdtscp() };
                 fill(bulk.packet(&d), next_id);
                 assert!(ctl.submit.put(d, &mut pending), "the ring has room for every packet in flight");
                 next_id += 1;
@@ -228,7 +228,7 @@ fn source(
                 out_of_order = Some(StreamError::Order { got: d.id, want: want_ack });
                 break;
             }
-            r.latencies.push(crate::arch::rdtscp().saturating_sub(d.stamp));
+            r.latencies.push(crate::measure::arch::rdtscp().saturating_sub(d.stamp));
             slots.free(d.offset as usize);
             want_ack += 1;
         }
@@ -272,7 +272,7 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
     let bulk = Bulk::new().map_err(sys)?;
     // Four eventfds (one per direction and ring), closed when `efds` drops.
     let efds: Vec<OwnedFd> = if spec.eventfd {
-        (0..4).map(|_| crate::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
+        (0..4).map(|_| crate::families::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
     } else {
         vec![]
     };
@@ -280,20 +280,20 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
         [a, b, c, d] => (Notify::Eventfd(a, b), Notify::Eventfd(c, d)),
         _ => (Notify::Futex, Notify::Futex),
     };
-    let _affinity = crate::placement::AffinityGuard::save();
+    let _affinity = crate::measure::placement::AffinityGuard::save();
     let sink_cpu = spec.cpus.1;
     let timeout = spec.timeout;
-    crate::watchdog::install();
+    crate::measure::watchdog::install();
     let pid = child::fork_child(|| {
-        let _ = crate::placement::set_affinity(&[sink_cpu]);
-        let Ok(_deadline) = crate::watchdog::Deadline::arm(timeout) else { return 2 };
+        let _ = crate::measure::placement::set_affinity(&[sink_cpu]);
+        let Ok(_deadline) = crate::measure::watchdog::Deadline::arm(timeout) else { return 2 };
         sink(ctl, &bulk, notify);
         0
     })
     .map_err(sys)?;
-    crate::placement::set_affinity(&[spec.cpus.0]).map_err(sys)?;
-    let _deadline = crate::watchdog::Deadline::arm(timeout).map_err(sys)?;
-    let stopped = || crate::watchdog::check().is_err();
+    crate::measure::placement::set_affinity(&[spec.cpus.0]).map_err(sys)?;
+    let _deadline = crate::measure::watchdog::Deadline::arm(timeout).map_err(sys)?;
+    let stopped = || crate::measure::watchdog::check().is_err();
 
     let mut r = StreamResult { latencies: Vec::with_capacity(1 << 16), ..Default::default() };
     let cpu0 = thread_cpu_ns();
@@ -326,7 +326,7 @@ mod tests {
     use super::*;
 
     fn cpus() -> (usize, usize) {
-        let a = crate::placement::allowed_cpus();
+        let a = crate::measure::placement::allowed_cpus();
         (a[0], *a.get(1).unwrap_or(&a[0]))
     }
 

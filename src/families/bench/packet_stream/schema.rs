@@ -1,7 +1,7 @@
 //! The shared-memory packet stream against synchronous RPC.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("packet-stream");
+crate::data::schema_core::family!("packet-stream");
 
 crate::named_enum! {
     /// Batched stream, RPC over shared memory, RPC over a UNIX socket.
@@ -15,7 +15,7 @@ crate::named_enum! {
     pub enum Notify { Futex = "futex", Eventfd = "eventfd", Kernel = "-" }
 }
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A packet-stream case: mode, packets per batch, queue depth, packet size, wake-up.
     Params {
         mode: Mode,

@@ -1,11 +1,11 @@
 //! The packet stream against RPC, laid out as Genode's Pandaboard article does.
 
-use crate::named::Named;
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::packet_stream::{self as ps, Mode, Notify, Params};
-use crate::tabular::median_of;
-use crate::tabular::table::{TextTable, cycles};
-use crate::tabular::tables::Table;
+use crate::base::named::Named;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::packet_stream::{self as ps, Mode, Notify, Params};
+use crate::view::tabular::median_of;
+use crate::view::tabular::table::{TextTable, cycles};
+use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// A result with its parameters.
@@ -110,7 +110,7 @@ fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
 
 pub fn render_packet_stream(doc: &RunDoc) -> String {
     let id = ps::id(ps::SWEEP);
-    let rs: Vec<Typed> = crate::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
+    let rs: Vec<Typed> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
     if rs.is_empty() {
         return String::new();
     }
@@ -131,7 +131,7 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
     let failed: Vec<String> = rs
         .iter()
         .filter(|(r, _)| r.status != CaseStatus::Ok)
-        .map(|(r, _)| format!("  {}: {}", crate::results::params_label(&r.params), r.reason.as_deref().unwrap_or("")))
+        .map(|(r, _)| format!("  {}: {}", crate::data::results::params_label(&r.params), r.reason.as_deref().unwrap_or("")))
         .collect();
     if !failed.is_empty() {
         s += &format!("not measured:\n{}\n", failed.join("\n"));

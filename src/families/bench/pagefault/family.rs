@@ -1,15 +1,15 @@
 //! lat_pagefault and HermitCore's "first write access": cost per 4 KiB page
 //! of a first touch.
 
-use crate::bench::cases::{pinned, summary};
-use crate::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
-use crate::bench::scratch::ScratchFile;
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
-use crate::clock::Tsc;
-use crate::harness;
-use crate::named::Named;
-use crate::results::Metric;
-use crate::schema;
+use crate::base::named::Named;
+use crate::data::results::Metric;
+use crate::families::bench::cases::{pinned, summary};
+use crate::families::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
+use crate::families::bench::schema;
+use crate::families::bench::scratch::ScratchFile;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
+use crate::measure::clock::Tsc;
+use crate::measure::harness;
 use serde_json::json;
 
 /// The most 4 KiB pages one batch of the anonymous kind maps.

@@ -1,9 +1,9 @@
 //! First touch of a page.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("pagefault");
+crate::data::schema_core::family!("pagefault");
 /// No parameters.
-pub type Params = crate::schema_core::NoParams;
+pub type Params = crate::data::schema_core::NoParams;
 /// Cycles per 4 KiB page.
 pub const PER_PAGE: &str = "per_page";
 pub const ANON: &str = "anon";

@@ -1,8 +1,8 @@
 //! The pagefault family's headline in a run's summary (its tables are the
 //! lmbench and hermit-basic tables' rows, `published/`).
 
-use crate::schema::pagefault;
-use crate::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::families::bench::schema::pagefault;
+use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
 
 /// The summary's headline: the first touch of a page.
 pub struct PagefaultHeadline;

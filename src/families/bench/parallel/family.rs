@@ -1,13 +1,13 @@
 //! Every CPU at once: 1, 2, ... all allowed CPUs, one instance pinned per CPU.
 
-use crate::bench::cases::points;
-use crate::bench::parallel::{self, ParOp};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::placement::{self, Placement};
-use crate::results::{Metric, Params};
-use crate::schema;
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::points;
+use crate::families::bench::parallel::{self, ParOp};
+use crate::families::bench::schema;
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::{self, Placement};
 use serde_json::json;
 
 fn cases(_: Scale) -> Vec<Params> {

@@ -9,10 +9,10 @@ pub mod table;
 use super::ipc::pingpong::{self, PingPongSpec};
 use super::ipc::{IpcError, Mechanism};
 use super::syscall::{Prepared, Syscall};
-use crate::clock::Tsc;
-use crate::harness::{self, HarnessConfig};
-use crate::placement::{self, Policy, Space};
-use crate::stats::Summary;
+use crate::analysis::stats::Summary;
+use crate::measure::clock::Tsc;
+use crate::measure::harness::{self, HarnessConfig};
+use crate::measure::placement::{self, Policy, Space};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -77,7 +77,7 @@ pub fn run(op: ParOp, cpus: &[usize], cfg: &HarnessConfig, overhead: u64, timeou
             .map(|&cpu| {
                 let barrier = &barrier;
                 s.spawn(move || -> Result<Instance, ParallelError> {
-                    crate::watchdog::block_interrupts_in_this_thread();
+                    crate::measure::watchdog::block_interrupts_in_this_thread();
                     match op.mechanism() {
                         None => {
                             placement::set_affinity(&[cpu])?;
@@ -107,7 +107,7 @@ pub fn run(op: ParOp, cpus: &[usize], cfg: &HarnessConfig, overhead: u64, timeou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     #[test]
     fn every_instance_runs_where_it_is_pinned() {

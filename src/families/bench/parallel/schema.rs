@@ -1,9 +1,9 @@
 //! Every CPU busy at once.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("parallel");
+crate::data::schema_core::family!("parallel");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A parallel case: instances, one pinned per CPU.
     Params {
         instances: u64,

@@ -1,17 +1,17 @@
 //! Every core at once (the L4Re performance overview's parallel runs): cost per operation
 //! against the number of CPUs busy, and its plot.
 
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::parallel;
-use crate::tabular::figures::{Plot, Plots, lines_of, point};
-use crate::tabular::lines::Lines;
-use crate::tabular::median_of;
-use crate::tabular::table::{TextTable, cycles};
-use crate::tabular::tables::Table;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::parallel;
+use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::view::tabular::lines::Lines;
+use crate::view::tabular::median_of;
+use crate::view::tabular::table::{TextTable, cycles};
+use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 pub fn render_parallel(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, parallel::Params)> = crate::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
+    let rs: Vec<(&CaseResult, parallel::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

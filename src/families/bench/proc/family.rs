@@ -1,13 +1,13 @@
 //! lat_proc: one case per operation; the static fork also by the size of
 //! the process that forks.
 
-use crate::bench::cases::{measure, measured, per_op_metric, points};
-use crate::bench::pagefault::FaultKind;
-use crate::bench::proc::{Prepared, ProcOp, Touch};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
-use crate::named::Named;
-use crate::results::Params;
-use crate::schema::{self, proc::Params as ProcParams};
+use crate::base::named::Named;
+use crate::data::results::Params;
+use crate::families::bench::cases::{measure, measured, per_op_metric, points};
+use crate::families::bench::pagefault::FaultKind;
+use crate::families::bench::proc::{Prepared, ProcOp, Touch};
+use crate::families::bench::schema::{self, proc::Params as ProcParams};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
 
 /// Memory the static fork's process has written, in MiB (full scale): fork
 /// cost against process size.

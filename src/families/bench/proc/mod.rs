@@ -26,7 +26,7 @@ pub mod schema;
 pub mod table;
 
 use super::child;
-use crate::schema::proc::ProcessSize;
+use crate::families::bench::schema::proc::ProcessSize;
 use std::ffi::{CStr, CString};
 use std::io::{self, Write};
 use std::path::Path;
@@ -279,7 +279,7 @@ impl Forker {
     pub fn run(&mut self, n: u64) -> io::Result<()> {
         use std::io::Read;
         if !self.pinned {
-            crate::placement::set_affinity_of(self.child.id(), &crate::placement::allowed_cpus())?;
+            crate::measure::placement::set_affinity_of(self.child.id(), &crate::measure::placement::allowed_cpus())?;
             self.pinned = true;
         }
         let (stdin, stdout) = self.pipes();
@@ -392,7 +392,7 @@ impl Prepared {
             return f.run(n);
         }
         for i in 0..n {
-            if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
+            if i % crate::measure::watchdog::POLL_EVERY == 0 && crate::measure::watchdog::check().is_err() {
                 return Err(io::Error::from_raw_os_error(libc::EINTR));
             }
             match self.op {
@@ -415,7 +415,7 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     #[test]
     fn the_dynamic_check_tells_a_static_elf_from_a_dynamic_one() {

@@ -1,9 +1,9 @@
 //! lat_proc: process and thread creation.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("proc");
+crate::data::schema_core::family!("proc");
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A proc case: the static fork has the size of the process it forks
     /// (`touched_mib` of anonymous memory written, in 4 KiB pages or, with
     /// `thp`, transparent huge pages); the other benchmarks have none.

@@ -1,9 +1,9 @@
 //! The proc family's headline in a run's summary (its table is the lmbench
 //! table's lat_proc rows, `published/lmbench.rs`).
 
-use crate::results::CaseResult;
-use crate::schema::proc;
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::data::results::CaseResult;
+use crate::families::bench::schema::proc;
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 
 /// The summary's headline: the static fork of nothing touched.
 pub struct ProcHeadline;

@@ -1,12 +1,12 @@
 //! STREAM: one case single-threaded, one with a pinned thread per CPU given.
 
-use crate::bench::cases::{points, summary_of};
-use crate::bench::stream::{self, Kernel};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
-use crate::named::Named;
-use crate::placement::Placement;
-use crate::results::{Metric, Params};
-use crate::schema::{self, stream::Threads, stream::details as keys};
+use crate::base::named::Named;
+use crate::data::results::{Metric, Params};
+use crate::families::bench::cases::{points, summary_of};
+use crate::families::bench::schema::{self, stream::Threads, stream::details as keys};
+use crate::families::bench::stream::{self, Kernel};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::placement::Placement;
 use serde_json::json;
 
 /// Quick runs use arrays this large (below the 4x LLC rule, and said so).
@@ -21,9 +21,9 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p: schema::stream::Params = ctx.typed()?;
     let per_cpu = p.threads == Threads::PerCpu;
     let threads = if per_cpu { ctx.cpus.len() } else { 1 };
-    let llc = crate::bench::bw::llc_bytes();
-    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::bench::bw::family::ram_bytes());
-    crate::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
+    let llc = crate::families::bench::bw::llc_bytes();
+    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::families::bench::bw::family::ram_bytes());
+    crate::families::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
     // STREAM's NTIMES, 10 repetitions (the first not counted), in full
     // suites; quick ones (and tests) follow the harness's batches. STREAM
     // runs in the first round only, whose batches are few when rounds are many.

@@ -7,7 +7,7 @@
 //! validates them: the expected values follow from the same recurrences run
 //! on scalars.
 
-use crate::named::Named;
+use crate::base::named::Named;
 use std::sync::Barrier;
 
 pub const SCALAR: f64 = 3.0;
@@ -38,9 +38,9 @@ impl Kernel {
 pub type KernelFn = fn(Kernel, &mut [f64], &mut [f64], &mut [f64]);
 
 /// The real kernels: c = a; b = s*c; c = a + b; a = b + s*c, each the loop
-/// gcc -O2 makes of STREAM's C ([`crate::arch::stream_f64`]).
+/// gcc -O2 makes of STREAM's C ([`crate::measure::arch::stream_f64`]).
 pub fn kernels(k: Kernel, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
-    use crate::arch::{F64Loop, stream_f64};
+    use crate::measure::arch::{F64Loop, stream_f64};
     match k {
         Kernel::Copy => stream_f64(F64Loop::Copy, c, a, &[], SCALAR),
         Kernel::Scale => stream_f64(F64Loop::Scale, b, c, &[], SCALAR),
@@ -124,7 +124,7 @@ pub fn run(elements: usize, reps: usize, cpus: &[usize], threads: usize, kernel:
     // thread's chunk is a whole number of pairs.
     assert!(elements.is_multiple_of(2), "STREAM's arrays hold whole pairs of doubles");
     let mut buf = vec![0.0f64; 3 * elements + 1];
-    let block = crate::arch::aligned16(&mut buf, 3 * elements);
+    let block = crate::measure::arch::aligned16(&mut buf, 3 * elements);
     let (c, rest) = block.split_at_mut(elements);
     let (b, a) = rest.split_at_mut(elements);
     let chunk = elements.div_ceil(threads).next_multiple_of(2);
@@ -140,7 +140,7 @@ pub fn run(elements: usize, reps: usize, cpus: &[usize], threads: usize, kernel:
             let cpu = cpus[i % cpus.len()];
             let barrier = &barrier;
             handles.push(s.spawn(move || {
-                let _ = crate::placement::set_affinity(&[cpu]);
+                let _ = crate::measure::placement::set_affinity(&[cpu]);
                 a.iter_mut().for_each(|x| *x = 1.0);
                 b.iter_mut().for_each(|x| *x = 2.0);
                 c.iter_mut().for_each(|x| *x = 0.0);
@@ -151,10 +151,10 @@ pub fn run(elements: usize, reps: usize, cpus: &[usize], threads: usize, kernel:
                         let mut row = [0.0; 4];
                         for (t, &kern) in row.iter_mut().zip(Kernel::ALL) {
                             barrier.wait();
-                            let t0 = crate::clock::monotonic_raw_ns();
+                            let t0 = crate::measure::clock::monotonic_raw_ns();
                             kernel(kern, a, b, c);
                             barrier.wait();
-                            *t = (crate::clock::monotonic_raw_ns() - t0) as f64 * 1e-9;
+                            *t = (crate::measure::clock::monotonic_raw_ns() - t0) as f64 * 1e-9;
                         }
                         row
                     })
@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn correct_kernels_validate_single_and_multi_threaded() {
         for threads in [1, 3] {
-            let r = run(10_000, 4, &crate::placement::allowed_cpus(), threads, kernels).unwrap();
+            let r = run(10_000, 4, &crate::measure::placement::allowed_cpus(), threads, kernels).unwrap();
             assert_eq!(r.kernels.len(), 4);
             assert!(r.kernels.iter().all(|k| k.times.len() == 3 && k.best_rate_mbs() > 0.0));
         }
@@ -196,7 +196,7 @@ mod tests {
     #[test]
     fn more_threads_than_chunks_of_pairs_still_run() {
         // 1024 elements for 100 threads: chunks of 12, so 86 threads run.
-        let r = run(1024, 3, &crate::placement::allowed_cpus(), 100, kernels).unwrap();
+        let r = run(1024, 3, &crate::measure::placement::allowed_cpus(), 100, kernels).unwrap();
         assert!(r.kernels.iter().all(|k| k.times.len() == 2 && k.best_rate_mbs() > 0.0));
     }
 
@@ -208,14 +208,14 @@ mod tests {
                 a[a.len() / 2] += 1e-3;
             }
         }
-        let e = run(10_000, 3, &crate::placement::allowed_cpus(), 1, off_by_a_little).unwrap_err();
+        let e = run(10_000, 3, &crate::measure::placement::allowed_cpus(), 1, off_by_a_little).unwrap_err();
         assert_eq!(e.array, 'a');
         fn skips_scale(k: Kernel, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
             if k != Kernel::Scale {
                 kernels(k, a, b, c);
             }
         }
-        assert!(run(10_000, 3, &crate::placement::allowed_cpus(), 2, skips_scale).is_err());
+        assert!(run(10_000, 3, &crate::measure::placement::allowed_cpus(), 2, skips_scale).is_err());
     }
 
     #[test]

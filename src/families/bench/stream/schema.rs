@@ -1,7 +1,7 @@
 //! STREAM: copy, scale, add, triad.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("stream");
+crate::data::schema_core::family!("stream");
 
 crate::named_enum! {
     /// One thread, or one pinned per CPU given.
@@ -9,7 +9,7 @@ crate::named_enum! {
     pub enum Threads { Single = "single", PerCpu = "per-cpu" }
 }
 
-crate::schema_core::params! {
+crate::data::schema_core::params! {
     /// A stream case: threads, and the array size where the suite fixes it (quick).
     Params {
         threads: Threads,

@@ -1,16 +1,16 @@
 //! STREAM's table, in the form of the HermitCore PVH/HVM benchmark post (best rate of each
 //! function, a column per environment), and its plot of rate by kernel.
 
-use crate::named::Named;
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::stream;
-use crate::sources::Source;
-use crate::tabular::figures::{Bars, Plots, bars_of, context, env_prefix, panels, point};
-use crate::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::tabular::lines::{Lines, Point};
-use crate::tabular::rows::unmeasured_mark;
-use crate::tabular::table::TextTable;
-use crate::tabular::tables::Table;
+use crate::base::named::Named;
+use crate::base::sources::Source;
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::stream;
+use crate::view::tabular::figures::{Bars, Plots, bars_of, context, env_prefix, panels, point};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::view::tabular::lines::{Lines, Point};
+use crate::view::tabular::rows::unmeasured_mark;
+use crate::view::tabular::table::TextTable;
+use crate::view::tabular::tables::Table;
 
 /// The HermitCore post's STREAM table, per thread configuration.
 pub fn render_stream(doc: &RunDoc) -> String {
@@ -65,7 +65,7 @@ fn stream_cells(r: &CaseResult, kernel: &str) -> Option<Vec<String>> {
 pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
     let id = stream::id(stream::KERNELS_BENCH);
     let of = |d: &'_ RunDoc| d.results.iter().filter(|r| r.benchmark == id).cloned().collect::<Vec<CaseResult>>();
-    let threads: Vec<String> = crate::tabular::distinct(
+    let threads: Vec<String> = crate::view::tabular::distinct(
         envs.iter().flat_map(|(_, d)| of(d)).filter_map(|r| r.params_as::<stream::Params>().map(|p| p.threads.name().to_string())),
     );
     let mut s = String::new();

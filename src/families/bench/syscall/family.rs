@@ -1,10 +1,10 @@
 //! The syscall family on the harness: one pinned thread, one case per call.
 
-use crate::bench::cases::{measure, measured, per_op_metric};
-use crate::bench::syscall::{Prepared, Syscall};
-use crate::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
-use crate::named::Named;
-use crate::schema;
+use crate::base::named::Named;
+use crate::families::bench::cases::{measure, measured, per_op_metric};
+use crate::families::bench::schema;
+use crate::families::bench::syscall::{Prepared, Syscall};
+use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use serde_json::json;
 
 fn supported(s: Syscall) -> Result<(), Unsupported> {

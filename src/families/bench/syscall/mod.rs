@@ -6,7 +6,7 @@ pub mod family;
 pub mod schema;
 pub mod table;
 
-use crate::arch::syscall3;
+use crate::measure::arch::syscall3;
 use std::os::fd::AsRawFd;
 
 crate::named_enum! {
@@ -57,7 +57,7 @@ impl Prepared {
         let mut byte = [0u8; 1];
         let fd = self.file.as_ref().map_or(-1, |f| f.as_raw_fd()) as u64;
         for i in 0..n {
-            if i % crate::watchdog::POLL_EVERY == 0 && crate::watchdog::check().is_err() {
+            if i % crate::measure::watchdog::POLL_EVERY == 0 && crate::measure::watchdog::check().is_err() {
                 return Err(std::io::Error::from_raw_os_error(libc::EINTR));
             }
             let r = match self.call {
@@ -93,7 +93,7 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::named::Named;
+    use crate::base::named::Named;
 
     #[test]
     fn raw_getpid_agrees_with_the_c_library() {

@@ -1,9 +1,9 @@
 //! System calls, one pinned thread, one case per call.
 //! Its section of the schema: its parameters, metric and detail names, ids.
 
-crate::schema_core::family!("syscall");
+crate::data::schema_core::family!("syscall");
 /// No parameters.
-pub type Params = crate::schema_core::NoParams;
+pub type Params = crate::data::schema_core::NoParams;
 /// Cycles per call.
 pub const PER_CALL: &str = "per_call";
 pub const GETPID: &str = "getpid";

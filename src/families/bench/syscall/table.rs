@@ -1,17 +1,17 @@
 //! The syscall table (the L4Re performance overview's syscall column, one row per call).
 
-use crate::results::{CaseResult, CaseStatus, RunDoc};
-use crate::schema::syscall::{self, PER_CALL};
-use crate::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::tabular::noise_note;
-use crate::tabular::table::{TextTable, cycles, interval, interval_note, percent};
-use crate::tabular::tables::{Draws, Table};
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
+use crate::families::bench::schema::syscall::{self, PER_CALL};
+use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::view::tabular::noise_note;
+use crate::view::tabular::table::{TextTable, cycles, interval, interval_note, percent};
+use crate::view::tabular::tables::{Draws, Table};
 
 pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     // Where the hardware counted, the L4Re page's form: core cycles and
     // instructions beside the TSC cycles.
-    let hw = crate::tabular::any_hardware(results);
-    let unit = crate::tabular::cost_unit(results.iter().copied());
+    let hw = crate::view::tabular::any_hardware(results);
+    let unit = crate::view::tabular::cost_unit(results.iter().copied());
     let (median, min, p99, max) =
         (format!("median {}", unit.short), format!("min {}", unit.short), format!("p99 {}", unit.short), format!("max {}", unit.short));
     let mut headers = vec!["call", median.as_str()];
@@ -29,8 +29,8 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
                 let mut cells = vec![name, cycles(s.median)];
                 if hw {
-                    let (core, instr) =
-                        crate::tabular::core_and_instructions(r, 1.0).map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
+                    let (core, instr) = crate::view::tabular::core_and_instructions(r, 1.0)
+                        .map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
                     cells.extend([core, instr]);
                 }
                 cells.extend([

@@ -20,9 +20,9 @@
 //! median (hierarchical bootstrap over rounds, then batches), absent where a
 //! run kept no samples.
 
-use crate::compare::{self, Judged, verdict_word};
-use crate::results::{Better, CaseResult, CaseStatus, Metric, RunDoc, params_label};
-use crate::uncertainty::Policy;
+use crate::analysis::uncertainty::Policy;
+use crate::data::compare::{self, Judged, verdict_word};
+use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc, params_label};
 use serde_json::{Map, Value, json};
 
 /// A metric as the exports name it.

@@ -2,7 +2,7 @@
 //! one row with their status and reason.
 
 use super::{Export, ExportError, Exporter, status};
-use crate::results::{RunDoc, params_label};
+use crate::data::results::{RunDoc, params_label};
 
 pub struct CsvExporter;
 

@@ -7,12 +7,12 @@
 
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::report::Tables;
-use crate::report::figures::Plots;
-use crate::report::plot::{self, Lines, Point};
-use crate::report::{compare, forest, summary};
-use crate::results::RunDoc;
-use crate::uncertainty::Policy;
+use crate::analysis::uncertainty::Policy;
+use crate::data::results::RunDoc;
+use crate::present::report::Tables;
+use crate::present::report::figures::Plots;
+use crate::present::report::plot::{self, Lines, Point};
+use crate::present::report::{compare, forest, summary};
 
 /// Headings of the page.
 const HTML: Html = Html { class: "" };
@@ -31,7 +31,7 @@ pub struct Figure {
 /// for the plots of few series (throughput, scaling), which put every
 /// environment on shared axes, which is what a reader compares.
 pub fn figures(doc: &RunDoc, run_no: usize, plots: &[&dyn Plots]) -> Vec<Figure> {
-    let envs = crate::report::env::environments(doc);
+    let envs = crate::present::report::env::environments(doc);
     if envs.len() < 2 {
         return figures_of(doc, &format!("run{run_no}"), "", plots);
     }
@@ -94,7 +94,7 @@ fn summary_section(docs: &[RunDoc]) -> String {
     let mut s = "<section id=\"summary\"><h2>What was run, and where</h2>\n".to_string();
     for d in docs {
         s += &HTML.heading(3, &format!("{} ({}, {}, {})", d.id, d.host.hostname, d.environment.name, d.started_at));
-        s += &format!("<pre class=\"header\">{}</pre>\n", esc(&crate::report::header::render(d, false)));
+        s += &format!("<pre class=\"header\">{}</pre>\n", esc(&crate::present::report::header::render(d, false)));
         let p = summary::parts(d);
         s += &HTML.paragraph(&p.heading);
         if let Some(t) = &p.table {
@@ -107,7 +107,7 @@ fn summary_section(docs: &[RunDoc]) -> String {
     s + "</section>\n"
 }
 
-/// Text with tables in it (as [`crate::report::table::marked`] renders
+/// Text with tables in it (as [`crate::present::report::table::marked`] renders
 /// them) as HTML: each table an HTML table with the terminal's headers and
 /// labels, the text between them kept as it is (titles, notes).
 pub fn text_with_tables(text: &str) -> String {
@@ -121,7 +121,7 @@ pub fn text_with_tables(text: &str) -> String {
         prose.clear();
     };
     for line in text.lines() {
-        match crate::report::table::parse_marked(line) {
+        match crate::present::report::table::parse_marked(line) {
             Some((before, t)) => {
                 prose.push(before.trim_end().to_string());
                 flush(&mut prose, &mut out);
@@ -155,7 +155,7 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
 }
 
 /// 3. The comparison of two runs: what changed, with its doubt.
-fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::compare::Row], policy: &Policy) -> String {
+fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::data::compare::Row], policy: &Policy) -> String {
     format!(
         "<section id=\"compare\"><h2>B against A</h2>\n<p>A = {}, B = {}. {}</p>\n<figure class=\"plot\">{}<figcaption>B relative to A, \
          cell by cell: ratio of medians (above 1: B better) with its 95% interval (bootstrap over rounds, then batches), grouped by family; \
@@ -179,7 +179,7 @@ fn counter_sections(docs: &[RunDoc]) -> String {
         s += &format!(
             "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n{}</section>\n",
             esc(&d.id),
-            text_with_tables(&crate::report::table::marked(|| crate::report::counters::render(d)))
+            text_with_tables(&crate::present::report::table::marked(|| crate::present::report::counters::render(d)))
         );
     }
     s
@@ -208,7 +208,7 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
 fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
-        let text = crate::report::table::marked(|| crate::report::render_tables_with(d, tables));
+        let text = crate::present::report::table::marked(|| crate::present::report::render_tables_with(d, tables));
         s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
@@ -217,7 +217,7 @@ fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
 /// The whole page, its tables those of `tables`.
 pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
     let policy = Policy::default();
-    let rows = if docs.len() == 2 { crate::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
+    let rows = if docs.len() == 2 { crate::data::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
     let mut body = "<h1>oscycles report</h1>\n".to_string();
     body += &summary_section(docs);
@@ -253,8 +253,8 @@ pub fn wrap(body: &str) -> String {
 /// The page of `report --by`: host facts, each set's tables (verdicts
 /// coloured), and per table a plot of every column's performance relative
 /// to the baseline by case, all plots on one y axis.
-pub fn by_page(r: &crate::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
-    use crate::report::by;
+pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
+    use crate::present::report::by;
     let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
     body += &by_figures(r.by, docs);
     let mut all: Vec<f64> = Vec::new();
@@ -285,8 +285,8 @@ pub fn by_page(r: &crate::report::by::ByReport, docs: &[RunDoc], policy: &Policy
 
 /// The published evaluations' comparisons with a column (host, kernel,
 /// environment) where a run has an environment.
-fn by_figures(by: crate::report::by::By, docs: &[RunDoc]) -> String {
-    let Some(merged) = crate::report::by::merged(docs, by) else { return String::new() };
+fn by_figures(by: crate::present::report::by::By, docs: &[RunDoc]) -> String {
+    let Some(merged) = crate::present::report::by::merged(docs, by) else { return String::new() };
     let figs: Vec<Figure> = figures(&merged, 0, Tables::standard().plots()).into_iter().filter(|f| f.shared).collect();
     if figs.is_empty() {
         return String::new();
@@ -300,7 +300,7 @@ fn by_figures(by: crate::report::by::By, docs: &[RunDoc]) -> String {
 
 /// A table's plot: x the case's number in the table, y each column's
 /// performance relative to the baseline.
-fn by_lines(s: &crate::report::by::Set, g: &crate::report::by::Grid, policy: &Policy) -> Lines {
+fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by::Grid, policy: &Policy) -> Lines {
     let series = s
         .columns
         .iter()

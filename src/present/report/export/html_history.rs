@@ -5,9 +5,9 @@
 
 use super::html::wrap;
 use super::markup::{Html, Markup, escape_html as esc};
-use crate::report::history::{self, History, Options};
-use crate::report::plot::{self, HistoryPoint};
-use crate::results::UNIT_CYCLES;
+use crate::data::results::UNIT_CYCLES;
+use crate::present::report::history::{self, History, Options};
+use crate::present::report::plot::{self, HistoryPoint};
 
 const HTML: Html = Html { class: "cmp" };
 

@@ -1,7 +1,7 @@
 //! JSON: each run's document as it is stored, one file per run named by its id.
 
 use super::{Export, ExportError, Exporter};
-use crate::results::RunDoc;
+use crate::data::results::RunDoc;
 
 pub struct JsonExporter;
 
@@ -10,7 +10,7 @@ impl Exporter for JsonExporter {
         // A stored document from an older oscycles was never checked: its
         // id names a file, so it must name one inside the directory.
         let file = |d: &RunDoc| -> Result<(String, String), ExportError> {
-            crate::store::valid_id(&d.id).map_err(ExportError::BadRunId)?;
+            crate::data::store::valid_id(&d.id).map_err(ExportError::BadRunId)?;
             Ok((format!("{}.json", d.id), serde_json::to_string_pretty(d).map_err(|e| ExportError::Json(d.id.clone(), e))?))
         };
         let files = docs.iter().map(file).collect::<Result<Vec<_>, _>>()?;

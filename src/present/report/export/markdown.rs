@@ -3,7 +3,7 @@
 
 use super::markup::{Cell, Markdown, Markup, MarkupTable};
 use super::{Export, ExportError, Exporter, status};
-use crate::results::{CaseResult, CaseStatus, RunDoc, params_label};
+use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
 
 pub struct MarkdownExporter;
 

@@ -17,8 +17,8 @@ pub mod markdown;
 pub mod markup;
 pub mod text;
 
-use crate::report::Tables;
-use crate::results::{CaseStatus, RunDoc};
+use crate::data::results::{CaseStatus, RunDoc};
+use crate::present::report::Tables;
 
 /// Why an export cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub enum ExportError {
     /// A run's id cannot name a file (a stored document from an older
     /// oscycles was never checked).
     #[error("{0}")]
-    BadRunId(crate::store::InvalidRunId),
+    BadRunId(crate::data::store::InvalidRunId),
     #[error("cannot write run {0} as JSON: {1}")]
     Json(String, serde_json::Error),
 }

@@ -2,8 +2,8 @@
 //! `show --full` prints before its summary).
 
 use super::{Export, ExportError, Exporter};
-use crate::report::{Tables, header, render_tables_with};
-use crate::results::RunDoc;
+use crate::data::results::RunDoc;
+use crate::present::report::{Tables, header, render_tables_with};
 
 /// Text, its tables those of the list it holds.
 pub struct TextExporter(pub Tables);
