@@ -94,8 +94,9 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
         out.write("index.html", page).map_err(|e| super::store::out_error(dir, e))?;
         eprintln!("report: {}", dir.join("index.html").display());
     } else {
-        oscycles::present::report::table::set_width(Some(oscycles::present::report::terminal_width()));
-        print!("{}", oscycles::present::report::for_terminal(&history::render(&hs, &opts)));
+        let width = Some(oscycles::present::report::terminal_width());
+        let text = oscycles::present::report::table::within(width, || history::render(&hs, &opts));
+        print!("{}", oscycles::present::report::for_terminal(&text));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -35,9 +35,8 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
     match tables {
         Tables::None => {}
         Tables::Fitted => {
-            report::table::set_width(Some(width));
-            print!("{}", report::for_terminal(&report::fit_text(&report::render_tables(doc), width)));
-            report::table::set_width(None);
+            let tables = report::table::within(Some(width), || report::render_tables(doc));
+            print!("{}", report::for_terminal(&report::fit_text(&tables, width)));
             println!();
         }
         Tables::Full => {
@@ -75,9 +74,8 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
     print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
     println!();
     if counters {
-        report::table::set_width((!full).then(report::terminal_width));
-        print!("{}", report::for_terminal(&report::counters::render(&doc)));
-        report::table::set_width(None);
+        let counts = report::table::within((!full).then(report::terminal_width), || report::counters::render(&doc));
+        print!("{}", report::for_terminal(&counts));
         println!();
     }
     print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });

@@ -159,8 +159,8 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let policy = oscycles::analysis::uncertainty::Policy::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
-        report::table::set_width(Some(report::terminal_width()));
-        print!("{}", report::for_terminal(&by::render(&r, &policy)));
+        let text = report::table::within(Some(report::terminal_width()), || by::render(&r, &policy));
+        print!("{}", report::for_terminal(&text));
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(dest) = &a.markdown {

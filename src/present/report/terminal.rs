@@ -30,7 +30,7 @@ pub fn terminal_width() -> usize {
 
 /// Every line of `text` within `width`: a longer line (a header line, a
 /// note) is wrapped at spaces, its continuation indented; tables rendered
-/// with `table::set_width` already fit.
+/// laid out by `table::within` already fit.
 pub fn fit_text(text: &str, width: usize) -> String {
     let mut out = String::new();
     for l in text.lines() {

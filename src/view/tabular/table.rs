@@ -18,16 +18,13 @@ impl TextTable {
         self.rows.push(cells);
     }
 
-    /// The table, within the width set for this process (`set_width`; none:
-    /// as wide as it is).
+    /// The table as wide as it is; inside [`marked`] (and so inside
+    /// [`within`], which lays it out to a width), one marked line.
     pub fn render(&self) -> String {
         if MARKED.get() {
             return self.render_marked();
         }
-        match WIDTH.load(std::sync::atomic::Ordering::Relaxed) {
-            0 => self.render_natural(),
-            w => self.render_width(w),
-        }
+        self.render_natural()
     }
 
     /// The table within `width` columns: as it is when it fits; otherwise
@@ -165,13 +162,23 @@ pub fn parse_marked(line: &str) -> Option<(String, TextTable)> {
     Some((before.to_string(), t))
 }
 
-/// The width tables are rendered to in this process; 0: unlimited.
-static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Sets the width every table of this process fits (None: natural width,
-/// as `--full` shows them).
-pub fn set_width(width: Option<usize>) {
-    WIDTH.store(width.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+/// The text `f` renders, every table in it within `width` columns
+/// ([`TextTable::render_width`]; None: as wide as it is, as `--full` shows
+/// them): the tables are rendered [`marked`], then laid out.
+pub fn within(width: Option<usize>, f: impl FnOnce() -> String) -> String {
+    let Some(width) = width else { return f() };
+    let text = marked(f);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match parse_marked(line.trim_end_matches('\n')) {
+            Some((before, t)) => {
+                out += &before;
+                out += &t.render_width(width);
+            }
+            None => out += line,
+        }
+    }
+    out
 }
 
 /// A line cut to `width` columns, "..." marking the cut (ASCII, so that the
@@ -280,5 +287,17 @@ mod tests {
         assert!(parse_marked("title").is_none());
         assert!(parse_marked("a document's \u{1e} mark, not a table").is_none());
         assert!(!t.render().contains(MARK), "unmarked outside the closure");
+    }
+
+    #[test]
+    fn a_table_within_a_width_is_laid_out_there_and_the_text_around_it_stays() {
+        let mut t = TextTable::new(&["call", "a long header one", "a long header two"], 1);
+        t.row(vec!["getpid".into(), "472".into(), "473".into()]);
+        let text = within(Some(30), || format!("title\n{}after\n", t.render()));
+        assert_eq!(text, format!("title\n{}after\n", t.render_width(30)));
+        assert_ne!(t.render_width(30), t.render_natural(), "the table is split at 30 columns");
+        assert!(text.lines().all(|l| l.chars().count() <= 30), "{text}");
+        assert_eq!(within(None, || t.render()), t.render_natural(), "no width: as wide as it is");
+        assert!(!MARKED.get(), "marking ends with the closure");
     }
 }
