@@ -6,7 +6,8 @@
 mod commands;
 
 use commands::{compare, fleet, load, run, show, store};
-use oscycles::app::cli::{self, Command, UsageError};
+use oscycles::app::cli::grammar::{Cli, Command, FleetAction};
+use oscycles::app::cli::{self, UsageError};
 use oscycles::present::report;
 use std::process::ExitCode;
 
@@ -26,17 +27,17 @@ fn main() -> ExitCode {
         Command::Show { file, full, json, counters } => show::show(&file, full, json, counters),
         Command::Completions { shell } => {
             let shell: clap_complete::Shell = shell.parse().expect("clap checked the name");
-            clap_complete::generate(shell, &mut cli::Cli::command_with_registry_help(), "oscycles", &mut std::io::stdout());
+            clap_complete::generate(shell, &mut Cli::command_with_registry_help(), "oscycles", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => clap_mangen::Man::new(cli::Cli::command_with_registry_help())
+        Command::Man => clap_mangen::Man::new(Cli::command_with_registry_help())
             .render(&mut std::io::stdout())
             .map(|()| ExitCode::SUCCESS)
             .map_err(anyhow::Error::from),
         Command::Run(args) => run::run(*args),
         Command::Compare(args) => compare::compare(args),
         Command::Baseline { action } => compare::baseline(action),
-        Command::Fleet { action: cli::FleetAction::Run(args) } => fleet::run(args),
+        Command::Fleet { action: FleetAction::Run(args) } => fleet::run(args),
         Command::Doctor { cpus } => show::doctor(cpus.as_deref()),
         Command::Load(args) => load::run_loads(args),
         Command::Runs(args) => store::list_runs(args),

@@ -19,15 +19,15 @@ pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, U
 
 /// `oscycles compare A B` or `compare --baseline NAME RUN`, with the gate;
 /// or `compare --interleave R` measuring A and B first.
-pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
+pub fn compare(a: cli::grammar::CompareArgs) -> Result<ExitCode> {
     if let Some(how) = a.interleave {
         if !a.runs.is_empty() {
             return Err(UsageError("--interleave measures A and B itself: give no runs (their options go in --a and --b)".into()).into());
         }
-        if a.budget.is_some() && how != cli::InterleaveArg::Auto {
+        if a.budget.is_some() && how != cli::values::InterleaveArg::Auto {
             return Err(UsageError("--budget is for --interleave auto (a number of rounds takes the time it takes)".into()).into());
         }
-        let cli::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
+        let cli::values::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
         let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
         let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
         let rows = oscycles::data::compare::rows_paired_if(true, &da, &db, &policy);
@@ -58,7 +58,7 @@ const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first dr
 /// `compare --interleave auto`: pairs until the cells settle or the budget
 /// ends; the comparison, the cells still unsettled with the pairs each
 /// would need, and 130 when interrupted.
-fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
+fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
     let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
     let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
         eprintln!("interrupted before the first pair was measured");
@@ -88,7 +88,7 @@ fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
 /// The comparison of B with A printed (tables or JSON), with `note` below
 /// the tables, and the gate's exit code.
 fn judged(
-    a: &cli::CompareArgs,
+    a: &cli::grammar::CompareArgs,
     da: &RunDoc,
     db: &RunDoc,
     names: &(String, String),
@@ -121,9 +121,9 @@ fn judged(
 }
 
 /// `oscycles baseline save NAME RUN...` and `baseline list`.
-pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
+pub fn baseline(action: cli::grammar::BaselineAction) -> Result<ExitCode> {
     match action {
-        cli::BaselineAction::Save { name, runs, results } => {
+        cli::grammar::BaselineAction::Save { name, runs, results } => {
             let path = baseline_path(&results, &name)?;
             let docs = runs.iter().map(|r| store::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
             let n = docs.len();
@@ -143,7 +143,7 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
                 path.display()
             );
         }
-        cli::BaselineAction::List { results } => {
+        cli::grammar::BaselineAction::List { results } => {
             let dir = results.join("baselines");
             let mut names: Vec<String> = std::fs::read_dir(&dir)
                 .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(String::from)).collect())

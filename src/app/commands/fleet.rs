@@ -7,7 +7,8 @@
 use super::default_db;
 use super::store::import_into;
 use anyhow::{Context, Result};
-use oscycles::app::cli::{self, FleetRunArgs, UsageError};
+use oscycles::app::cli::grammar::FleetRunArgs;
+use oscycles::app::cli::{self, UsageError};
 use oscycles::present::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use oscycles::present::report;
 use std::path::{Path, PathBuf};
@@ -41,10 +42,10 @@ fn check_run_args(a: &FleetRunArgs) -> Result<(), UsageError> {
         }
     }
     let argv = ["oscycles", "run", "--suite", &a.suite].into_iter().map(String::from).chain(a.run_args.iter().cloned());
-    let parsed = <cli::Cli as clap::Parser>::try_parse_from(argv)
+    let parsed = <cli::grammar::Cli as clap::Parser>::try_parse_from(argv)
         .map_err(|e| UsageError(format!("the run options after --: {}", e.to_string().trim())))?;
-    if let cli::Command::Run(r) = parsed.command {
-        cli::resolve_suites(&r.suite)?;
+    if let cli::grammar::Command::Run(r) = parsed.command {
+        cli::resolve::resolve_suites(&r.suite)?;
     }
     Ok(())
 }

@@ -61,7 +61,7 @@ fn documents(db: &mut oscycles::data::db::Db, points: &[Point], keys: &[&str]) -
 }
 
 /// `oscycles report --history`.
-pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
+pub fn report_history(a: &cli::grammar::ReportArgs) -> Result<ExitCode> {
     let loc = default_db(a.db.clone());
     if !loc.exists() {
         return Err(UsageError(format!(
@@ -107,7 +107,7 @@ fn usage(e: HistoryError) -> anyhow::Error {
 
 /// Writes the exports asked for (`--bmf`, `--github-benchmark[-bigger]`)
 /// of `docs` (one run, or two: the second against the first); whether any was.
-pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
+pub fn ci_exports(a: &cli::grammar::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
     let policy = Policy::default();
     let targets: [(&Option<PathBuf>, &dyn Fn() -> serde_json::Value); 3] = [
         (&a.bmf, &|| ci::bmf(docs, &policy)),

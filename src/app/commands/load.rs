@@ -3,7 +3,8 @@
 
 use super::private_dir;
 use anyhow::{Context, Result};
-use oscycles::app::cli::{self, LoadArgs, LoadWorkerArgs, UsageError};
+use oscycles::app::cli::grammar::{LoadArgs, LoadWorkerArgs};
+use oscycles::app::cli::{self, UsageError};
 use oscycles::base::named::Named;
 use oscycles::data::store;
 use oscycles::measure::placement;
@@ -15,9 +16,9 @@ use std::time::Duration;
 
 /// `oscycles load`: the loads of `run --load`, held until SIGINT/SIGTERM or --seconds.
 pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
-    let kinds = cli::resolve_names::<LoadKind>("the load list", &args.loads)?;
+    let kinds = cli::resolve::resolve_names::<LoadKind>("the load list", &args.loads)?;
     let cpus = match args.cpus.as_deref() {
-        Some(l) => cli::resolve_cpus(Some(l))?,
+        Some(l) => cli::resolve::resolve_cpus(Some(l))?,
         None => execute::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
     };
     let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);

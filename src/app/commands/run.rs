@@ -6,7 +6,9 @@
 
 use super::show::{Tables, print_results};
 use anyhow::{Context, Result};
-use oscycles::app::cli::{EnvChildArgs, RoundArgs, RunArgs, UsageError};
+use oscycles::app::cli::UsageError;
+use oscycles::app::cli::grammar::{EnvChildArgs, RoundArgs};
+use oscycles::app::cli::run::RunArgs;
 use oscycles::base::named::Named;
 use oscycles::data::results::{RunDoc, RunStatus};
 use oscycles::data::store::RunWriter;

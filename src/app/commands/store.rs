@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `oscycles runs`: the stored runs, newest first.
-pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
+pub fn list_runs(a: cli::grammar::RunsArgs) -> Result<ExitCode> {
     let path = default_db(a.db);
     if !path.exists() {
         return Err(UsageError(format!("no run store at '{path}' (oscycles run creates it; or give --db)")).into());
@@ -86,7 +86,7 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
 
 /// The runs a report is over: files, or ids in the store; with --by and no
 /// runs, every run in the store (or its --fleet).
-fn report_docs(a: &cli::ReportArgs) -> Result<Vec<RunDoc>> {
+fn report_docs(a: &cli::grammar::ReportArgs) -> Result<Vec<RunDoc>> {
     let mut db: Option<oscycles::data::db::Db> = None;
     let open = |db: &mut Option<oscycles::data::db::Db>, what: &str| -> Result<()> {
         if db.is_none() {
@@ -152,7 +152,7 @@ pub fn out_dir(dir: &std::path::Path) -> Result<oscycles::base::fsafe::OutDir, U
 }
 
 /// `oscycles report --by host|kernel|environment`: runs side by side.
-fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
+fn report_by(a: &cli::grammar::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode> {
     use report::by;
     let by =
         by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::base::named::Named>::names())))?;
@@ -179,7 +179,7 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
 
 /// `oscycles report RUN...`: HTML, Markdown, CSV or JSON over the runs
 /// (with --by, side by side).
-pub fn report_cmd(a: cli::ReportArgs) -> Result<ExitCode> {
+pub fn report_cmd(a: cli::grammar::ReportArgs) -> Result<ExitCode> {
     if a.history {
         return super::history::report_history(&a);
     }

@@ -11,7 +11,8 @@
 
 use anyhow::{Context, Result, bail};
 use oscycles::analysis::uncertainty::Policy;
-use oscycles::app::cli::{CompareArgs, UsageError};
+use oscycles::app::cli::UsageError;
+use oscycles::app::cli::grammar::CompareArgs;
 use oscycles::data::results::RunDoc;
 use oscycles::data::store;
 use oscycles::measure::watchdog;
