@@ -14,14 +14,6 @@ pub fn resolve_suites(list: &str) -> Result<Vec<&'static Suite>, UsageError> {
     prepared::find_suites(&split_list(list)).map_err(usage)
 }
 
-/// The benchmark ids named by --bench, each checked against the registry and
-/// the chosen suites.
-pub fn resolve_benches(list: &str, suites: &[&'static Suite]) -> Result<Vec<String>, UsageError> {
-    let ids = split_list(list);
-    prepared::check_benchmarks(&ids, suites).map_err(usage)?;
-    Ok(ids)
-}
-
 /// The sentence of a name the run layer could not resolve.
 fn usage(e: PrepareError) -> UsageError {
     UsageError(e.to_string())

@@ -3,7 +3,7 @@
 //! environments and how they are started.
 
 use super::UsageError;
-use super::resolve::{resolve_benches, resolve_cpus, resolve_names, resolve_suites};
+use super::resolve::{resolve_cpus, resolve_names};
 use super::values::*;
 use crate::measure::placement;
 use crate::run::env::guest::GuestMode;
@@ -270,8 +270,10 @@ impl RunArgs {
     /// The run's settings, each checked (a sentence naming a bad one): what
     /// this process and every process it starts measure.
     pub fn spec(&self) -> Result<RunSpec, UsageError> {
-        let suites = resolve_suites(&self.suite)?;
-        let benchmarks = self.bench.as_deref().map(|b| resolve_benches(b, &suites)).transpose()?;
+        // Names only: the run layer resolves them against the registry
+        // (`Prepared::new`), once in each process of the run.
+        let suites = split_list(&self.suite);
+        let benchmarks = self.bench.as_deref().map(split_list);
         let cpus = self.cpus.as_deref().map(|l| resolve_cpus(Some(l))).transpose()?;
         let loads = resolve_names::<LoadKind>("--load", &self.load)?;
         let load_cpus = self
@@ -293,7 +295,7 @@ impl RunArgs {
             (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
         });
         Ok(RunSpec {
-            suites: suites.iter().map(|s| s.name.to_string()).collect(),
+            suites,
             benchmarks,
             cases_where: self.cases_where.clone(),
             cases: self.cases.as_deref().map(read_cases).transpose()?,

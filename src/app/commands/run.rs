@@ -29,9 +29,9 @@ use std::process::ExitCode;
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     say(&prepared::recover());
     let spec = args.spec()?;
-    let list = args.envs()?;
     let mut p = Prepared::new(&spec, Side::Host).map_err(usage)?;
     say(&p.notes);
+    let list = args.envs()?;
     let exe = p.execution.exe.clone().context("finding the oscycles binary (it carries the loads)")?;
     let mut envs = Environments { list, options: args.env_options(exe, p.execution.scratch.clone()) };
     check_fits(&p, &envs)?;
