@@ -18,9 +18,12 @@ use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
 use oscycles::present::report::Tables;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::run::execute::Execution;
+use oscycles::run::plan;
+use oscycles::run::prepared::{self, Prepared};
 use oscycles::run::progress::Quiet;
 use oscycles::run::registry;
-use oscycles::run::runner::{self, Execution};
+use oscycles::run::runner::{self, Environments};
 use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
@@ -31,11 +34,11 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     let tmp = tempfile::tempdir().unwrap();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     assert_eq!(plan.iter().map(|p| p.label()).collect::<Vec<_>>(), ["echo.copy bytes=64", "echo.copy bytes=4096"]);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let mut w = RunWriter::create(tmp.path(), spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.
     let back = store::load(w.path()).unwrap();
@@ -64,11 +67,11 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
 fn echo_run(dir: &std::path::Path) -> RunDoc {
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), dir.to_path_buf());
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let mut w = RunWriter::create(dir, spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
     store::load(w.path()).unwrap()
 }
 
@@ -140,11 +143,13 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
     };
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
-    let mut w = RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::run(&envs, &plan, &ex, &spec, &o, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    let mut w =
+        RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock.clone())).unwrap();
+    let envs = Environments { list: envs.to_vec(), options: o };
+    assert_eq!(runner::run(&Prepared::of(plan, ex, clock), &envs, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     let doc = store::load(w.path()).unwrap();
     assert_eq!(doc.results.len(), 2);

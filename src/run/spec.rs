@@ -272,14 +272,11 @@ impl RunSpec {
     }
 }
 
-/// How rounds are run.
+/// How rounds are run; how many, their seed, which round this process is
+/// and the TSC rate rounds take instead of calibrating are the spec's
+/// (`Execution::spec`).
 #[derive(Debug, Clone)]
 pub struct Rounds {
-    /// The run's settings: how many rounds, their seed, which round this
-    /// process is (`spec.round`), and the TSC rate rounds take instead of
-    /// calibrating (`spec.tsc_hz`). A round's process gets them with its
-    /// round, benchmarks and directories.
-    pub spec: RunSpec,
     /// Where rounds write their documents (the run's private directory).
     pub work: PathBuf,
     /// `--until-verdict`: the baseline adaptive rounds judge cells against

@@ -14,8 +14,10 @@ use oscycles::measure::placement;
 use oscycles::run::env::frame::Decoder;
 use oscycles::run::env::guest::{self, GuestSpec};
 use oscycles::run::env::{EnvError, EnvOptions, Environment, Message, Outcome, OwnOptions};
+use oscycles::run::execute::Execution;
+use oscycles::run::plan::plan;
+use oscycles::run::prepared;
 use oscycles::run::progress::Quiet;
-use oscycles::run::runner::{self, Execution};
 use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
@@ -50,7 +52,7 @@ impl Environment for ThreadEnv {
                 let mut out: Vec<u8> = Vec::new();
                 guest::send(&mut out, "hello", 0, b"start");
                 let facts = [(TAG.to_string(), serde_json::Value::from(own.tag.clone()))].into_iter().collect();
-                guest::serve(&mut out, spec, facts, &dir.path().join("results"), &run_echo);
+                guest::serve_with(&mut out, spec, facts, &dir.path().join("results"), &run_echo);
                 out
             })
             .join()
@@ -68,10 +70,10 @@ impl Environment for ThreadEnv {
 fn run_echo(spec: &RunSpec) -> u8 {
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), spec.results.clone());
-    let plan = runner::plan(&[&ECHO_SUITE], spec.benchmarks.as_deref());
+    let plan = plan(&[&ECHO_SUITE], spec.benchmarks.as_deref());
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let Ok(mut w) = RunWriter::create(&spec.results, spec.document(&["thread"], plan.len(), cpus, ex.full, clock)) else { return 1 };
-    match runner::execute(&plan, &ex, &mut w, &mut Quiet) {
+    match prepared::execute(&plan, &ex, &mut w, &mut Quiet) {
         Ok(RunStatus::Complete) => 0,
         _ => 1,
     }

@@ -6,7 +6,7 @@
 //! Where cgroup v2 offers the cpu and memory controllers, the container is
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
-use super::guest::{self, GuestSpec, RunFn};
+use super::guest::{self, GuestSpec};
 use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
 use serde_json::{Map, Value, json};
 use std::ffi::CString;
@@ -28,7 +28,7 @@ impl Environment for Container {
 
     /// In its limits, unshares, forks PID 1 of the new PID namespace, which
     /// sets itself up and serves; waits for it and returns its exit code.
-    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+    fn serve(&self, spec: &GuestSpec) -> u8 {
         let mut out = std::io::stdout();
         let limits = limit_self(spec.vm_cpus, spec.vm_mem_mib);
         if let Err(e) = unshare_all() {
@@ -43,7 +43,7 @@ impl Environment for Container {
             return 1;
         }
         if pid == 0 {
-            std::process::exit(pid_1(spec, limits, run).into());
+            std::process::exit(pid_1(spec, limits).into());
         }
         let mut status = 0;
         // SAFETY: waiting for the child just forked; status is a valid out-pointer.
@@ -54,7 +54,7 @@ impl Environment for Container {
 
 /// PID 1 of the new PID namespace: dies with its parent, mounts its own
 /// /proc, says hello and serves; returns its exit code.
-fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>, run: &RunFn) -> u8 {
+fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>) -> u8 {
     // SAFETY: prctl with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     if let Err(e) = set_up_inside() {
@@ -65,7 +65,7 @@ fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>, run: &RunFn) 
     let mut facts = guest::facts_inside();
     facts.extend(facts_inside());
     facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e.to_string())));
-    super::native::serve_here(spec, facts, run)
+    super::native::serve_here(spec, facts)
 }
 
 /// What failed making the container, or limiting it.

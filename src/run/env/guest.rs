@@ -4,6 +4,7 @@
 //! [`serve`] is also what every `__env-child` does after its hello.
 
 use super::frame;
+use crate::run::prepared;
 use crate::run::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -48,10 +49,6 @@ pub struct GuestSpec {
     pub vm_cpus: u32,
     pub vm_mem_mib: u32,
 }
-
-/// Runs a spec in this process, its document in `spec.results`; returns the
-/// exit code (what `oscycles __round` and the run of an environment's child do).
-pub type RunFn = dyn Fn(&RunSpec) -> u8;
 
 /// Whether this process is a guest's /init with a spec to follow.
 pub fn is_guest_init() -> bool {
@@ -113,9 +110,22 @@ pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
     let _ = out.flush();
 }
 
-/// After the hello: sends `facts`, runs the spec's suites with results in
-/// `results` (a fresh directory), sends the run document or an error.
-pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &RunFn) {
+/// After the hello: sends `facts`, measures the spec with results in
+/// `results` (a fresh directory; [`prepared::measure_in_child`]), sends the
+/// run document or an error.
+pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path) {
+    serve_with(out, spec, facts, results, &prepared::measure_in_child);
+}
+
+/// [`serve`], the spec measured by `measure` (which returns the exit code):
+/// an environment of a test's, or of a program with families of its own.
+pub fn serve_with(
+    out: &mut dyn Write,
+    spec: &GuestSpec,
+    facts: serde_json::Map<String, serde_json::Value>,
+    results: &Path,
+    measure: &dyn Fn(&RunSpec) -> u8,
+) {
     send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
     if spec.mode == GuestMode::Panic {
         // A guest's PID 1 exiting panics its kernel; a child just ends.
@@ -131,7 +141,7 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
         return;
     }
     let here = RunSpec { results: results.to_path_buf(), quiet: true, ..spec.run.clone() };
-    let code = run(&here);
+    let code = measure(&here);
     let doc = std::fs::read_dir(results)
         .ok()
         .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
@@ -220,8 +230,8 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadJ
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
 }
 
-/// The guest's main: never returns. `run` runs a spec and returns its exit code.
-pub fn main(run: &RunFn) -> ! {
+/// The guest's main: never returns.
+pub fn main() -> ! {
     mount("devtmpfs", "/dev", "devtmpfs");
     let mut out = port();
     send(&mut out, "hello", 0, b"init");
@@ -232,7 +242,7 @@ pub fn main(run: &RunFn) -> ! {
     // TCP and UDP cases talk over loopback, which a bare kernel leaves down.
     let _ = super::container::loopback_up();
     match read_json::<GuestSpec>(Path::new(SPEC_PATH)) {
-        Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results"), run),
+        Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results")),
         Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),
     }
     // The UART sends at its own pace: wait until its last byte is out, or

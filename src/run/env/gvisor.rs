@@ -16,7 +16,7 @@
 //! --force` on the way out, and a later gvisor run kills the sandbox
 //! processes of a run whose private directory is gone.
 
-use super::guest::{self, GuestSpec, RunFn};
+use super::guest::{self, GuestSpec};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
@@ -118,11 +118,11 @@ impl Environment for Gvisor {
     }
 
     /// Hello, then the run, with the Sentry's own view of itself.
-    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+    fn serve(&self, spec: &GuestSpec) -> u8 {
         guest::send(&mut std::io::stdout(), "hello", 0, b"start");
         let mut facts = guest::facts_inside();
         facts.insert("kernel_version_inside".into(), json!(crate::measure::host::uname().1));
-        super::native::serve_here(spec, facts, run)
+        super::native::serve_here(spec, facts)
     }
 }
 

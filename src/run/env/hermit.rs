@@ -81,7 +81,7 @@ impl Environment for Hermit {
 
     /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
     /// [`Hermit::boot`] starts): boots the image and exits with its status.
-    fn init(&self, _run: &super::guest::RunFn) {
+    fn init(&self) {
         if self.vmm != Vmm::Own || std::env::args_os().nth(1).is_none_or(|a| a != VMM_COMMAND) {
             return;
         }

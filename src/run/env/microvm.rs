@@ -3,7 +3,7 @@
 //! runs nothing else; a boot measurement starts `oscycles __env-child --env
 //! microvm`, whose hello is the guest's first instruction.
 
-use super::guest::{self, GuestSpec, RunFn};
+use super::guest::{self, GuestSpec};
 use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
@@ -47,7 +47,7 @@ impl Environment for Microvm {
 
     /// One boot of the guest: hello at its first instruction, then the
     /// cycles from creating the VM to that instruction as the result.
-    fn serve(&self, _spec: &GuestSpec, _run: &RunFn) -> u8 {
+    fn serve(&self, _spec: &GuestSpec) -> u8 {
         let mut hello = || guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");
         let r = crate::families::vmm::run_with(crate::families::vmm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
         let mut out = std::io::stdout();

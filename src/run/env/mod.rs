@@ -36,7 +36,7 @@ pub mod xen;
 use crate::base::named::Named;
 use crate::data::results::RunDoc;
 use crate::families::bench::Venue;
-use guest::{GuestSpec, RunFn};
+use guest::GuestSpec;
 use serde_json::{Map, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -79,8 +79,9 @@ pub trait Environment: Sync {
 
     /// Its init hook, called first by the binary: where this process is the
     /// first process of one of its guests, it serves the guest (measuring
-    /// with `run`) and never returns; elsewhere it returns at once.
-    fn init(&self, _run: &RunFn) {}
+    /// with the library's `prepared::measure`) and never returns; elsewhere
+    /// it returns at once.
+    fn init(&self) {}
 
     /// Where the cases of a benchmark measured as `runs` says stand here,
     /// in a run over `envs`: a benchmark that belongs to one environment
@@ -119,12 +120,12 @@ pub trait Environment: Sync {
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError>;
 
     /// The child's side, in `oscycles __env-child --env NAME`: say hello,
-    /// run the spec's suites with `run`, send the document back. Returns the
+    /// measure the spec (`prepared::measure`), send the document back. Returns the
     /// exit code. A QEMU guest's child is its /init ([`guest::main`]), which
     /// serves the same way.
-    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+    fn serve(&self, spec: &GuestSpec) -> u8 {
         guest::send(&mut std::io::stdout(), "hello", 0, b"start");
-        native::serve_here(spec, guest::facts_inside(), run)
+        native::serve_here(spec, guest::facts_inside())
     }
 }
 
@@ -163,9 +164,9 @@ impl std::fmt::Debug for dyn Environment {
 
 /// Calls every environment's init hook ([`Environment::init`]): returns
 /// only if this process is none of their guests' first process.
-pub fn init_hooks(run: &RunFn) {
+pub fn init_hooks() {
     for e in Env::ALL {
-        e.init(run);
+        e.init();
     }
 }
 

@@ -2,7 +2,7 @@
 //! (in rounds, each a fresh process); a boot measurement starts `oscycles
 //! __env-child --env native`, which serves the smallest run like a guest.
 
-use super::guest::{self, GuestSpec, RunFn};
+use super::guest::{self, GuestSpec};
 use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
 use serde_json::{Map, Value};
 
@@ -28,12 +28,12 @@ impl Environment for Native {
 
 /// After the hello, in an environment's child: serves `spec` on stdout with
 /// `facts`, the results in a private directory removed afterwards.
-pub fn serve_here(spec: &GuestSpec, facts: Map<String, Value>, run: &RunFn) -> u8 {
+pub fn serve_here(spec: &GuestSpec, facts: Map<String, Value>) -> u8 {
     let mut out = std::io::stdout();
     let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
     match dir {
         Ok(dir) => {
-            guest::serve(&mut out, spec, facts, &dir.path().join("results"), run);
+            guest::serve(&mut out, spec, facts, &dir.path().join("results"));
             0
         }
         Err(e) => {

@@ -5,7 +5,7 @@
 //! through isa-debug-exit: status 33 is a clean finish.
 
 use super::cpio::Cpio;
-use super::guest::{GuestSpec, RunFn, SPEC_PATH};
+use super::guest::{GuestSpec, SPEC_PATH};
 use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
 use crate::data::schema_core::environment::ACCEL;
 use serde_json::{Map, Value, json};
@@ -46,9 +46,9 @@ impl Environment for Qemu {
     }
 
     /// A guest's /init with a spec (also a Xen domU's).
-    fn init(&self, run: &RunFn) {
+    fn init(&self) {
         if super::guest::is_guest_init() {
-            super::guest::main(run);
+            super::guest::main();
         }
     }
 

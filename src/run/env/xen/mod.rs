@@ -21,7 +21,7 @@
 //! Xen's own console (com1) goes to the console log, which the host
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
-use super::guest::{GuestMode, GuestSpec, PORT_PATH, RunFn};
+use super::guest::{GuestMode, GuestSpec, PORT_PATH};
 use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions};
 use dom0::{DomUPlan, MODULES, PLAN_PATH, dom0_main, is_dom0_init};
@@ -111,7 +111,7 @@ impl Environment for Xen {
     }
 
     /// dom0's /init with a domU to start.
-    fn init(&self, _run: &RunFn) {
+    fn init(&self) {
         if is_dom0_init() {
             dom0_main();
         }
