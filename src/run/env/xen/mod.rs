@@ -23,7 +23,10 @@
 
 use super::guest::{GuestMode, GuestSpec, PORT_PATH};
 use super::qemu::{self, Accel, AccelArgs, Files, Ran};
-use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions};
+use super::environment::{Environment, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::{EnvOptions, OwnOptions};
+use crate::families::bench::schema::boot::RESTARTED_AFTER;
 use dom0::{DomUPlan, MODULES, PLAN_PATH, dom0_main, is_dom0_init};
 use serde_json::{Map, Value, json};
 use std::io::{Read, Seek, Write};
@@ -135,6 +138,8 @@ pub enum XenError {
     NoModules(PathBuf),
 }
 
+impl OwnError for XenError {}
+
 /// The hypervisor scripts/setup unpacked.
 fn find_xen() -> Option<PathBuf> {
     Some(xen_dir().join(HYPERVISOR)).filter(|p| p.is_file())
@@ -207,7 +212,7 @@ fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
             Some(f) if faults.len() + 1 < STARTS => faults.push(f.to_string()),
             _ => {
                 if !faults.is_empty() {
-                    out.facts.insert(super::RESTARTED_AFTER.into(), json!(faults));
+                    out.facts.insert(RESTARTED_AFTER.into(), json!(faults));
                     if out.first("run").is_none() {
                         out.log_tail = format!("{} (earlier starts ended too: {})", out.log_tail, faults.join("; "));
                     }
