@@ -8,8 +8,10 @@ use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::data::store::{RunWriter, StoreError};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
+use crate::run::env::environment::{Env, Fit};
 use crate::run::env::guest::GuestSpec;
-use crate::run::env::{self, Env, EnvOptions, Fit};
+use crate::run::env::launch;
+use crate::run::env::options::EnvOptions;
 use crate::run::execute::{Destination, Execution, condition};
 use crate::run::isolation::Isolation;
 use crate::run::load::LoadKind;
@@ -241,7 +243,7 @@ impl EnvironmentsRun<'_> {
             vm_mem_mib: self.o.vm_mem_mib,
         };
         let conditions = self.spec.loads.len().max(1) * self.spec.isolations.len().max(1);
-        let returned = env::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
             (Ok((doc, mut facts, dropped)), _) => {
@@ -346,7 +348,7 @@ impl Starter for EnvStarter<'_> {
     fn start_once(&mut self, i: usize) -> Result<Started, StartFailed> {
         self.rep.boot_started(self.env.name(), i, self.starts);
         let (to_init_s, to_first_result_s, restarted_after) =
-            env::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
+            launch::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
         Ok(Started { to_init_s, to_first_result_s, restarted_after })
     }
 }
@@ -385,7 +387,8 @@ mod tests {
         keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
-    use crate::run::env::{EnvError, Environment, Message, Outcome};
+    use crate::run::env::environment::{Environment, Message, Outcome};
+    use crate::run::env::error::EnvError;
     use crate::run::progress::Log;
 
     /// An environment that starts nothing (as hyperfine's mock executor runs
@@ -415,7 +418,8 @@ mod tests {
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
             // As Xen under TCG says a start it repeated after a triple fault.
-            let facts = [(crate::run::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            let facts =
+                [(crate::families::bench::schema::boot::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
             Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
         }
     }
@@ -434,7 +438,7 @@ mod tests {
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
             guest_mode: crate::run::env::guest::GuestMode::Run,
-            own: crate::run::env::EnvArgs::defaults().unwrap(),
+            own: crate::run::env::options::EnvArgs::defaults().unwrap(),
             keep_console: None,
         }
     }

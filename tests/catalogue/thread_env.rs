@@ -3,7 +3,9 @@
 //! facts, the run document, all framed as on a console), measuring the echo
 //! family with the real executor. Its own option, `--thread-env-tag`, is a
 //! clap `Args` type added to a command by `env::with_options`, read back
-//! typed from the parsed options, and recorded among its facts.
+//! typed from the parsed options, and recorded among its facts. Its own
+//! error ([`ThreadError`]) reaches the run wrapped as it is, as the errors of
+//! oscycles' environments do: no list in oscycles names it.
 
 use crate::echo::ECHO_SUITE;
 use oscycles::data::results::RunStatus;
@@ -11,9 +13,11 @@ use oscycles::data::store::RunWriter;
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
+use oscycles::run::env::environment::{Environment, Message, Outcome};
+use oscycles::run::env::error::{EnvError, OwnError};
 use oscycles::run::env::frame::Decoder;
 use oscycles::run::env::guest::{self, GuestSpec};
-use oscycles::run::env::{EnvError, EnvOptions, Environment, Message, Outcome, OwnOptions};
+use oscycles::run::env::options::{EnvOptions, OwnOptions};
 use oscycles::run::execute::Execution;
 use oscycles::run::plan::plan;
 use oscycles::run::prepared;
@@ -32,6 +36,18 @@ pub struct ThreadArgs {
     pub tag: String,
 }
 
+/// The tag that makes the thread environment refuse to start.
+pub const REFUSE: &str = "refuse";
+
+/// What goes wrong in the thread environment.
+#[derive(Debug, thiserror::Error)]
+pub enum ThreadError {
+    #[error("thread: told to refuse (--thread-env-tag {0})")]
+    Refused(String),
+}
+
+impl OwnError for ThreadError {}
+
 pub struct ThreadEnv;
 
 impl Environment for ThreadEnv {
@@ -46,6 +62,9 @@ impl Environment for ThreadEnv {
     }
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         let own: ThreadArgs = o.own.get()?;
+        if own.tag == REFUSE {
+            Err(ThreadError::Refused(own.tag.clone()))?;
+        }
         let dir = tempfile::tempdir().map_err(EnvError::io("a directory for the thread's results"))?;
         let console = std::thread::scope(|s| {
             s.spawn(|| {

@@ -123,7 +123,7 @@ pub struct RunArgs {
     pub vm_cpus: u32,
     /// The environments' own options (each environment's module declares them).
     #[command(flatten)]
-    pub own: crate::run::env::EnvArgs,
+    pub own: crate::run::env::options::EnvArgs,
     /// Seconds an environment may take to reach its /init; a guest that does
     /// not (a KVM that cannot run it hangs in early boot) is given up. The
     /// slow boots get a multiple: qemu-tcg under the instruction counter 3x,
@@ -246,14 +246,14 @@ impl RunArgs {
     }
 
     /// The environments of `--env`.
-    pub fn envs(&self) -> Result<Vec<crate::run::env::Env>, UsageError> {
+    pub fn envs(&self) -> Result<Vec<crate::run::env::environment::Env>, UsageError> {
         resolve_names("--env", &self.env)
     }
 
     /// How environments are started: the options of the command line, the
     /// binary `exe` they run, files in the run's private directory `work`.
-    pub fn env_options(&self, exe: PathBuf, work: PathBuf) -> crate::run::env::EnvOptions {
-        crate::run::env::EnvOptions {
+    pub fn env_options(&self, exe: PathBuf, work: PathBuf) -> crate::run::env::options::EnvOptions {
+        crate::run::env::options::EnvOptions {
             exe,
             work,
             kernel: self.kernel.clone(),

@@ -14,7 +14,7 @@ use oscycles::data::results::{RunDoc, RunStatus};
 use oscycles::data::store::RunWriter;
 use oscycles::measure::watchdog;
 use oscycles::present::report;
-use oscycles::run::env::Env;
+use oscycles::run::env::environment::Env;
 use oscycles::run::env::guest::GuestSpec;
 use oscycles::run::plan::PlannedCase;
 use oscycles::run::prepared::{self, PrepareError, Prepared, Side};

@@ -7,7 +7,10 @@
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
 use super::guest::{self, GuestSpec};
-use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
+use super::environment::{Environment, Outcome};
+use super::error::EnvError;
+use super::launch::launch_child;
+use super::options::EnvOptions;
 use serde_json::{Map, Value, json};
 use std::ffi::CString;
 
@@ -65,7 +68,7 @@ fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>) -> u8 {
     let mut facts = guest::facts_inside();
     facts.extend(facts_inside());
     facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e.to_string())));
-    super::native::serve_here(spec, facts)
+    guest::serve_here(spec, facts)
 }
 
 /// What failed making the container, or limiting it.
@@ -122,30 +125,7 @@ pub fn set_up_inside() -> Result<(), ContainerError> {
         let host = b"oscycles-container";
         check(libc::sethostname(host.as_ptr().cast(), host.len()), "sethostname")?;
     }
-    loopback_up()
-}
-
-/// Brings up the loopback interface of the calling thread's network namespace.
-pub fn loopback_up() -> Result<(), ContainerError> {
-    // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
-    // read, flagged IFF_UP and written back; the socket is closed.
-    unsafe {
-        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        if s < 0 {
-            return Err(sys("socket")(std::io::Error::last_os_error()));
-        }
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
-            *d = *b as libc::c_char;
-        }
-        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
-        if r == 0 {
-            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
-        }
-        libc::close(s);
-        check(r, "bringing up lo")
-    }
+    guest::loopback_up().map_err(|e| ContainerError::Sys { what: e.what, source: e.source })
 }
 
 /// What the container looks like from inside, for the results.

@@ -152,6 +152,23 @@ pub fn serve_with(
     }
 }
 
+/// After the hello, in an environment's child: serves `spec` on stdout with
+/// `facts`, the results in a private directory removed afterwards.
+pub fn serve_here(spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>) -> u8 {
+    let mut out = std::io::stdout();
+    let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
+    match dir {
+        Ok(dir) => {
+            serve(&mut out, spec, facts, &dir.path().join("results"));
+            0
+        }
+        Err(e) => {
+            send(&mut out, "error", 1, format!("a private directory for the results: {e}").as_bytes());
+            1
+        }
+    }
+}
+
 /// The document as a misbehaving guest of the tests returns it.
 fn forged(mode: GuestMode, bytes: Vec<u8>) -> Vec<u8> {
     let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return bytes };
@@ -230,6 +247,40 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadJ
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
 }
 
+/// A system call that failed, with the error.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct SysError {
+    pub what: &'static str,
+    pub source: std::io::Error,
+}
+
+/// Brings up the loopback interface of the calling thread's network namespace.
+pub fn loopback_up() -> Result<(), SysError> {
+    // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
+    // read, flagged IFF_UP and written back; the socket is closed.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if s < 0 {
+            return Err(SysError { what: "socket", source: std::io::Error::last_os_error() });
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *b as libc::c_char;
+        }
+        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+        }
+        libc::close(s);
+        if r != 0 {
+            return Err(SysError { what: "bringing up lo", source: std::io::Error::last_os_error() });
+        }
+        Ok(())
+    }
+}
+
 /// The guest's main: never returns.
 pub fn main() -> ! {
     mount("devtmpfs", "/dev", "devtmpfs");
@@ -240,7 +291,7 @@ pub fn main() -> ! {
     mount("tmpfs", "/tmp", "tmpfs");
     mount("tmpfs", "/run", "tmpfs");
     // TCP and UDP cases talk over loopback, which a bare kernel leaves down.
-    let _ = super::container::loopback_up();
+    let _ = loopback_up();
     match read_json::<GuestSpec>(Path::new(SPEC_PATH)) {
         Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results")),
         Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),

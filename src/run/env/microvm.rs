@@ -4,7 +4,10 @@
 //! microvm`, whose hello is the guest's first instruction.
 
 use super::guest::{self, GuestSpec};
-use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
+use super::environment::{Environment, Fit, Outcome};
+use super::error::EnvError;
+use super::launch::launch_child;
+use super::options::EnvOptions;
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -20,7 +23,7 @@ impl Environment for Microvm {
         "oscycles' own minimal KVM guest: the microvm suite only"
     }
 
-    fn fit(&self, runs: Venue, _envs: &[super::Env]) -> Fit {
+    fn fit(&self, runs: Venue, _envs: &[super::environment::Env]) -> Fit {
         match runs {
             Venue::OnlyIn(own) if own == self.name() => Fit::Inside,
             Venue::FromHost => Fit::FromHost,
