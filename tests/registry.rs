@@ -141,6 +141,28 @@ fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
 }
 
 #[test]
+fn fwq_stops_at_the_cases_timeout_and_keeps_what_it_measured() {
+    let scratch = tempfile::tempdir().unwrap();
+    // 100 quanta of 1.4 ms (0.14 s) against a 40 ms timeout.
+    let ex = Execution { timeout: Duration::from_millis(40), ..execution(&scratch) };
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let only = vec!["noise.fwq".to_string()];
+    let plan = runner::plan_at(&[registry::find_suite("fwq").unwrap()], Some(&only), Some(registry::Scale::Test));
+    let p = plan.iter().find(|p| p.params["quantum_us"] == 1400).unwrap();
+    let r = runner::run_case(p, &ex, &clock, pinned());
+    assert_eq!(r.status, CaseStatus::Ok, "what was measured stands: {:?}", r.reason);
+    let n = r.metrics[0].summary.n as u64;
+    assert!(n >= 1 && n < 100, "{n} of 100 quanta in 40 ms");
+    let cut = r.details["cut"].as_str().unwrap();
+    assert!(cut.contains(&format!("{n} of 100 quanta")) && cut.contains("--timeout (0.04 s)"), "{cut}");
+    // A case that fits its time says nothing of a cut.
+    let short = plan.iter().find(|p| p.params["quantum_us"] == 14).unwrap();
+    let ex = Execution { timeout: Duration::from_secs(30), ..ex };
+    let r = runner::run_case(short, &ex, &clock, pinned());
+    assert!(r.status == CaseStatus::Ok && !r.details.contains_key("cut"), "{:?}", r.reason);
+}
+
+#[test]
 fn a_default_run_measures_and_records_the_published_sizes() {
     use oscycles::families::bench::{blk, net};
     let spec = RunSpec { suites: ["fwq", "control-loop", "net", "blk"].map(String::from).to_vec(), ..RunSpec::default() };

@@ -57,6 +57,9 @@ pub(crate) fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
                 out.push(line);
             }
         }
+        if let Some(cut) = r.details.get(noise::details::CUT).and_then(|v| v.as_str()) {
+            out.push(format!("  {load}/{iso} {}: {cut}", params_label(&r.params)));
+        }
         if let Some(c) = &r.condition {
             for key in condition::ISOLATION_NOTES {
                 if let Some(v) = c.facts.get(key) {
