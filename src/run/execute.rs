@@ -12,6 +12,7 @@ use crate::measure::counters;
 use crate::measure::harness::HarnessConfig;
 use crate::measure::placement::{self, Policy};
 use crate::measure::watchdog;
+use crate::run::isolation::preempt::Preempt;
 use crate::run::isolation::{self, Isolation};
 use crate::run::load::{Load, LoadError, LoadKind};
 use crate::run::plan::{PlannedCase, blank, not_measured};
@@ -28,6 +29,9 @@ pub struct Execution {
     /// Where loads run; None: `load_cpus(cpus[0])`.
     pub load_cpus: Option<Vec<usize>>,
     pub isolations: Vec<Isolation>,
+    /// The kernel's preemption modes, each under every isolation mode
+    /// (innermost); empty: the kernel's own, untouched.
+    pub preempts: Vec<Preempt>,
     /// The oscycles binary, which carries loads as `__load-worker`; None
     /// where no load but idle may run (in-process tests).
     pub exe: Option<std::path::PathBuf>,
@@ -57,6 +61,7 @@ impl Execution {
             loads: vec![LoadKind::Idle],
             load_cpus: None,
             isolations: vec![Isolation::Pinned],
+            preempts: vec![],
             exe: None,
             quick: harness,
             full: harness,
@@ -68,6 +73,13 @@ impl Execution {
             counters: false,
             rounds: None,
         }
+    }
+
+    /// Each isolation mode with each preemption mode (None: the kernel's own), in run order.
+    pub fn isolation_modes(&self) -> Vec<(Isolation, Option<Preempt>)> {
+        let preempts: Vec<Option<Preempt>> =
+            if self.preempts.is_empty() { vec![None] } else { self.preempts.iter().copied().map(Some).collect() };
+        self.isolations.iter().flat_map(|&i| preempts.iter().map(move |&p| (i, p))).collect()
     }
 
     pub fn harness_for(&self, s: Scale) -> HarnessConfig {
@@ -232,9 +244,15 @@ impl Recorder<'_> {
     }
 }
 
-/// The condition of a load and an isolation mode, without facts yet.
-pub fn condition(kind: LoadKind, iso: Isolation) -> Condition {
-    Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() }
+/// The condition of a load, an isolation mode and a preemption mode (None:
+/// the kernel's own), without facts yet.
+pub fn condition(kind: LoadKind, iso: Isolation, preempt: Option<Preempt>) -> Condition {
+    Condition {
+        load: kind.name().into(),
+        isolation: iso.name().into(),
+        preempt: preempt.map(|p| p.name().into()),
+        facts: Default::default(),
+    }
 }
 
 /// Runs the plan under every condition, saving each result as it comes,
@@ -245,7 +263,7 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     watchdog::install();
     let rep = &mut *out.rep;
     let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
-    rep.plan_started(plan.len() * ex.loads.len() * ex.isolations.len());
+    rep.plan_started(plan.len() * ex.loads.len() * ex.isolation_modes().len());
     for &kind in &ex.loads {
         if watchdog::interrupted().is_some() {
             break;
@@ -262,8 +280,8 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
                 }
             }
             Err(why) => {
-                for &iso in &ex.isolations {
-                    recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso))?;
+                for (iso, pre) in ex.isolation_modes() {
+                    recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso, pre))?;
                 }
             }
         }
@@ -272,7 +290,7 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     Ok(())
 }
 
-/// The plan under `load` and every isolation mode in turn. Returns false
+/// The plan under `load` and every isolation (and preemption) mode in turn. Returns false
 /// when interrupted.
 fn under_load(
     plan: &[PlannedCase],
@@ -282,14 +300,15 @@ fn under_load(
     rep: &mut dyn Reporter,
 ) -> Result<bool, StoreError> {
     let clock = recorder.writer.doc.host.clock.clone();
-    let many = ex.loads.len() * ex.isolations.len() > 1;
-    for &iso in &ex.isolations {
+    let modes = ex.isolation_modes();
+    let many = ex.loads.len() * modes.len() > 1;
+    for (iso, pre) in modes {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
-        let cond = condition(load.kind, iso);
-        let label = if many { format!("{}/{}: ", cond.load, cond.isolation) } else { String::new() };
-        let applied = match isolation::apply(iso, ex.cpus[0]) {
+        let cond = condition(load.kind, iso, pre);
+        let label = if many { format!("{}/{}: ", cond.load, cond.isolation_label()) } else { String::new() };
+        let applied = match isolation::apply(iso, ex.cpus[0], pre) {
             Ok(a) => a,
             Err(why) => {
                 recorder.not_measured(plan, CaseStatus::NotApplicable, &why.to_string(), &cond)?;

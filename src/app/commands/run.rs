@@ -44,7 +44,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         r.baseline = Some(until_verdict_baseline(&spec, name, &plan)?);
     }
     let names: Vec<&str> = envs.iter().map(|e| e.name()).collect();
-    let cases = plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
+    let cases = plan.len() * spec.conditions() * envs.len();
     let mut doc = spec.document(&names, cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
     // What would make this run noisy, said before it starts (doctor's warnings).
     let findings = oscycles::present::doctor::check(&doc.settings.cpus);
@@ -123,7 +123,7 @@ pub fn measure(spec: &RunSpec) -> Result<u8> {
     let run_dir = private_dir(&scratch_base(spec))?;
     check_rt(spec)?;
     let (ex, clock) = execution(spec, cpus, &run_dir)?;
-    let cases = plan.len() * spec.loads.len() * spec.isolations.len();
+    let cases = plan.len() * spec.conditions();
     let doc = spec.document(&["native"], cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
     let mut writer = RunWriter::create(&spec.results, doc)?;
     let status = runner::execute(&plan, &ex, &mut writer, &mut *progress::for_run(spec.quiet))?;
@@ -246,6 +246,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, run_dir: &RunDir) -> Result<(Exec
         loads: spec.loads.clone(),
         load_cpus: spec.load_cpus.clone(),
         isolations: spec.isolations.clone(),
+        preempts: spec.preempts.clone(),
         exe: Some(std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?),
         // A TSC that moves in steps (emulated) needs batches of many steps.
         quick: spec.harness(hz, true).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
