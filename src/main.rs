@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     oscycles::families::bench::steady_allocator();
-    oscycles::run::env::init_hooks(&run::measure_in_child);
+    oscycles::run::env::init_hooks();
     let cli = cli::parse_with_registry_help();
     if cli.command.only_prints() {
         // SAFETY: restoring the default action of SIGPIPE before any thread

@@ -2,8 +2,8 @@
 //! through the real runner, store and exporters without any change to the
 //! registry (it is in no list there; a suite made here holds it), and its own
 //! table appears beside oscycles' tables without any change to `report/`;
-//! an environment defined here, with its own option, runs through the real
-//! runner too.
+//! an environment defined here, in no list of oscycles' either, with its own
+//! option and its own error, runs through the real runner too.
 
 #[path = "catalogue/echo/mod.rs"]
 mod echo;
@@ -11,6 +11,7 @@ mod echo;
 mod thread_env;
 
 use echo::{ECHO_SUITE, EchoPlots, EchoTable};
+use oscycles::base::named::Named;
 use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::data::store::{self, RunWriter};
 use oscycles::measure::clock;
@@ -18,9 +19,17 @@ use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
 use oscycles::present::report::Tables;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::run::env::environment::Env;
+use oscycles::run::env::error::EnvError;
+use oscycles::run::env::guest::{GuestMode, GuestSpec};
+use oscycles::run::env::options::{EnvArgs, EnvOptions};
+use oscycles::run::env::{self, launch};
+use oscycles::run::execute::Execution;
+use oscycles::run::plan;
+use oscycles::run::prepared::{self, Prepared};
 use oscycles::run::progress::Quiet;
 use oscycles::run::registry;
-use oscycles::run::runner::{self, Execution};
+use oscycles::run::runner::{self, Environments};
 use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
@@ -31,11 +40,11 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     let tmp = tempfile::tempdir().unwrap();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     assert_eq!(plan.iter().map(|p| p.label()).collect::<Vec<_>>(), ["echo.copy bytes=64", "echo.copy bytes=4096"]);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let mut w = RunWriter::create(tmp.path(), spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.
     let back = store::load(w.path()).unwrap();
@@ -64,11 +73,11 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
 fn echo_run(dir: &std::path::Path) -> RunDoc {
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), dir.to_path_buf());
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let mut w = RunWriter::create(dir, spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
     store::load(w.path()).unwrap()
 }
 
@@ -114,8 +123,8 @@ fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays
 
 #[test]
 fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
-    use oscycles::run::env::{self, Env, EnvArgs, EnvOptions};
     use thread_env::{TAG, ThreadArgs, ThreadEnv};
+    assert!(Env::parse("thread").is_none(), "the test environment is in no registration");
     let envs: [Env; 1] = [&ThreadEnv];
     let mut cmd = env::with_options(clap::Command::new("catalogue"), &envs);
     let help = cmd.render_long_help().to_string();
@@ -126,25 +135,16 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
     assert_eq!(own.get::<ThreadArgs>().unwrap().tag, "seven");
 
     let tmp = tempfile::tempdir().unwrap();
-    let o = EnvOptions {
-        exe: "/nonexistent/oscycles".into(),
-        work: tmp.path().into(),
-        kernel: None,
-        vm_mem_mib: 128,
-        vm_cpus: 1,
-        init_timeout: Duration::from_secs(30),
-        run_timeout: Duration::from_secs(120),
-        guest_mode: oscycles::run::env::guest::GuestMode::Run,
-        own,
-        keep_console: None,
-    };
+    let o = thread_options(own, tmp.path());
     let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
     let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), tmp.path().to_path_buf());
-    let plan = runner::plan(&[&ECHO_SUITE], None);
+    let plan = plan::plan(&[&ECHO_SUITE], None);
     let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
-    let mut w = RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock)).unwrap();
-    assert_eq!(runner::run(&envs, &plan, &ex, &spec, &o, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
+    let mut w =
+        RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock.clone())).unwrap();
+    let envs = Environments { list: envs.to_vec(), options: o };
+    assert_eq!(runner::run(&Prepared::of(plan, ex, clock), &envs, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     let doc = store::load(w.path()).unwrap();
     assert_eq!(doc.results.len(), 2);
@@ -153,4 +153,34 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
         assert!(r.metric(echo::PER_COPY).is_some_and(|m| m.summary.n >= 3 && m.summary.median > 0.0));
     }
     assert_eq!(doc.environment.settings["thread"][TAG], "seven", "{:?}", doc.environment.settings);
+}
+
+/// How the thread environment is started in these tests: its own options
+/// `own`, its work in `dir`.
+fn thread_options(own: EnvArgs, dir: &std::path::Path) -> EnvOptions {
+    EnvOptions {
+        exe: "/nonexistent/oscycles".into(),
+        work: dir.into(),
+        kernel: None,
+        vm_mem_mib: 128,
+        vm_cpus: 1,
+        init_timeout: Duration::from_secs(30),
+        run_timeout: Duration::from_secs(120),
+        guest_mode: GuestMode::Run,
+        own,
+        keep_console: None,
+    }
+}
+
+#[test]
+fn an_environment_defined_here_has_its_own_error_wrapped_as_it_is() {
+    use thread_env::{REFUSE, ThreadEnv, ThreadError};
+    let cmd = env::with_options(clap::Command::new("catalogue"), &[&ThreadEnv]);
+    let m = cmd.try_get_matches_from(["catalogue", "--thread-env-tag", REFUSE]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = thread_options(<EnvArgs as clap::FromArgMatches>::from_arg_matches(&m).unwrap(), tmp.path());
+    let spec = GuestSpec { run: RunSpec::default(), mode: GuestMode::Run, vm_cpus: 1, vm_mem_mib: 128 };
+    let e = launch::run_in(&ThreadEnv, &spec, &o).unwrap_err();
+    assert_eq!(e.to_string(), "thread: told to refuse (--thread-env-tag refuse)");
+    assert!(matches!(&e, EnvError::Own(own) if own.downcast_ref::<ThreadError>().is_some()), "{e:?}");
 }

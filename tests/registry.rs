@@ -6,9 +6,11 @@ use oscycles::data::store::{self, RunWriter};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{self, Policy};
+use oscycles::run::execute::{self, Execution, Mode};
 use oscycles::run::isolation::Isolation;
+use oscycles::run::plan::{self, PlannedCase};
+use oscycles::run::prepared;
 use oscycles::run::registry;
-use oscycles::run::runner::{self, Execution, Mode};
 use oscycles::run::spec::RunSpec;
 use std::time::Duration;
 
@@ -17,7 +19,9 @@ use std::time::Duration;
 /// mechanics, and CI is a small machine.
 fn execution(scratch: &tempfile::TempDir) -> Execution {
     let cpus = placement::allowed_cpus().into_iter().take(2).collect();
-    Execution { mem_bytes: Some(64 << 20), ..Execution::in_process(cpus, HarnessConfig::tiny(), scratch.path().to_path_buf()) }
+    let mut ex = Execution::in_process(cpus, HarnessConfig::tiny(), scratch.path().to_path_buf());
+    ex.spec.mem_bytes = Some(64 << 20);
+    ex
 }
 
 fn pinned() -> Mode {
@@ -30,7 +34,7 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
     let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let all: Vec<&'static registry::Suite> = registry::SUITES.iter().collect();
-    let full = runner::plan(&all, None);
+    let full = plan::plan(&all, None);
     for b in registry::benchmarks() {
         assert!(full.iter().any(|p| p.benchmark.id == b.id), "{} is in no suite's plan", b.id);
     }
@@ -38,11 +42,11 @@ fn every_registered_benchmark_runs_once_in_tiny_mode() {
     // 30 ms net and blk points, a 4 MiB file); a benchmark that scale leaves
     // out (the memory bandwidths, full only) with its full cases at the
     // test scale's harness.
-    let mut plan = runner::plan_at(&all, None, Some(registry::Scale::Test));
+    let mut plan = plan::plan_at(&all, None, Some(registry::Scale::Test));
     let left_out: Vec<_> = full.into_iter().filter(|f| !plan.iter().any(|p| p.benchmark.id == f.benchmark.id)).collect();
-    plan.extend(left_out.into_iter().map(|p| runner::PlannedCase { scale: registry::Scale::Test, ..p }));
+    plan.extend(left_out.into_iter().map(|p| PlannedCase { scale: registry::Scale::Test, ..p }));
     for p in &plan {
-        let r = runner::run_case(p, &ex, &clock, pinned());
+        let r = execute::run_case(p, &ex, &clock, pinned());
         // A benchmark this host cannot run says why, and its cases are n/a.
         if let Err(why) = p.benchmark.supported() {
             assert!(!why.is_empty(), "{}", p.benchmark.id);
@@ -78,9 +82,9 @@ fn a_run_document_survives_a_json_round_trip() {
     let doc = spec.document(&["native"], 0, ex.cpus.clone(), ex.quick, clock);
     let mut w = RunWriter::create(&dir, doc).unwrap();
     let quick = registry::find_suite("quick").unwrap();
-    let plan: Vec<_> = runner::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
+    let plan: Vec<_> = plan::plan(&[quick], Some(&["syscall.getpid".into(), "ipc.spin".into()]));
     w.doc.planned_cases = plan.len();
-    let status = runner::execute(&plan, &ex, &mut w, &mut oscycles::run::progress::Quiet).unwrap();
+    let status = prepared::execute(&plan, &ex, &mut w, &mut oscycles::run::progress::Quiet).unwrap();
     assert_eq!(status, RunStatus::Complete);
     let back = store::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
@@ -94,8 +98,8 @@ fn page_faults_are_not_measured_where_mlockall_would_prefault_them() {
     let locked = Mode { pin: true, policy: Policy::Other, memory_locked: true };
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let quick = registry::find_suite("quick").unwrap();
-    for p in runner::plan(&[quick], Some(&["pagefault.anon".into(), "pagefault.file".into()])) {
-        let r = runner::run_case(&p, &ex, &clock, locked);
+    for p in plan::plan(&[quick], Some(&["pagefault.anon".into(), "pagefault.file".into()])) {
+        let r = execute::run_case(&p, &ex, &clock, locked);
         assert_eq!(r.status, CaseStatus::NotApplicable, "{}", p.label());
         assert!(r.reason.unwrap().contains("mlockall"));
     }
@@ -107,11 +111,11 @@ fn the_packet_stream_sweep_counts_fewer_notifications_than_packets_when_batching
     let ex = execution(&scratch);
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let suite = registry::find_suite("packet-stream").unwrap();
-    let plan = runner::plan(&[suite], None);
+    let plan = plan::plan(&[suite], None);
     let batched: Vec<_> = plan.iter().filter(|p| p.params["mode"] == "stream" && p.params["batch"].as_u64().unwrap() > 1).take(6).collect();
     assert!(!batched.is_empty());
     for p in batched {
-        let r = runner::run_case(p, &ex, &clock, pinned());
+        let r = execute::run_case(p, &ex, &clock, pinned());
         assert_eq!(r.status, CaseStatus::Ok, "{}: {:?}", p.label(), r.reason);
         let packets = r.details["packets"].as_u64().unwrap();
         let notifications = r.details["notifications"].as_u64().unwrap();
@@ -128,11 +132,11 @@ fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let suites = [registry::find_suite("fwq").unwrap(), registry::find_suite("control-loop").unwrap()];
     let only: Vec<String> = ["noise.fwq", "control.busy-tsc"].map(String::from).to_vec();
-    let plan = runner::plan_at(&suites, Some(&only), Some(registry::Scale::Test));
+    let plan = plan::plan_at(&suites, Some(&only), Some(registry::Scale::Test));
     let labels: Vec<String> = plan.iter().map(|p| p.label()).collect();
     assert_eq!(labels, ["noise.fwq quantum_us=1400 samples=100", "noise.fwq quantum_us=14 samples=1000", "control.busy-tsc samples=50"]);
     for p in &plan {
-        let r = runner::run_case(p, &ex, &clock, pinned());
+        let r = execute::run_case(p, &ex, &clock, pinned());
         assert_eq!(r.status, CaseStatus::Ok, "{}: {:?}", p.label(), r.reason);
         let n = r.metrics[0].summary.n as u64;
         let samples = p.params["samples"].as_u64().unwrap();
@@ -143,22 +147,23 @@ fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
 #[test]
 fn fwq_stops_at_the_cases_timeout_and_keeps_what_it_measured() {
     let scratch = tempfile::tempdir().unwrap();
-    // 100 quanta of 1.4 ms (0.14 s) against a 40 ms timeout.
-    let ex = Execution { timeout: Duration::from_millis(40), ..execution(&scratch) };
+    let mut ex = execution(&scratch);
+    ex.spec.timeout_s = 1;
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let only = vec!["noise.fwq".to_string()];
-    let plan = runner::plan_at(&[registry::find_suite("fwq").unwrap()], Some(&only), Some(registry::Scale::Test));
-    let p = plan.iter().find(|p| p.params["quantum_us"] == 1400).unwrap();
-    let r = runner::run_case(p, &ex, &clock, pinned());
+    let plan = plan::plan_at(&[registry::find_suite("fwq").unwrap()], Some(&only), Some(registry::Scale::Test));
+    // The test scale's case of the slides' quantum, 2,000 quanta long (2.8 s) against a 1 s timeout.
+    let mut long = plan.iter().find(|p| p.params["quantum_us"] == 1400).unwrap().clone();
+    long.params.insert("samples".into(), serde_json::json!(2000));
+    let r = execute::run_case(&long, &ex, &clock, pinned());
     assert_eq!(r.status, CaseStatus::Ok, "what was measured stands: {:?}", r.reason);
     let n = r.metrics[0].summary.n as u64;
-    assert!(n >= 1 && n < 100, "{n} of 100 quanta in 40 ms");
+    assert!(n >= 1 && n < 2000, "{n} of 2000 quanta in 1 s");
     let cut = r.details["cut"].as_str().unwrap();
-    assert!(cut.contains(&format!("{n} of 100 quanta")) && cut.contains("--timeout (0.04 s)"), "{cut}");
+    assert!(cut.contains(&format!("{n} of 2000 quanta")) && cut.contains("--timeout (1 s)"), "{cut}");
     // A case that fits its time says nothing of a cut.
     let short = plan.iter().find(|p| p.params["quantum_us"] == 14).unwrap();
-    let ex = Execution { timeout: Duration::from_secs(30), ..ex };
-    let r = runner::run_case(short, &ex, &clock, pinned());
+    let r = execute::run_case(short, &ex, &clock, pinned());
     assert!(r.status == CaseStatus::Ok && !r.details.contains_key("cut"), "{:?}", r.reason);
 }
 
@@ -171,7 +176,7 @@ fn a_default_run_measures_and_records_the_published_sizes() {
     let doc = spec.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock.clone());
     assert_eq!(doc.settings.scale.as_deref(), Some("full"));
     let suites: Vec<&'static registry::Suite> = spec.suites.iter().map(|s| registry::find_suite(s).unwrap()).collect();
-    let plan = runner::plan_at(&suites, None, spec.scale);
+    let plan = plan::plan_at(&suites, None, spec.scale);
     let samples =
         |id: &str| -> Vec<u64> { plan.iter().filter(|p| p.benchmark.id == id).map(|p| p.params["samples"].as_u64().unwrap()).collect() };
     assert_eq!(samples("noise.fwq"), [100_000, 100_000]);

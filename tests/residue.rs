@@ -86,7 +86,7 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     use oscycles::analysis::uncertainty::{Policy, Verdict, compare};
     let suite = oscycles::run::registry::find_suite("lmbench").unwrap();
     let only: Vec<String> = ["ipc.pipe", "bw.mem-rd", "bw.mem-cp"].map(String::from).to_vec();
-    let plan = oscycles::run::runner::plan(&[suite], Some(&only));
+    let plan = oscycles::run::plan::plan(&[suite], Some(&only));
     // A seed whose single round runs ipc.pipe first, and one that runs it last.
     let pipe_at = |seed: u64| {
         let order = oscycles::run::rounds::shuffled(&plan, oscycles::run::rounds::round_seed(seed, 0));

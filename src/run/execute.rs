@@ -18,20 +18,18 @@ use crate::run::load::{Load, LoadError, LoadKind};
 use crate::run::plan::{PlannedCase, blank, not_measured};
 use crate::run::progress::Reporter;
 use crate::run::registry::Scale;
+use crate::run::spec::RunSpec;
 use std::time::{Duration, Instant};
 
-/// How the cases run: every case of the plan runs under every load (outer
-/// loop) and every isolation mode (inner loop).
+/// How the cases run: every case of the plan runs under every load of the
+/// spec (outer loop) and every isolation mode (inner loop).
 #[derive(Debug, Clone)]
 pub struct Execution {
+    /// The run's settings (loads, isolation modes, timeout, sizes, rounds),
+    /// with the TSC rate of this process.
+    pub spec: RunSpec,
+    /// The CPUs here.
     pub cpus: Vec<usize>,
-    pub loads: Vec<LoadKind>,
-    /// Where loads run; None: `load_cpus(cpus[0])`.
-    pub load_cpus: Option<Vec<usize>>,
-    pub isolations: Vec<Isolation>,
-    /// The kernel's preemption modes, each under every isolation mode
-    /// (innermost); empty: the kernel's own, untouched.
-    pub preempts: Vec<Preempt>,
     /// The oscycles binary, which carries loads as `__load-worker`; None
     /// where no load but idle may run (in-process tests).
     pub exe: Option<std::path::PathBuf>,
@@ -40,46 +38,36 @@ pub struct Execution {
     pub full: HarnessConfig,
     /// Whether suites' shortest batches apply (not when `--batch-ms` set the batch).
     pub suite_batches: bool,
-    pub timeout: Duration,
     pub scratch: std::path::PathBuf,
-    pub mem_bytes: Option<u64>,
-    /// Measured milliseconds per point of net and blk cases.
-    pub point_ms: Option<u64>,
-    /// Whether batch-timed cases are followed by counting batches (`counters`).
-    pub counters: bool,
     /// How the plan is repeated; None: once, here, in plan order.
     pub rounds: Option<crate::run::spec::Rounds>,
 }
 
 impl Execution {
     /// Everything in this process: idle and pinned only, one harness for
-    /// both scales, no rounds, a 30 s case timeout. What tests
-    /// (and a program embedding the runner) start from.
+    /// both scales, no rounds, no counting pass, a 30 s case timeout. What
+    /// tests (and a program embedding the runner) start from.
     pub fn in_process(cpus: Vec<usize>, harness: HarnessConfig, scratch: std::path::PathBuf) -> Execution {
         Execution {
+            spec: RunSpec { no_counters: true, timeout_s: 30, ..RunSpec::default() },
             cpus,
-            loads: vec![LoadKind::Idle],
-            load_cpus: None,
-            isolations: vec![Isolation::Pinned],
-            preempts: vec![],
             exe: None,
             quick: harness,
             full: harness,
             suite_batches: false,
-            timeout: Duration::from_secs(30),
             scratch,
-            mem_bytes: None,
-            point_ms: None,
-            counters: false,
             rounds: None,
         }
     }
 
-    /// Each isolation mode with each preemption mode (None: the kernel's own), in run order.
-    pub fn isolation_modes(&self) -> Vec<(Isolation, Option<Preempt>)> {
-        let preempts: Vec<Option<Preempt>> =
-            if self.preempts.is_empty() { vec![None] } else { self.preempts.iter().copied().map(Some).collect() };
-        self.isolations.iter().flat_map(|&i| preempts.iter().map(move |&p| (i, p))).collect()
+    /// Seconds a case may take.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.spec.timeout_s)
+    }
+
+    /// Whether batch-timed cases are followed by counting batches.
+    pub fn counters(&self) -> bool {
+        !self.spec.no_counters
     }
 
     pub fn harness_for(&self, s: Scale) -> HarnessConfig {
@@ -110,7 +98,7 @@ impl Mode {
 /// which counts it after the round's timed cases.
 pub fn run_case(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
     let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
-    measure(p, ex, clock, mode, harness, ex.counters.then_some(0))
+    measure(p, ex, clock, mode, harness, ex.counters().then_some(0))
 }
 
 /// A case run with `harness`, the counters armed with `counting` batches
@@ -126,15 +114,15 @@ fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harne
         memory_locked: mode.memory_locked,
         harness,
         scale: p.scale,
-        point_ms: ex.point_ms,
+        point_ms: ex.spec.point_ms,
         clock,
-        timeout: ex.timeout,
+        timeout: ex.timeout(),
         scratch: &ex.scratch,
-        mem_bytes: ex.mem_bytes,
+        mem_bytes: ex.spec.mem_bytes,
     };
     // Every case has a deadline on this thread: blocking calls return EINTR
     // after it, polling loops and the harness stop at it.
-    let deadline = watchdog::Deadline::arm(ex.timeout);
+    let deadline = watchdog::Deadline::arm(ex.timeout());
     let armed = counting.map(|k| counters::Armed::arm(k, true));
     let mut r = p.benchmark.run(&ctx);
     let counted = armed.map(counters::Armed::finish).unwrap_or_default();
@@ -142,7 +130,7 @@ fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harne
         r = Err(CaseError::Failed(format!(
             "timed out: stopped after {:.1} s (--timeout {} s)",
             t.elapsed().as_secs_f64(),
-            ex.timeout.as_secs()
+            ex.spec.timeout_s
         )));
     }
     drop(deadline);
@@ -263,15 +251,15 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     watchdog::install();
     let rep = &mut *out.rep;
     let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
-    rep.plan_started(plan.len() * ex.loads.len() * ex.isolation_modes().len());
-    for &kind in &ex.loads {
+    rep.plan_started(plan.len() * ex.spec.conditions());
+    for &kind in &ex.spec.loads {
         if watchdog::interrupted().is_some() {
             break;
         }
         let started = match &ex.exe {
             None if kind != LoadKind::Idle => Err(LoadError::NoBinary),
             None => Ok(Load::idle()),
-            Some(exe) => Load::start(kind, exe, &ex.scratch, &ex.load_cpus.clone().unwrap_or_else(|| load_cpus(ex.cpus[0]))),
+            Some(exe) => Load::start(kind, exe, &ex.scratch, &ex.spec.load_cpus.clone().unwrap_or_else(|| load_cpus(ex.cpus[0]))),
         };
         match started.and_then(|mut l| l.warm_up(LOAD_SETTLE).map(|()| l)) {
             Ok(mut load) => {
@@ -280,7 +268,7 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
                 }
             }
             Err(why) => {
-                for (iso, pre) in ex.isolation_modes() {
+                for (iso, pre) in ex.spec.isolation_modes() {
                     recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso, pre))?;
                 }
             }
@@ -300,9 +288,8 @@ fn under_load(
     rep: &mut dyn Reporter,
 ) -> Result<bool, StoreError> {
     let clock = recorder.writer.doc.host.clock.clone();
-    let modes = ex.isolation_modes();
-    let many = ex.loads.len() * modes.len() > 1;
-    for (iso, pre) in modes {
+    let many = ex.spec.conditions() > 1;
+    for (iso, pre) in ex.spec.isolation_modes() {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
@@ -328,7 +315,7 @@ fn under_load(
             }
             let mark = load.mark();
             let mut r = run_case(p, ex, &clock, mode);
-            let deferred = ex.counters && r.status == CaseStatus::Ok && r.counters.is_none();
+            let deferred = ex.counters() && r.status == CaseStatus::Ok && r.counters.is_none();
             // A case cut short by the interrupt is not a result.
             if watchdog::interrupted().is_some() && r.status == CaseStatus::Failed {
                 return Ok(false);

@@ -8,6 +8,7 @@ pub mod execute;
 pub mod isolation;
 pub mod load;
 pub mod plan;
+pub mod prepared;
 pub mod progress;
 pub mod registry;
 pub mod rounds;

@@ -8,66 +8,41 @@ use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::data::store::{RunWriter, StoreError};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
+use crate::run::env::environment::{Env, Fit};
 use crate::run::env::guest::GuestSpec;
-use crate::run::env::{self, Env, EnvOptions, Fit};
-use crate::run::execute::condition;
-pub use crate::run::execute::{COUNTERS_COOL_DOWN, Destination, Execution, LOAD_SETTLE, Mode, load_cpus, run_case, run_plan};
+use crate::run::env::launch;
+use crate::run::env::options::EnvOptions;
+use crate::run::execute::{Destination, Execution, condition};
 use crate::run::isolation::Isolation;
 use crate::run::load::LoadKind;
-use crate::run::plan::blank;
-pub use crate::run::plan::{PlannedCase, benchmark_ids, keep_cases, keep_where, not_measured, plan, plan_at};
+use crate::run::plan::{PlannedCase, benchmark_ids, blank, not_measured};
+use crate::run::prepared::{Prepared, finish};
 use crate::run::progress::Reporter;
-use crate::run::rounds::{Repeated, merge_round, plan_position, round_ids};
+use crate::run::rounds::{self, Repeated, merge_round, plan_position, round_ids};
 use crate::run::spec::RunSpec;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-/// Runs the plan in this process (in rounds if `ex.rounds` says) and
-/// finishes the document, telling `rep` how far it got: what a round's
-/// process and an environment's child do with their part of a run.
-/// Returns how the run ended.
-pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
-    run_rounds(plan, ex, &mut Destination { writer, env: None, rep })?;
-    finish(writer)
+/// The environments of a run and how they are started.
+pub struct Environments {
+    pub list: Vec<Env>,
+    pub options: EnvOptions,
 }
 
-/// Marks the document complete, or interrupted if a signal came.
-fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
-    let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
-    writer.finish(status)?;
-    Ok(status)
-}
-
-/// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
-/// or once here.
-pub fn run_rounds(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
-    match &ex.rounds {
-        Some(r) => crate::run::rounds::run(plan, ex, out, r),
-        None => run_plan(plan, ex, out),
-    }
-}
-
-/// Runs the plan in every environment of `envs` in turn and finishes the
+/// Runs the prepared plan in every environment in turn and finishes the
 /// document: each environment runs the cases that fit it (in this process,
-/// or in a child it launches with its part of `spec`), and the host times
+/// or in a child it launches with its part of the spec), and the host times
 /// its starts for the cases measured from the host. An environment that
 /// cannot run (no KVM, a guest that hangs) gives its cases a reason instead
 /// of a number, and the run goes on. Returns how the run ended.
-pub fn run(
-    envs: &[Env],
-    plan: &[PlannedCase],
-    ex: &Execution,
-    spec: &RunSpec,
-    o: &EnvOptions,
-    writer: &mut RunWriter,
-    rep: &mut dyn Reporter,
-) -> Result<RunStatus, StoreError> {
-    let mut across = EnvironmentsRun { envs, ex, spec, o, writer, rep };
-    let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.len(), spec));
+pub fn run(p: &Prepared, envs: &Environments, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+    let (ex, plan) = (&p.execution, &p.plan[..]);
+    let mut across = EnvironmentsRun { envs: &envs.list, ex, spec: &ex.spec, o: &envs.options, writer, rep };
+    let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.list.len(), &ex.spec));
     if let Some(exe) = interleaved {
         across.interleaved(plan, exe)?;
     }
-    for &env in envs.iter().filter(|_| interleaved.is_none()) {
+    for &env in envs.list.iter().filter(|_| interleaved.is_none()) {
         if watchdog::interrupted().is_some() {
             break;
         }
@@ -122,9 +97,9 @@ impl EnvironmentsRun<'_> {
     /// own (cases of another environment, boots): the first of the run.
     fn first_condition(&self) -> Condition {
         condition(
-            self.ex.loads.first().copied().unwrap_or(LoadKind::Idle),
-            self.ex.isolations.first().copied().unwrap_or(Isolation::Pinned),
-            self.ex.preempts.first().copied(),
+            self.spec.loads.first().copied().unwrap_or(LoadKind::Idle),
+            self.spec.isolations.first().copied().unwrap_or(Isolation::Pinned),
+            self.spec.preempts.first().copied(),
         )
     }
 
@@ -175,7 +150,7 @@ impl EnvironmentsRun<'_> {
             (false, true) => {
                 self.note_facts(env);
                 let tag = self.tag(env);
-                run_rounds(&inside, self.ex, &mut Destination { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
+                rounds::run(&inside, self.ex, &mut Destination { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
                 None
             }
             (false, false) => self.in_child(env, &inside, None)?,
@@ -227,7 +202,7 @@ impl EnvironmentsRun<'_> {
                         self.note_facts(env);
                     }
                     let Some(r) = self.ex.rounds.as_ref() else { continue };
-                    let rep = Repeated { exe, plan: inside, r, env: tag, first };
+                    let rep = Repeated { exe, plan: inside, r, spec: self.spec, env: tag, first };
                     rep.one(k, rounds, None, self.writer, &mut *self.rep)?;
                 } else {
                     let ids = round_ids(inside, k, &self.writer.doc.results[first..], tag, None);
@@ -246,7 +221,7 @@ impl EnvironmentsRun<'_> {
             let env_position =
                 |r: &CaseResult| parts.iter().position(|p| r.environment.as_deref() == self_tag(p.0, parts.len())).unwrap_or(0);
             doc.results[first..].sort_by_key(|r| (env_position(r), plan_position(plan, r)));
-            crate::run::rounds::estimate_all(doc, self.spec.seed);
+            rounds::estimate_all(doc, self.spec.seed);
         })?;
         for (env, _, from_host, unusable) in &parts {
             self.measure_from_host(*env, from_host, unusable.as_deref())?;
@@ -269,7 +244,7 @@ impl EnvironmentsRun<'_> {
             vm_mem_mib: self.o.vm_mem_mib,
         };
         let conditions = self.spec.conditions();
-        let returned = env::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
             (Ok((doc, mut facts, dropped)), _) => {
@@ -374,7 +349,7 @@ impl Starter for EnvStarter<'_> {
     fn start_once(&mut self, i: usize) -> Result<Started, StartFailed> {
         self.rep.boot_started(self.env.name(), i, self.starts);
         let (to_init_s, to_first_result_s, restarted_after) =
-            env::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
+            launch::boot_once(self.env, self.o, self.seed).map_err(|e| StartFailed(e.to_string()))?;
         Ok(Started { to_init_s, to_first_result_s, restarted_after })
     }
 }
@@ -383,6 +358,7 @@ impl Starter for EnvStarter<'_> {
 mod tests {
     use super::*;
     use crate::measure::harness::HarnessConfig;
+    use crate::run::plan::{keep_where, plan};
     use crate::run::registry::Suite;
     use std::time::Duration;
 
@@ -412,7 +388,8 @@ mod tests {
         keep_where(&mut p, &[], true).unwrap();
         assert_eq!(p.len(), all.len(), "no filter keeps everything");
     }
-    use crate::run::env::{EnvError, Environment, Message, Outcome};
+    use crate::run::env::environment::{Environment, Message, Outcome};
+    use crate::run::env::error::EnvError;
     use crate::run::progress::Log;
 
     /// An environment that starts nothing (as hyperfine's mock executor runs
@@ -442,7 +419,8 @@ mod tests {
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];
             // As Xen under TCG says a start it repeated after a triple fault.
-            let facts = [(crate::run::env::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
+            let facts =
+                [(crate::families::bench::schema::boot::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
             Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
         }
     }
@@ -461,7 +439,7 @@ mod tests {
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
             guest_mode: crate::run::env::guest::GuestMode::Run,
-            own: crate::run::env::EnvArgs::defaults().unwrap(),
+            own: crate::run::env::options::EnvArgs::defaults().unwrap(),
             keep_console: None,
         }
     }
@@ -473,13 +451,19 @@ mod tests {
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
         assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::families::bench::Venue::FromHost).count(), 1);
-        let ex = Execution { timeout: Duration::from_secs(5), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
-        let spec = RunSpec { suites: vec!["syscall".into(), "microvm".into(), "boot".into()], batches: Some(2), ..RunSpec::default() };
+        let spec = RunSpec {
+            suites: vec!["syscall".into(), "microvm".into(), "boot".into()],
+            batches: Some(2),
+            timeout_s: 5,
+            ..RunSpec::default()
+        };
+        let ex = Execution { spec: spec.clone(), ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into()) };
         let doc = spec.document(&["fake", "down"], plan.len() * 2, vec![0], HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
         let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
         let log = Log::default();
-        let envs: [Env; 2] = [&UP, &DOWN];
-        let status = run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        let envs = Environments { list: vec![&UP, &DOWN], options: options(tmp.path()) };
+        let p = Prepared::of(plan, ex, crate::measure::clock::known_tsc(1e9));
+        let status = run(&p, &envs, &mut w, &mut log.clone()).unwrap();
         assert_eq!(status, RunStatus::Complete);
         let mut got: Vec<(String, String, CaseStatus)> =
             w.doc.results.iter().map(|r| (r.environment.clone().unwrap(), r.benchmark.clone(), r.status)).collect();
@@ -526,11 +510,12 @@ mod tests {
         let suites = [crate::run::registry::find_suite("syscall").unwrap()];
         let only: Vec<String> = ["syscall.getpid", "syscall.getppid"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
+        let spec = RunSpec { suites: vec!["syscall".into()], rounds: 3, ..RunSpec::default() };
         let ex = Execution {
+            spec: spec.clone(),
             exe: Some("/nonexistent/oscycles".into()),
             ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into())
         };
-        let spec = RunSpec { suites: vec!["syscall".into()], rounds: 3, ..RunSpec::default() };
         let doc = spec.document(
             &["fake", "fake2", "down"],
             plan.len() * 3,
@@ -540,8 +525,8 @@ mod tests {
         );
         let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
         let log = Log::default();
-        let envs: [Env; 3] = [&UP, &UP2, &DOWN];
-        run(&envs, &plan, &ex, &spec, &options(tmp.path()), &mut w, &mut log.clone()).unwrap();
+        let envs = Environments { list: vec![&UP, &UP2, &DOWN], options: options(tmp.path()) };
+        run(&Prepared::of(plan.clone(), ex, crate::measure::clock::known_tsc(1e9)), &envs, &mut w, &mut log.clone()).unwrap();
         let rounds: Vec<String> = log.lines().into_iter().filter(|l| l.starts_with("round ")).collect();
         // `down` fails to start in round 0 and is not tried again.
         let want = ["round 0/3 [fake] 2", "round 0/3 [fake2] 2", "round 0/3 [down] 2", "round 1/3 [fake2] 2", "round 1/3 [fake] 2"];

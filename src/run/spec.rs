@@ -226,6 +226,14 @@ impl RunSpec {
         self.loads.len().max(1) * self.isolations.len().max(1) * self.preempts.len().max(1)
     }
 
+    /// Each isolation mode with each preemption mode (None: the kernel's
+    /// own), in the order they run (preemption modes innermost).
+    pub fn isolation_modes(&self) -> Vec<(Isolation, Option<Preempt>)> {
+        let preempts: Vec<Option<Preempt>> =
+            if self.preempts.is_empty() { vec![None] } else { self.preempts.iter().copied().map(Some).collect() };
+        self.isolations.iter().flat_map(|&i| preempts.iter().map(move |&p| (i, p))).collect()
+    }
+
     /// Whether measured threads lock memory (rt and isolated do).
     pub fn memory_locked(&self) -> bool {
         self.isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated))
@@ -284,14 +292,11 @@ impl RunSpec {
     }
 }
 
-/// How rounds are run.
+/// How rounds are run; how many, their seed, which round this process is
+/// and the TSC rate rounds take instead of calibrating are the spec's
+/// (`Execution::spec`).
 #[derive(Debug, Clone)]
 pub struct Rounds {
-    /// The run's settings: how many rounds, their seed, which round this
-    /// process is (`spec.round`), and the TSC rate rounds take instead of
-    /// calibrating (`spec.tsc_hz`). A round's process gets them with its
-    /// round, benchmarks and directories.
-    pub spec: RunSpec,
     /// Where rounds write their documents (the run's private directory).
     pub work: PathBuf,
     /// `--until-verdict`: the baseline adaptive rounds judge cells against

@@ -8,8 +8,8 @@ use oscycles::base::named::Named;
 use oscycles::data::store;
 use oscycles::measure::placement;
 use oscycles::measure::watchdog;
+use oscycles::run::execute;
 use oscycles::run::load::{self, Load, LoadKind};
-use oscycles::run::runner;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
     let kinds = cli::resolve_names::<LoadKind>("the load list", &args.loads)?;
     let cpus = match args.cpus.as_deref() {
         Some(l) => cli::resolve_cpus(Some(l))?,
-        None => runner::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
+        None => execute::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
     };
     let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
     store::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;

@@ -149,7 +149,7 @@ fn harness(doc: &RunDoc) -> String {
     );
     let rounds = doc.settings.rounds;
     s += &steal_line(&doc.settings.round_log);
-    if doc.settings.adaptive.is_empty() && doc.settings.rounds >= crate::run::rounds::adaptive::MAX_ROUNDS {
+    if doc.settings.adaptive.is_empty() && doc.settings.rounds >= crate::data::results::adaptive::MAX_ROUNDS {
         s += "rounds: auto (as many as the cells need, within the budget)\n";
         return s;
     }

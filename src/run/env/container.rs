@@ -6,8 +6,11 @@
 //! Where cgroup v2 offers the cpu and memory controllers, the container is
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
-use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
+use super::guest::{self, GuestSpec};
+use super::environment::{Environment, Outcome};
+use super::error::EnvError;
+use super::launch::launch_child;
+use super::options::EnvOptions;
 use serde_json::{Map, Value, json};
 use std::ffi::CString;
 
@@ -28,7 +31,7 @@ impl Environment for Container {
 
     /// In its limits, unshares, forks PID 1 of the new PID namespace, which
     /// sets itself up and serves; waits for it and returns its exit code.
-    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+    fn serve(&self, spec: &GuestSpec) -> u8 {
         let mut out = std::io::stdout();
         let limits = limit_self(spec.vm_cpus, spec.vm_mem_mib);
         if let Err(e) = unshare_all() {
@@ -43,7 +46,7 @@ impl Environment for Container {
             return 1;
         }
         if pid == 0 {
-            std::process::exit(pid_1(spec, limits, run).into());
+            std::process::exit(pid_1(spec, limits).into());
         }
         let mut status = 0;
         // SAFETY: waiting for the child just forked; status is a valid out-pointer.
@@ -54,7 +57,7 @@ impl Environment for Container {
 
 /// PID 1 of the new PID namespace: dies with its parent, mounts its own
 /// /proc, says hello and serves; returns its exit code.
-fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>, run: &RunFn) -> u8 {
+fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>) -> u8 {
     // SAFETY: prctl with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     if let Err(e) = set_up_inside() {
@@ -65,7 +68,7 @@ fn pid_1(spec: &GuestSpec, limits: Result<String, ContainerError>, run: &RunFn) 
     let mut facts = guest::facts_inside();
     facts.extend(facts_inside());
     facts.insert("cgroup_limits".into(), json!(limits.unwrap_or_else(|e| e.to_string())));
-    super::native::serve_here(spec, facts, run)
+    guest::serve_here(spec, facts)
 }
 
 /// What failed making the container, or limiting it.
@@ -122,30 +125,7 @@ pub fn set_up_inside() -> Result<(), ContainerError> {
         let host = b"oscycles-container";
         check(libc::sethostname(host.as_ptr().cast(), host.len()), "sethostname")?;
     }
-    loopback_up()
-}
-
-/// Brings up the loopback interface of the calling thread's network namespace.
-pub fn loopback_up() -> Result<(), ContainerError> {
-    // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
-    // read, flagged IFF_UP and written back; the socket is closed.
-    unsafe {
-        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        if s < 0 {
-            return Err(sys("socket")(std::io::Error::last_os_error()));
-        }
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
-            *d = *b as libc::c_char;
-        }
-        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
-        if r == 0 {
-            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
-        }
-        libc::close(s);
-        check(r, "bringing up lo")
-    }
+    guest::loopback_up().map_err(|e| ContainerError::Sys { what: e.what, source: e.source })
 }
 
 /// What the container looks like from inside, for the results.

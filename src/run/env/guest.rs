@@ -4,6 +4,7 @@
 //! [`serve`] is also what every `__env-child` does after its hello.
 
 use super::frame;
+use crate::run::prepared;
 use crate::run::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -48,10 +49,6 @@ pub struct GuestSpec {
     pub vm_cpus: u32,
     pub vm_mem_mib: u32,
 }
-
-/// Runs a spec in this process, its document in `spec.results`; returns the
-/// exit code (what `oscycles __round` and the run of an environment's child do).
-pub type RunFn = dyn Fn(&RunSpec) -> u8;
 
 /// Whether this process is a guest's /init with a spec to follow.
 pub fn is_guest_init() -> bool {
@@ -113,9 +110,22 @@ pub fn send(out: &mut dyn Write, kind: &str, id: u32, payload: &[u8]) {
     let _ = out.flush();
 }
 
-/// After the hello: sends `facts`, runs the spec's suites with results in
-/// `results` (a fresh directory), sends the run document or an error.
-pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path, run: &RunFn) {
+/// After the hello: sends `facts`, measures the spec with results in
+/// `results` (a fresh directory; [`prepared::measure_in_child`]), sends the
+/// run document or an error.
+pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>, results: &Path) {
+    serve_with(out, spec, facts, results, &prepared::measure_in_child);
+}
+
+/// [`serve`], the spec measured by `measure` (which returns the exit code):
+/// an environment of a test's, or of a program with families of its own.
+pub fn serve_with(
+    out: &mut dyn Write,
+    spec: &GuestSpec,
+    facts: serde_json::Map<String, serde_json::Value>,
+    results: &Path,
+    measure: &dyn Fn(&RunSpec) -> u8,
+) {
     send(out, "facts", 1, serde_json::Value::Object(facts).to_string().as_bytes());
     if spec.mode == GuestMode::Panic {
         // A guest's PID 1 exiting panics its kernel; a child just ends.
@@ -131,7 +141,7 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
         return;
     }
     let here = RunSpec { results: results.to_path_buf(), quiet: true, ..spec.run.clone() };
-    let code = run(&here);
+    let code = measure(&here);
     let doc = std::fs::read_dir(results)
         .ok()
         .and_then(|d| d.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json")))
@@ -139,6 +149,23 @@ pub fn serve(out: &mut dyn Write, spec: &GuestSpec, facts: serde_json::Map<Strin
     match doc {
         Some(bytes) => send(out, "run", 1, &forged(spec.mode, bytes)),
         None => send(out, "error", 1, format!("oscycles run ended with exit code {code} and saved no results").as_bytes()),
+    }
+}
+
+/// After the hello, in an environment's child: serves `spec` on stdout with
+/// `facts`, the results in a private directory removed afterwards.
+pub fn serve_here(spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>) -> u8 {
+    let mut out = std::io::stdout();
+    let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
+    match dir {
+        Ok(dir) => {
+            serve(&mut out, spec, facts, &dir.path().join("results"));
+            0
+        }
+        Err(e) => {
+            send(&mut out, "error", 1, format!("a private directory for the results: {e}").as_bytes());
+            1
+        }
     }
 }
 
@@ -220,8 +247,42 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ReadJ
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
 }
 
-/// The guest's main: never returns. `run` runs a spec and returns its exit code.
-pub fn main(run: &RunFn) -> ! {
+/// A system call that failed, with the error.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {source}")]
+pub struct SysError {
+    pub what: &'static str,
+    pub source: std::io::Error,
+}
+
+/// Brings up the loopback interface of the calling thread's network namespace.
+pub fn loopback_up() -> Result<(), SysError> {
+    // SAFETY: a datagram socket for the ioctl; ifreq is zeroed, named "lo",
+    // read, flagged IFF_UP and written back; the socket is closed.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if s < 0 {
+            return Err(SysError { what: "socket", source: std::io::Error::last_os_error() });
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (d, b) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *b as libc::c_char;
+        }
+        let r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+        }
+        libc::close(s);
+        if r != 0 {
+            return Err(SysError { what: "bringing up lo", source: std::io::Error::last_os_error() });
+        }
+        Ok(())
+    }
+}
+
+/// The guest's main: never returns.
+pub fn main() -> ! {
     mount("devtmpfs", "/dev", "devtmpfs");
     let mut out = port();
     send(&mut out, "hello", 0, b"init");
@@ -230,9 +291,9 @@ pub fn main(run: &RunFn) -> ! {
     mount("tmpfs", "/tmp", "tmpfs");
     mount("tmpfs", "/run", "tmpfs");
     // TCP and UDP cases talk over loopback, which a bare kernel leaves down.
-    let _ = super::container::loopback_up();
+    let _ = loopback_up();
     match read_json::<GuestSpec>(Path::new(SPEC_PATH)) {
-        Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results"), run),
+        Ok(spec) => serve(&mut out, &spec, facts_inside(), Path::new("/tmp/oscycles-results")),
         Err(e) => send(&mut out, "error", 1, format!("reading {SPEC_PATH}: {e}").as_bytes()),
     }
     // The UART sends at its own pace: wait until its last byte is out, or

@@ -16,8 +16,12 @@
 //! --force` on the way out, and a later gvisor run kills the sandbox
 //! processes of a run whose private directory is gone.
 
-use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvError, EnvOptions, Environment, Fit, Outcome, OwnOptions, supervise, tail};
+use super::guest::{self, GuestSpec};
+use super::environment::{Environment, Fit, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::{EnvOptions, OwnOptions};
+use super::output::tail;
+use super::supervise::supervise;
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -85,6 +89,8 @@ pub enum GvisorError {
     RunscEnded { status: String, tail: String },
 }
 
+impl OwnError for GvisorError {}
+
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GvisorError {
     let path = path.to_path_buf();
     move |source| GvisorError::Io { what, path, source }
@@ -103,7 +109,7 @@ impl Environment for Gvisor {
         Some(OwnOptions::of::<GvisorArgs>("gvisor"))
     }
 
-    fn fit(&self, runs: Venue, _envs: &[super::Env]) -> Fit {
+    fn fit(&self, runs: Venue, _envs: &[super::environment::Env]) -> Fit {
         match runs {
             Venue::Anywhere => Fit::Inside,
             Venue::FromHost => Fit::FromHost,
@@ -118,11 +124,11 @@ impl Environment for Gvisor {
     }
 
     /// Hello, then the run, with the Sentry's own view of itself.
-    fn serve(&self, spec: &GuestSpec, run: &RunFn) -> u8 {
+    fn serve(&self, spec: &GuestSpec) -> u8 {
         guest::send(&mut std::io::stdout(), "hello", 0, b"start");
         let mut facts = guest::facts_inside();
         facts.insert("kernel_version_inside".into(), json!(crate::measure::host::uname().1));
-        super::native::serve_here(spec, facts, run)
+        guest::serve_here(spec, facts)
     }
 }
 
@@ -167,7 +173,7 @@ impl Sandbox {
     }
 
     /// Runs it on `platform`, watched within `init`/`run` timeouts.
-    fn run(&self, platform: Platform, init: Duration, run: Duration) -> Result<super::Ended, GvisorError> {
+    fn run(&self, platform: Platform, init: Duration, run: Duration) -> Result<super::supervise::Ended, GvisorError> {
         let mut cmd = self.runsc(platform);
         cmd.arg("run").arg("--bundle").arg(&self.bundle).arg(&self.id);
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());

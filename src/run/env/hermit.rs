@@ -17,7 +17,9 @@
 
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
-use super::{EnvError, EnvOptions, Environment, Message, Outcome};
+use super::environment::{Environment, Message, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::EnvOptions;
 use crate::families::bench::schema;
 use crate::measure::clock::ClockInfo;
 use crate::run::plan::PlannedCase;
@@ -71,8 +73,8 @@ impl Environment for Hermit {
         }
     }
 
-    fn options(&self) -> Option<super::OwnOptions> {
-        (self.vmm == Vmm::Qemu).then(|| super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    fn options(&self) -> Option<super::options::OwnOptions> {
+        (self.vmm == Vmm::Qemu).then(|| super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -81,7 +83,7 @@ impl Environment for Hermit {
 
     /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
     /// [`Hermit::boot`] starts): boots the image and exits with its status.
-    fn init(&self, _run: &super::guest::RunFn) {
+    fn init(&self) {
         if self.vmm != Vmm::Own || std::env::args_os().nth(1).is_none_or(|a| a != VMM_COMMAND) {
             return;
         }
@@ -139,6 +141,8 @@ pub enum HermitError {
     #[error("{env}: {why}")]
     CannotRun { env: &'static str, why: String },
 }
+
+impl OwnError for HermitError {}
 
 /// The artefacts of the Hermit build.
 struct Build {

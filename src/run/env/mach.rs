@@ -19,7 +19,10 @@
 
 use super::program;
 use super::qemu::{Accel, AccelArgs};
-use super::{EnvError, EnvOptions, Environment, Message, Outcome, tail};
+use super::environment::{Environment, Message, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::EnvOptions;
+use super::output::tail;
 use crate::data::results::CaseStatus;
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;
@@ -57,8 +60,8 @@ impl Environment for Mach {
         "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions, its default) or tcg (emulated cycles)"
     }
 
-    fn options(&self) -> Option<super::OwnOptions> {
-        Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    fn options(&self) -> Option<super::options::OwnOptions> {
+        Some(super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -139,6 +142,8 @@ pub enum MachError {
     #[error("mach: {0}")]
     Program(#[source] program::ProgramError),
 }
+
+impl OwnError for MachError {}
 
 /// The kernel scripts/setup-mach unpacked.
 struct Kernel {

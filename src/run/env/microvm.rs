@@ -3,8 +3,11 @@
 //! runs nothing else; a boot measurement starts `oscycles __env-child --env
 //! microvm`, whose hello is the guest's first instruction.
 
-use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvError, EnvOptions, Environment, Fit, Outcome, launch_child};
+use super::guest::{self, GuestSpec};
+use super::environment::{Environment, Fit, Outcome};
+use super::error::EnvError;
+use super::launch::launch_child;
+use super::options::EnvOptions;
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -20,7 +23,7 @@ impl Environment for Microvm {
         "oscycles' own minimal KVM guest: the microvm suite only"
     }
 
-    fn fit(&self, runs: Venue, _envs: &[super::Env]) -> Fit {
+    fn fit(&self, runs: Venue, _envs: &[super::environment::Env]) -> Fit {
         match runs {
             Venue::OnlyIn(own) if own == self.name() => Fit::Inside,
             Venue::FromHost => Fit::FromHost,
@@ -47,7 +50,7 @@ impl Environment for Microvm {
 
     /// One boot of the guest: hello at its first instruction, then the
     /// cycles from creating the VM to that instruction as the result.
-    fn serve(&self, _spec: &GuestSpec, _run: &RunFn) -> u8 {
+    fn serve(&self, _spec: &GuestSpec) -> u8 {
         let mut hello = || guest::send(&mut std::io::stdout(), "hello", 0, b"first instruction");
         let r = crate::families::vmm::run_with(crate::families::vmm::GuestCase::Cpuid, 1000, Duration::from_secs(10), &mut hello);
         let mut out = std::io::stdout();

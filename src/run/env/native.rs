@@ -2,9 +2,11 @@
 //! (in rounds, each a fresh process); a boot measurement starts `oscycles
 //! __env-child --env native`, which serves the smallest run like a guest.
 
-use super::guest::{self, GuestSpec, RunFn};
-use super::{EnvError, EnvOptions, Environment, Outcome, launch_child};
-use serde_json::{Map, Value};
+use super::guest::GuestSpec;
+use super::environment::{Environment, Outcome};
+use super::error::EnvError;
+use super::launch::launch_child;
+use super::options::EnvOptions;
 
 pub struct Native;
 
@@ -23,22 +25,5 @@ impl Environment for Native {
 
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, |_| {})
-    }
-}
-
-/// After the hello, in an environment's child: serves `spec` on stdout with
-/// `facts`, the results in a private directory removed afterwards.
-pub fn serve_here(spec: &GuestSpec, facts: Map<String, Value>, run: &RunFn) -> u8 {
-    let mut out = std::io::stdout();
-    let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
-    match dir {
-        Ok(dir) => {
-            guest::serve(&mut out, spec, facts, &dir.path().join("results"), run);
-            0
-        }
-        Err(e) => {
-            guest::send(&mut out, "error", 1, format!("a private directory for the results: {e}").as_bytes());
-            1
-        }
     }
 }

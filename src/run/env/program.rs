@@ -82,7 +82,7 @@ pub fn args(
     spec: &super::guest::GuestSpec,
     plan: &[PlannedCase],
     h: &crate::measure::harness::HarnessConfig,
-    o: &super::EnvOptions,
+    o: &super::options::EnvOptions,
 ) -> String {
     let benches = crate::run::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
@@ -132,7 +132,7 @@ pub fn case_lists(plan: &[PlannedCase]) -> String {
 /// first with `marker`): its `key=number` words, or why there is none.
 pub fn check_line(console: &str, marker: &str) -> Value {
     let Some(line) = console.lines().find(|l| l.contains(marker)) else {
-        return json!({ "failed": format!("no figures; last output: {}", super::tail(console)) });
+        return json!({ "failed": format!("no figures; last output: {}", super::output::tail(console)) });
     };
     let mut v = Map::new();
     for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {

@@ -5,8 +5,11 @@
 //! through isa-debug-exit: status 33 is a clean finish.
 
 use super::cpio::Cpio;
-use super::guest::{GuestSpec, RunFn, SPEC_PATH};
-use super::{EnvError, EnvOptions, Environment, NoSuchKernel, Outcome, OwnOptions, tail};
+use super::guest::{GuestSpec, SPEC_PATH};
+use super::environment::{Environment, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::{EnvOptions, NoSuchKernel, OwnOptions};
+use super::output::tail;
 use crate::data::schema_core::environment::ACCEL;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -46,9 +49,9 @@ impl Environment for Qemu {
     }
 
     /// A guest's /init with a spec (also a Xen domU's).
-    fn init(&self, run: &RunFn) {
+    fn init(&self) {
         if super::guest::is_guest_init() {
-            super::guest::main(run);
+            super::guest::main();
         }
     }
 
@@ -134,6 +137,8 @@ pub enum QemuError {
     #[error("{env}: starting {QEMU}: {source} (scripts/setup installs qemu-system-x86)")]
     Start { env: String, source: std::io::Error },
 }
+
+impl OwnError for QemuError {}
 
 pub const QEMU: &str = "qemu-system-x86_64";
 /// isa-debug-exit with value 0x10: (0x10 << 1) | 1.
@@ -264,14 +269,14 @@ impl Drop for Files {
 
 /// What one QEMU start left: how it ended, its console, and the console's tail.
 pub struct Ran {
-    pub end: super::Ended,
+    pub end: super::supervise::Ended,
     pub console: String,
     pub log_tail: String,
 }
 
 /// Starts QEMU as `cmd` (machine, kernel and initramfs set) with the console
 /// (ttyS0) to `files.console` and the results port (ttyS1) on its stdout,
-/// and supervises it; `fatal` is also asked (see [`super::supervise_watching`]).
+/// and supervises it; `fatal` is also asked (see [`super::supervise::supervise_watching`]).
 pub fn start(
     name: &str,
     mut cmd: Command,
@@ -306,7 +311,7 @@ pub fn watch(mut cmd: Command, console: &Path, o: &EnvOptions, fatal: &mut dyn F
     crate::measure::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn()?;
-    let end = super::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
+    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
     let console = std::fs::read_to_string(console).unwrap_or_default();
     let log_tail = tail(&format!("{console}\n{}", end.stderr));
     Ok(Ran { end, console, log_tail })

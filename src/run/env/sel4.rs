@@ -21,7 +21,9 @@
 
 use super::program;
 use super::qemu::{Accel, AccelArgs, QemuArgs};
-use super::{EnvError, EnvOptions, Environment, Message, Outcome};
+use super::environment::{Environment, Message, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::EnvOptions;
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
@@ -82,6 +84,8 @@ pub enum Sel4Error {
     RootTask(String),
 }
 
+impl OwnError for Sel4Error {}
+
 /// The kernel of the build in `dir`, and its versions line, or why there is none.
 fn find_kernel(dir: &Path) -> Result<(PathBuf, String), Sel4Error> {
     if let Ok(why) = std::fs::read_to_string(dir.join("failed")) {
@@ -115,8 +119,8 @@ impl Environment for Sel4 {
         "the seL4 microkernel (5.0.0 from crates.io sel4-sys, ia32 release with the fastpath) and oscycles' root task, booted by QEMU; --accel icount (the default here: guest instructions), tcg (emulated cycles) or kvm"
     }
 
-    fn options(&self) -> Option<super::OwnOptions> {
-        Some(super::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    fn options(&self) -> Option<super::options::OwnOptions> {
+        Some(super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {

@@ -16,7 +16,11 @@
 
 use super::guest::GuestSpec;
 use super::qemu::{self, Files};
-use super::{EnvError, EnvOptions, Environment, Outcome, OwnOptions, supervise, tail};
+use super::environment::{Environment, Outcome};
+use super::error::{EnvError, OwnError};
+use super::options::{EnvOptions, OwnOptions};
+use super::output::tail;
+use super::supervise::supervise;
 use serde_json::{Map, Value, json};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -53,6 +57,8 @@ pub enum UmlError {
     Start(PathBuf, std::io::Error),
 }
 
+impl OwnError for UmlError {}
+
 impl Environment for Uml {
     fn name(&self) -> &'static str {
         "uml"
@@ -68,7 +74,7 @@ impl Environment for Uml {
 
     fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
         match o.own.get::<UmlArgs>()?.uml_kernel {
-            Some(k) if !super::executable(&k) => Err(UmlError::NotExecutable(k).into()),
+            Some(k) if !executable(&k) => Err(UmlError::NotExecutable(k).into()),
             _ => Ok(()),
         }
     }
@@ -81,10 +87,10 @@ impl Environment for Uml {
 /// The UML kernel: the one given, else linux.uml on the PATH.
 fn find(o: &EnvOptions) -> Result<PathBuf, UmlError> {
     if let Some(k) = o.own.get::<UmlArgs>()?.uml_kernel {
-        return if super::executable(&k) { Ok(k) } else { Err(UmlError::NotExecutable(k)) };
+        return if executable(&k) { Ok(k) } else { Err(UmlError::NotExecutable(k)) };
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    std::env::split_paths(&path).map(|d| d.join(UML)).find(|p| super::executable(p)).ok_or(UmlError::Missing)
+    std::env::split_paths(&path).map(|d| d.join(UML)).find(|p| executable(p)).ok_or(UmlError::Missing)
 }
 
 /// The UML kernel's version (`linux.uml --version` prints its release).
@@ -158,4 +164,10 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     }
     facts.insert("clean_exit".into(), Value::Bool(end.status.is_some_and(|s| s.success())));
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
+}
+
+/// Whether `p` exists and can be executed.
+pub fn executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

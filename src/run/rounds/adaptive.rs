@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-pub use crate::data::results::adaptive::{Auto, Ended, MAX_ROUNDS, MIN_ROUNDS, Outcome, Unsettled};
+use crate::data::results::adaptive::{Auto, Ended, MAX_ROUNDS, MIN_ROUNDS, Outcome, Unsettled};
 
 /// Rounds in all that would likely bring a half-width of `now_pct` after
 /// `rounds` rounds down to `target_pct`: an interval over rounds narrows

@@ -13,19 +13,16 @@ pub mod adaptive;
 pub mod paired;
 
 use crate::analysis::uncertainty::SplitMix64;
+use crate::data::results::adaptive::{Auto, Unsettled};
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::data::store::{RunWriter, StoreError};
 use crate::measure::watchdog;
 use crate::run::execute::{self, Destination, Execution};
 use crate::run::plan::{self, PlannedCase};
 use crate::run::progress::Reporter;
-use crate::run::spec::RunSpec;
+use crate::run::spec::{Rounds, RunSpec};
 use std::process::{Command, Stdio};
 use std::time::Instant;
-
-pub use crate::run::spec::DEFAULT_ROUNDS;
-
-pub use crate::run::spec::Rounds;
 
 /// The seed of round k's case order.
 pub fn round_seed(seed: u64, k: usize) -> u64 {
@@ -66,9 +63,10 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
-    let k = r.spec.round.unwrap_or(0);
-    let seed = round_seed(r.spec.seed, k);
+pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+    let spec = &ex.spec;
+    let k = spec.round.unwrap_or(0);
+    let seed = round_seed(spec.seed, k);
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = out.writer.doc.results.len();
@@ -91,27 +89,32 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: 
         // A round's results stay in the order they ran (the parent merges
         // them as they come, by count), and the parent computes the
         // intervals over every round: a round's own would be thrown away.
-        if r.spec.round.is_none() {
+        if spec.round.is_none() {
             sort_like_plan(&mut doc.results[first..], plan);
-            estimate_all(doc, r.spec.seed);
+            estimate_all(doc, spec.seed);
         }
     })
 }
 
-/// Runs the plan in `r.spec.rounds` rounds (or, with `--rounds auto`,
-/// until its cells settle or the budget ends), each in a fresh process,
-/// merging each round's results into the run as it ends.
-pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
-    let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
-        return run_here(plan, ex, out, r);
+/// Runs the plan as `ex.rounds` says: in the spec's rounds (or, with
+/// `--rounds auto`, until its cells settle or the budget ends), each in a
+/// fresh process, merging each round's results into the run as it ends;
+/// without rounds, once here in plan order.
+pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+    let Some(r) = &ex.rounds else {
+        return execute::run_plan(plan, ex, out);
+    };
+    let spec = &ex.spec;
+    let Some(exe) = ex.exe.as_deref().filter(|_| spec.rounds_here() > 1) else {
+        return run_here(plan, ex, out);
     };
     let Destination { writer, env, rep } = out;
     // Results of other environments may precede these: only ours are sorted.
-    let rounds = Repeated { exe, plan, r, env: *env, first: writer.doc.results.len() };
-    match &r.spec.auto {
+    let rounds = Repeated { exe, plan, r, spec, env: *env, first: writer.doc.results.len() };
+    match &spec.auto {
         None => {
-            for k in 0..r.spec.rounds {
-                if !rounds.one(k, r.spec.rounds, None, writer, &mut **rep)? {
+            for k in 0..spec.rounds {
+                if !rounds.one(k, spec.rounds, None, writer, &mut **rep)? {
                     break;
                 }
             }
@@ -134,7 +137,7 @@ pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Roun
     }
     writer.update(|doc| {
         sort_like_plan(&mut doc.results[rounds.first..], plan);
-        estimate_all(doc, r.spec.seed);
+        estimate_all(doc, spec.seed);
     })
 }
 
@@ -158,6 +161,8 @@ pub struct Repeated<'a> {
     pub exe: &'a std::path::Path,
     pub plan: &'a [PlannedCase],
     pub r: &'a Rounds,
+    /// The run's settings (rounds, seed, round of this process).
+    pub spec: &'a RunSpec,
     /// The environment its results are tagged with (None: the run's own).
     pub env: Option<&'a str>,
     /// Where this plan's results begin in the run.
@@ -192,7 +197,7 @@ impl Repeated<'_> {
         rep.round_started(k, count, &what);
         let (r, env) = (self.r, self.env);
         let dir = r.work.join(format!("round-{k}"));
-        let spec = r.spec.for_round(k, ids, dir.clone(), r.work.clone());
+        let spec = self.spec.for_round(k, ids, dir.clone(), r.work.clone());
         match run_round(self.exe, &spec, &dir, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
             Ok(()) => {}
             Err(RoundError::Store(e)) => return Err(e),
@@ -201,7 +206,7 @@ impl Repeated<'_> {
                 writer.update(|run| {
                     run.settings.round_log.push(RoundRecord {
                         round: k,
-                        seed: round_seed(r.spec.seed, k),
+                        seed: round_seed(self.spec.seed, k),
                         pid: 0,
                         order: vec![],
                         elapsed_s: 0.0,
@@ -220,17 +225,17 @@ impl Repeated<'_> {
     /// baseline, those whose comparison with it is `unsure`; otherwise those
     /// whose interval is wider than the target. Cases measured in the first
     /// round only are never unsettled (more rounds would not measure them).
-    fn unsettled(&self, doc: &RunDoc, auto: &adaptive::Auto) -> Vec<adaptive::Unsettled> {
+    fn unsettled(&self, doc: &RunDoc, auto: &Auto) -> Vec<Unsettled> {
         let mut now = doc.clone();
         now.results.drain(..self.first);
-        estimate_all(&mut now, self.r.spec.seed);
+        estimate_all(&mut now, self.spec.seed);
         now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
             let policy = crate::analysis::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
                 .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)
-                .map(|row| adaptive::Unsettled {
+                .map(|row| Unsettled {
                     half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
                     rounds_needed: row.judged.rounds_needed,
                     benchmark: row.benchmark,
@@ -244,7 +249,7 @@ impl Repeated<'_> {
                 let e = res.metrics.first()?.estimate.as_ref()?;
                 let half = 100.0 * e.interval.relative_half_width(e.median);
                 // NaN (a median of 0) counts as unsettled too.
-                (half.is_nan() || half > auto.target_pct).then(|| adaptive::Unsettled {
+                (half.is_nan() || half > auto.target_pct).then(|| Unsettled {
                     benchmark: res.benchmark.clone(),
                     cell: res.cell_label(&now),
                     half_width_pct: half,

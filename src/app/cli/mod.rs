@@ -403,7 +403,7 @@ pub struct RunArgs {
     pub vm_cpus: u32,
     /// The environments' own options (each environment's module declares them).
     #[command(flatten)]
-    pub own: crate::run::env::EnvArgs,
+    pub own: crate::run::env::options::EnvArgs,
     /// Seconds an environment may take to reach its /init; a guest that does
     /// not (a KVM that cannot run it hangs in early boot) is given up. The
     /// slow boots get a multiple: qemu-tcg under the instruction counter 3x,
@@ -576,8 +576,8 @@ fn parse_target(s: &str) -> Result<f64, ArgError> {
 impl RunArgs {
     /// `--rounds` with `--budget`, `--target` and `--until-verdict`: the
     /// rounds a run takes (with auto, the most) and what auto aims at.
-    fn rounds_asked(&self) -> Result<(usize, Option<crate::run::rounds::adaptive::Auto>), UsageError> {
-        use crate::run::rounds::adaptive::{Auto, MAX_ROUNDS};
+    fn rounds_asked(&self) -> Result<(usize, Option<crate::data::results::adaptive::Auto>), UsageError> {
+        use crate::data::results::adaptive::{Auto, MAX_ROUNDS};
         let auto = self.rounds == Some(RoundsArg::Auto) || self.until_verdict.is_some();
         match self.rounds {
             Some(RoundsArg::Fixed(n)) if auto => {
@@ -592,7 +592,7 @@ impl RunArgs {
             None if !auto && (self.budget.is_some() || self.target.is_some()) => {
                 return Err(UsageError("--budget and --target steer --rounds auto: add it".into()));
             }
-            None if !auto => return Ok((crate::run::rounds::DEFAULT_ROUNDS, None)),
+            None if !auto => return Ok((crate::run::spec::DEFAULT_ROUNDS, None)),
             _ => {}
         }
         let asked = Auto {
@@ -601,6 +601,28 @@ impl RunArgs {
             until_verdict: self.until_verdict.clone(),
         };
         Ok((MAX_ROUNDS, Some(asked)))
+    }
+
+    /// The environments of `--env`.
+    pub fn envs(&self) -> Result<Vec<crate::run::env::environment::Env>, UsageError> {
+        resolve_names("--env", &self.env)
+    }
+
+    /// How environments are started: the options of the command line, the
+    /// binary `exe` they run, files in the run's private directory `work`.
+    pub fn env_options(&self, exe: PathBuf, work: PathBuf) -> crate::run::env::options::EnvOptions {
+        crate::run::env::options::EnvOptions {
+            exe,
+            work,
+            kernel: self.kernel.clone(),
+            vm_mem_mib: self.vm_mem,
+            vm_cpus: self.vm_cpus,
+            init_timeout: std::time::Duration::from_secs(self.init_timeout),
+            run_timeout: std::time::Duration::from_secs(self.env_timeout),
+            guest_mode: self.guest_mode,
+            own: self.own.clone(),
+            keep_console: None,
+        }
     }
 
     /// The run's settings, each checked (a sentence naming a bad one): what

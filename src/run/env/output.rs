@@ -1,0 +1,61 @@
+//! What a child writes beside its messages: the end of its stderr, kept
+//! bounded; the last lines of a log, for an error message.
+
+use super::frame;
+use std::io::Read;
+use std::time::Duration;
+
+/// The most of a child's stderr kept: its end (for error messages).
+pub const STDERR_KEPT: usize = 64 << 10;
+
+/// The bytes kept so far, and whether the pipe closed.
+type Kept = std::sync::Mutex<(Vec<u8>, bool)>;
+
+/// The end of a child's stderr, read on a thread.
+pub struct StderrTail(std::sync::Arc<(Kept, std::sync::Condvar)>);
+
+pub fn stderr_tail(mut r: impl Read + Send + 'static) -> StderrTail {
+    let kept = std::sync::Arc::new((std::sync::Mutex::new((Vec::new(), false)), std::sync::Condvar::new()));
+    let k = kept.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = r.read(&mut buf) {
+            let mut g = k.0.lock().unwrap_or_else(|p| p.into_inner());
+            g.0.extend_from_slice(&buf[..n]);
+            if g.0.len() > 2 * STDERR_KEPT {
+                let cut = g.0.len() - STDERR_KEPT;
+                g.0.drain(..cut);
+            }
+        }
+        k.0.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        k.1.notify_all();
+    });
+    StderrTail(kept)
+}
+
+impl StderrTail {
+    /// What was read, once the pipe closed or `wait` passed (a process
+    /// the child left behind may hold it open for good).
+    pub fn taken(self, wait: Duration) -> String {
+        let (m, cv) = &*self.0;
+        let g = m.lock().unwrap_or_else(|p| p.into_inner());
+        let (g, _) = cv.wait_timeout_while(g, wait, |(_, done)| !*done).unwrap_or_else(|p| p.into_inner());
+        let b = &g.0[g.0.len().saturating_sub(STDERR_KEPT)..];
+        String::from_utf8_lossy(b).into_owned()
+    }
+}
+
+/// The last lines of a log for an error message, led by the kernel's panic
+/// line if there is one (the lines after it are a register dump).
+pub fn tail(log: &str) -> String {
+    let lines: Vec<String> =
+        log.lines().filter(|l| !l.trim().is_empty() && !l.contains("@@OSCYCLES")).map(|l| frame::plain(l, 300)).collect();
+    if lines.is_empty() {
+        return "(none)".into();
+    }
+    let last = lines[lines.len().saturating_sub(4)..].join(" | ");
+    match lines.iter().rev().find(|l| l.contains("Kernel panic")) {
+        Some(p) => format!("{} | ... | {last}", p.trim()),
+        None => last,
+    }
+}
