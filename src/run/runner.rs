@@ -254,7 +254,7 @@ impl EnvironmentsRun<'_> {
                 facts.insert(
                     "host_inside".into(),
                     json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz,
-                        "counts_instructions": doc.host.clock.counts_instructions}),
+                        "counts_instructions": doc.host.clock.counts_instructions, "cmdline": doc.host.kernel_cmdline}),
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                 match round {
