@@ -48,6 +48,8 @@ fn bad_input_is_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--load", ","], "--load needs at least one of");
     refused(&["run", "--results", r, "--isolation", "total"], "--isolation: unknown 'total'; valid: none, pinned, rt, isolated");
     refused(&["run", "--results", r, "--isolation", "rt", "--rt"], "cannot be used with");
+    refused(&["run", "--results", r, "--preempt", "rt"], "--preempt: unknown 'rt'; valid: none, voluntary, full, lazy");
+    refused(&["run", "--results", r, "--preempt", ","], "--preempt needs at least one of");
     refused(&["run", "--results", r, "--rounds", "many"], "neither a number of rounds from 1 to 1000 nor 'auto'");
     refused(&["run", "--results", r, "--rounds", "5", "--budget", "3"], "steer --rounds auto, not --rounds 5");
     refused(&["run", "--results", r, "--target", "5"], "steer --rounds auto: add it");

@@ -146,7 +146,7 @@ fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
     let before = settings();
     // What a run chooses on an undisturbed machine.
     let cpus_of = |out: &std::process::Output| {
-        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(common::only_json(&d)).unwrap()).unwrap();
+        let doc = common::only_doc(&d);
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             if e.path().extension().is_some_and(|x| x == "json") {
                 std::fs::remove_file(e.path()).unwrap();
@@ -233,5 +233,43 @@ fn isolated_names_the_cpuset_that_holds_its_cpu_exclusively() {
     );
     assert_same(&before, &settings());
     drop(sibling);
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// What `--preempt` may touch: where debugfs is mounted, the kernel's mode
+/// (where it can be read), the journals.
+fn preempt_settings() -> (Vec<String>, String, usize) {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let debugfs = mounts.lines().filter(|l| l.contains(" - debugfs ")).map(|l| l.split_whitespace().nth(4).unwrap().to_string()).collect();
+    let mode = std::fs::read_to_string("/sys/kernel/debug/sched/preempt").unwrap_or_else(|e| e.to_string());
+    (debugfs, mode, std::fs::read_dir("/run/oscycles").map(|d| d.count()).unwrap_or(0))
+}
+
+#[test]
+fn a_preemption_mode_is_a_condition_measured_or_refused_with_the_reason_and_put_back() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let d = tempdir("isolation-preempt");
+    let before = preempt_settings();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_oscycles"));
+    c.args(["run", "--suite", "control-loop", "--bench", "control.busy-tsc", "--scale", "test", "--preempt", "none,full"]);
+    c.args(["--batches", "3", "--rounds", "1", "--full", "--quiet", "--results"]).arg(&d);
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(preempt_settings(), before, "debugfs, the kernel's mode and the journals as they were");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("pinned preempt=none") && text.contains("pinned preempt=full"), "a column per mode: {text}");
+    let doc = common::only_doc(&d);
+    assert_eq!(doc["condition"]["preempt"], "none,full");
+    let results = doc["results"].as_array().unwrap();
+    let modes: Vec<&str> = results.iter().map(|r| r["condition"]["preempt"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["none", "full"]);
+    for r in results {
+        // Measured under the mode (the fact says which), or n/a with the kernel's reason.
+        match r["status"].as_str().unwrap() {
+            "ok" => assert!(r["condition"]["facts"]["preempt"].as_str().unwrap().starts_with(r["condition"]["preempt"].as_str().unwrap())),
+            "not_applicable" => assert!(r["reason"].as_str().unwrap().starts_with("--preempt "), "{r}"),
+            s => panic!("{s}: {r}"),
+        }
+    }
     let _ = std::fs::remove_dir_all(d);
 }

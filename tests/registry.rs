@@ -145,6 +145,29 @@ fn a_family_runs_small_through_the_test_scale_whatever_its_batches() {
 }
 
 #[test]
+fn fwq_stops_at_the_cases_timeout_and_keeps_what_it_measured() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut ex = execution(&scratch);
+    ex.spec.timeout_s = 1;
+    let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
+    let only = vec!["noise.fwq".to_string()];
+    let plan = plan::plan_at(&[registry::find_suite("fwq").unwrap()], Some(&only), Some(registry::Scale::Test));
+    // The test scale's case of the slides' quantum, 2,000 quanta long (2.8 s) against a 1 s timeout.
+    let mut long = plan.iter().find(|p| p.params["quantum_us"] == 1400).unwrap().clone();
+    long.params.insert("samples".into(), serde_json::json!(2000));
+    let r = execute::run_case(&long, &ex, &clock, pinned());
+    assert_eq!(r.status, CaseStatus::Ok, "what was measured stands: {:?}", r.reason);
+    let n = r.metrics[0].summary.n as u64;
+    assert!(n >= 1 && n < 2000, "{n} of 2000 quanta in 1 s");
+    let cut = r.details["cut"].as_str().unwrap();
+    assert!(cut.contains(&format!("{n} of 2000 quanta")) && cut.contains("--timeout (1 s)"), "{cut}");
+    // A case that fits its time says nothing of a cut.
+    let short = plan.iter().find(|p| p.params["quantum_us"] == 14).unwrap();
+    let r = execute::run_case(short, &ex, &clock, pinned());
+    assert!(r.status == CaseStatus::Ok && !r.details.contains_key("cut"), "{:?}", r.reason);
+}
+
+#[test]
 fn a_default_run_measures_and_records_the_published_sizes() {
     use oscycles::families::bench::{blk, net};
     let spec = RunSpec { suites: ["fwq", "control-loop", "net", "blk"].map(String::from).to_vec(), ..RunSpec::default() };

@@ -44,6 +44,18 @@ fn a_uml_run_returns_results_naming_its_kernel() {
 }
 
 #[test]
+fn a_uml_guest_boots_with_the_appended_parameters() {
+    let (doc, _) =
+        run("uml", "uml-append", &["--init-timeout", "120", "--vm-mem", "256", "--guest-append", "preempt=full oscycles.probe=1"]);
+    assert_eq!(doc["results"][0]["status"], "ok", "{doc}");
+    let facts = &doc["environment"]["settings"]["uml"];
+    assert!(facts["guest_cmdline"].as_str().unwrap().ends_with(" preempt=full oscycles.probe=1"), "{facts}");
+    // What the guest's kernel says it booted with (its /proc/cmdline).
+    let inside = facts["host_inside"]["cmdline"].as_str().unwrap();
+    assert!(inside.contains("preempt=full oscycles.probe=1"), "{inside}");
+}
+
+#[test]
 fn a_gvisor_run_returns_results_naming_its_platform() {
     let (doc, _) = run("gvisor", "gvisor", &["--gvisor-platform", "ptrace"]);
     let r = &doc["results"][0];

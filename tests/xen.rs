@@ -70,6 +70,17 @@ fn pv_and_pvh_dom0s_return_results_and_say_what_they_are() {
     assert!(stdout.contains("xen-pv, xen-pvh ran under QEMU's TCG emulator"), "{stdout}");
 }
 
+#[test]
+fn a_pv_dom0_boots_with_the_appended_parameters_commas_included() {
+    let (doc, _, _, _) = run("xen-pv", "xen-append", &["--init-timeout", "150", "--guest-append", "preempt=full oscycles.probe=a,b"]);
+    assert_eq!(result(&doc, "xen-pv")["status"], "ok");
+    let facts = &doc["environment"]["settings"]["xen-pv"];
+    assert!(facts["guest_cmdline"].as_str().unwrap().ends_with(" preempt=full oscycles.probe=a,b"), "{facts}");
+    // dom0's /proc/cmdline: the comma passed QEMU's multiboot module list.
+    let inside = facts["host_inside"]["cmdline"].as_str().unwrap();
+    assert!(inside.contains("preempt=full oscycles.probe=a,b"), "{inside}");
+}
+
 /// The toolstack path: dom0's /init loads the Xen modules, starts xenstored
 /// and xenconsoled, `xl create`s the domU (for HVM with the device model)
 /// and relays its console.

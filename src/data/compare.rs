@@ -198,7 +198,7 @@ fn comparable(ca: &(String, String, String), cb: &(String, String, String), a: &
     let single = |v: &str| !v.contains(',');
     (ca.0 == cb.0 || (single(&a.environment.name) && single(&b.environment.name)))
         && (ca.1 == cb.1 || (single(&a.condition.load) && single(&b.condition.load)))
-        && (ca.2 == cb.2 || (single(&a.condition.isolation) && single(&b.condition.isolation)))
+        && (ca.2 == cb.2 || (single(&a.condition.isolation_label()) && single(&b.condition.isolation_label())))
 }
 
 /// The first metric of every case measured in both runs (same benchmark,

@@ -99,8 +99,27 @@ pub struct Environment {
 pub struct Condition {
     pub load: String,
     pub isolation: String,
+    /// The kernel's preemption mode the run switched to (`--preempt`);
+    /// absent where it left the kernel's own (its mode is in the host facts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<String>,
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub facts: Map<String, Value>,
+}
+
+impl Condition {
+    /// The isolation column's text: the mode, and the preemption mode where
+    /// the run set one ("rt preempt=full").
+    pub fn isolation_label(&self) -> std::borrow::Cow<'_, str> {
+        match &self.preempt {
+            None => self.isolation.as_str().into(),
+            Some(p) => format!("{} preempt={p}", self.isolation).into(),
+        }
+    }
+    /// Whether a run's condition lists several of a load, isolation or preemption mode.
+    pub fn several(&self) -> bool {
+        [Some(&self.load), Some(&self.isolation), self.preempt.as_ref()].iter().flatten().any(|s| s.contains(','))
+    }
 }
 
 /// What the user asked for, as the run interpreted it.
@@ -321,7 +340,7 @@ impl CaseResult {
 
     /// Whether `other` is the same cell: benchmark, parameters, environment, load, isolation.
     pub fn same_cell(&self, other: &CaseResult) -> bool {
-        let cond = |r: &CaseResult| r.condition.as_ref().map(|c| (c.load.clone(), c.isolation.clone()));
+        let cond = |r: &CaseResult| r.condition.as_ref().map(|c| (c.load.clone(), c.isolation.clone(), c.preempt.clone()));
         self.benchmark == other.benchmark
             && self.params == other.params
             && self.environment == other.environment
@@ -384,10 +403,16 @@ impl CaseResult {
     pub fn env<'a>(&'a self, doc: &'a RunDoc) -> &'a str {
         self.environment.as_deref().unwrap_or(&doc.environment.name)
     }
-    /// (load, isolation) of this result, falling back to the run's.
-    pub fn load_isolation<'a>(&'a self, doc: &'a RunDoc) -> (&'a str, &'a str) {
+    /// (load, isolation) of this result, falling back to the run's; the
+    /// isolation with the preemption mode where the run set one.
+    pub fn load_isolation<'a>(&'a self, doc: &'a RunDoc) -> (&'a str, std::borrow::Cow<'a, str>) {
         let c = self.condition.as_ref().unwrap_or(&doc.condition);
-        (&c.load, &c.isolation)
+        (&c.load, c.isolation_label())
+    }
+    /// Whether this result was measured under load `l` and isolation label `i`.
+    pub fn measured_under(&self, doc: &RunDoc, l: &str, i: &str) -> bool {
+        let (load, iso) = self.load_isolation(doc);
+        load == l && iso == i
     }
     /// The cell within its benchmark, as a person reads it: parameters,
     /// then environment, load and isolation where the run has several.
@@ -397,7 +422,7 @@ impl CaseResult {
         if doc.environment.name.contains(',') {
             label += &format!(" [{}]", self.env(doc));
         }
-        if doc.condition.load.contains(',') || doc.condition.isolation.contains(',') {
+        if doc.condition.several() {
             label += &format!(" [{l}/{i}]");
         }
         label.trim().to_string()

@@ -182,6 +182,9 @@ pub mod condition {
     pub const CPU_DMA_LATENCY: &str = "cpu_dma_latency";
     /// The RT throttling setting (`-1`: off).
     pub const SCHED_RT_RUNTIME_US: &str = "sched_rt_runtime_us";
+    /// The preemption mode a condition ran under (`--preempt`): which, and
+    /// whether it was switched from another.
+    pub const PREEMPT: &str = "preempt";
     /// Isolation facts the noise tables note, in their order.
-    pub const ISOLATION_NOTES: [&str; 5] = [CPUSET, IRQS_MOVED_AWAY, IRQS_UNMOVABLE, CPU_DMA_LATENCY, SCHED_RT_RUNTIME_US];
+    pub const ISOLATION_NOTES: [&str; 6] = [CPUSET, IRQS_MOVED_AWAY, IRQS_UNMOVABLE, CPU_DMA_LATENCY, SCHED_RT_RUNTIME_US, PREEMPT];
 }

@@ -12,6 +12,7 @@ use crate::measure::counters;
 use crate::measure::harness::HarnessConfig;
 use crate::measure::placement::{self, Policy};
 use crate::measure::watchdog;
+use crate::run::isolation::preempt::Preempt;
 use crate::run::isolation::{self, Isolation};
 use crate::run::load::{Load, LoadError, LoadKind};
 use crate::run::plan::{PlannedCase, blank, not_measured};
@@ -231,9 +232,15 @@ impl Recorder<'_> {
     }
 }
 
-/// The condition of a load and an isolation mode, without facts yet.
-pub fn condition(kind: LoadKind, iso: Isolation) -> Condition {
-    Condition { load: kind.name().into(), isolation: iso.name().into(), facts: Default::default() }
+/// The condition of a load, an isolation mode and a preemption mode (None:
+/// the kernel's own), without facts yet.
+pub fn condition(kind: LoadKind, iso: Isolation, preempt: Option<Preempt>) -> Condition {
+    Condition {
+        load: kind.name().into(),
+        isolation: iso.name().into(),
+        preempt: preempt.map(|p| p.name().into()),
+        facts: Default::default(),
+    }
 }
 
 /// Runs the plan under every condition, saving each result as it comes,
@@ -244,7 +251,7 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     watchdog::install();
     let rep = &mut *out.rep;
     let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
-    rep.plan_started(plan.len() * ex.spec.loads.len() * ex.spec.isolations.len());
+    rep.plan_started(plan.len() * ex.spec.conditions());
     for &kind in &ex.spec.loads {
         if watchdog::interrupted().is_some() {
             break;
@@ -261,8 +268,8 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
                 }
             }
             Err(why) => {
-                for &iso in &ex.spec.isolations {
-                    recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso))?;
+                for (iso, pre) in ex.spec.isolation_modes() {
+                    recorder.not_measured(plan, CaseStatus::Failed, &why.to_string(), &condition(kind, iso, pre))?;
                 }
             }
         }
@@ -271,7 +278,7 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     Ok(())
 }
 
-/// The plan under `load` and every isolation mode in turn. Returns false
+/// The plan under `load` and every isolation (and preemption) mode in turn. Returns false
 /// when interrupted.
 fn under_load(
     plan: &[PlannedCase],
@@ -281,14 +288,14 @@ fn under_load(
     rep: &mut dyn Reporter,
 ) -> Result<bool, StoreError> {
     let clock = recorder.writer.doc.host.clock.clone();
-    let many = ex.spec.loads.len() * ex.spec.isolations.len() > 1;
-    for &iso in &ex.spec.isolations {
+    let many = ex.spec.conditions() > 1;
+    for (iso, pre) in ex.spec.isolation_modes() {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
-        let cond = condition(load.kind, iso);
-        let label = if many { format!("{}/{}: ", cond.load, cond.isolation) } else { String::new() };
-        let applied = match isolation::apply(iso, ex.cpus[0]) {
+        let cond = condition(load.kind, iso, pre);
+        let label = if many { format!("{}/{}: ", cond.load, cond.isolation_label()) } else { String::new() };
+        let applied = match isolation::apply(iso, ex.cpus[0], pre) {
             Ok(a) => a,
             Err(why) => {
                 recorder.not_measured(plan, CaseStatus::NotApplicable, &why.to_string(), &cond)?;

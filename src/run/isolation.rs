@@ -26,7 +26,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 pub mod journal;
+pub mod preempt;
 pub use journal::JournalError;
+use preempt::{Preempt, PreemptError};
 
 pub const RT_PRIORITY: i32 = 50;
 
@@ -74,6 +76,10 @@ pub enum Change {
         cpus: Vec<usize>,
     },
     MemoryLocked,
+    /// A file system oscycles mounted (debugfs, for `--preempt`): unmounted on restore.
+    Mount {
+        path: PathBuf,
+    },
 }
 
 /// The changes, in the order made; restored in reverse.
@@ -149,6 +155,11 @@ impl Journal {
                 Change::MemoryLocked => {
                     // SAFETY: munlockall has no arguments.
                     unsafe { libc::munlockall() };
+                }
+                Change::Mount { path } => {
+                    if let Err(e) = preempt::unmount(&path) {
+                        failed.push(e);
+                    }
                 }
             }
         }
@@ -258,6 +269,8 @@ pub enum IsolationError {
     HeldBy { cpus: String, holder: PathBuf, theirs: String, kernel: Box<IsolationError> },
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error(transparent)]
+    Preempt(#[from] PreemptError),
     #[error("reading {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("creating {}: {source}", path.display())]
@@ -267,9 +280,10 @@ pub enum IsolationError {
     Cgroup(std::io::Error),
 }
 
-/// Applies `mode` for measurements on `cpu`. Err is a sentence saying what
-/// is missing (the results then say so; nothing else is measured instead).
-pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, IsolationError> {
+/// Applies `mode` for measurements on `cpu`, and the kernel's preemption
+/// mode `preempt` where one is asked for. Err is a sentence saying what is
+/// missing (the results then say so; nothing else is measured instead).
+pub fn apply(mode: Isolation, cpu: usize, preempt: Option<Preempt>) -> Result<Applied, IsolationError> {
     let mut a = Applied {
         mode,
         journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false },
@@ -277,6 +291,9 @@ pub fn apply(mode: Isolation, cpu: usize) -> Result<Applied, IsolationError> {
         facts: Map::new(),
     };
     a.facts.insert("isolation".into(), json!(mode.name()));
+    if let Some(p) = preempt {
+        preempt::switch(&mut a, p)?;
+    }
     if matches!(mode, Isolation::Rt | Isolation::Isolated) {
         crate::measure::placement::set_policy(mode.policy()).map_err(|source| IsolationError::Policy { mode: mode.name(), source })?;
         crate::measure::placement::set_policy(Policy::Other)?;
@@ -527,6 +544,27 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "0-1");
         assert!(!made.exists());
         assert!(!journal_path().exists(), "a restored journal is removed");
+    }
+
+    #[test]
+    fn a_journal_unmounts_what_it_mounted() {
+        // SAFETY: geteuid has no arguments.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (src, target) = (c("tmpfs"), c(tmp.path().to_str().unwrap()));
+        // SAFETY: valid NUL-terminated strings, no data.
+        assert_eq!(unsafe { libc::mount(src.as_ptr(), target.as_ptr(), src.as_ptr(), 0, std::ptr::null()) }, 0);
+        let mounted =
+            || fs::read_to_string("/proc/self/mountinfo").unwrap().lines().any(|l| l.split_whitespace().nth(4) == tmp.path().to_str());
+        assert!(mounted());
+        let mut j = Journal { pid: std::process::id(), changes: vec![], on_disk: false };
+        // In memory only (the test beside it owns this process's journal file).
+        j.changes.push(Change::Mount { path: tmp.path().to_path_buf() });
+        assert!(j.restore().is_empty());
+        assert!(!mounted(), "unmounted on restore");
     }
 
     #[test]

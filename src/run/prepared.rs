@@ -107,7 +107,7 @@ impl Prepared {
     /// case under every condition in each, the harness of its first suite.
     pub fn document(&self, envs: &[&str]) -> RunDoc {
         let spec = self.spec();
-        let cases = self.plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
+        let cases = self.plan.len() * spec.conditions() * envs.len();
         let harness = self.suites.first().map_or(self.execution.full, |s| self.execution.harness_for(s.scale));
         spec.document(envs, cases, self.execution.cpus.clone(), harness, self.clock.clone())
     }

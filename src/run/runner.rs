@@ -99,6 +99,7 @@ impl EnvironmentsRun<'_> {
         condition(
             self.spec.loads.first().copied().unwrap_or(LoadKind::Idle),
             self.spec.isolations.first().copied().unwrap_or(Isolation::Pinned),
+            self.spec.preempts.first().copied(),
         )
     }
 
@@ -242,7 +243,7 @@ impl EnvironmentsRun<'_> {
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
         };
-        let conditions = self.spec.loads.len().max(1) * self.spec.isolations.len().max(1);
+        let conditions = self.spec.conditions();
         let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
@@ -253,7 +254,7 @@ impl EnvironmentsRun<'_> {
                 facts.insert(
                     "host_inside".into(),
                     json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz,
-                        "counts_instructions": doc.host.clock.counts_instructions}),
+                        "counts_instructions": doc.host.clock.counts_instructions, "cmdline": doc.host.kernel_cmdline}),
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                 match round {
@@ -413,7 +414,7 @@ mod tests {
             let suites: Vec<&'static Suite> = spec.run.suites.iter().map(|s| crate::run::registry::find_suite(s).unwrap()).collect();
             let mut doc = spec.run.document(&["native"], 0, vec![0], HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
             for p in plan(&suites, spec.run.benchmarks.as_deref()) {
-                doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned)));
+                doc.results.push(not_measured(&p, CaseStatus::Ok, "measured inside", condition(LoadKind::Idle, Isolation::Pinned, None)));
             }
             let msg = |kind: &str, bytes: Vec<u8>, at_s| Message { kind: kind.into(), bytes, at_s };
             let messages = vec![msg("hello", vec![], 0.1), msg("run", serde_json::to_vec(&doc).unwrap(), 0.2)];

@@ -12,6 +12,7 @@ use crate::data::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCH
 use crate::measure::clock::ClockInfo;
 use crate::measure::harness::HarnessConfig;
 use crate::run::isolation::Isolation;
+use crate::run::isolation::preempt::Preempt;
 use crate::run::load::LoadKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -48,6 +49,10 @@ pub struct RunSpec {
     #[serde(default)]
     pub load_cpus: Option<Vec<usize>>,
     pub isolations: Vec<Isolation>,
+    /// `--preempt`: the kernel's preemption modes, each in turn under every
+    /// isolation mode; empty: the kernel's own, untouched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preempts: Vec<Preempt>,
     /// `--rt`: SCHED_FIFO and locked memory are a promise, refused up front
     /// where not permitted.
     pub rt: bool,
@@ -112,6 +117,7 @@ impl Default for RunSpec {
             loads: vec![LoadKind::Idle],
             load_cpus: None,
             isolations: vec![Isolation::Pinned],
+            preempts: vec![],
             rt: false,
             batches: None,
             batch_ms: None,
@@ -215,6 +221,19 @@ impl RunSpec {
         names.join(",")
     }
 
+    /// Conditions each case runs under: loads x isolation modes x preemption modes.
+    pub fn conditions(&self) -> usize {
+        self.loads.len().max(1) * self.isolations.len().max(1) * self.preempts.len().max(1)
+    }
+
+    /// Each isolation mode with each preemption mode (None: the kernel's
+    /// own), in the order they run (preemption modes innermost).
+    pub fn isolation_modes(&self) -> Vec<(Isolation, Option<Preempt>)> {
+        let preempts: Vec<Option<Preempt>> =
+            if self.preempts.is_empty() { vec![None] } else { self.preempts.iter().copied().map(Some).collect() };
+        self.isolations.iter().flat_map(|&i| preempts.iter().map(move |&p| (i, p))).collect()
+    }
+
     /// Whether measured threads lock memory (rt and isolated do).
     pub fn memory_locked(&self) -> bool {
         self.isolations.iter().any(|i| matches!(i, Isolation::Rt | Isolation::Isolated))
@@ -246,6 +265,7 @@ impl RunSpec {
             condition: Condition {
                 load: names(self.loads.iter().map(|l| l.name().to_string()).collect()),
                 isolation: names(self.isolations.iter().map(|i| i.name().to_string()).collect()),
+                preempt: (!self.preempts.is_empty()).then(|| names(self.preempts.iter().map(|p| p.name().to_string()).collect())),
                 facts: Default::default(),
             },
             settings: Settings {

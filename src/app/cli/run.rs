@@ -8,6 +8,7 @@ use super::values::*;
 use crate::measure::placement;
 use crate::run::env::guest::GuestMode;
 use crate::run::isolation::Isolation;
+use crate::run::isolation::preempt::Preempt;
 use crate::run::load::LoadKind;
 use crate::run::spec::RunSpec;
 use clap::Args;
@@ -83,6 +84,13 @@ pub struct RunArgs {
     /// restored afterwards, also on Ctrl-C). Default: pinned.
     #[arg(long, value_name = "LIST")]
     pub isolation: Option<String>,
+    /// The kernel's preemption modes to measure under, each in turn under
+    /// every isolation mode (comma-separated): none, voluntary, full, lazy.
+    /// Root switches a PREEMPT_DYNAMIC kernel's mode through debugfs
+    /// (sched/preempt) and puts it back afterwards; where the kernel does not
+    /// let it, the cases say why (n/a). Default: the kernel's own, untouched.
+    #[arg(long, value_name = "LIST")]
+    pub preempt: Option<String>,
     /// Directory where benchmarks lay out their files (a 64 MiB file, a tiny
     /// executable); it must allow exec. Default: the system's temporary directory.
     #[arg(long, value_name = "DIR")]
@@ -289,6 +297,7 @@ impl RunArgs {
             (None, true) => vec![Isolation::Rt],
             (None, false) => vec![Isolation::Pinned],
         };
+        let preempts = self.preempt.as_deref().map(|l| resolve_names::<Preempt>("--preempt", l)).transpose()?.unwrap_or_default();
         let (rounds, auto) = self.rounds_asked()?;
         let seed = self.seed.unwrap_or_else(|| {
             let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -303,6 +312,7 @@ impl RunArgs {
             loads,
             load_cpus,
             isolations,
+            preempts,
             rt: self.rt,
             batches: self.batches,
             batch_ms: self.batch_ms,

@@ -183,7 +183,7 @@ fn build_set<'a>(docs: &[&'a RunDoc], by: By, version: String) -> Set<'a> {
             if by != By::Environment && r.env(d) != "native" {
                 case = format!("{case} [{}]", r.env(d)).trim().to_string();
             }
-            if (l, i) != ("idle", "pinned") {
+            if (l, i.as_ref()) != ("idle", "pinned") {
                 case = format!("{case} [{l}/{i}]").trim().to_string();
             }
             let f = match families.iter().position(|f| f.0 == r.family) {

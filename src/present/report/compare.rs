@@ -15,7 +15,7 @@ fn who(tag: &str, d: &RunDoc) -> String {
         d.host.kernel_release,
         d.environment.name,
         d.condition.load,
-        d.condition.isolation,
+        d.condition.isolation_label(),
         d.host.clock.tsc_hz / 1e9
     )
 }

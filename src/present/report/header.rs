@@ -44,7 +44,7 @@ pub fn render(doc: &RunDoc, live: bool) -> String {
         "environment {}, load {}, isolation {} ({}{}), CPUs {:?}\n",
         doc.environment.name,
         doc.condition.load,
-        doc.condition.isolation,
+        doc.condition.isolation_label(),
         doc.settings.policy,
         if doc.settings.memory_locked { ", memory locked" } else { "" },
         doc.settings.cpus

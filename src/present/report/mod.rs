@@ -83,7 +83,7 @@ fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
     if conditions.len() > 1 {
         for (l, i) in &conditions {
             let mut d = doc.clone();
-            d.results.retain(|r| !grids.contains(&r.family.as_str()) && r.load_isolation(doc) == (l.as_str(), i.as_str()));
+            d.results.retain(|r| !grids.contains(&r.family.as_str()) && r.measured_under(doc, l, i));
             out += &format!("\n=== under load {l}, isolation {i} ===\n");
             out += &render_condition(&d, tables);
         }

@@ -126,7 +126,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
     let heading = format!(
         "summary ({base}, load {}, isolation {}{}), {}",
         doc.condition.load,
-        doc.condition.isolation,
+        doc.condition.isolation_label(),
         if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
         if counted {
             "guest instructions (QEMU's instruction counter: exact, no time)".to_string()

@@ -22,6 +22,7 @@
 
 // Environments and what they share, each module below the registration,
 // none below another that imports it.
+pub mod cmdline;
 pub mod cpio;
 pub mod environment;
 pub mod error;

@@ -162,6 +162,7 @@ pub fn document(
     let condition = Condition {
         load: run.loads.first().map_or("idle", |l| l.name()).into(),
         isolation: run.isolations.first().map_or("none", |i| i.name()).into(),
+        preempt: None,
         facts: Map::new(),
     };
     let cases = samples.get("cases").and_then(Value::as_array).cloned().unwrap_or_default();

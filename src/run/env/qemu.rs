@@ -4,6 +4,7 @@
 //! port (ttyS1) to QEMU's stdout, which the host reads. The guest ends
 //! through isa-debug-exit: status 33 is a clean finish.
 
+use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::cpio::Cpio;
 use super::guest::{GuestSpec, SPEC_PATH};
 use super::environment::{Environment, Outcome};
@@ -40,7 +41,7 @@ impl Environment for Qemu {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        let own = OwnOptions::of::<QemuArgs>("qemu");
+        let own = OwnOptions::of::<QemuArgs>("qemu").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS);
         Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS) })
     }
 
@@ -73,49 +74,10 @@ pub struct QemuArgs {
     /// QEMU machine type.
     #[arg(long, default_value = "q35", value_name = "NAME")]
     pub machine: String,
-    /// Added to the qemu-* guest kernel's command line, e.g. preempt=full (a
-    /// PREEMPT_DYNAMIC guest kernel's mode, which the guest's run records):
-    /// words of printable ASCII, at most 512 bytes.
-    #[arg(long, value_name = "ARGS", value_parser = parse_guest_append)]
-    pub guest_append: Option<String>,
-}
-
-/// A `--guest-append`: printable ASCII words (no quotes, no control
-/// characters), 1 to 512 bytes.
-fn parse_guest_append(s: &str) -> Result<String, String> {
-    let ok = |c: char| c.is_ascii_graphic() && !matches!(c, '"' | '\'');
-    if s.is_empty() || s.len() > 512 || !s.split(' ').all(|w| !w.is_empty() && w.chars().all(ok)) {
-        return Err(format!("{s:?}: kernel parameters separated by single spaces, printable ASCII without quotes, at most 512 bytes"));
-    }
-    Ok(s.to_string())
 }
 
 /// oscycles' own guest kernel parameters.
 const GUEST_CMDLINE: &str = "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic";
-
-/// The guest kernel's command line and the spec its /init gets: with
-/// `isolated` among the run's isolation modes and a second vCPU, the
-/// measured vCPU (the first of --cpus; else vCPU 1, as the boot CPU cannot
-/// be nohz_full) detached as Linux can: isolcpus, nohz_full, rcu_nocbs, and
-/// device interrupts on the other vCPUs; then `append` (`--guest-append`).
-pub fn guest_boot(spec: &GuestSpec, append: Option<&str>) -> (String, GuestSpec) {
-    let mut spec = spec.clone();
-    let mut line = GUEST_CMDLINE.to_string();
-    if spec.run.isolations.contains(&crate::run::isolation::Isolation::Isolated) && spec.vm_cpus >= 2 {
-        let cpus = spec.run.cpus.get_or_insert_with(|| vec![1, 0]);
-        let m = cpus[0];
-        let others: Vec<usize> = (0..spec.vm_cpus as usize).filter(|&c| c != m).collect();
-        line += &format!(
-            " isolcpus=nohz,domain,{m} nohz_full={m} rcu_nocbs={m} irqaffinity={}",
-            crate::measure::placement::format_cpus(&others)
-        );
-    }
-    if let Some(a) = append {
-        line += " ";
-        line += a;
-    }
-    (line, spec)
-}
 
 fn own(o: &EnvOptions) -> Result<QemuArgs, EnvError> {
     Ok(o.own.get::<QemuArgs>()?)
@@ -345,14 +307,14 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
         EnvError::kvm_usable(name)?;
     }
     let kernel = find_kernel(o.kernel.as_deref())?;
-    let QemuArgs { machine, guest_append } = own(o)?;
+    let QemuArgs { machine } = own(o)?;
     let accel = if kvm { Accel::Kvm } else { o.own.get::<AccelArgs>()?.accel };
     // Under the counter the boot counts every instruction of the kernel's
     // idle and calibration loops (about 2.3x a TCG boot, measured by hand;
     // past a 30 s wait at a load of 20): a longer wait for /init.
     let wait = if accel.counts_instructions() { o.init_timeout * COUNTED_BOOT_WAIT } else { o.init_timeout };
     let o = &EnvOptions { init_timeout: wait, ..accel.options(o) };
-    let (cmdline, spec) = guest_boot(&accel.guest_spec(spec), guest_append.as_deref());
+    let (cmdline, spec) = boot_line(&accel.guest_spec(spec), GUEST_CMDLINE, o)?;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let mut cmd = command(o, o.vm_mem_mib);
@@ -496,24 +458,5 @@ mod tests {
         std::fs::write(&helper, crate::families::bench::proc::helper_elf()).unwrap();
         let s = is_static(&helper).unwrap();
         assert!(s, "the 132-byte helper has no interpreter");
-    }
-
-    #[test]
-    fn an_isolated_run_boots_the_guest_with_its_measured_vcpu_detached() {
-        use crate::run::isolation::Isolation;
-        let run =
-            crate::run::spec::RunSpec { isolations: vec![Isolation::Pinned, Isolation::Isolated], ..crate::run::spec::RunSpec::boot(1) };
-        let spec = GuestSpec { run, mode: super::super::guest::GuestMode::Run, vm_cpus: 2, vm_mem_mib: 256 };
-        let (line, inside) = guest_boot(&spec, Some("preempt=full"));
-        assert_eq!(line, format!("{GUEST_CMDLINE} isolcpus=nohz,domain,1 nohz_full=1 rcu_nocbs=1 irqaffinity=0 preempt=full"));
-        assert_eq!(inside.run.cpus, Some(vec![1, 0]), "the guest measures on the detached vCPU");
-        let pinned = GuestSpec { run: crate::run::spec::RunSpec::boot(1), ..spec.clone() };
-        assert_eq!(guest_boot(&pinned, None), (GUEST_CMDLINE.to_string(), pinned.clone()));
-        let one = GuestSpec { vm_cpus: 1, ..spec };
-        assert_eq!(guest_boot(&one, None).0, GUEST_CMDLINE, "one vCPU: nothing to detach it from");
-        assert!(parse_guest_append("preempt=full nohz=on").is_ok());
-        for bad in ["", "a  b", "x\ny", "init=\"/bin/sh\"", &"a".repeat(513)] {
-            assert!(parse_guest_append(bad).is_err(), "{bad:?}");
-        }
     }
 }

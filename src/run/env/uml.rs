@@ -14,6 +14,7 @@
 //! group, killed on the way out, and die with oscycles (SIGKILL included:
 //! the kernel's process with oscycles, its address spaces' processes with it).
 
+use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::guest::GuestSpec;
 use super::qemu::{self, Files};
 use super::environment::{Environment, Outcome};
@@ -55,6 +56,10 @@ pub enum UmlError {
     Options(#[from] clap::Error),
     #[error("uml: starting {0}: {1}")]
     Start(PathBuf, std::io::Error),
+    #[error(
+        "--guest-append {0}: uml sets that parameter itself (its memory, initramfs, runtime files, consoles and the hostfs it keeps shut); leave it out"
+    )]
+    Reserved(String),
 }
 
 impl OwnError for UmlError {}
@@ -69,7 +74,7 @@ impl Environment for Uml {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<UmlArgs>("uml"))
+        Some(OwnOptions::of::<UmlArgs>("uml").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
     }
 
     fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
@@ -107,9 +112,23 @@ fn version(kernel: &Path) -> String {
 /// hostfs root, should its kernel register hostfs at all.
 const HOSTFS_ROOT: &str = "uml-hostfs-root";
 
+/// Parameters of the UML kernel that [`command`] sets and `--guest-append` may not.
+const RESERVED: [&str; 8] = ["mem", "initrd", "uml_dir", "umid", "con", "ssl", "hostfs", "initcall_blacklist"];
+
+/// The words of `--guest-append` (and the isolated parameters: none on one
+/// CPU), refused where they name a parameter oscycles sets.
+fn appended(line: &str) -> Result<Vec<String>, UmlError> {
+    let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+    let name = |w: &str| w.split('=').next().unwrap_or(w).trim_end_matches(|c: char| c.is_ascii_digit()).to_string();
+    match words.iter().find(|w| RESERVED.contains(&name(w).as_str())) {
+        Some(w) => Err(UmlError::Reserved(w.clone())),
+        None => Ok(words),
+    }
+}
+
 /// The kernel's command line: memory, the initramfs, its runtime files in
-/// the run's private directory, the console on stdout only.
-fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
+/// the run's private directory, the console on stdout only; then `extra`.
+fn command(kernel: &Path, files: &Files, o: &EnvOptions, extra: &[String]) -> Command {
     let mut cmd = Command::new(kernel);
     cmd.arg(format!("mem={}M", o.vm_mem_mib));
     cmd.arg(format!("initrd={}", files.initrd.display()));
@@ -122,6 +141,7 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions) -> Command {
     // a kernel name it otherwise, its root is an empty private directory.
     cmd.arg("initcall_blacklist=init_hostfs");
     cmd.arg(format!("hostfs={}", o.work.join(HOSTFS_ROOT).display()));
+    cmd.args(extra);
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group, so that every process of it is killed at the end.
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
@@ -139,9 +159,14 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     {
         return Err(EnvError::io(format!("creating {}", empty.display()))(e));
     }
-    qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?;
+    // Debian's UML is built without SMP: one CPU, nothing to detach the measured one from.
+    let (line, spec) = boot_line(&GuestSpec { vm_cpus: 1, ..spec.clone() }, "", o)?;
+    let extra = appended(&line)?;
+    qemu::write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let start = Instant::now();
-    let child = command(&kernel, &files, o).spawn().map_err(|e| UmlError::Start(kernel.clone(), e))?;
+    let mut cmd = command(&kernel, &files, o, &extra);
+    let cmdline: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let child = cmd.spawn().map_err(|e| UmlError::Start(kernel.clone(), e))?;
     let group = child.id() as libc::pid_t;
     let end = supervise(child, start, o.init_timeout, o.run_timeout);
     // SAFETY: kill takes no pointers; the group is the one its kernel led
@@ -157,6 +182,7 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     facts.insert("uml_version".into(), json!(version(&kernel)));
     facts.insert("uml_mode".into(), json!(MODE));
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
+    facts.insert("guest_cmdline".into(), json!(cmdline.join(" ")));
     // Debian's UML is built without SMP: one CPU whatever --vm-cpus says.
     facts.insert("vcpus".into(), json!(1));
     if o.vm_cpus > 1 {
@@ -170,4 +196,18 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
 pub fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appended_words_go_on_unless_they_are_parameters_uml_sets() {
+        assert_eq!(appended("preempt=full nohz=on").unwrap(), ["preempt=full", "nohz=on"]);
+        assert!(appended("").unwrap().is_empty());
+        for bad in ["hostfs=/", "con0=fd:0,fd:1", "ssl1=null", "initcall_blacklist=x", "quiet mem=64G", "umid=other"] {
+            assert!(matches!(appended(bad), Err(UmlError::Reserved(_))), "{bad}");
+        }
+    }
 }

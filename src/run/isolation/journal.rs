@@ -160,12 +160,20 @@ fn control_file(p: &Path, pid: u32, roots: &[PathBuf]) -> bool {
     plain(p) && (at_root || in_made || irq)
 }
 
+/// Whether `c` puts back the kernel's preemption mode: its debugfs file, one of the modes.
+fn preempt_mode(c: &Change) -> bool {
+    use crate::base::named::Named;
+    matches!(c, Change::File { path, before }
+        if path == Path::new(crate::measure::host::SCHED_PREEMPT) && super::preempt::Preempt::parse(before).is_some())
+}
+
 /// Whether `c`, found in the journal of dead process `pid`, is something
 /// oscycles does and so may be undone. `roots` are the cgroup hierarchies
 /// holding the cpuset controller.
 pub fn allowed(c: &Change, pid: u32, roots: &[PathBuf]) -> bool {
     let tasks_file = |p: &Path| matches!(p.file_name().and_then(|n| n.to_str()), Some("tasks" | "cgroup.procs"));
     match c {
+        Change::File { .. } if preempt_mode(c) => true,
         Change::File { path, before } => {
             control_file(path, pid, roots)
                 && before.len() <= 256
@@ -179,6 +187,7 @@ pub fn allowed(c: &Change, pid: u32, roots: &[PathBuf]) -> bool {
                 && plain(to)
                 && roots.iter().any(|r| to.starts_with(r))
         }
+        Change::Mount { path } => path == Path::new(super::preempt::DEBUGFS),
         // Threads of the dead process: gone, their ids maybe another's now.
         Change::Affinity { .. } | Change::MemoryLocked => false,
     }
@@ -217,6 +226,11 @@ mod tests {
         assert!(!allowed(&drain("/sys/fs/cgroup/cpuset/tasks", "/sys/fs/cgroup/cpuset/oscycles-system-42/tasks"), 42, &roots));
         assert!(!allowed(&drain("/sys/fs/cgroup/cpuset/oscycles-system-42/tasks", "/tmp/tasks"), 42, &roots));
         assert!(!allowed(&Change::Affinity { tid: 1, cpus: vec![0] }, 42, &roots));
+        let preempt = |before: &str| Change::File { path: "/sys/kernel/debug/sched/preempt".into(), before: before.into() };
+        assert!(allowed(&preempt("voluntary"), 42, &roots));
+        assert!(!allowed(&preempt("1"), 42, &roots), "a value the file never holds");
+        assert!(allowed(&Change::Mount { path: "/sys/kernel/debug".into() }, 42, &roots));
+        assert!(!allowed(&Change::Mount { path: "/proc".into() }, 42, &roots), "only the debugfs oscycles mounts");
     }
 
     #[test]

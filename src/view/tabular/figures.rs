@@ -112,7 +112,7 @@ pub fn env_prefix(doc: &RunDoc, r: &CaseResult) -> String {
     if doc.environment.name.contains(',') {
         p += &format!("{} ", r.env(doc));
     }
-    if doc.condition.load.contains(',') || doc.condition.isolation.contains(',') {
+    if doc.condition.several() {
         p += &format!("{l}/{i} ");
     }
     p

@@ -47,7 +47,7 @@ pub fn render_control(doc: &RunDoc) -> String {
         for w in &waits {
             let mut row = vec![l.to_string(), w.to_string()];
             for i in &isos {
-                row.push(rs.iter().find(|r| r.load_isolation(doc) == (l, i) && wait(r) == *w).map_or("-".into(), |r| control_cell(r)));
+                row.push(rs.iter().find(|r| r.measured_under(doc, l, i) && wait(r) == *w).map_or("-".into(), |r| control_cell(r)));
             }
             grid.row(row);
         }

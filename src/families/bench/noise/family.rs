@@ -48,15 +48,17 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p = ctx.typed::<schema::noise::Params>()?;
     let n = p.samples as usize;
     let cpus = case_cpus(ctx);
-    let ((s, quantum, attribution), placement) = pinned(ctx, || {
+    let ((s, quantum, attribution, took), placement) = pinned(ctx, || {
         let quantum = calibrate_quantum(p.quantum_us, ctx.clock.tsc_hz);
         noise::fwq(quantum, 10); // warm-up
         let before = Snapshot::take(&cpus);
-        let s = noise::fwq_until(quantum, n, &|| crate::measure::watchdog::interrupted().is_some());
-        if s.cycles.len() < n {
+        // Between quanta: a signal, or the case's --timeout (a full-size case runs ~140 s).
+        let started = std::time::Instant::now();
+        let s = noise::fwq_until(quantum, n, &|| crate::measure::watchdog::check().is_err());
+        if s.cycles.len() < n && crate::measure::watchdog::interrupted().is_some() {
             return Err(CaseError::Interrupted);
         }
-        Ok((s, quantum, Snapshot::take(&cpus).since(&before)))
+        Ok((s, quantum, Snapshot::take(&cpus).since(&before), started.elapsed()))
     })?;
     let sum = noise::summarize(&s, ctx.clock.tsc_hz, 10);
     let cycles: Vec<f64> = s.cycles.iter().map(|&c| c as f64).collect();
@@ -71,6 +73,18 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     details.insert(keys::DELTA_HISTOGRAM_LOG2.into(), json!(sum.histogram));
     details.insert("largest_spikes_us_cycles".into(), json!(sum.spikes));
     details.insert(keys::ATTRIBUTION.into(), attribution);
+    if s.cycles.len() < n {
+        // What was measured stands, and says it was cut.
+        details.insert(
+            keys::CUT.into(),
+            json!(format!(
+                "cut at the case's --timeout ({} s): {} of {n} quanta in {:.2} s",
+                ctx.timeout.as_secs_f64(),
+                s.cycles.len(),
+                took.as_secs_f64()
+            )),
+        );
+    }
     Ok(CaseData { placement, metrics: vec![Metric::cycles(schema::noise::SAMPLE, summary_of(&cycles)?, ctx.clock)], details })
 }
 

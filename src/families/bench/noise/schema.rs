@@ -30,4 +30,7 @@ pub mod details {
     pub const LOST_FRACTION: &str = "lost_fraction";
     /// Deltas to the minimum in log2 buckets.
     pub const DELTA_HISTOGRAM_LOG2: &str = "delta_histogram_log2";
+    /// Present when the case's time ran out before its quanta: a sentence
+    /// (the timeout, quanta measured of those planned, seconds taken).
+    pub const CUT: &str = "cut";
 }

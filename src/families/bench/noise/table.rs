@@ -57,6 +57,9 @@ pub(crate) fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
                 out.push(line);
             }
         }
+        if let Some(cut) = r.details.get(noise::details::CUT).and_then(|v| v.as_str()) {
+            out.push(format!("  {load}/{iso} {}: {cut}", params_label(&r.params)));
+        }
         if let Some(c) = &r.condition {
             for key in condition::ISOLATION_NOTES {
                 if let Some(v) = c.facts.get(key) {
@@ -77,11 +80,11 @@ pub(crate) fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
 
 /// A grid of loads (rows) by isolations (columns, after the `lead` columns),
 /// each in order of first appearance among `rs`.
-pub(crate) fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<&'a str>, TextTable) {
+pub(crate) fn grid<'a>(doc: &'a RunDoc, rs: &[&'a CaseResult], lead: &[&str]) -> (Vec<&'a str>, Vec<String>, TextTable) {
     let loads = distinct(rs.iter().map(|r| r.load_isolation(doc).0));
-    let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1));
+    let isos = distinct(rs.iter().map(|r| r.load_isolation(doc).1.into_owned()));
     let mut headers = lead.to_vec();
-    headers.extend(isos.iter().copied());
+    headers.extend(isos.iter().map(String::as_str));
     let table = TextTable::new(&headers, lead.len());
     (loads, isos, table)
 }
@@ -126,7 +129,7 @@ pub fn render_fwq(doc: &RunDoc) -> String {
     }
     let (loads, isos, mut grid) = grid(doc, &rs, &["quantum", "Load"]);
     let quanta = distinct(rs.iter().map(|r| quantum(r)));
-    let find = |q: &str, l: &str, i: &str| rs.iter().copied().find(|r| quantum(r) == q && r.load_isolation(doc) == (l, i));
+    let find = |q: &str, l: &str, i: &str| rs.iter().copied().find(|r| quantum(r) == q && r.measured_under(doc, l, i));
     for q in &quanta {
         for l in &loads {
             let mut row = vec![q.to_string(), l.to_string()];

@@ -42,7 +42,7 @@ fn case_name(r: &CaseResult, doc: &RunDoc) -> String {
     if r.env(doc) != "native" {
         name += &format!(" [{}]", r.env(doc));
     }
-    if (l, i) != ("idle", "pinned") {
+    if (l, i.as_ref()) != ("idle", "pinned") {
         name += &format!(" [{l}/{i}]");
     }
     tidy(&name)

@@ -23,7 +23,7 @@ impl Exporter for CsvExporter {
                     d.id.as_str(),
                     r.env(d),
                     l,
-                    i,
+                    &i,
                     &r.suite,
                     &r.benchmark,
                     &params_label(&r.params),

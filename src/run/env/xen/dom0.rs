@@ -27,6 +27,9 @@ pub struct DomUPlan {
     pub kind: String,
     pub memory_mib: u32,
     pub vcpus: u32,
+    /// The domU kernel's command line (xl's `extra`; no double quote, as
+    /// `--guest-append` takes none).
+    pub cmdline: String,
 }
 
 /// What failed in dom0 starting a domU.
@@ -169,9 +172,12 @@ fn wait_for(path: &str, within: Duration) -> Result<(), Dom0Error> {
 fn domu_config(p: &DomUPlan) -> String {
     let mut cfg = format!(
         "name = \"{DOMU_NAME}\"\ntype = \"{}\"\nmemory = {}\nvcpus = {}\nkernel = \"/domu/vmlinuz\"\nramdisk = \"/domu/initrd.cpio\"\n\
-         extra = \"console=hvc0 rdinit=/init quiet loglevel=3 panic=-1 oops=panic\"\n\
+         extra = \"{}\"\n\
          on_poweroff = \"preserve\"\non_reboot = \"preserve\"\non_crash = \"preserve\"\n",
-        p.kind, p.memory_mib, p.vcpus
+        p.kind,
+        p.memory_mib,
+        p.vcpus,
+        p.cmdline.replace('"', "")
     );
     if p.kind == "hvm" {
         cfg += "device_model_override = \"/usr/libexec/xen-qemu-system-i386\"\nvnc = 0\nsdl = 0\nserial = \"none\"\n";
@@ -309,11 +315,13 @@ mod tests {
 
     #[test]
     fn a_domu_config_names_the_device_model_only_for_hvm() {
-        let hvm = domu_config(&DomUPlan { kind: "hvm".into(), memory_mib: 512, vcpus: 1 });
+        let cmdline = String::from("console=hvc0 rdinit=/init");
+        let hvm = domu_config(&DomUPlan { kind: "hvm".into(), memory_mib: 512, vcpus: 1, cmdline: cmdline.clone() });
         assert!(hvm.contains("type = \"hvm\"") && hvm.contains("device_model_override") && hvm.contains("serial = \"none\""));
-        let pvh = domu_config(&DomUPlan { kind: "pvh".into(), memory_mib: 512, vcpus: 1 });
+        let pvh = domu_config(&DomUPlan { kind: "pvh".into(), memory_mib: 512, vcpus: 1, cmdline });
         assert!(pvh.contains("memory = 512") && !pvh.contains("device_model_override"));
         assert!(pvh.contains("on_poweroff = \"preserve\""), "kept until its console is read");
+        assert!(pvh.contains("extra = \"console=hvc0 rdinit=/init\""), "the command line the host planned");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! Xen's own console (com1) goes to the console log, which the host
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
+use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::guest::{GuestMode, GuestSpec, PORT_PATH};
 use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::environment::{Environment, Outcome};
@@ -106,7 +107,7 @@ impl Environment for Xen {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<AccelArgs>(qemu::ACCEL_OPTIONS))
+        Some(OwnOptions::of::<AccelArgs>(qemu::ACCEL_OPTIONS).and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -263,11 +264,19 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     let o = &accel.options(o);
     let kernel = qemu::find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
-    let spec = &accel.guest_spec(spec);
-    match env.mode.domu() {
-        None => qemu::write_initramfs(&files.initrd, &o.exe, spec, &[])?,
-        Some(kind) => write_dom0_initramfs(&files.initrd, &kernel, spec, o, kind)?,
-    }
+    let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
+    // The measured guest's line (dom0's, or the domU's) takes --guest-append and the isolated parameters.
+    let (line, spec) = boot_line(&accel.guest_spec(spec), &format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), o)?;
+    let (dom0_args, guest_cmdline) = match env.mode.domu() {
+        None => {
+            qemu::write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
+            (line.clone(), line)
+        }
+        Some(kind) => {
+            write_dom0_initramfs(&files.initrd, &kernel, &spec, o, DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus, cmdline: line.clone() })?;
+            (format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), line)
+        }
+    };
     let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
     let m = machine(env.mode, o, spec.mode, initrd_mib);
     let mut cmd = qemu::command(o, m.qemu_mib);
@@ -275,11 +284,10 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     if m.iommu {
         cmd.args(["-device", "amd-iommu"]);
     }
-    let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
-    let dom0_args = format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic");
     cmd.arg("-kernel").arg(&xen).args(["-append", &m.xen_args]);
-    // Multiboot modules, comma-separated: paths with a comma cannot be passed.
-    let modules = format!("{} {dom0_args},{}", kernel.display(), files.initrd.display());
+    // Multiboot modules, comma-separated: paths with a comma cannot be passed,
+    // a comma of dom0's line is doubled (QEMU's escape: isolcpus=nohz,domain,1).
+    let modules = format!("{} {},{}", kernel.display(), dom0_args.replace(',', ",,"), files.initrd.display());
     if kernel.to_string_lossy().contains(',') || files.initrd.to_string_lossy().contains(',') {
         return Err(XenError::Commas { env: name, modules }.into());
     }
@@ -311,6 +319,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     facts.insert("hypervisor".into(), json!(format!("Xen {}", xen_version())));
     facts.insert("xen_mode".into(), json!(env.mode.describe()));
     facts.insert("xen_cmdline".into(), json!(m.xen_args));
+    facts.insert("guest_cmdline".into(), json!(guest_cmdline));
     facts.insert("machine".into(), json!(m.machine));
     facts.insert("cpu".into(), json!(m.cpu));
     facts.insert("vcpus".into(), json!(o.vm_cpus));
@@ -389,7 +398,7 @@ fn module_dir(kernel: &Path) -> Result<PathBuf, XenError> {
 /// dom0's initramfs for a domU: this binary as /init with the plan, the
 /// toolstack tree, the Xen modules, and the domU's kernel and initramfs
 /// (the one qemu-tcg boots, its results port hvc0).
-fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOptions, kind: &str) -> Result<(), EnvError> {
+fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOptions, plan: DomUPlan) -> Result<(), EnvError> {
     let tree = xen_dir().join("dom0");
     if !tree.join(".complete").is_file() {
         return Err(XenError::NoToolstack(tree).into());
@@ -399,7 +408,6 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
     qemu::write_initramfs(&domu_initrd, &o.exe, spec, &[(PORT_PATH.trim_start_matches('/'), b"/dev/hvc0")])?;
     let domu = std::fs::read(&domu_initrd);
     let _ = std::fs::remove_file(&domu_initrd);
-    let plan = DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus };
     let init = qemu::guest_image(&o.exe, path)?;
     let f = crate::families::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = super::cpio::Cpio::new(std::io::BufWriter::new(f));
