@@ -6,8 +6,8 @@
 pub mod table;
 
 use oscycles::data::results::Params;
-use oscycles::families::bench::cases::{per_op_metric, pinned};
 use oscycles::families::bench::schema::CaseParams;
+use oscycles::families::bench::toolkit::sampling::{per_op_metric, pinned};
 use oscycles::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use oscycles::measure::clock::Tsc;
 use oscycles::measure::harness;

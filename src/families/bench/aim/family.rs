@@ -2,8 +2,8 @@
 
 use crate::data::results::{Metric, Params};
 use crate::families::bench::aim;
-use crate::families::bench::cases::{points, summary_of};
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::sampling::{points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;

@@ -4,8 +4,8 @@
 use crate::base::named::Named;
 use crate::data::results::Params;
 use crate::families::bench::alloc::{Kind, Workload};
-use crate::families::bench::cases::{grid, measure, measured, per_op_metric, points};
 use crate::families::bench::schema::{self, alloc::Fill};
+use crate::families::bench::toolkit::sampling::{grid, measure, measured, per_op_metric, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 

@@ -4,10 +4,10 @@ use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
 use crate::families::bench::blk::{self, Op};
-use crate::families::bench::cases::{grid, pinned, points};
 use crate::families::bench::schema::{self, blk::Mode, blk::details as keys};
-use crate::families::bench::scratch::ScratchFile;
+use crate::families::bench::toolkit::sampling::{grid, pinned, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::measure::scratch::ScratchFile;
 use serde_json::json;
 
 crate::named_enum! {

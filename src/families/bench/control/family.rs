@@ -3,11 +3,11 @@
 
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::attribution::Snapshot;
-use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
 use crate::families::bench::control::{self, Wait};
 use crate::families::bench::noise;
 use crate::families::bench::schema::{self, control::details as keys};
+use crate::families::bench::toolkit::attribution::Snapshot;
+use crate::families::bench::toolkit::sampling::{case_cpus, pinned, points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 

@@ -1,10 +1,10 @@
 //! lat_ctx: ring size x working set.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points, summary_of};
 use crate::families::bench::ctx::{self, RingSpec};
-use crate::families::bench::ipc::IpcError;
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::fds::IpcError;
+use crate::families::bench::toolkit::sampling::{grid, points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;

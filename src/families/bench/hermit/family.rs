@@ -2,9 +2,9 @@
 //! thread on the CPU, and malloc(1 MiB) + free.
 
 use crate::base::named::Named;
-use crate::families::bench::cases::{measured, per_op_metric, pinned};
 use crate::families::bench::hermit::{self, Yielder};
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::sampling::{measured, per_op_metric, pinned};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;

@@ -2,10 +2,11 @@
 //! ping-pong whose one-way cost is half the round trip.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points, summary_of};
+use crate::families::bench::ipc::Mechanism;
 use crate::families::bench::ipc::pingpong::{self, PingPongSpec};
-use crate::families::bench::ipc::{IpcError, Mechanism};
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::fds::IpcError;
+use crate::families::bench::toolkit::sampling::{grid, points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
 use crate::measure::clock::ClockInfo;
 use crate::measure::placement::{Cores, Placement, Space};

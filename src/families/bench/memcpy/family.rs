@@ -2,9 +2,9 @@
 
 use crate::base::named::Named;
 use crate::data::results::Params;
-use crate::families::bench::cases::{copy_metrics, grid, measure, measured, points};
 use crate::families::bench::memcpy::{Buffers, Impl, copy};
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::sampling::{copy_metrics, grid, measure, measured, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 
 pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];

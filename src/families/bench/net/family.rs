@@ -3,9 +3,9 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points};
 use crate::families::bench::net::{self, Ends, Proto, Timing, netns};
 use crate::families::bench::schema::{self, net::Path, net::details as keys};
+use crate::families::bench::toolkit::sampling::{grid, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;

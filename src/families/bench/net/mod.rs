@@ -15,6 +15,7 @@ pub mod table;
 
 pub mod netns;
 
+use crate::families::bench::toolkit::window::{thread_cpu_s, window_open};
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
@@ -67,14 +68,6 @@ impl SeqTracker {
     pub fn lost(&self, sent: u64) -> u64 {
         sent.saturating_sub(self.unique)
     }
-}
-
-/// Thread CPU time of the calling thread, seconds.
-pub fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Where the two sides run.
@@ -194,20 +187,6 @@ impl Window {
             self.cpu1 = thread_cpu_s();
         }
     }
-}
-
-/// The fewest per-slice rates a measured window holds: a window that has
-/// fewer when `measure` is over (a receiver starved of CPU on a loaded
-/// machine) runs on, up to `MAX_STRETCH` times as long, until it has them.
-/// Fewer samples than this give no interval.
-pub const MIN_SLICES: usize = 3;
-const MAX_STRETCH: u32 = 10;
-
-/// Whether a measured window (net's, blk's) that has run `elapsed` and
-/// closed `slices` slices goes on: until `measure`, then while it has
-/// fewer than `MIN_SLICES`, up to `MAX_STRETCH` times `measure`.
-pub fn window_open(elapsed: Duration, measure: Duration, slices: usize) -> bool {
-    elapsed < measure || (slices < MIN_SLICES && elapsed < measure * MAX_STRETCH)
 }
 
 /// What the driver, the sender and the receiver share: the phase, and how
@@ -593,7 +572,7 @@ mod tests {
         // (a window may stretch to 300 ms: room for a loaded machine).
         let t = Timing { warm: Duration::from_millis(5), measure: Duration::from_millis(30), slice: Duration::from_millis(25) };
         let r = stream(Proto::Tcp, 1000, loopback(), t).unwrap();
-        assert!(r.slice_mib_s.len() >= MIN_SLICES, "{} slices", r.slice_mib_s.len());
+        assert!(r.slice_mib_s.len() >= crate::families::bench::toolkit::window::MIN_SLICES, "{} slices", r.slice_mib_s.len());
         assert!(r.window_s >= 0.075, "the window ({} s) holds three 25 ms slices", r.window_s);
         assert_eq!(r.received_total, r.sent_bytes.iter().sum::<u64>());
     }

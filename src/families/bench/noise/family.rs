@@ -1,10 +1,10 @@
 //! FWQ and the control loop on the measured CPU, with attribution.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::attribution::Snapshot;
-use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
 use crate::families::bench::noise;
 use crate::families::bench::schema::{self, noise::details as keys};
+use crate::families::bench::toolkit::attribution::Snapshot;
+use crate::families::bench::toolkit::sampling::{case_cpus, pinned, points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use serde_json::json;
 

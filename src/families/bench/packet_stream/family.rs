@@ -3,9 +3,9 @@
 
 use crate::analysis::stats::Summary;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points};
 use crate::families::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};
 use crate::families::bench::schema::{self, packet_stream::Mode, packet_stream::Notify, packet_stream::Params as Point};
+use crate::families::bench::toolkit::sampling::{grid, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;

@@ -3,13 +3,13 @@
 
 use crate::base::named::Named;
 use crate::data::results::Metric;
-use crate::families::bench::cases::{pinned, summary};
 use crate::families::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::families::bench::schema;
-use crate::families::bench::scratch::ScratchFile;
+use crate::families::bench::toolkit::sampling::{pinned, summary};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;
+use crate::measure::scratch::ScratchFile;
 use serde_json::json;
 
 /// The most 4 KiB pages one batch of the anonymous kind maps.

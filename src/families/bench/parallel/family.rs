@@ -3,9 +3,9 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::points;
 use crate::families::bench::parallel::{self, ParOp};
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::sampling::points;
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::{self, Placement};
 use serde_json::json;

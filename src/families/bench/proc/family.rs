@@ -3,10 +3,10 @@
 
 use crate::base::named::Named;
 use crate::data::results::Params;
-use crate::families::bench::cases::{measure, measured, per_op_metric, points};
 use crate::families::bench::pagefault::FaultKind;
 use crate::families::bench::proc::{Prepared, ProcOp, Touch};
 use crate::families::bench::schema::{self, proc::Params as ProcParams};
+use crate::families::bench::toolkit::sampling::{measure, measured, per_op_metric, points};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
 
 /// Memory the static fork's process has written, in MiB (full scale): fork

@@ -6,7 +6,7 @@
 //! on the cases that ran before in it (an allocator's grown heap, buffers
 //! kept mapped), so no process is created from it: every process-creation
 //! row asks a small C program, started fresh for the case
-//! (helpers/forker.c, built by build.rs and embedded), to create processes,
+//! (src/families/bench/proc/forker.c, built by build.rs and embedded), to create processes,
 //! and records that program's size (VmSize, RSS, mappings, threads). The
 //! lmbench rows (`fork-dynamic`, `exec-dynamic`) use it dynamically linked
 //! and forking from a worker child, as lmbench's lat_proc under benchmp();
@@ -25,8 +25,8 @@ pub mod family;
 pub mod schema;
 pub mod table;
 
-use super::child;
 use crate::families::bench::schema::proc::ProcessSize;
+use crate::families::bench::toolkit::child;
 use std::ffi::{CStr, CString};
 use std::io::{self, Write};
 use std::path::Path;
@@ -100,7 +100,7 @@ enum Target {
     Tiny,
 }
 
-/// One operation as helpers/forker.c takes it.
+/// One operation as src/families/bench/proc/forker.c takes it.
 #[derive(Debug, Clone, Copy)]
 struct ForkerOp {
     linked: Linked,
@@ -205,18 +205,18 @@ fn write_in_child(path: &CString, bytes: &[u8]) -> i32 {
     if fd < 0 {
         return errno();
     }
-    let wrote = super::ipc::fd::write_all(fd, bytes);
+    let wrote = crate::families::bench::toolkit::fds::write_all(fd, bytes);
     // SAFETY: fd is this function's own.
     let closed = unsafe { libc::close(fd) } == 0;
     match wrote {
-        Err(super::ipc::IpcError::Sys { errno, .. }) => errno,
+        Err(crate::families::bench::toolkit::fds::IpcError::Sys { errno, .. }) => errno,
         Err(_) => libc::EIO,
         Ok(()) if closed => 0,
         Ok(()) => errno(),
     }
 }
 
-/// helpers/forker.c, compiled by build.rs, dynamically and statically linked.
+/// src/families/bench/proc/forker.c, compiled by build.rs, dynamically and statically linked.
 pub const FORKER_DYNAMIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-dynamic"));
 pub const FORKER_STATIC_ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/forker-static"));
 

@@ -2,9 +2,9 @@
 
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{points, summary_of};
 use crate::families::bench::schema::{self, stream::Threads, stream::details as keys};
 use crate::families::bench::stream::{self, Kernel};
+use crate::families::bench::toolkit::sampling::{points, summary_of};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
@@ -21,8 +21,8 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p: schema::stream::Params = ctx.typed()?;
     let per_cpu = p.threads == Threads::PerCpu;
     let threads = if per_cpu { ctx.cpus.len() } else { 1 };
-    let llc = crate::families::bench::bw::llc_bytes();
-    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::families::bench::bw::family::ram_bytes());
+    let llc = crate::families::bench::toolkit::sizes::llc_bytes();
+    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::families::bench::toolkit::sizes::ram_bytes());
     crate::families::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
     // STREAM's NTIMES, 10 repetitions (the first not counted), in full
     // suites; quick ones (and tests) follow the harness's batches. STREAM

@@ -1,9 +1,9 @@
 //! The syscall family on the harness: one pinned thread, one case per call.
 
 use crate::base::named::Named;
-use crate::families::bench::cases::{measure, measured, per_op_metric};
 use crate::families::bench::schema;
 use crate::families::bench::syscall::{Prepared, Syscall};
+use crate::families::bench::toolkit::sampling::{measure, measured, per_op_metric};
 use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
 use serde_json::json;
 
