@@ -214,7 +214,7 @@ fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
         runner::keep_cases(&mut plan, labels).map_err(|e| UsageError(e.to_string()))?;
     }
     if !with_host {
-        plan.retain(|p| p.benchmark.runs() != Venue::FromHost);
+        plan.retain(|p| p.benchmark.venue() != Venue::FromHost);
     }
     if plan.is_empty() {
         return Err(UsageError("the suites and benchmarks chosen contain no case to run".into()));

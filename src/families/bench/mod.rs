@@ -20,11 +20,12 @@ pub mod pagefault;
 pub mod parallel;
 pub mod proc;
 pub mod schema;
+pub mod shows;
 pub mod stream;
 pub mod syscall;
 pub mod toolkit;
 
-pub use family::{Benchmark, Family, Scale, Unsupported, Venue};
+pub use family::{Benchmark, Described, Family, Scale, Unsupported, Venue};
 
 use crate::data::results::{Metric, Params};
 use crate::families::bench::schema::CaseParams;

@@ -1,5 +1,5 @@
 //! The list of tables and plots a report lays out: the registry's
-//! ([`crate::run::registry::TABLES`], [`crate::run::registry::PLOTS`]), and any a caller
+//! ([`crate::run::registry::tables`], [`crate::run::registry::plots`]), and any a caller
 //! adds. The report names no family and no suite itself: a family no table
 //! of the list shows gets the generic table ([`super::generic`]), every
 //! metric of every case.
@@ -19,7 +19,7 @@ pub struct Tables {
 impl Tables {
     /// oscycles' own tables and plots: the registry's.
     pub fn standard() -> Tables {
-        Tables { tables: crate::run::registry::TABLES.to_vec(), plots: crate::run::registry::PLOTS.to_vec() }
+        Tables { tables: crate::run::registry::tables(), plots: crate::run::registry::plots() }
     }
 
     /// These tables and `more` after them.

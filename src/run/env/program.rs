@@ -219,7 +219,7 @@ type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 /// A measured case's metrics, named as the Linux family names them (in
 /// guest instructions where the clock counts them).
 fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
-    if p.benchmark.is_of(&crate::families::bench::stream::family::Stream) {
+    if p.benchmark.is_of(&crate::families::bench::stream::family::STREAM) {
         return stream_metrics(g, p, c);
     }
     let m = measurement(c)?;

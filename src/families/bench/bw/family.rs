@@ -3,10 +3,12 @@
 use crate::base::named::Named;
 use crate::data::results::Params;
 use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
+use crate::families::bench::shows::Shows;
 use crate::families::bench::toolkit::sampling::{copy_metrics, measure, measured, pinned, points};
 use crate::families::bench::toolkit::{child, sizes};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, Measurement};
 use crate::measure::placement::{Cores, Placement};
@@ -110,25 +112,22 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// bw.*: lmbench bandwidths.
-pub struct Bandwidths;
-
-impl Family for Bandwidths {
-    fn name(&self) -> &'static str {
-        schema::bw::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, BwKind::ALL, |k| {
-            let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
-            (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
-        })
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        cases(BwKind::ALL[variant], scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(BwKind::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const BW: Described<BwKind> = Described {
+    name: schema::bw::FAMILY,
+    variants: BwKind::ALL,
+    info: |k| {
+        let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+        (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
+    },
+    cases,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows {
+        tables: &[&crate::families::published::lmbench::LmbenchTable],
+        comparisons: &[&crate::families::published::lmbench::RelPerfBars],
+        plots: &[],
+        headline: None,
+    },
+    params: round_trip::<schema::bw::Params>,
+    ..Described::BASE
+};

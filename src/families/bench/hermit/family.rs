@@ -2,10 +2,12 @@
 //! thread on the CPU, and malloc(1 MiB) + free.
 
 use crate::base::named::Named;
+use crate::families::bench::family::round_trip;
 use crate::families::bench::hermit::{self, Yielder};
 use crate::families::bench::schema;
+use crate::families::bench::shows::Shows;
 use crate::families::bench::toolkit::sampling::{measured, per_op_metric, pinned};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;
 
@@ -41,19 +43,18 @@ fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// hermit.*: the HermitCore post's basic benchmark beyond syscalls and page faults.
-pub struct Hermit;
-
-impl Family for Hermit {
-    fn name(&self) -> &'static str {
-        schema::hermit::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(HermitOp::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const HERMIT: Described<HermitOp> = Described {
+    name: schema::hermit::FAMILY,
+    variants: HermitOp::ALL,
+    info: |op| (op.name(), op.description(), "none (one pinned thread)", "-"),
+    run,
+    repeats_in_rounds: true,
+    shows: Shows {
+        tables: &[&crate::families::published::hermit_basic::HermitBasicTable],
+        comparisons: &[&crate::families::published::hermit_basic::HermitBasicBars],
+        plots: &[],
+        headline: None,
+    },
+    params: round_trip::<schema::hermit::Params>,
+    ..Described::BASE
+};

@@ -5,9 +5,12 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::microvm::table;
 use crate::families::bench::schema::{self, microvm::details as keys};
+use crate::families::bench::shows::Shows;
 use crate::families::bench::toolkit::sampling::{pinned, points, summary_of};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, Venue};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale, Unsupported, Venue};
 use crate::families::vmm::{self, GuestCase, layer};
 use serde_json::json;
 use std::time::Duration;
@@ -233,27 +236,15 @@ fn describe(
 
 /// microvm.*: VM exits in oscycles' own KVM guest; they run only in the
 /// microvm environment when the run has it.
-pub struct Microvm;
-
-impl Family for Microvm {
-    fn name(&self) -> &'static str {
-        schema::microvm::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, MicroOp::ALL, |op| {
-            (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm")
-        })
-    }
-    fn cases(&self, variant: usize, _: Scale) -> Vec<Params> {
-        cases(MicroOp::ALL[variant])
-    }
-    fn supported(&self, _: usize) -> Result<(), Unsupported> {
-        supported()
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(MicroOp::ALL[variant], ctx)
-    }
-    fn runs(&self) -> Venue {
-        Venue::OnlyIn("microvm")
-    }
-}
+pub const MICROVM: Described<MicroOp> = Described {
+    name: schema::microvm::FAMILY,
+    variants: MicroOp::ALL,
+    info: |op| (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm"),
+    cases: |op, _| cases(op),
+    supported: |_| supported(),
+    run,
+    venue: Venue::OnlyIn("microvm"),
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::MicrovmHeadline) },
+    params: round_trip::<schema::microvm::Params>,
+    ..Described::BASE
+};

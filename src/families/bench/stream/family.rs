@@ -2,10 +2,13 @@
 
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema::{self, stream::Threads, stream::details as keys};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::stream::table;
 use crate::families::bench::stream::{self, Kernel};
 use crate::families::bench::toolkit::sampling::{points, summary_of};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 
@@ -58,19 +61,11 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// stream.kernels: a variant of STREAM.
-pub struct Stream;
-
-impl Family for Stream {
-    fn name(&self) -> &'static str {
-        schema::stream::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (STREAM rates are bytes over elapsed time).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const STREAM: Described<()> = Described {
+    name: schema::stream::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::stream::KERNELS_BENCH,
             concat!(
                 "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated; ",
@@ -81,11 +76,17 @@ impl Family for Stream {
             "threads single|per-cpu (one pinned per --cpus entry)",
             "3 arrays of memory",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ctx)
-    }
-}
+    },
+    cases: |(), scale| cases(scale),
+    run: |(), ctx| run(ctx),
+    // Under QEMU's instruction counter the time it measures is fictitious (STREAM rates are bytes over elapsed time).
+    measures_time: true,
+    shows: Shows {
+        tables: &[&table::StreamTable],
+        comparisons: &[&table::StreamBars],
+        plots: &[&table::StreamPlots],
+        headline: Some(&table::StreamHeadline),
+    },
+    params: round_trip::<schema::stream::Params>,
+    ..Described::BASE
+};
