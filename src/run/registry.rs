@@ -61,6 +61,9 @@ const HEADLINES_ORDER: &[&str] = &[
     schema::alloc::FAMILY,
     schema::stream::FAMILY,
     schema::boot::FAMILY,
+    schema::noise::FAMILY,
+    schema::control::FAMILY,
+    schema::microvm::FAMILY,
 ];
 
 /// The families in the order `order` names them, the rest after in [`FAMILIES`]' order.

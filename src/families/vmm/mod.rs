@@ -12,7 +12,7 @@
 //! trips. Every run gets a fresh VM and fresh guest memory, so the page-touch
 //! case meets untouched host pages.
 
-pub mod layer;
+pub mod kvm_backend;
 pub mod multiboot;
 
 use kvm_bindings::{kvm_regs, kvm_userspace_memory_region};

@@ -5,6 +5,7 @@
 //! metric of every case.
 
 use crate::data::results::RunDoc;
+use crate::families::bench::Family;
 use crate::view::tabular::figures::Plots;
 use crate::view::tabular::tables::{Draws, Layout, Table};
 
@@ -26,6 +27,13 @@ impl Tables {
     pub fn with(mut self, more: &[&'static dyn Table]) -> Tables {
         self.tables.extend_from_slice(more);
         self
+    }
+
+    /// These tables and plots and, after them, those `family` shows (a
+    /// family outside the registry).
+    pub fn with_family(self, family: &dyn Family) -> Tables {
+        let shows = family.shows();
+        self.with(shows.tables).with_plots(shows.comparisons).with_plots(shows.plots)
     }
 
     /// These plots and `more` after them.
