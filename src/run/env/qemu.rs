@@ -487,7 +487,7 @@ mod tests {
         assert!(!is_static(Path::new("/bin/sh")).unwrap());
         let dir = tempfile::tempdir().unwrap();
         let helper = dir.path().join("static-elf");
-        std::fs::write(&helper, crate::families::bench::proc::helper_elf()).unwrap();
+        std::fs::write(&helper, crate::families::bench::proc::helper::helper_elf()).unwrap();
         let s = is_static(&helper).unwrap();
         assert!(s, "the 132-byte helper has no interpreter");
     }

@@ -111,13 +111,13 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         memory_locked: ctx.memory_locked,
     };
     if t == NetTest::TcpRr {
-        let (rtts, observed) = net::request_response(size, ends, timing).map_err(io)?;
+        let (rtts, observed) = net::latency::request_response(size, ends, timing).map_err(io)?;
         let s = Summary::of(&rtts).ok_or_else(|| CaseError::Failed("no transaction completed in the window".into()))?;
         details.insert(keys::TRANSACTIONS.into(), json!(rtts.len()));
         return Ok(CaseData { placement: placement(observed), metrics: vec![Metric::cycles(schema::net::RTT, s, ctx.clock)], details });
     }
     let proto = if t == NetTest::Udp { Proto::Udp } else { Proto::Tcp };
-    let r = net::stream(proto, size, ends, timing).map_err(io)?;
+    let r = net::throughput::stream(proto, size, ends, timing).map_err(io)?;
     if r.window_s <= 0.0 || r.window_bytes == 0 {
         return Err(CaseError::Failed("the receiver got nothing in the measured window".into()));
     }
