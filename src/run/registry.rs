@@ -7,9 +7,10 @@
 //! runs all come from here.
 
 use crate::data::results::Params;
-use crate::families::bench;
 use crate::families::bench::schema::{self, CaseParams};
+use crate::families::bench::shows::Shows;
 pub use crate::families::bench::{Benchmark, Family, Scale, Venue};
+use crate::families::{bench, published};
 use crate::view::tabular::figures::Plots;
 use crate::view::tabular::headline::Headlines;
 use crate::view::tabular::tables::Table;
@@ -66,6 +67,32 @@ const HEADLINES_ORDER: &[&str] = &[
     schema::microvm::FAMILY,
 ];
 
+/// The published evaluations' tables and comparisons, which span
+/// families, each laid out after the tables (and comparisons) of the family
+/// it names.
+const PUBLISHED: &[(&str, Shows)] = &[
+    (schema::ipc::FAMILY, Shows { tables: &[&published::l4re::L4ReOverview], ..Shows::NOTHING }),
+    (
+        schema::bw::FAMILY,
+        Shows { tables: &[&published::lmbench::LmbenchTable], comparisons: &[&published::lmbench::RelPerfBars], ..Shows::NOTHING },
+    ),
+    (
+        schema::hermit::FAMILY,
+        Shows {
+            tables: &[&published::hermit_basic::HermitBasicTable],
+            comparisons: &[&published::hermit_basic::HermitBasicBars],
+            ..Shows::NOTHING
+        },
+    ),
+];
+
+/// What the report shows of a family, and after it the published
+/// evaluations laid out after it.
+fn shown_after(f: &dyn Family) -> impl Iterator<Item = Shows> + use<> {
+    let name = f.name();
+    std::iter::once(f.shows()).chain(PUBLISHED.iter().filter(move |(after, _)| *after == name).map(|(_, s)| *s))
+}
+
 /// The families in the order `order` names them, the rest after in [`FAMILIES`]' order.
 fn in_order(order: &[&str]) -> Vec<&'static dyn Family> {
     let mut fams: Vec<&'static dyn Family> = FAMILIES.to_vec();
@@ -74,17 +101,17 @@ fn in_order(order: &[&str]) -> Vec<&'static dyn Family> {
 }
 
 /// The report's tables, in the order it lays them out: each family's own
-/// (in its folder) and the published evaluations' it stands for, in
-/// [`FAMILIES`]' order. A family that no table shows gets the report's
+/// (in its folder), in [`FAMILIES`]' order, the published evaluations'
+/// where [`PUBLISHED`] places them. A family that no table shows gets the report's
 /// generic table.
 pub fn tables() -> Vec<&'static dyn Table> {
-    FAMILIES.iter().flat_map(|f| f.shows().tables.iter().copied()).collect()
+    FAMILIES.iter().flat_map(|f| shown_after(*f)).flat_map(|s| s.tables.iter().copied()).collect()
 }
 
 /// The plots an exporter that draws lays out, in order: first the
 /// comparisons across environments, then each family's own.
 pub fn plots() -> Vec<&'static dyn Plots> {
-    let comparisons = FAMILIES.iter().flat_map(|f| f.shows().comparisons.iter().copied());
+    let comparisons = FAMILIES.iter().flat_map(|f| shown_after(*f)).flat_map(|s| s.comparisons.iter().copied());
     comparisons.chain(in_order(PLOTS_ORDER).into_iter().flat_map(|f| f.shows().plots.iter().copied())).collect()
 }
 

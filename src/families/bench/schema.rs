@@ -32,18 +32,17 @@ pub use crate::families::bench::proc::schema as proc;
 pub use crate::families::bench::stream::schema as stream;
 pub use crate::families::bench::syscall::schema as syscall;
 
-/// A case's parameters checked against its family's struct: the map it
-/// reads as and writes back, or None where the family is unknown or the map
-/// does not fit (the tests' check that every case fits its struct). The
-/// families are the registry's (the one list, `registry::FAMILIES`).
-#[cfg(test)]
-fn round_trip(family: &str, p: &Params) -> Option<Params> {
-    crate::run::registry::find_family(family)?.params_round_trip(p)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A case's parameters checked against its family's struct: the map it
+    /// reads as and writes back, or None where the family is unknown or the map
+    /// does not fit (the tests' check that every case fits its struct). The
+    /// families are the registry's (the one list, `registry::FAMILIES`).
+    fn round_trip(family: &str, p: &Params) -> Option<Params> {
+        crate::run::registry::find_family(family)?.params_round_trip(p)
+    }
 
     /// The JSON a struct writes, and that the JSON reads back as the struct.
     fn writes<T: CaseParams + PartialEq + std::fmt::Debug>(t: T, json: &str) {

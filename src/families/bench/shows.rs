@@ -11,7 +11,7 @@ use crate::view::tabular::tables::{Draws, Layout, Table};
 /// A family's tables, plots and headline.
 #[derive(Clone, Copy)]
 pub struct Shows {
-    /// Its tables (and a published evaluation's that it stands for).
+    /// Its tables.
     pub tables: &'static [&'static dyn Table],
     /// Plots that compare environments, drawn before every family's own.
     pub comparisons: &'static [&'static dyn Plots],

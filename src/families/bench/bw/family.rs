@@ -5,7 +5,6 @@ use crate::data::results::Params;
 use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
 use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
-use crate::families::bench::shows::Shows;
 use crate::families::bench::toolkit::sampling::{copy_metrics, measure, measured, pinned, points};
 use crate::families::bench::toolkit::{child, sizes};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
@@ -122,12 +121,6 @@ pub const BW: Described<BwKind> = Described {
     cases,
     run,
     repeats_in_rounds: true,
-    shows: Shows {
-        tables: &[&crate::families::published::lmbench::LmbenchTable],
-        comparisons: &[&crate::families::published::lmbench::RelPerfBars],
-        plots: &[],
-        headline: None,
-    },
     params: round_trip::<schema::bw::Params>,
     ..Described::BASE
 };

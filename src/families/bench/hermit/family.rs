@@ -5,7 +5,6 @@ use crate::base::named::Named;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::hermit::{self, Yielder};
 use crate::families::bench::schema;
-use crate::families::bench::shows::Shows;
 use crate::families::bench::toolkit::sampling::{measured, per_op_metric, pinned};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described};
 use crate::measure::clock::Tsc;
@@ -49,12 +48,6 @@ pub const HERMIT: Described<HermitOp> = Described {
     info: |op| (op.name(), op.description(), "none (one pinned thread)", "-"),
     run,
     repeats_in_rounds: true,
-    shows: Shows {
-        tables: &[&crate::families::published::hermit_basic::HermitBasicTable],
-        comparisons: &[&crate::families::published::hermit_basic::HermitBasicBars],
-        plots: &[],
-        headline: None,
-    },
     params: round_trip::<schema::hermit::Params>,
     ..Described::BASE
 };

@@ -95,7 +95,7 @@ pub const IPC: Described<Mechanism> = Described {
     run,
     repeats_in_rounds: true,
     shows: Shows {
-        tables: &[&table::IpcTable, &crate::families::published::l4re::L4ReOverview],
+        tables: &[&table::IpcTable],
         comparisons: &[&table::IpcByEnvironment],
         plots: &[&table::IpcPlots],
         headline: Some(&table::IpcHeadlines),
