@@ -130,6 +130,9 @@ fn not_from_host(name: &str) -> CaseError {
 /// part), description, the parameters its cases sweep, and what it needs.
 pub type Info = (&'static str, &'static str, &'static str, &'static str);
 
+/// How a family measures a variant from the host ([`Described::run_from_host`]).
+pub type FromHostFn<V> = fn(V, &mut dyn Starter) -> Result<FromHost, CaseError>;
+
 /// A family as data: its variants (an enum's `ALL`, or `&[()]` for a family
 /// of one benchmark) and what to do with each. Every family of oscycles is
 /// one, a `static` in its folder's `family.rs` listed once in the registry;
@@ -146,7 +149,7 @@ pub struct Described<V: 'static> {
     pub supported: fn(V) -> Result<(), Unsupported>,
     pub run: fn(V, &CaseCtx) -> Result<CaseData, CaseError>,
     /// How it is measured from the host ([`Venue::FromHost`] families).
-    pub run_from_host: Option<fn(V, &mut dyn Starter) -> Result<FromHost, CaseError>>,
+    pub run_from_host: Option<FromHostFn<V>>,
     pub venue: Venue,
     pub repeats_in_rounds: bool,
     pub needs_disk: bool,
