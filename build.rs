@@ -11,8 +11,8 @@ fn main() {
     println!("cargo:rustc-env=OSCYCLES_GIT={rev}");
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
-    assemble_guest("guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");
-    assemble_guest("guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
+    assemble_guest("src/families/bench/microvm/guest/microvm16.S", "microvm16.bin", "--32", "elf_i386");
+    assemble_guest("src/families/bench/microvm/guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
     compile_forker("forker-dynamic", &[]);
     compile_forker("forker-static", &["-static"]);
     compile_sel4_root_task("guest/sel4/roottask.c", "sel4-roottask.elf");
@@ -106,11 +106,11 @@ fn compile_sel4_root_task(src: &str, out: &str) {
     }
 }
 
-/// The process proc.* rows fork from (helpers/forker.c), linked as
+/// The process proc.* rows fork from (src/families/bench/proc/forker.c), linked as
 /// `link` says: dynamically (cc's default; lmbench's own kind of process)
 /// or statically (-static). Stripped: its size is part of what it measures.
 fn compile_forker(out: &str, link: &[&str]) {
-    let src = "helpers/forker.c";
+    let src = "src/families/bench/proc/forker.c";
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(out);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let st = std::process::Command::new(&cc)
@@ -134,11 +134,11 @@ fn assemble_guest(src: &str, out: &str, as_mode: &str, ld_mode: &str) {
         let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (binutils, which come with gcc)"));
         assert!(st.success(), "{cmd:?} failed");
     };
-    run(std::process::Command::new("as").arg(as_mode).arg("-I").arg("guest").arg("-o").arg(&obj).arg(src));
+    run(std::process::Command::new("as").arg(as_mode).arg("-I").arg("src/families/bench/microvm/guest").arg("-o").arg(&obj).arg(src));
     run(std::process::Command::new("ld")
         .args(["-m", ld_mode, "-Ttext=0x1000", "-e", "_start", "--oformat", "binary", "-o"])
         .arg(dir.join(out))
         .arg(&obj));
     println!("cargo:rerun-if-changed={src}");
-    println!("cargo:rerun-if-changed=guest/common.S");
+    println!("cargo:rerun-if-changed=src/families/bench/microvm/guest/common.S");
 }

@@ -1,7 +1,8 @@
 //! The catalogue is open: a family defined here, in the test crate, runs
 //! through the real runner, store and exporters without any change to the
 //! registry (it is in no list there; a suite made here holds it), and its own
-//! table appears beside oscycles' tables without any change to `report/`;
+//! table and plot, which its `Family` carries, appear beside oscycles' tables
+//! without any change to `report/`;
 //! an environment defined here, in no list of oscycles' either, with its own
 //! option and its own error, runs through the real runner too.
 
@@ -10,7 +11,7 @@ mod echo;
 #[path = "catalogue/thread_env.rs"]
 mod thread_env;
 
-use echo::{ECHO_SUITE, EchoPlots, EchoTable};
+use echo::{ECHO_SUITE, Echo};
 use oscycles::base::named::Named;
 use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::data::store::{self, RunWriter};
@@ -93,7 +94,7 @@ fn text_of(export: Export) -> String {
 fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays_them_out() {
     let tmp = tempfile::tempdir().unwrap();
     let doc = echo_run(tmp.path());
-    let tables = Tables::standard().with(&[&EchoTable]).with_plots(&[&EchoPlots]);
+    let tables = Tables::standard().with_family(&Echo);
     assert!(tables.shows(echo::FAMILY) && !Tables::standard().shows(echo::FAMILY));
     for format in Format::ALL {
         let text = text_of(exporter_with(format, tables.clone()).export(std::slice::from_ref(&doc)).unwrap());

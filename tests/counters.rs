@@ -161,8 +161,8 @@ fn fork_exit_wait_takes_the_childs_faults_and_a_switch_or_two() {
     let (before, parent_before) = (rusage_children_minflt(), rusage_minflt(libc::RUSAGE_SELF));
     harness::measure(&oscycles::measure::clock::Tsc, 0, &cfg(50), |n| -> Result<(), Stop> {
         for _ in 0..n {
-            let pid = oscycles::families::bench::child::fork_child(|| 0).unwrap();
-            oscycles::families::bench::child::reap(pid).unwrap();
+            let pid = oscycles::families::bench::toolkit::child::fork_child(|| 0).unwrap();
+            oscycles::families::bench::toolkit::child::reap(pid).unwrap();
         }
         forks += n;
         Ok(())

@@ -5,7 +5,7 @@
 //! process, one after another (the bandwidth cases among them, with their
 //! large buffers), and none may leave any of that behind.
 
-use oscycles::families::bench::residue::Residue;
+use oscycles::families::bench::toolkit::residue::Residue;
 use oscycles::families::bench::{CaseCtx, CaseError};
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{Policy, allowed_cpus};

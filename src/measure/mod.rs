@@ -1,5 +1,6 @@
 //! The measure layer: how it is measured, the harness, the clock, arch
-//! primitives, placement, the watchdog, kernel counters, host facts, cgroups.
+//! primitives, placement, the watchdog, kernel counters, host facts, cgroups, and the
+//! run's private directory (scratch).
 //! It imports only from its own layer and the layers below it
 //! (scripts/import-map.layers, checked by scripts/import-map).
 
@@ -10,4 +11,5 @@ pub mod counters;
 pub mod harness;
 pub mod host;
 pub mod placement;
+pub mod scratch;
 pub mod watchdog;

@@ -7,7 +7,7 @@
 
 use crate::data::results::{RunDoc, RunStatus};
 use crate::data::store::{self, RunWriter, StoreError};
-use crate::families::bench::scratch::RunDir;
+use crate::measure::scratch::RunDir;
 use crate::measure::clock::{self, ClockInfo};
 use crate::measure::placement::{self, Policy};
 use crate::measure::watchdog;
@@ -131,7 +131,7 @@ fn plan_of(spec: &RunSpec, suites: &[&'static Suite], side: Side) -> Result<Vec<
         plan::keep_cases(&mut plan, labels).map_err(usage)?;
     }
     if side == Side::Part {
-        plan.retain(|p| p.benchmark.runs() != Venue::FromHost);
+        plan.retain(|p| p.benchmark.venue() != Venue::FromHost);
     }
     if plan.is_empty() {
         return Err(PrepareError::Usage("the suites and benchmarks chosen contain no case to run".into()));

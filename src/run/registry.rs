@@ -1,104 +1,125 @@
 //! The list of benchmark families and the suites. A family is one folder of
-//! `bench/` (its measurement, its `family.rs` implementing [`Family`], its
-//! `schema.rs`); adding one is that folder, a line in
-//! [`FAMILIES`] and its suite membership. `list`, suite membership, `--bench`
-//! validation and the tests' tiny runs all come from here.
+//! `bench/` (its measurement, its `family.rs` with its [`Family`], which
+//! carries its table, plots and headline, its `schema.rs`); adding one is
+//! that folder and a line in [`FAMILIES`] (the quick suite holds every family
+//! of it; a suite of its own is a choice). `list`, suite membership, `--bench`
+//! validation, the report's tables, plots and headlines and the tests' tiny
+//! runs all come from here.
 
 use crate::data::results::Params;
 use crate::families::bench::schema::{self, CaseParams};
+use crate::families::bench::shows::Shows;
 pub use crate::families::bench::{Benchmark, Family, Scale, Venue};
-use crate::families::bench::{
-    aim::family::Aim, alloc::family::Allocators, blk::family::Blk, boot::family::Boot, bw::family::Bandwidths,
-    control::family::ControlLoop, ctx::family::Ctx, hermit::family::Hermit, ipc::family::Ipc, memcpy::family::Memcpys,
-    microvm::family::Microvm, net::family::Net, noise::family::Noise, packet_stream::family::PacketStream, pagefault::family::Pagefaults,
-    parallel::family::Parallel, proc::family::Procs, stream::family::Stream, syscall::family::Syscalls,
-};
 use crate::families::{bench, published};
 use crate::view::tabular::figures::Plots;
 use crate::view::tabular::headline::Headlines;
 use crate::view::tabular::tables::Table;
 use std::sync::OnceLock;
 
-/// Every family, in the order `list` shows them.
+/// Every family, in the order `list` shows them and the report lays out
+/// their tables.
 pub const FAMILIES: &[&dyn Family] = &[
-    &Syscalls,
-    &Ipc,
-    &Ctx,
-    &Procs,
-    &Bandwidths,
-    &Pagefaults,
-    &Aim,
-    &Hermit,
-    &Stream,
-    &Memcpys,
-    &Allocators,
-    &PacketStream,
-    &Parallel,
-    &Noise,
-    &ControlLoop,
-    &Net,
-    &Blk,
-    &Boot,
-    &Microvm,
+    &bench::syscall::family::SYSCALL,
+    &bench::ipc::family::IPC,
+    &bench::ctx::family::CTX,
+    &bench::proc::family::PROC,
+    &bench::bw::family::BW,
+    &bench::pagefault::family::PAGEFAULT,
+    &bench::aim::family::AIM,
+    &bench::hermit::family::HERMIT,
+    &bench::stream::family::STREAM,
+    &bench::memcpy::family::MEMCPY,
+    &bench::alloc::family::ALLOC,
+    &bench::packet_stream::family::PACKET_STREAM,
+    &bench::parallel::family::PARALLEL,
+    &bench::noise::family::NOISE,
+    &bench::control::family::CONTROL,
+    &bench::net::family::NET,
+    &bench::blk::family::BLK,
+    &bench::boot::family::BOOT,
+    &bench::microvm::family::MICROVM,
 ];
+
+/// The order in which the report has laid out the families' own plots and
+/// the summary's headlines, where it is not [`FAMILIES`]' (names of
+/// families; one not named follows them, in [`FAMILIES`]' order). A new
+/// family need not be here.
+const PLOTS_ORDER: &[&str] = &[
+    schema::ipc::FAMILY,
+    schema::net::FAMILY,
+    schema::blk::FAMILY,
+    schema::memcpy::FAMILY,
+    schema::stream::FAMILY,
+    schema::parallel::FAMILY,
+];
+const HEADLINES_ORDER: &[&str] = &[
+    schema::syscall::FAMILY,
+    schema::ipc::FAMILY,
+    schema::ctx::FAMILY,
+    schema::proc::FAMILY,
+    schema::pagefault::FAMILY,
+    schema::memcpy::FAMILY,
+    schema::alloc::FAMILY,
+    schema::stream::FAMILY,
+    schema::boot::FAMILY,
+    schema::noise::FAMILY,
+    schema::control::FAMILY,
+    schema::microvm::FAMILY,
+];
+
+/// The published evaluations' tables and comparisons, which span
+/// families, each laid out after the tables (and comparisons) of the family
+/// it names.
+const PUBLISHED: &[(&str, Shows)] = &[
+    (schema::ipc::FAMILY, Shows { tables: &[&published::l4re::L4ReOverview], ..Shows::NOTHING }),
+    (
+        schema::bw::FAMILY,
+        Shows { tables: &[&published::lmbench::LmbenchTable], comparisons: &[&published::lmbench::RelPerfBars], ..Shows::NOTHING },
+    ),
+    (
+        schema::hermit::FAMILY,
+        Shows {
+            tables: &[&published::hermit_basic::HermitBasicTable],
+            comparisons: &[&published::hermit_basic::HermitBasicBars],
+            ..Shows::NOTHING
+        },
+    ),
+];
+
+/// What the report shows of a family, and after it the published
+/// evaluations laid out after it.
+fn shown_after(f: &dyn Family) -> impl Iterator<Item = Shows> + use<> {
+    let name = f.name();
+    std::iter::once(f.shows()).chain(PUBLISHED.iter().filter(move |(after, _)| *after == name).map(|(_, s)| *s))
+}
+
+/// The families in the order `order` names them, the rest after in [`FAMILIES`]' order.
+fn in_order(order: &[&str]) -> Vec<&'static dyn Family> {
+    let mut fams: Vec<&'static dyn Family> = FAMILIES.to_vec();
+    fams.sort_by_key(|f| order.iter().position(|n| *n == f.name()).unwrap_or(order.len()));
+    fams
+}
 
 /// The report's tables, in the order it lays them out: each family's own
-/// (in its folder) and the published evaluations' that span families. A
-/// family that no table shows gets the report's generic table.
-pub const TABLES: &[&dyn Table] = &[
-    &bench::syscall::table::SyscallTable,
-    &bench::ipc::table::IpcTable,
-    &published::l4re::L4ReOverview,
-    &published::lmbench::LmbenchTables,
-    &published::hermit_basic::HermitBasic,
-    &bench::stream::table::Stream,
-    &bench::memcpy::table::Memcpy,
-    &bench::alloc::table::Alloc,
-    &bench::packet_stream::table::PacketStream,
-    &bench::parallel::table::Parallel,
-    &bench::net::table::NetTable,
-    &bench::blk::table::BlkTable,
-    &bench::microvm::table::Exits,
-    &bench::noise::table::Fwq,
-    &bench::control::table::Control,
-    &bench::boot::table::Boot,
-];
+/// (in its folder), in [`FAMILIES`]' order, the published evaluations'
+/// where [`PUBLISHED`] places them. A family that no table shows gets the report's
+/// generic table.
+pub fn tables() -> Vec<&'static dyn Table> {
+    FAMILIES.iter().flat_map(|f| shown_after(*f)).flat_map(|s| s.tables.iter().copied()).collect()
+}
 
-/// The plots an exporter that draws lays out, in order: first the published
-/// evaluations' comparisons across environments, then each family's own.
-pub const PLOTS: &[&dyn Plots] = &[
-    &bench::ipc::table::IpcByEnvironment,
-    &published::lmbench::RelPerfBars,
-    &published::hermit_basic::HermitBasicBars,
-    &bench::stream::table::StreamBars,
-    &bench::boot::table::BootBars,
-    &bench::ipc::table::IpcPlots,
-    &bench::net::table::NetPlots,
-    &bench::blk::table::BlkPlots,
-    &bench::memcpy::table::MemcpyPlots,
-    &bench::stream::table::StreamPlots,
-    &bench::parallel::table::ParallelPlots,
-    &bench::noise::table::JitterHistograms,
-];
+/// The plots an exporter that draws lays out, in order: first the
+/// comparisons across environments, then each family's own.
+pub fn plots() -> Vec<&'static dyn Plots> {
+    let comparisons = FAMILIES.iter().flat_map(|f| shown_after(*f)).flat_map(|s| s.comparisons.iter().copied());
+    comparisons.chain(in_order(PLOTS_ORDER).into_iter().flat_map(|f| f.shows().plots.iter().copied())).collect()
+}
 
 /// The headlines of a run's summary, in its order: the figure that stands
 /// for each family that has one.
-pub const HEADLINES: &[&dyn Headlines] = &[
-    &bench::syscall::table::SyscallHeadline,
-    &bench::ipc::table::IpcHeadlines,
-    &bench::ctx::table::CtxHeadline,
-    &bench::proc::table::ProcHeadline,
-    &bench::pagefault::table::PagefaultHeadline,
-    &bench::memcpy::table::MemcpyHeadline,
-    &bench::alloc::table::AllocHeadline,
-    &bench::stream::table::StreamHeadline,
-    &bench::boot::table::BootHeadline,
-    &bench::noise::table::NoiseHeadline,
-    &bench::control::table::ControlHeadline,
-    &bench::microvm::table::MicrovmHeadline,
-    &bench::net::table::NetHeadline,
-    &bench::blk::table::BlkHeadline,
-];
+pub fn headlines() -> Vec<&'static dyn Headlines> {
+    in_order(HEADLINES_ORDER).into_iter().filter_map(|f| f.shows().headline).collect()
+}
 
 /// Every benchmark of every family, built once.
 pub fn benchmarks() -> &'static [Benchmark] {
@@ -170,11 +191,15 @@ pub const SUITES: &[Suite] = &[
         scale: Scale::Quick,
         min_batch_s: 0.0,
     },
-    Suite::full("syscall", "system-call cost (the L4Re performance overview's syscall column)", &[Member::Family(&Syscalls)]),
+    Suite::full(
+        "syscall",
+        "system-call cost (the L4Re performance overview's syscall column)",
+        &[Member::Family(&bench::syscall::family::SYSCALL)],
+    ),
     Suite::full(
         "l4-ipc",
         "one-way IPC cost by payload, intra/inter, same/cross core (the L4 performance page, the L4Re performance overview)",
-        &[Member::Family(&Ipc)],
+        &[Member::Family(&bench::ipc::family::IPC)],
     ),
     Suite {
         // LMBench times each sample over ENOUGH (its probe picks 5 ms
@@ -187,16 +212,16 @@ pub const SUITES: &[Suite] = &[
             "lmbench",
             "the LMBench latency and bandwidth tables of the L4 performance page (Wombat) and AIM7-style jobs/min/task; batches of at least 100 ms, as LMBench times its samples",
             &[
-                Member::Family(&Ctx),
+                Member::Family(&bench::ctx::family::CTX),
                 Member::Case("ipc.fifo", LMBENCH_IPC),
                 Member::Case("ipc.pipe", LMBENCH_IPC),
                 Member::Case("ipc.unix-stream", LMBENCH_IPC),
                 Member::Case("syscall.null", Fixed::None),
                 Member::Case("syscall.getppid", Fixed::None),
-                Member::Family(&Procs),
-                Member::Family(&Pagefaults),
-                Member::Family(&Bandwidths),
-                Member::Family(&Aim),
+                Member::Family(&bench::proc::family::PROC),
+                Member::Family(&bench::pagefault::family::PAGEFAULT),
+                Member::Family(&bench::bw::family::BW),
+                Member::Family(&bench::aim::family::AIM),
             ],
         )
     },
@@ -216,57 +241,57 @@ pub const SUITES: &[Suite] = &[
     Suite::full(
         "stream",
         "a variant of STREAM (the HermitCore post's table), single-threaded and a thread per CPU",
-        &[Member::Family(&Stream)],
+        &[Member::Family(&bench::stream::family::STREAM)],
     ),
     Suite::full(
         "memcpy",
         "memcpy by size and source/destination alignment: C library, byte loop, word loop (Genode's Pandaboard article)",
-        &[Member::Family(&Memcpys)],
+        &[Member::Family(&bench::memcpy::family::MEMCPY)],
     ),
     Suite::full(
         "alloc",
         "allocate+free pairs by live set and block size: system, slab, bitmap, best-fit (Genode's Pandaboard article)",
-        &[Member::Family(&Allocators)],
+        &[Member::Family(&bench::alloc::family::ALLOC)],
     ),
     Suite::full(
         "packet-stream",
         "shared-memory packet stream with batched notifications against synchronous RPC (Genode's Pandaboard article)",
-        &[Member::Family(&PacketStream)],
+        &[Member::Family(&bench::packet_stream::family::PACKET_STREAM)],
     ),
     Suite::full(
         "fwq",
         "OS noise by fixed work quantum on the first --cpus CPU (the L4Re detaching slides' first table)",
-        &[Member::Family(&Noise)],
+        &[Member::Family(&bench::noise::family::NOISE)],
     ),
     Suite::full(
         "control-loop",
         "a 1000 us control loop's deviation from its deadlines: nanosleep, timerfd, busy TSC (the L4Re detaching slides' second table)",
-        &[Member::Family(&ControlLoop)],
+        &[Member::Family(&bench::control::family::CONTROL)],
     ),
     Suite::full(
         "boot",
         "the HermitCore post's boot-time table: start to /init and to the first result, per environment of --env",
-        &[Member::Family(&Boot)],
+        &[Member::Family(&bench::boot::family::BOOT)],
     ),
     Suite::full(
         "microvm",
         "the price of each kind of VM exit in oscycles' own KVM guest (no QEMU), and a VM start; kvm-unit-tests' vmexit table",
-        &[Member::Family(&Microvm)],
+        &[Member::Family(&bench::microvm::family::MICROVM)],
     ),
     Suite::full(
         "net",
         "Genode's Pandaboard network table: UDP and TCP throughput by payload size over loopback and a veth pair between namespaces, TCP request/response",
-        &[Member::Family(&Net)],
+        &[Member::Family(&bench::net::family::NET)],
     ),
     Suite::full(
         "blk",
         "Genode's Pandaboard block table: sequential read and write by block size, O_DIRECT and through the page cache (--scratch on a disk)",
-        &[Member::Family(&Blk)],
+        &[Member::Family(&bench::blk::family::BLK)],
     ),
     Suite::full(
         "parallel",
         "syscall and same-core IPC on 1..all CPUs at once (the L4Re performance overview's plots)",
-        &[Member::Family(&Parallel)],
+        &[Member::Family(&bench::parallel::family::PARALLEL)],
     ),
 ];
 

@@ -109,7 +109,7 @@ impl EnvironmentsRun<'_> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
         let counted = env.counts_instructions(self.o);
         for p in plan {
-            let fit = match env.fit(p.benchmark.runs(), self.envs) {
+            let fit = match env.fit(p.benchmark.venue(), self.envs) {
                 Fit::Inside | Fit::FromHost if counted && p.benchmark.measures_time() => Fit::Not(untimed(env, p)),
                 fit => fit,
             };
@@ -450,7 +450,7 @@ mod tests {
         let suites: Vec<&'static Suite> = ["syscall", "microvm", "boot"].map(|s| crate::run::registry::find_suite(s).unwrap()).to_vec();
         let only: Vec<String> = ["syscall.getpid", "microvm.cpuid", "boot.start"].map(String::from).to_vec();
         let plan = plan(&suites, Some(&only));
-        assert_eq!(plan.iter().map(|p| p.benchmark.runs()).filter(|r| *r == crate::families::bench::Venue::FromHost).count(), 1);
+        assert_eq!(plan.iter().map(|p| p.benchmark.venue()).filter(|r| *r == crate::families::bench::Venue::FromHost).count(), 1);
         let spec = RunSpec {
             suites: vec!["syscall".into(), "microvm".into(), "boot".into()],
             batches: Some(2),

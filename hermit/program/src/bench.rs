@@ -12,9 +12,9 @@ pub mod memcpy;
 #[allow(dead_code)]
 pub mod alloc;
 
-/// What stream.rs asks of oscycles' bw module: the array size rule, used
-/// only when the host names no size (it always does).
-pub mod bw {
+/// What stream.rs asks of oscycles' toolkit::sizes module: the array size
+/// rule, used only when the host names no size (it always does).
+pub mod sizes {
     pub fn mem_buffer_bytes(_llc: Option<u64>, _ram_bytes: u64) -> u64 {
         64 << 20
     }

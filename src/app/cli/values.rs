@@ -127,7 +127,7 @@ pub fn parse_positive_ms(s: &str) -> Result<f64, ArgError> {
 
 pub fn parse_size_arg(s: &str) -> Result<u64, ArgError> {
     let bad = || ArgError::Size(s.to_string());
-    let v = crate::families::bench::bw::parse_size(s.trim()).ok_or_else(bad)?;
+    let v = crate::families::bench::toolkit::sizes::parse_size(s.trim()).ok_or_else(bad)?;
     if v < 1 << 20 { Err(bad()) } else { Ok(v) }
 }
 

@@ -60,8 +60,8 @@ pub fn default_db(db: Option<PathBuf>) -> Location {
 
 /// The private directory every file of a run (or of `oscycles load`) lives
 /// in, under `base`; what dead runs left there is removed first, and said.
-pub fn private_dir(base: &Path) -> Result<oscycles::families::bench::scratch::RunDir, UsageError> {
-    let (dir, reaped) = oscycles::families::bench::scratch::RunDir::create(base)
+pub fn private_dir(base: &Path) -> Result<oscycles::measure::scratch::RunDir, UsageError> {
+    let (dir, reaped) = oscycles::measure::scratch::RunDir::create(base)
         .map_err(|e| UsageError(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
     for line in reaped {
         eprintln!("oscycles: {line}");

@@ -6,6 +6,7 @@
 use super::{CaseCtx, CaseData, CaseError};
 use crate::data::results::{Metric, Params};
 use crate::families::bench::schema::{CaseParams, NoParams};
+use crate::families::bench::shows::Shows;
 use serde_json::{Map, Value};
 
 crate::named_enum! {
@@ -77,9 +78,10 @@ pub trait Family: Sync + 'static {
     /// `starter` (a family whose cases [`Venue::FromHost`]; the runner calls
     /// it once per environment of the run).
     fn run_from_host(&self, _variant: usize, _starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
-        Err(CaseError::NotApplicable(format!("{} is measured inside an environment, not from the host", self.name())))
+        Err(not_from_host(self.name()))
     }
-    fn runs(&self) -> Venue {
+    /// Where its cases are measured.
+    fn venue(&self) -> Venue {
         Venue::Anywhere
     }
     /// Whether its cases repeat in every round: batch-sampled costs whose
@@ -99,6 +101,123 @@ pub trait Family: Sync + 'static {
     /// instructions, that time is fictitious and its cases are n/a.
     fn measures_time(&self) -> bool {
         false
+    }
+    /// What the report shows of it (by default nothing of its own: the
+    /// report's generic table).
+    fn shows(&self) -> Shows {
+        Shows::NOTHING
+    }
+    /// A case's parameters read as its family's struct (`schema::X::Params`)
+    /// and written back, or None where they do not read as it: the tests'
+    /// check that every case fits its struct.
+    fn params_round_trip(&self, _params: &Params) -> Option<Params> {
+        None
+    }
+}
+
+/// `params` read as `T` and written back ([`Family::params_round_trip`]).
+pub fn round_trip<T: CaseParams>(params: &Params) -> Option<Params> {
+    T::from_params(params).map(|t| t.to_params())
+}
+
+/// The answer of a family whose cases are measured inside an environment
+/// when asked to measure from the host.
+fn not_from_host(name: &str) -> CaseError {
+    CaseError::NotApplicable(format!("{name} is measured inside an environment, not from the host"))
+}
+
+/// What a family's benchmark is, for people: its name (the id's second
+/// part), description, the parameters its cases sweep, and what it needs.
+pub type Info = (&'static str, &'static str, &'static str, &'static str);
+
+/// How a family measures a variant from the host ([`Described::run_from_host`]).
+pub type FromHostFn<V> = fn(V, &mut dyn Starter) -> Result<FromHost, CaseError>;
+
+/// A family as data: its variants (an enum's `ALL`, or `&[()]` for a family
+/// of one benchmark) and what to do with each. Every family of oscycles is
+/// one, a `static` in its folder's `family.rs` listed once in the registry;
+/// what it leaves out comes from [`Described::BASE`]. A family that needs
+/// more implements [`Family`] itself.
+pub struct Described<V: 'static> {
+    /// The family's name, as run documents record it.
+    pub name: &'static str,
+    pub variants: &'static [V],
+    pub info: fn(V) -> Info,
+    /// The parameter points of a variant at a scale (by default one point
+    /// without parameters).
+    pub cases: fn(V, Scale) -> Vec<Params>,
+    pub supported: fn(V) -> Result<(), Unsupported>,
+    pub run: fn(V, &CaseCtx) -> Result<CaseData, CaseError>,
+    /// How it is measured from the host ([`Venue::FromHost`] families).
+    pub run_from_host: Option<FromHostFn<V>>,
+    pub venue: Venue,
+    pub repeats_in_rounds: bool,
+    pub needs_disk: bool,
+    pub measures_time: bool,
+    pub shows: Shows,
+    /// Its parameters' round trip through its struct: [`round_trip`]`::<schema::X::Params>`.
+    pub params: fn(&Params) -> Option<Params>,
+}
+
+impl<V: 'static> Described<V> {
+    /// Everything a family need not say: no variants, one case without
+    /// parameters, supported, measured anywhere, once, shown by the generic table.
+    pub const BASE: Described<V> = Described {
+        name: "",
+        variants: &[],
+        info: |_| ("", "", "", ""),
+        cases: |_, _| vec![NoParams {}.to_params()],
+        supported: |_| Ok(()),
+        run: |_, _| Err(CaseError::Failed("this family measures nothing itself".into())),
+        run_from_host: None,
+        venue: Venue::Anywhere,
+        repeats_in_rounds: false,
+        needs_disk: false,
+        measures_time: false,
+        shows: Shows::NOTHING,
+        params: |_| None,
+    };
+}
+
+impl<V: Copy + Sync + 'static> Family for Described<V> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn benchmarks(&'static self) -> Vec<Benchmark> {
+        Benchmark::each(self, self.variants, self.info)
+    }
+    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
+        (self.cases)(self.variants[variant], scale)
+    }
+    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
+        (self.supported)(self.variants[variant])
+    }
+    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
+        (self.run)(self.variants[variant], ctx)
+    }
+    fn run_from_host(&self, variant: usize, starter: &mut dyn Starter) -> Result<FromHost, CaseError> {
+        match self.run_from_host {
+            Some(f) => f(self.variants[variant], starter),
+            None => Err(not_from_host(self.name)),
+        }
+    }
+    fn venue(&self) -> Venue {
+        self.venue
+    }
+    fn repeats_in_rounds(&self) -> bool {
+        self.repeats_in_rounds
+    }
+    fn needs_disk(&self) -> bool {
+        self.needs_disk
+    }
+    fn measures_time(&self) -> bool {
+        self.measures_time
+    }
+    fn shows(&self) -> Shows {
+        self.shows
+    }
+    fn params_round_trip(&self, params: &Params) -> Option<Params> {
+        (self.params)(params)
     }
 }
 
@@ -212,8 +331,8 @@ impl Benchmark {
         self.family.run_from_host(self.variant, starter)
     }
 
-    pub fn runs(&self) -> Venue {
-        self.family.runs()
+    pub fn venue(&self) -> Venue {
+        self.family.venue()
     }
 
     pub fn repeats_in_rounds(&self) -> bool {

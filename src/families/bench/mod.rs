@@ -3,12 +3,9 @@
 
 pub mod aim;
 pub mod alloc;
-pub mod attribution;
 pub mod blk;
 pub mod boot;
 pub mod bw;
-pub mod cases;
-pub mod child;
 pub mod control;
 pub mod ctx;
 pub mod family;
@@ -22,13 +19,13 @@ pub mod packet_stream;
 pub mod pagefault;
 pub mod parallel;
 pub mod proc;
-pub mod residue;
 pub mod schema;
-pub mod scratch;
+pub mod shows;
 pub mod stream;
 pub mod syscall;
+pub mod toolkit;
 
-pub use family::{Benchmark, Family, Scale, Unsupported, Venue};
+pub use family::{Benchmark, Described, Family, Scale, Unsupported, Venue};
 
 use crate::data::results::{Metric, Params};
 use crate::families::bench::schema::CaseParams;

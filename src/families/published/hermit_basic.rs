@@ -82,9 +82,9 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
 
 /// The HermitCore PVH/HVM benchmark post's basic benchmark: the
 /// hermit-basic suite's cases (and the quick suite's), a column per environment.
-pub struct HermitBasic;
+pub struct HermitBasicTable;
 
-impl Table for HermitBasic {
+impl Table for HermitBasicTable {
     fn families(&self) -> &'static [&'static str] {
         &[hermit::FAMILY, syscall::FAMILY, pagefault::FAMILY]
     }

@@ -270,9 +270,9 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
 /// The LMBench tables of the Trustworthy Systems L4 performance page: the
 /// lmbench suite's cases (and the quick suite's); across environments, two
 /// at a time (the two of the run, else native beside each other one).
-pub struct LmbenchTables;
+pub struct LmbenchTable;
 
-impl Table for LmbenchTables {
+impl Table for LmbenchTable {
     fn families(&self) -> &'static [&'static str] {
         &[syscall::FAMILY, ipc::FAMILY, ctx::FAMILY, proc::FAMILY, bw::FAMILY, pagefault::FAMILY, aim::FAMILY]
     }

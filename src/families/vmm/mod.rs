@@ -2,8 +2,8 @@
 //! exit, measured the way kvm-unit-tests' vmexit table does, through
 //! /dev/kvm with the rust-vmm crates (kvm-ioctls, kvm-bindings, vm-memory).
 //!
-//! The guest is a few hundred bytes of code (guest/microvm64.S for long mode,
-//! entered directly with identity-mapped 2 MiB pages; guest/microvm16.S for
+//! The guest is a few hundred bytes of code (src/families/bench/microvm/guest/microvm64.S for long mode,
+//! entered directly with identity-mapped 2 MiB pages; src/families/bench/microvm/guest/microvm16.S for
 //! real mode, the fallback where long mode cannot be entered), assembled by
 //! build.rs and loaded at 0x1000. For each run the VMM writes the
 //! case and the iteration count into guest memory; the guest loops, timing
@@ -12,7 +12,7 @@
 //! trips. Every run gets a fresh VM and fresh guest memory, so the page-touch
 //! case meets untouched host pages.
 
-pub mod layer;
+pub mod kvm_backend;
 pub mod multiboot;
 
 use kvm_bindings::{kvm_regs, kvm_userspace_memory_region};
@@ -73,7 +73,7 @@ const PORT_MARKER: u16 = 0xf2;
 const PORT_CASE: u16 = 0xe0;
 const PORT_DONE: u16 = 0xf1;
 const PORT_EXCEPTION: u16 = 0xf3;
-/// The guest's exception handler (guest/microvm16.S), where the IVT points.
+/// The guest's exception handler (src/families/bench/microvm/guest/microvm16.S), where the IVT points.
 const EXCEPTION_HANDLER: u16 = 0x1004;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

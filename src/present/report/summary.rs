@@ -14,7 +14,7 @@ use crate::view::tabular::headline::{Headline, Pick};
 /// The headlines of `env`'s results, the registry's in its order.
 fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {
     let pick = Pick { doc, env };
-    crate::run::registry::HEADLINES.iter().flat_map(|h| h.headlines(pick)).collect()
+    crate::run::registry::headlines().into_iter().flat_map(|h| h.headlines(pick)).collect()
 }
 
 /// The value of a headline: the median (the max for noise and control

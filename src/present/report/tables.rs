@@ -1,10 +1,11 @@
 //! The list of tables and plots a report lays out: the registry's
-//! ([`crate::run::registry::TABLES`], [`crate::run::registry::PLOTS`]), and any a caller
+//! ([`crate::run::registry::tables`], [`crate::run::registry::plots`]), and any a caller
 //! adds. The report names no family and no suite itself: a family no table
 //! of the list shows gets the generic table ([`super::generic`]), every
 //! metric of every case.
 
 use crate::data::results::RunDoc;
+use crate::families::bench::Family;
 use crate::view::tabular::figures::Plots;
 use crate::view::tabular::tables::{Draws, Layout, Table};
 
@@ -19,13 +20,20 @@ pub struct Tables {
 impl Tables {
     /// oscycles' own tables and plots: the registry's.
     pub fn standard() -> Tables {
-        Tables { tables: crate::run::registry::TABLES.to_vec(), plots: crate::run::registry::PLOTS.to_vec() }
+        Tables { tables: crate::run::registry::tables(), plots: crate::run::registry::plots() }
     }
 
     /// These tables and `more` after them.
     pub fn with(mut self, more: &[&'static dyn Table]) -> Tables {
         self.tables.extend_from_slice(more);
         self
+    }
+
+    /// These tables and plots and, after them, those `family` shows (a
+    /// family outside the registry).
+    pub fn with_family(self, family: &dyn Family) -> Tables {
+        let shows = family.shows();
+        self.with(shows.tables).with_plots(shows.comparisons).with_plots(shows.plots)
     }
 
     /// These plots and `more` after them.

@@ -148,7 +148,7 @@ struct Sandbox {
 impl Sandbox {
     /// A bundle running `/oscycles ARGS` as nobody.
     fn new(o: &EnvOptions, args: &[&str]) -> Result<Sandbox, GvisorError> {
-        let id = crate::families::bench::scratch::unique_name("gvisor");
+        let id = crate::measure::scratch::unique_name("gvisor");
         let s = Sandbox { bundle: o.work.join(format!("{id}.bundle")), state: o.work.join(format!("{id}.state")), id };
         let root = s.bundle.join("rootfs");
         for d in [&root, &s.state] {
@@ -157,7 +157,7 @@ impl Sandbox {
         let bin =
             super::qemu::guest_image(&o.exe, &s.bundle.join("oscycles")).map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
         let exe = root.join("oscycles");
-        let f = crate::families::bench::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
+        let f = crate::measure::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
         std::io::Write::write_all(&mut std::io::BufWriter::new(f), &bin).map_err(io("writing", &exe))?;
         let config = s.bundle.join("config.json");
         std::fs::write(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
@@ -293,7 +293,7 @@ fn reap_orphans(base: &Path) {
             run_dir.and_then(Path::parent) == Some(base)
                 && run_dir
                     .and_then(Path::file_name)
-                    .is_some_and(|n| n.to_string_lossy().starts_with(crate::families::bench::scratch::RUN_DIR_PREFIX))
+                    .is_some_and(|n| n.to_string_lossy().starts_with(crate::measure::scratch::RUN_DIR_PREFIX))
                 && run_dir.is_some_and(|d| !d.exists())
         };
         if args.iter().filter_map(|a| a.strip_prefix("--root=")).any(ours_gone) {

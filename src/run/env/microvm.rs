@@ -39,7 +39,7 @@ impl Environment for Microvm {
 
     fn facts(&self) -> Map<String, Value> {
         let mut f = Map::new();
-        f.insert("layer".into(), json!(crate::families::vmm::layer::detect().describe()));
+        f.insert("layer".into(), json!(crate::families::vmm::kvm_backend::detect().describe()));
         f.insert("vmm".into(), json!("oscycles (kvm-ioctls)"));
         f
     }

@@ -17,8 +17,8 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{CaseStatus, Condition, Metric, RunDoc, RunStatus, now_rfc3339};
-use crate::families::bench::cases;
 use crate::families::bench::schema;
+use crate::families::bench::toolkit::sampling as cases;
 use crate::measure::clock::ClockInfo;
 use crate::run::plan::{PlannedCase, not_measured};
 use serde_json::{Map, Value, json};
@@ -87,7 +87,7 @@ pub fn args(
     let benches = crate::run::plan::benchmark_ids(plan).join(",");
     let guest_ram = u64::from(o.vm_mem_mib) << 20;
     let quick = plan.iter().any(|p| p.scale.brief());
-    let rule = crate::families::bench::bw::mem_buffer_bytes(crate::families::bench::bw::llc_bytes(), guest_ram);
+    let rule = crate::families::bench::toolkit::sizes::mem_buffer_bytes(crate::families::bench::toolkit::sizes::llc_bytes(), guest_ram);
     let quick_bytes = quick.then_some(crate::families::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
     let lists = case_lists(plan);
@@ -220,7 +220,7 @@ type Measured = Result<(Vec<Metric>, Map<String, Value>), (CaseStatus, String)>;
 /// A measured case's metrics, named as the Linux family names them (in
 /// guest instructions where the clock counts them).
 fn metrics_of(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo) -> Measured {
-    if p.benchmark.is_of(&crate::families::bench::stream::family::Stream) {
+    if p.benchmark.is_of(&crate::families::bench::stream::family::STREAM) {
         return stream_metrics(g, p, c);
     }
     let m = measurement(c)?;

@@ -154,7 +154,7 @@ pub fn write_initramfs(path: &Path, exe: &Path, spec: &GuestSpec, extra: &[(&str
         return Err(QemuError::Dynamic(exe.to_path_buf()).into());
     }
     let bin = guest_image(exe, path)?;
-    let f = crate::families::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
+    let f = crate::measure::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run"] {
@@ -214,10 +214,9 @@ pub struct Files {
 
 impl Files {
     pub fn new(name: &str, o: &EnvOptions) -> Result<Files, EnvError> {
-        let tag = crate::families::bench::scratch::unique_name(name);
+        let tag = crate::measure::scratch::unique_name(name);
         let f = Files { initrd: o.work.join(format!("{tag}.cpio")), console: o.work.join(format!("{tag}.console.log")) };
-        crate::families::bench::scratch::create_new(&f.console, 0o600)
-            .map_err(EnvError::io(format!("creating {}", f.console.display())))?;
+        crate::measure::scratch::create_new(&f.console, 0o600).map_err(EnvError::io(format!("creating {}", f.console.display())))?;
         Ok(f)
     }
 }
@@ -455,7 +454,7 @@ mod tests {
         assert!(!is_static(Path::new("/bin/sh")).unwrap());
         let dir = tempfile::tempdir().unwrap();
         let helper = dir.path().join("static-elf");
-        std::fs::write(&helper, crate::families::bench::proc::helper_elf()).unwrap();
+        std::fs::write(&helper, crate::families::bench::proc::helper::helper_elf()).unwrap();
         let s = is_static(&helper).unwrap();
         assert!(s, "the 132-byte helper has no interpreter");
     }

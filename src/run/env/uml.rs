@@ -133,7 +133,7 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions, extra: &[String]) -> Co
     cmd.arg(format!("mem={}M", o.vm_mem_mib));
     cmd.arg(format!("initrd={}", files.initrd.display()));
     cmd.arg(format!("uml_dir={}", o.work.display()));
-    cmd.arg(format!("umid={}", crate::families::bench::scratch::unique_name("uml")));
+    cmd.arg(format!("umid={}", crate::measure::scratch::unique_name("uml")));
     cmd.args(["con=null", "con0=null,fd:2", "ssl=null", "ssl1=null,fd:1", "quiet", "loglevel=3"]);
     // No hostfs: Debian's kernel has it built in, and a guest mounting it
     // would reach the host's files as the user running oscycles (root).

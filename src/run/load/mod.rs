@@ -108,7 +108,7 @@ impl Load {
         {
             return Err(LoadError::NoTools(why));
         }
-        let dir = scratch.join(crate::families::bench::scratch::unique_name(&format!("load-{}", kind.name())));
+        let dir = scratch.join(crate::measure::scratch::unique_name(&format!("load-{}", kind.name())));
         // Inside the run's private directory; a name already there is refused.
         std::fs::create_dir(&dir).map_err(|source| LoadError::Create { path: dir.clone(), source })?;
         let mut load = Load { kind, cpus: cpus.to_vec(), dir, child: None, group: None, containment: String::new() };
@@ -126,7 +126,7 @@ impl Load {
             }
             Err(e) => load.containment = format!("process group only ({e})"),
         }
-        let log = crate::families::bench::scratch::create_new(&load.dir.join("worker.log"), 0o600)?;
+        let log = crate::measure::scratch::create_new(&load.dir.join("worker.log"), 0o600)?;
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
         load.group = group.ok();

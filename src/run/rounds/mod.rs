@@ -70,7 +70,7 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     let order = shuffled(plan, seed);
     let t = Instant::now();
     let first = out.writer.doc.results.len();
-    let switches = || crate::families::bench::attribution::involuntary_switches(libc::RUSAGE_SELF);
+    let switches = || crate::families::bench::toolkit::attribution::involuntary_switches(libc::RUSAGE_SELF);
     let (ticks, switches_before) = (crate::measure::host::cpu_ticks(&ex.cpus), switches());
     execute::run_plan(&order, ex, out)?;
     let status = if watchdog::interrupted().is_some() { "interrupted".to_string() } else { "complete".to_string() };

@@ -1,13 +1,14 @@
 //! `echo`, a family that lives in the test crate: its primitive (a copy
 //! checked word for word), its `Family`, its typed parameters and metric
-//! name, and its own report table and plot (`table.rs`). Nothing of it is in
-//! the registry or in `report/`.
+//! name, and its own report table and plot (`table.rs`), which its `Family`
+//! carries. Nothing of it is in the registry or in `report/`.
 
 pub mod table;
 
 use oscycles::data::results::Params;
-use oscycles::families::bench::cases::{per_op_metric, pinned};
 use oscycles::families::bench::schema::CaseParams;
+use oscycles::families::bench::shows::Shows;
+use oscycles::families::bench::toolkit::sampling::{per_op_metric, pinned};
 use oscycles::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use oscycles::measure::clock::Tsc;
 use oscycles::measure::harness;
@@ -55,6 +56,9 @@ impl Family for Echo {
             return Err(CaseError::Failed("the copy differs from its source".into()));
         }
         Ok(CaseData { placement, metrics: vec![per_op_metric(PER_COPY, &m, ctx.clock)?], details: Default::default() })
+    }
+    fn shows(&self) -> Shows {
+        Shows { tables: &[&EchoTable], plots: &[&EchoPlots], ..Shows::NOTHING }
     }
 }
 

@@ -2,9 +2,10 @@
 
 use crate::data::results::{Metric, Params};
 use crate::families::bench::aim;
-use crate::families::bench::cases::{points, summary_of};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::toolkit::sampling::{points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 use std::time::Duration;
@@ -54,29 +55,21 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// aim.mix: AIM7-style jobs/min/task.
-pub struct Aim;
-
-impl Family for Aim {
-    fn name(&self) -> &'static str {
-        schema::aim::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (jobs per minute over a fixed time).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const AIM: Described<()> = Described {
+    name: schema::aim::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::aim::MIX,
             "AIM7-style jobs/min/task: T processes repeat a fixed compute+memory+file+fork job",
             "tasks 1..2 x CPUs",
             "--scratch space",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ctx)
-    }
-}
+    },
+    cases: |(), scale| cases(scale),
+    run: |(), ctx| run(ctx),
+    // Under QEMU's instruction counter the time it measures is fictitious (jobs per minute over a fixed time).
+    measures_time: true,
+    params: round_trip::<schema::aim::Params>,
+    ..Described::BASE
+};

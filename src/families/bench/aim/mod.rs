@@ -5,8 +5,8 @@
 pub mod family;
 pub mod schema;
 
-use super::child::{self, Private};
-use super::ipc::shm::Shared;
+use crate::families::bench::toolkit::child::{self, Private};
+use crate::families::bench::toolkit::shm::Shared;
 use std::ffi::CString;
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

@@ -3,10 +3,13 @@
 
 use crate::base::named::Named;
 use crate::data::results::Params;
+use crate::families::bench::alloc::table;
 use crate::families::bench::alloc::{Kind, Workload};
-use crate::families::bench::cases::{grid, measure, measured, per_op_metric, points};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema::{self, alloc::Fill};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{grid, measure, measured, per_op_metric, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use serde_json::json;
 
 pub const LIVE: [u64; 4] = [25, 100, 400, 1600];
@@ -35,29 +38,21 @@ fn run(kind: Kind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// alloc.*: one benchmark per allocator.
-pub struct Allocators;
-
-impl Family for Allocators {
-    fn name(&self) -> &'static str {
-        schema::alloc::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, Kind::ALL, |k| {
-            let params = if k == Kind::Bitmap {
-                "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full"
-            } else {
-                "live 25,100,400,1600; bytes 64,256,1500,4096"
-            };
-            (k.name(), k.description(), params, "-")
-        })
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        cases(Kind::ALL[variant], scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(Kind::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const ALLOC: Described<Kind> = Described {
+    name: schema::alloc::FAMILY,
+    variants: Kind::ALL,
+    info: |k| {
+        let params = if k == Kind::Bitmap {
+            "live 25,100,400,1600; bytes 64,256,1500,4096; fill half|nearly-full"
+        } else {
+            "live 25,100,400,1600; bytes 64,256,1500,4096"
+        };
+        (k.name(), k.description(), params, "-")
+    },
+    cases,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::AllocHeadline) },
+    params: round_trip::<schema::alloc::Params>,
+    ..Described::BASE
+};

@@ -3,10 +3,10 @@
 use crate::base::named::Named;
 use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::schema::alloc;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::view::tabular::median_cell;
 use crate::view::tabular::table::{TextTable, bytes_label};
-use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// Allocators: rows allocator x block size, columns live-set sizes; cycles per free+allocate pair.
@@ -44,16 +44,7 @@ pub fn render_alloc(doc: &RunDoc) -> String {
 }
 
 /// The allocators by block size.
-pub struct Alloc;
-
-impl Table for Alloc {
-    fn families(&self) -> &'static [&'static str] {
-        &[alloc::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_alloc(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[alloc::FAMILY], render_alloc);
 
 /// The summary's headline: the C library's malloc + free at its best.
 pub struct AllocHeadline;

@@ -3,11 +3,14 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
+use crate::families::bench::blk::table;
 use crate::families::bench::blk::{self, Op};
-use crate::families::bench::cases::{grid, pinned, points};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema::{self, blk::Mode, blk::details as keys};
-use crate::families::bench::scratch::ScratchFile;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{grid, pinned, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
+use crate::measure::scratch::ScratchFile;
 use serde_json::json;
 
 crate::named_enum! {
@@ -87,26 +90,16 @@ fn run(t: BlkTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// blk.*: sequential block I/O by block size, direct and cached.
-pub struct Blk;
-
-impl Family for Blk {
-    fn name(&self) -> &'static str {
-        schema::blk::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, BlkTest::ALL, |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"))
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(BlkTest::ALL[variant], ctx)
-    }
-    fn needs_disk(&self) -> bool {
-        true
-    }
-}
+pub const BLK: Described<BlkTest> = Described {
+    name: schema::blk::FAMILY,
+    variants: BlkTest::ALL,
+    info: |t| (t.name(), t.description(), PARAMETERS, "--scratch on a disk filesystem (not tmpfs)"),
+    cases: |_, scale| cases(scale),
+    run,
+    needs_disk: true,
+    // Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
+    measures_time: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::BlkPlots], headline: Some(&table::BlkHeadline) },
+    params: round_trip::<schema::blk::Params>,
+    ..Described::BASE
+};

@@ -161,13 +161,13 @@ pub fn run(
         crate::measure::watchdog::check().map_err(|_| io::Error::from(io::ErrorKind::Interrupted))?;
     }
     let mut r = BlkResult::default();
-    let cpu0 = crate::families::bench::net::thread_cpu_s();
+    let cpu0 = crate::families::bench::toolkit::window::thread_cpu_s();
     let t0 = Instant::now();
     let (mut slice_start, mut slice_bytes) = (t0, 0u64);
     let mut n = 0u32;
     // Runs on past `measure` while it has too few rates (a block that takes
     // longer than a slice on a loaded machine), as net's windows do.
-    while crate::families::bench::net::window_open(t0.elapsed(), measure, r.slice_mib_s.len()) {
+    while crate::families::bench::toolkit::window::window_open(t0.elapsed(), measure, r.slice_mib_s.len()) {
         step(&mut buf)?;
         r.bytes += block as u64;
         r.ops += 1;
@@ -184,7 +184,7 @@ pub fn run(
         }
     }
     r.window_s = t0.elapsed().as_secs_f64();
-    r.cpu_s = crate::families::bench::net::thread_cpu_s() - cpu0;
+    r.cpu_s = crate::families::bench::toolkit::window::thread_cpu_s() - cpu0;
     if op == Op::Write {
         let s = Instant::now();
         // SAFETY: fdatasync on a valid descriptor.
@@ -215,7 +215,7 @@ mod tests {
     fn reads_and_writes_move_whole_blocks_and_the_file_goes() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let f = crate::families::bench::scratch::ScratchFile::create(&dir, "blk-test", 1 << 20).unwrap();
+        let f = crate::measure::scratch::ScratchFile::create(&dir, "blk-test", 1 << 20).unwrap();
         let path = f.path.clone();
         let direct = !on_tmpfs(&dir) && dio_align(&path).is_ok();
         let file = open(&path, direct).unwrap();
@@ -233,13 +233,13 @@ mod tests {
     #[test]
     fn a_window_too_short_for_three_slices_runs_on_until_it_has_them() {
         let tmp = tempfile::tempdir().unwrap();
-        let f = crate::families::bench::scratch::ScratchFile::create(tmp.path(), "blk-test", 1 << 20).unwrap();
+        let f = crate::measure::scratch::ScratchFile::create(tmp.path(), "blk-test", 1 << 20).unwrap();
         let file = open(&f.path, false).unwrap();
         // 30 ms measured in slices of 25 ms: one slice when the time is up
         // (a window may stretch to 300 ms: room for a loaded machine).
         let (measure, slice) = (Duration::from_millis(30), Duration::from_millis(25));
         let r = run(&file, f.bytes, Op::Read, 4096, Duration::ZERO, measure, slice).unwrap();
-        assert!(r.slice_mib_s.len() >= crate::families::bench::net::MIN_SLICES, "{} slices", r.slice_mib_s.len());
+        assert!(r.slice_mib_s.len() >= crate::families::bench::toolkit::window::MIN_SLICES, "{} slices", r.slice_mib_s.len());
         assert!(r.window_s >= 0.075, "the window ({} s) holds three 25 ms slices", r.window_s);
     }
 }

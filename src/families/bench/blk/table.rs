@@ -5,11 +5,11 @@ use crate::base::named::Named;
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::blk;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Plot, Plots, lines_of};
 use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::view::tabular::lines::{Lines, Point};
 use crate::view::tabular::table::{TextTable, bytes_label, percent};
-use crate::view::tabular::tables::Table;
 use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A blk result with its parameters.
@@ -64,16 +64,7 @@ pub fn render_blk(doc: &RunDoc) -> String {
 }
 
 /// Block throughput by request size.
-pub struct BlkTable;
-
-impl Table for BlkTable {
-    fn families(&self) -> &'static [&'static str] {
-        &[blk::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_blk(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[blk::FAMILY], render_blk);
 
 /// Block throughput against block size.
 pub struct BlkPlots;

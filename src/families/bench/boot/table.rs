@@ -4,10 +4,11 @@
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::boot;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
 use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::{Layout, Table};
+use crate::view::tabular::tables::Layout;
 
 pub fn render_boot(doc: &RunDoc) -> String {
     let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();
@@ -56,19 +57,7 @@ pub fn render_boot(doc: &RunDoc) -> String {
 }
 
 /// Start-up time, every environment of the run.
-pub struct Boot;
-
-impl Table for Boot {
-    fn families(&self) -> &'static [&'static str] {
-        &[boot::FAMILY]
-    }
-    fn layout(&self) -> Layout {
-        Layout::Run
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_boot(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[boot::FAMILY], render_boot).laid_out(Layout::Run);
 
 /// The summary's headline: the time to /init.
 pub struct BootHeadline;

@@ -3,14 +3,15 @@
 use crate::base::named::Named;
 use crate::data::results::Params;
 use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
-use crate::families::bench::cases::{copy_metrics, measure, measured, pinned, points};
-use crate::families::bench::child;
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
-use crate::families::bench::scratch::ScratchFile;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::toolkit::sampling::{copy_metrics, measure, measured, pinned, points};
+use crate::families::bench::toolkit::{child, sizes};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, Measurement};
 use crate::measure::placement::{Cores, Placement};
+use crate::measure::scratch::ScratchFile;
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
@@ -25,10 +26,6 @@ fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
         (false, _) => &[None],
     };
     points(cores.iter().map(|&cores| schema::bw::Params { cores }))
-}
-
-pub fn ram_bytes() -> u64 {
-    crate::measure::host::meminfo("MemTotal").map_or(8 << 30, |kib| kib * 1024)
 }
 
 fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
@@ -67,8 +64,8 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             (m, p, CHUNK as u64)
         }
         _ if kind.is_memory() => {
-            let llc = bw::llc_bytes();
-            let bytes = ctx.mem_bytes.unwrap_or_else(|| bw::mem_buffer_bytes(llc, ram_bytes()));
+            let llc = sizes::llc_bytes();
+            let bytes = ctx.mem_bytes.unwrap_or_else(|| sizes::mem_buffer_bytes(llc, sizes::ram_bytes()));
             details.insert("llc_bytes".into(), json!(llc));
             details.insert("buffer_bytes".into(), json!(bytes));
             crate::families::bench::fits_in_memory(2 * bytes, "bw_mem's two buffers")?;
@@ -92,7 +89,7 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };
             // Page-aligned, as lmbench's valloc(XFERSIZE): the kernel's copy
             // into a buffer misaligned by 16 bytes (malloc's) is slower.
-            let mut buf = crate::families::bench::child::Private::new(CHUNK).map_err(io)?;
+            let mut buf = crate::families::bench::toolkit::child::Private::new(CHUNK).map_err(io)?;
             details.insert("file_bytes".into(), json!(FILE_BYTES));
             let read = |n| {
                 (0..n).try_for_each(|_| {
@@ -114,25 +111,16 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// bw.*: lmbench bandwidths.
-pub struct Bandwidths;
-
-impl Family for Bandwidths {
-    fn name(&self) -> &'static str {
-        schema::bw::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, BwKind::ALL, |k| {
-            let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
-            (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
-        })
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        cases(BwKind::ALL[variant], scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(BwKind::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const BW: Described<BwKind> = Described {
+    name: schema::bw::FAMILY,
+    variants: BwKind::ALL,
+    info: |k| {
+        let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+        (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
+    },
+    cases,
+    run,
+    repeats_in_rounds: true,
+    params: round_trip::<schema::bw::Params>,
+    ..Described::BASE
+};

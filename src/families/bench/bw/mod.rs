@@ -10,8 +10,8 @@
 pub mod family;
 pub mod schema;
 
-use super::child::{self, Private};
-use super::scratch::ScratchFile;
+use crate::families::bench::toolkit::child::{self, Private};
+use crate::measure::scratch::ScratchFile;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
@@ -61,38 +61,6 @@ impl BwKind {
     }
 }
 
-/// The last-level cache in bytes, from sysfs (the highest cache level of
-/// CPU 0), or None.
-pub fn llc_bytes() -> Option<u64> {
-    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
-    dir.filter_map(|e| {
-        let p = e.ok()?.path();
-        let level: u32 = std::fs::read_to_string(p.join("level")).ok()?.trim().parse().ok()?;
-        let size = parse_size(std::fs::read_to_string(p.join("size")).ok()?.trim())?;
-        Some((level, size))
-    })
-    .max()
-    .map(|(_, s)| s)
-}
-
-/// "48K", "2048K", "32M" -> bytes.
-pub fn parse_size(s: &str) -> Option<u64> {
-    let (num, mult) = match s.chars().last()? {
-        'K' => (&s[..s.len() - 1], 1 << 10),
-        'M' => (&s[..s.len() - 1], 1 << 20),
-        'G' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    num.parse::<u64>().ok().map(|n| n * mult)
-}
-
-/// The memory buffers' size: 4x the LLC, at least 64 MiB, at most 1/8 of RAM.
-pub fn mem_buffer_bytes(llc: Option<u64>, ram_bytes: u64) -> u64 {
-    let want = llc.map_or(256 << 20, |l| 4 * l).max(64 << 20);
-    let cap = (ram_bytes / 8).max(64 << 20);
-    want.min(cap) / 4096 * 4096
-}
-
 /// Reads whole chunks from a stream, counting the bytes.
 pub struct Drain {
     fd: OwnedFd,
@@ -108,7 +76,7 @@ impl Drain {
     /// Reads exactly one chunk (however the kernel splits it); an end of
     /// file is UnexpectedEof and counts nothing.
     pub fn chunk(&mut self) -> io::Result<()> {
-        super::ipc::fd::read_exact(self.fd.as_raw_fd(), &mut self.buf)?;
+        crate::families::bench::toolkit::fds::read_exact(self.fd.as_raw_fd(), &mut self.buf)?;
         self.bytes += self.buf.len() as u64;
         Ok(())
     }
@@ -144,8 +112,8 @@ pub fn spawn_writer(fd: OwnedFd, reader: &OwnedFd, chunk: usize, cpu: usize) -> 
 /// A pipe or socketpair: (read side, write side).
 pub fn stream_pair(kind: BwKind) -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(match kind {
-        BwKind::Unix => super::ipc::socketpair(libc::SOCK_STREAM)?,
-        _ => super::ipc::pipe()?,
+        BwKind::Unix => crate::families::bench::toolkit::fds::socketpair(libc::SOCK_STREAM)?,
+        _ => crate::families::bench::toolkit::fds::pipe()?,
     })
 }
 
@@ -371,15 +339,5 @@ mod tests {
         assert_eq!(crate::measure::arch::sum_u64_scalar(&many), 5050, "six blocks of 16 and a rest of 4");
         let more: Vec<u64> = (1..=300).collect();
         assert_eq!(crate::measure::arch::sum_u64_scalar(&more), 45150, "two blocks of 128, two of 16, a rest of 12");
-    }
-
-    #[test]
-    fn sizes_parse_and_buffers_follow_the_rule() {
-        assert_eq!(parse_size("48K"), Some(48 << 10));
-        assert_eq!(parse_size("32M"), Some(32 << 20));
-        assert_eq!(parse_size("x"), None);
-        assert_eq!(mem_buffer_bytes(Some(32 << 20), 64 << 30), 128 << 20);
-        assert_eq!(mem_buffer_bytes(Some(1 << 20), 64 << 30), 64 << 20);
-        assert_eq!(mem_buffer_bytes(Some(8 << 30), 16 << 30), 2 << 30);
     }
 }

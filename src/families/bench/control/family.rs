@@ -3,12 +3,15 @@
 
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::attribution::Snapshot;
-use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::control::table;
 use crate::families::bench::control::{self, Wait};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::noise;
 use crate::families::bench::schema::{self, control::details as keys};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::attribution::Snapshot;
+use crate::families::bench::toolkit::sampling::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use serde_json::json;
 
 pub const CONTROL_PERIOD_NS: u64 = 1_000_000;
@@ -57,23 +60,15 @@ fn run(wait: Wait, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// control.*: the control loop, one benchmark per way of waiting.
-pub struct ControlLoop;
-
-impl Family for ControlLoop {
-    fn name(&self) -> &'static str {
-        schema::control::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (the control loop wakes on a timer period).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, Wait::ALL, |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"))
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(Wait::ALL[variant], ctx)
-    }
-}
+pub const CONTROL: Described<Wait> = Described {
+    name: schema::control::FAMILY,
+    variants: Wait::ALL,
+    info: |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"),
+    cases: |_, scale| cases(scale),
+    run,
+    // Under QEMU's instruction counter the time it measures is fictitious (the control loop wakes on a timer period).
+    measures_time: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::ControlHeadline) },
+    params: round_trip::<schema::control::Params>,
+    ..Described::BASE
+};

@@ -6,8 +6,9 @@ use crate::base::sources::Source;
 use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::noise::table::{grid, notes, pct, per_measurement, unmeasured};
 use crate::families::bench::schema::control;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::headline::{Headline, Headlines, Pick, worst};
-use crate::view::tabular::tables::{Layout, Table};
+use crate::view::tabular::tables::Layout;
 use crate::view::tabular::{distinct, num};
 
 /// A control-loop grid cell: the slides' "maximum deviation", peak to peak
@@ -72,19 +73,7 @@ pub fn render_control(doc: &RunDoc) -> String {
 }
 
 /// Control-loop jitter, every condition in one grid.
-pub struct Control;
-
-impl Table for Control {
-    fn families(&self) -> &'static [&'static str] {
-        &[control::FAMILY]
-    }
-    fn layout(&self) -> Layout {
-        Layout::Environment
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_control(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[control::FAMILY], render_control).laid_out(Layout::Environment);
 
 /// The summary's headline: the control loop's worst deviation.
 pub struct ControlHeadline;

@@ -1,11 +1,14 @@
 //! lat_ctx: ring size x working set.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points, summary_of};
+use crate::families::bench::ctx::table;
 use crate::families::bench::ctx::{self, RingSpec};
-use crate::families::bench::ipc::IpcError;
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::fds::IpcError;
+use crate::families::bench::toolkit::sampling::{grid, points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 
@@ -49,28 +52,21 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// ctx.ring: lat_ctx.
-pub struct Ctx;
-
-impl Family for Ctx {
-    fn name(&self) -> &'static str {
-        schema::ctx::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const CTX: Described<()> = Described {
+    name: schema::ctx::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::ctx::RING,
             "lat_ctx: N processes pass a token round a ring of pipes, each summing its S KiB working set; ring overhead measured in one process and subtracted",
             "procs 2,3,4,10; ws_kib 0,4,16,64 (all on one CPU)",
             "-",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+    },
+    cases: |(), scale| cases(scale),
+    run: |(), ctx| run(ctx),
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[], comparisons: &[], plots: &[], headline: Some(&table::CtxHeadline) },
+    params: round_trip::<schema::ctx::Params>,
+    ..Described::BASE
+};

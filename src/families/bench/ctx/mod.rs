@@ -11,10 +11,11 @@ pub mod family;
 pub mod schema;
 pub mod table;
 
-use super::child::{self, Private};
+use super::ipc::Endpoint;
 use super::ipc::fd::FdStream;
-use super::ipc::shm::Shared;
-use super::ipc::{Endpoint, IpcError, pipe};
+use crate::families::bench::toolkit::child::{self, Private};
+use crate::families::bench::toolkit::fds::{IpcError, pipe};
+use crate::families::bench::toolkit::shm::Shared;
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, HarnessConfig, Measurement};
 use crate::measure::placement::{self, Policy};

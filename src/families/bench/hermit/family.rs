@@ -2,10 +2,11 @@
 //! thread on the CPU, and malloc(1 MiB) + free.
 
 use crate::base::named::Named;
-use crate::families::bench::cases::{measured, per_op_metric, pinned};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::hermit::{self, Yielder};
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family};
+use crate::families::bench::toolkit::sampling::{measured, per_op_metric, pinned};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;
 
@@ -41,19 +42,12 @@ fn run(op: HermitOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// hermit.*: the HermitCore post's basic benchmark beyond syscalls and page faults.
-pub struct Hermit;
-
-impl Family for Hermit {
-    fn name(&self) -> &'static str {
-        schema::hermit::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, HermitOp::ALL, |op| (op.name(), op.description(), "none (one pinned thread)", "-"))
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(HermitOp::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const HERMIT: Described<HermitOp> = Described {
+    name: schema::hermit::FAMILY,
+    variants: HermitOp::ALL,
+    info: |op| (op.name(), op.description(), "none (one pinned thread)", "-"),
+    run,
+    repeats_in_rounds: true,
+    params: round_trip::<schema::hermit::Params>,
+    ..Described::BASE
+};

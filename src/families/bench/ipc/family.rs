@@ -2,11 +2,15 @@
 //! ping-pong whose one-way cost is half the round trip.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points, summary_of};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::ipc::Mechanism;
 use crate::families::bench::ipc::pingpong::{self, PingPongSpec};
-use crate::families::bench::ipc::{IpcError, Mechanism};
+use crate::families::bench::ipc::table;
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::fds::IpcError;
+use crate::families::bench::toolkit::sampling::{grid, points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale, Unsupported};
 use crate::measure::clock::ClockInfo;
 use crate::measure::placement::{Cores, Placement, Space};
 use serde_json::json;
@@ -79,28 +83,23 @@ pub fn metrics(round_trips: &[f64], clock: &ClockInfo) -> Result<Vec<Metric>, Ca
 }
 
 /// ipc.*: one-way IPC cost by mechanism and payload.
-pub struct Ipc;
-
-impl Family for Ipc {
-    fn name(&self) -> &'static str {
-        schema::ipc::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, &Mechanism::ALL, |m| {
-            let needs = if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" };
-            (m.name(), m.description(), "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross", needs)
-        })
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
-        supported(Mechanism::ALL[variant])
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(Mechanism::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const IPC: Described<Mechanism> = Described {
+    name: schema::ipc::FAMILY,
+    variants: &Mechanism::ALL,
+    info: |m| {
+        let needs = if matches!(m, Mechanism::Tcp | Mechanism::Udp) { "loopback network" } else { "-" };
+        (m.name(), m.description(), "words 0,1,2,4,8,16,64; space intra|inter; cores same|cross", needs)
+    },
+    cases: |_, scale| cases(scale),
+    supported,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows {
+        tables: &[&table::IpcTable],
+        comparisons: &[&table::IpcByEnvironment],
+        plots: &[&table::IpcPlots],
+        headline: Some(&table::IpcHeadlines),
+    },
+    params: round_trip::<schema::ipc::Params>,
+    ..Described::BASE
+};

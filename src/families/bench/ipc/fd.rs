@@ -1,28 +1,13 @@
 //! Endpoints over file descriptors: byte streams (pipe, UNIX stream socket,
 //! TCP) and datagrams (UNIX datagram socket, UDP, POSIX message queue).
 
+use super::Endpoint;
 use super::message::{MAX_WORDS, as_bytes, as_bytes_mut};
-use super::{Endpoint, IpcError};
+use crate::families::bench::toolkit::fds::{IpcError, read_exact, retry, write_all};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// A 0-word message still has to wake the receiver; streams send this byte.
 const TOKEN: u8 = 0xA5;
-
-/// Runs a system call, retrying after EINTR unless the watchdog says stop.
-pub(super) fn retry(op: &'static str, mut f: impl FnMut() -> isize) -> Result<usize, IpcError> {
-    loop {
-        let r = f();
-        if r >= 0 {
-            return Ok(r as usize);
-        }
-        let err = IpcError::last(op);
-        if matches!(err, IpcError::Sys { errno: libc::EINTR, .. }) {
-            crate::measure::watchdog::check()?;
-            continue;
-        }
-        return Err(err);
-    }
-}
 
 /// One direction in each of two descriptors (pipes), or both in one (sockets).
 pub struct FdStream {
@@ -43,30 +28,6 @@ impl FdStream {
     fn read_exact(&self, buf: &mut [u8]) -> Result<(), IpcError> {
         read_exact(self.r.as_raw_fd(), buf)
     }
-}
-
-/// Writes all of `buf` to a stream descriptor, however the kernel splits it.
-/// Allocation-free (forked children use it).
-pub fn write_all(fd: RawFd, mut buf: &[u8]) -> Result<(), IpcError> {
-    while !buf.is_empty() {
-        // SAFETY: buf is a valid readable slice of buf.len() bytes.
-        let n = retry("write", || unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })?;
-        buf = &buf[n..];
-    }
-    Ok(())
-}
-
-/// Fills all of `buf` from a stream descriptor; `Closed` at end of file.
-pub fn read_exact(fd: RawFd, mut buf: &mut [u8]) -> Result<(), IpcError> {
-    while !buf.is_empty() {
-        // SAFETY: buf is a valid writable slice of buf.len() bytes.
-        let n = retry("read", || unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })?;
-        if n == 0 {
-            return Err(IpcError::Closed);
-        }
-        buf = &mut buf[n..];
-    }
-    Ok(())
 }
 
 impl Endpoint for FdStream {

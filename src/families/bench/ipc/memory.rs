@@ -2,9 +2,10 @@
 //! the receiver learns a message is there: a futex, busy polling, or an
 //! eventfd. Also the System V message queue, which needs a shared owner.
 
+use super::Endpoint;
 use super::message::MAX_WORDS;
-use super::shm::Shared;
-use super::{Endpoint, IpcError, fd::retry};
+use crate::families::bench::toolkit::fds::{IpcError, retry};
+use crate::families::bench::toolkit::shm::Shared;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -238,7 +239,8 @@ pub struct EventfdEndpoint {
 
 impl EventfdEndpoint {
     pub fn pair() -> Result<(Self, Self), IpcError> {
-        let (ab, ba) = (Arc::new(super::eventfd()?), Arc::new(super::eventfd()?));
+        let (ab, ba) =
+            (Arc::new(crate::families::bench::toolkit::fds::eventfd()?), Arc::new(crate::families::bench::toolkit::fds::eventfd()?));
         // The slots' sequence words are bumped but never waited on: the
         // eventfd read is the wait.
         let (ma, mb) = SlotEndpoint::pair(Wake::Spin)?;

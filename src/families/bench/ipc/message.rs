@@ -1,7 +1,7 @@
 //! Message contents: every word is derived from the message's sequence number
 //! and direction, so the receiver can check that the payload arrived intact.
 
-use super::IpcError;
+use crate::families::bench::toolkit::fds::IpcError;
 
 /// The largest payload, in 64-bit words, any case uses.
 pub const MAX_WORDS: usize = 64;

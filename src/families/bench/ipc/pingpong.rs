@@ -4,9 +4,10 @@
 //! as two threads of this process or as this process and a forked child.
 
 use super::message::{Direction, MAX_WORDS, check, fill};
-use super::shm::Shared;
-use super::{AnyEndpoint, Endpoint, IpcError, Mechanism};
-use crate::families::bench::child;
+use super::{AnyEndpoint, Endpoint, Mechanism};
+use crate::families::bench::toolkit::child;
+use crate::families::bench::toolkit::fds::IpcError;
+use crate::families::bench::toolkit::shm::Shared;
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, HarnessConfig, Measurement};
 use crate::measure::placement::{self, Policy, Space};

@@ -2,10 +2,13 @@
 
 use crate::base::named::Named;
 use crate::data::results::Params;
-use crate::families::bench::cases::{copy_metrics, grid, measure, measured, points};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::memcpy::table;
 use crate::families::bench::memcpy::{Buffers, Impl, copy};
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{copy_metrics, grid, measure, measured, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 
 pub const SIZES_FULL: [u64; 11] = [64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20];
 pub const SIZES_QUICK: [u64; 3] = [64, 4 << 10, 1 << 20];
@@ -54,23 +57,14 @@ fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// memcpy.*: one benchmark per implementation.
-pub struct Memcpys;
-
-impl Family for Memcpys {
-    fn name(&self) -> &'static str {
-        schema::memcpy::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, Impl::ALL, |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"))
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        let _ = variant;
-        cases(scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(Impl::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const MEMCPY: Described<Impl> = Described {
+    name: schema::memcpy::FAMILY,
+    variants: Impl::ALL,
+    info: |imp| (imp.name(), imp.description(), "bytes 64..64 MiB; src_off, dst_off 0,1,4,8,32,64", "-"),
+    cases: |_, scale| cases(scale),
+    run,
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::MemcpyPlots], headline: Some(&table::MemcpyHeadline) },
+    params: round_trip::<schema::memcpy::Params>,
+    ..Described::BASE
+};

@@ -8,7 +8,7 @@
 
 mod measure;
 // What measure.rs asks of its parent (the Hermit program gives its own).
-use super::child;
+use crate::families::bench::toolkit::child;
 pub mod family;
 pub mod schema;
 pub mod table;

@@ -3,11 +3,11 @@
 
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::memcpy;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
 use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::view::tabular::lines::Lines;
 use crate::view::tabular::table::{TextTable, bytes_label};
-use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// memcpy: one table per implementation, rows sizes, columns src/dst offsets; MB/s.
@@ -47,16 +47,7 @@ pub fn render_memcpy(doc: &RunDoc) -> String {
 }
 
 /// memcpy by size and alignment.
-pub struct Memcpy;
-
-impl Table for Memcpy {
-    fn families(&self) -> &'static [&'static str] {
-        &[memcpy::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_memcpy(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[memcpy::FAMILY], render_memcpy);
 
 /// memcpy bandwidth against size (aligned).
 pub struct MemcpyPlots;

@@ -5,10 +5,13 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{pinned, points, summary_of};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::microvm::table;
 use crate::families::bench::schema::{self, microvm::details as keys};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, Venue};
-use crate::families::vmm::{self, GuestCase, layer};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{pinned, points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale, Unsupported, Venue};
+use crate::families::vmm::{self, GuestCase, kvm_backend};
 use serde_json::json;
 use std::time::Duration;
 
@@ -108,7 +111,7 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     // Without access to /dev/kvm (no KVM here, or a user outside the kvm
     // group) nothing can be measured: not applicable, as `list` says.
     supported().map_err(|Unsupported(why)| CaseError::NotApplicable(why))?;
-    let layer = layer::detect();
+    let layer = kvm_backend::detect();
     let timeout = ctx.timeout.min(Duration::from_secs(10));
     let (mode, why_not_long) = guest_mode(op, ctx.typed::<schema::microvm::Params>()?.cpl)?;
     let batches = ctx.harness.batches.max(3);
@@ -169,7 +172,7 @@ fn run(op: MicroOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 /// CPU, or why it cannot run (a hypercall of the other vendor, hlt at CPL 3,
 /// CPL 3 without long mode); with why long mode is unavailable, if it is.
 fn guest_mode(op: MicroOp, cpl: u64) -> Result<(vmm::Mode, Option<String>), CaseError> {
-    let vendor = layer::cpu_vendor();
+    let vendor = kvm_backend::cpu_vendor();
     match op {
         MicroOp::Vmcall if vendor != "GenuineIntel" => {
             return Err(CaseError::NotApplicable(format!("vmcall is Intel's; this CPU is {vendor}")));
@@ -196,7 +199,7 @@ fn guest_mode(op: MicroOp, cpl: u64) -> Result<(vmm::Mode, Option<String>), Case
 #[allow(clippy::too_many_arguments)]
 fn describe(
     op: MicroOp,
-    layer: &layer::Layer,
+    layer: &kvm_backend::KvmBackend,
     mode: vmm::Mode,
     why_not_long: Option<String>,
     iterations: u32,
@@ -233,27 +236,15 @@ fn describe(
 
 /// microvm.*: VM exits in oscycles' own KVM guest; they run only in the
 /// microvm environment when the run has it.
-pub struct Microvm;
-
-impl Family for Microvm {
-    fn name(&self) -> &'static str {
-        schema::microvm::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, MicroOp::ALL, |op| {
-            (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm")
-        })
-    }
-    fn cases(&self, variant: usize, _: Scale) -> Vec<Params> {
-        cases(MicroOp::ALL[variant])
-    }
-    fn supported(&self, _: usize) -> Result<(), Unsupported> {
-        supported()
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(MicroOp::ALL[variant], ctx)
-    }
-    fn runs(&self) -> Venue {
-        Venue::OnlyIn("microvm")
-    }
-}
+pub const MICROVM: Described<MicroOp> = Described {
+    name: schema::microvm::FAMILY,
+    variants: MicroOp::ALL,
+    info: |op| (op.name(), op.description(), "cpl 0,3 (guest kernel / user mode); iterations calibrated; a fresh VM per run", "/dev/kvm"),
+    cases: |op, _| cases(op),
+    supported: |_| supported(),
+    run,
+    venue: Venue::OnlyIn("microvm"),
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::MicrovmHeadline) },
+    params: round_trip::<schema::microvm::Params>,
+    ..Described::BASE
+};

@@ -5,9 +5,9 @@
 
 use crate::data::results::{CaseStatus, RunDoc};
 use crate::families::bench::schema::microvm::{self, details};
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
 use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::Table;
 
 pub fn render(doc: &RunDoc) -> String {
     let rs: Vec<_> = doc.results.iter().filter(|r| r.family == microvm::FAMILY).collect();
@@ -60,16 +60,7 @@ pub fn render(doc: &RunDoc) -> String {
 }
 
 /// The price of a VM exit in oscycles' own guest.
-pub struct Exits;
-
-impl Table for Exits {
-    fn families(&self) -> &'static [&'static str] {
-        &[microvm::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[microvm::FAMILY], render);
 
 /// The summary's headline: a VM exit's round trip.
 pub struct MicrovmHeadline;

@@ -3,10 +3,13 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::net::table;
 use crate::families::bench::net::{self, Ends, Proto, Timing, netns};
 use crate::families::bench::schema::{self, net::Path, net::details as keys};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{grid, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 use std::net::Ipv4Addr;
@@ -108,13 +111,13 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         memory_locked: ctx.memory_locked,
     };
     if t == NetTest::TcpRr {
-        let (rtts, observed) = net::request_response(size, ends, timing).map_err(io)?;
+        let (rtts, observed) = net::latency::request_response(size, ends, timing).map_err(io)?;
         let s = Summary::of(&rtts).ok_or_else(|| CaseError::Failed("no transaction completed in the window".into()))?;
         details.insert(keys::TRANSACTIONS.into(), json!(rtts.len()));
         return Ok(CaseData { placement: placement(observed), metrics: vec![Metric::cycles(schema::net::RTT, s, ctx.clock)], details });
     }
     let proto = if t == NetTest::Udp { Proto::Udp } else { Proto::Tcp };
-    let r = net::stream(proto, size, ends, timing).map_err(io)?;
+    let r = net::throughput::stream(proto, size, ends, timing).map_err(io)?;
     if r.window_s <= 0.0 || r.window_bytes == 0 {
         return Err(CaseError::Failed("the receiver got nothing in the measured window".into()));
     }
@@ -147,23 +150,15 @@ fn run(t: NetTest, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// net.*: network throughput and request/response over loopback and veth.
-pub struct Net;
-
-impl Family for Net {
-    fn name(&self) -> &'static str {
-        schema::net::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, NetTest::ALL, |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"))
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        cases(NetTest::ALL[variant], scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(NetTest::ALL[variant], ctx)
-    }
-}
+pub const NET: Described<NetTest> = Described {
+    name: schema::net::FAMILY,
+    variants: NetTest::ALL,
+    info: |t| (t.name(), t.description(), t.parameters(), "veth: root and ip (iproute2)"),
+    cases,
+    run,
+    // Under QEMU's instruction counter the time it measures is fictitious (throughput over a fixed time).
+    measures_time: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::NetPlots], headline: Some(&table::NetHeadline) },
+    params: round_trip::<schema::net::Params>,
+    ..Described::BASE
+};

@@ -6,11 +6,11 @@ use crate::base::named::Named;
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::net;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Plot, Plots, lines_of};
 use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 use crate::view::tabular::lines::{Lines, Point};
 use crate::view::tabular::table::{TextTable, bytes_label, percent};
-use crate::view::tabular::tables::Table;
 use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A net result with its parameters.
@@ -119,16 +119,7 @@ pub fn render_net(doc: &RunDoc) -> String {
 }
 
 /// Network throughput by packet size.
-pub struct NetTable;
-
-impl Table for NetTable {
-    fn families(&self) -> &'static [&'static str] {
-        &[net::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_net(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[net::FAMILY], render_net);
 
 /// Network throughput against payload size.
 pub struct NetPlots;

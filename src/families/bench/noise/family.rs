@@ -1,11 +1,14 @@
 //! FWQ and the control loop on the measured CPU, with attribution.
 
 use crate::data::results::{Metric, Params};
-use crate::families::bench::attribution::Snapshot;
-use crate::families::bench::cases::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::noise;
+use crate::families::bench::noise::table;
 use crate::families::bench::schema::{self, noise::details as keys};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::attribution::Snapshot;
+use crate::families::bench::toolkit::sampling::{case_cpus, pinned, points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use serde_json::json;
 
 /// The slides' quantum: their percentages (434,000 cycles = 10.2%, 450,000
@@ -89,29 +92,22 @@ fn run_fwq(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// noise.fwq: FWQ's fixed work quantum, its deltas to the minimum.
-pub struct Noise;
-
-impl Family for Noise {
-    fn name(&self) -> &'static str {
-        schema::noise::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (noise (FWQ) is time lost in fixed work quanta).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const NOISE: Described<()> = Described {
+    name: schema::noise::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::noise::FWQ,
             "FWQ: a fixed work quantum (inline-assembly loop, calibrated to the quantum's time at the start) timed over and over on a pinned CPU; deltas to the minimum are OS noise",
             "quantum_us 1400 (the slides'), 14; samples 100,000 each (quick: 2,000 and 10,000)",
             "-",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        fwq_cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run_fwq(ctx)
-    }
-}
+    },
+    cases: |(), scale| fwq_cases(scale),
+    run: |(), ctx| run_fwq(ctx),
+    // Under QEMU's instruction counter the time it measures is fictitious (noise (FWQ) is time lost in fixed work quanta).
+    measures_time: true,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::JitterHistograms], headline: Some(&table::NoiseHeadline) },
+    params: round_trip::<schema::noise::Params>,
+    ..Described::BASE
+};

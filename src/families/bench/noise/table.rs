@@ -9,10 +9,11 @@ use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::families::bench::schema::{condition, control, noise};
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Histogram, Plots, context};
 use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
 use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::{Layout, Table};
+use crate::view::tabular::tables::Layout;
 use crate::view::tabular::{distinct, num};
 
 pub(crate) fn pct(v: f64, of: f64) -> String {
@@ -165,19 +166,7 @@ pub fn render_fwq(doc: &RunDoc) -> String {
 }
 
 /// OS noise (FWQ), every condition in one grid.
-pub struct Fwq;
-
-impl Table for Fwq {
-    fn families(&self) -> &'static [&'static str] {
-        &[noise::FAMILY]
-    }
-    fn layout(&self) -> Layout {
-        Layout::Environment
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_fwq(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[noise::FAMILY], render_fwq).laid_out(Layout::Environment);
 
 /// The histograms of noise and jitter, one per measured result (FWQ's
 /// deltas to the minimum quantum, the control loop's period deviations).

@@ -3,10 +3,13 @@
 
 use crate::analysis::stats::Summary;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{grid, points};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::packet_stream::table;
 use crate::families::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};
 use crate::families::bench::schema::{self, packet_stream::Mode, packet_stream::Notify, packet_stream::Params as Point};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{grid, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 use std::time::Duration;
@@ -118,25 +121,20 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// packet-stream.sweep: a Genode-style packet stream against RPC.
-pub struct PacketStream;
-
-impl Family for PacketStream {
-    fn name(&self) -> &'static str {
-        schema::packet_stream::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const PACKET_STREAM: Described<()> = Described {
+    name: schema::packet_stream::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::packet_stream::SWEEP,
             "a Genode-style packet stream between two processes (shared submit/ack rings, bitmap packet slots, notifications only when a side sleeps) against synchronous RPC over shared memory and a UNIX socket",
             "mode stream|rpc-shm|rpc-unix; batch 1,4,16,64; depth 16,64,256,1024; bytes 64,1024,1500,4096; notify futex|eventfd",
             "2 CPUs for cross-core",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ctx)
-    }
-}
+    },
+    cases: |(), scale| cases(scale),
+    run: |(), ctx| run(ctx),
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: None },
+    params: round_trip::<schema::packet_stream::Params>,
+    ..Described::BASE
+};

@@ -14,8 +14,8 @@ pub mod ring;
 pub mod rpc;
 
 use crate::families::bench::alloc::{Bitmap, BlockAllocator};
-use crate::families::bench::child;
-use crate::families::bench::ipc::shm::Shared;
+use crate::families::bench::toolkit::child;
+use crate::families::bench::toolkit::shm::Shared;
 use ring::{Descriptor, Notify, Ring};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -272,7 +272,10 @@ pub fn run(spec: &StreamSpec) -> Result<StreamResult, StreamError> {
     let bulk = Bulk::new().map_err(sys)?;
     // Four eventfds (one per direction and ring), closed when `efds` drops.
     let efds: Vec<OwnedFd> = if spec.eventfd {
-        (0..4).map(|_| crate::families::bench::ipc::eventfd()).collect::<Result<_, _>>().map_err(|e| StreamError::Sys(e.to_string()))?
+        (0..4)
+            .map(|_| crate::families::bench::toolkit::fds::eventfd())
+            .collect::<Result<_, _>>()
+            .map_err(|e| StreamError::Sys(e.to_string()))?
     } else {
         vec![]
     };

@@ -4,20 +4,20 @@
 //! packet stream itself at depth 2: one packet in flight, batch 1.
 
 use super::StreamResult;
-use crate::families::bench::child;
-use crate::families::bench::ipc::fd::{read_exact, write_all};
+use crate::families::bench::toolkit::child;
+use crate::families::bench::toolkit::fds::{read_exact, write_all};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// RPC over a socketpair: `packet` bytes out (id in the first 8), 8 bytes back.
 pub fn unix_rpc(packet: u32, cpus: (usize, usize), duration: Duration, timeout: Duration) -> std::io::Result<StreamResult> {
-    let (client, server) = crate::families::bench::ipc::socketpair(libc::SOCK_STREAM)?;
+    let (client, server) = crate::families::bench::toolkit::fds::socketpair(libc::SOCK_STREAM)?;
     let len = (packet as usize).max(8);
     let mut cbuf = vec![0u8; len];
     let mut sbuf = vec![0u8; len];
     let (sfd, cfd) = (server.as_raw_fd(), client.as_raw_fd());
     crate::measure::watchdog::install();
-    let server_cpu_ns = crate::families::bench::ipc::shm::Shared::new(std::sync::atomic::AtomicU64::new(0))
+    let server_cpu_ns = crate::families::bench::toolkit::shm::Shared::new(std::sync::atomic::AtomicU64::new(0))
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let server_cpu = server_cpu_ns.get();
     let pid = child::fork_child(|| {

@@ -3,9 +3,9 @@
 use crate::base::named::Named;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::packet_stream::{self as ps, Mode, Notify, Params};
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::median_of;
 use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// A result with its parameters.
@@ -140,13 +140,4 @@ pub fn render_packet_stream(doc: &RunDoc) -> String {
 }
 
 /// A packet stream against RPC.
-pub struct PacketStream;
-
-impl Table for PacketStream {
-    fn families(&self) -> &'static [&'static str] {
-        &[ps::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_packet_stream(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[ps::FAMILY], render_packet_stream);

@@ -3,13 +3,16 @@
 
 use crate::base::named::Named;
 use crate::data::results::Metric;
-use crate::families::bench::cases::{pinned, summary};
+use crate::families::bench::family::round_trip;
+use crate::families::bench::pagefault::table;
 use crate::families::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::families::bench::schema;
-use crate::families::bench::scratch::ScratchFile;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{pinned, summary};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Unsupported};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;
+use crate::measure::scratch::ScratchFile;
 use serde_json::json;
 
 /// The most 4 KiB pages one batch of the anonymous kind maps.
@@ -100,24 +103,14 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// pagefault.*: first touch of a page, by kind of memory.
-pub struct Pagefaults;
-
-impl Family for Pagefaults {
-    fn name(&self) -> &'static str {
-        schema::pagefault::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, FaultKind::ALL, |k| {
-            (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-")
-        })
-    }
-    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
-        supported(FaultKind::ALL[variant])
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(FaultKind::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const PAGEFAULT: Described<FaultKind> = Described {
+    name: schema::pagefault::FAMILY,
+    variants: FaultKind::ALL,
+    info: |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"),
+    supported,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[], comparisons: &[], plots: &[], headline: Some(&table::PagefaultHeadline) },
+    params: round_trip::<schema::pagefault::Params>,
+    ..Described::BASE
+};

@@ -252,7 +252,7 @@ mod tests {
         r.write_each_page();
         assert_eq!(r.resident_pages(), 64);
         let tmp = tempfile::tempdir().unwrap();
-        let f = crate::families::bench::scratch::ScratchFile::create(tmp.path(), "pftest", 16 * PAGE as u64).unwrap();
+        let f = crate::measure::scratch::ScratchFile::create(tmp.path(), "pftest", 16 * PAGE as u64).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
         let m = Region::file(&file, 16).unwrap();
         // The pattern written is i % 251 per byte: byte 0 of page k is (4096k) % 251.
@@ -268,7 +268,7 @@ mod tests {
         assert_eq!(sorted, (0..1000).collect::<Vec<u32>>());
         assert_ne!(p, sorted, "not the identity");
         let tmp = tempfile::tempdir().unwrap();
-        let f = crate::families::bench::scratch::ScratchFile::create(tmp.path(), "pfperm", 16 * PAGE as u64).unwrap();
+        let f = crate::measure::scratch::ScratchFile::create(tmp.path(), "pfperm", 16 * PAGE as u64).unwrap();
         let file = std::fs::File::open(&f.path).unwrap();
         let mut m = Region::file(&file, 8).unwrap();
         let want: u64 = (0..8).map(|k| ((k * PAGE) % 251) as u64).sum();

@@ -3,10 +3,13 @@
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::points;
+use crate::families::bench::family::round_trip;
+use crate::families::bench::parallel::table;
 use crate::families::bench::parallel::{self, ParOp};
 use crate::families::bench::schema;
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::points;
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::{self, Placement};
 use serde_json::json;
 
@@ -45,20 +48,13 @@ fn run(op: ParOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// parallel.*: one instance pinned on each of 1..all CPUs at once.
-pub struct Parallel;
-
-impl Family for Parallel {
-    fn name(&self) -> &'static str {
-        schema::parallel::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, ParOp::ALL, |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"))
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        let _ = variant;
-        cases(scale)
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ParOp::ALL[variant], ctx)
-    }
-}
+pub const PARALLEL: Described<ParOp> = Described {
+    name: schema::parallel::FAMILY,
+    variants: ParOp::ALL,
+    info: |op| (op.name(), op.description(), "instances 1..all allowed CPUs", "-"),
+    cases: |_, scale| cases(scale),
+    run,
+    shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::ParallelPlots], headline: None },
+    params: round_trip::<schema::parallel::Params>,
+    ..Described::BASE
+};

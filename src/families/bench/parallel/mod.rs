@@ -6,10 +6,11 @@ pub mod family;
 pub mod schema;
 pub mod table;
 
+use super::ipc::Mechanism;
 use super::ipc::pingpong::{self, PingPongSpec};
-use super::ipc::{IpcError, Mechanism};
 use super::syscall::{Prepared, Syscall};
 use crate::analysis::stats::Summary;
+use crate::families::bench::toolkit::fds::IpcError;
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, HarnessConfig};
 use crate::measure::placement::{self, Policy, Space};

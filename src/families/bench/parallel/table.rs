@@ -3,11 +3,11 @@
 
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::parallel;
+use crate::families::bench::shows::FamilyTable;
 use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
 use crate::view::tabular::lines::Lines;
 use crate::view::tabular::median_of;
 use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 pub fn render_parallel(doc: &RunDoc) -> String {
@@ -49,16 +49,7 @@ pub fn render_parallel(doc: &RunDoc) -> String {
 }
 
 /// Instances side by side.
-pub struct Parallel;
-
-impl Table for Parallel {
-    fn families(&self) -> &'static [&'static str] {
-        &[parallel::FAMILY]
-    }
-    fn render(&self, doc: &RunDoc) -> String {
-        render_parallel(doc)
-    }
-}
+pub static TABLE: FamilyTable = FamilyTable::new(&[parallel::FAMILY], render_parallel);
 
 /// Cost per operation against the number of CPUs busy at once.
 pub struct ParallelPlots;

@@ -3,11 +3,15 @@
 
 use crate::base::named::Named;
 use crate::data::results::Params;
-use crate::families::bench::cases::{measure, measured, per_op_metric, points};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::pagefault::FaultKind;
-use crate::families::bench::proc::{Prepared, ProcOp, Touch};
+use crate::families::bench::proc::prepared::Prepared;
+use crate::families::bench::proc::table;
+use crate::families::bench::proc::{ProcOp, Touch};
 use crate::families::bench::schema::{self, proc::Params as ProcParams};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale, Unsupported, fits_in_memory};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::sampling::{measure, measured, per_op_metric, points};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale, Unsupported, fits_in_memory};
 
 /// Memory the static fork's process has written, in MiB (full scale): fork
 /// cost against process size.
@@ -65,32 +69,22 @@ fn run(op: ProcOp, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// proc.*: lat_proc's procedure, fork, fork+exec; posix_spawn, vfork, threads.
-pub struct Procs;
-
-impl Family for Procs {
-    fn name(&self) -> &'static str {
-        schema::proc::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, ProcOp::ALL, |op| {
-            let params = if op == ProcOp::Fork { "touched_mib 0,64,512 (quick: 0); thp true|false above 0" } else { "none" };
-            let needs = match op {
-                ProcOp::Procedure | ProcOp::Thread => "one pinned thread",
-                _ => "a C helper (embedded) exec'd from --scratch",
-            };
-            (op.name(), op.description(), params, needs)
-        })
-    }
-    fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
-        cases(ProcOp::ALL[variant], scale)
-    }
-    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
-        supported(ProcOp::ALL[variant])
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ProcOp::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const PROC: Described<ProcOp> = Described {
+    name: schema::proc::FAMILY,
+    variants: ProcOp::ALL,
+    info: |op| {
+        let params = if op == ProcOp::Fork { "touched_mib 0,64,512 (quick: 0); thp true|false above 0" } else { "none" };
+        let needs = match op {
+            ProcOp::Procedure | ProcOp::Thread => "one pinned thread",
+            _ => "a C helper (embedded) exec'd from --scratch",
+        };
+        (op.name(), op.description(), params, needs)
+    },
+    cases,
+    supported,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[], comparisons: &[], plots: &[], headline: Some(&table::ProcHeadline) },
+    params: round_trip::<schema::proc::Params>,
+    ..Described::BASE
+};

@@ -2,10 +2,13 @@
 
 use crate::base::named::Named;
 use crate::data::results::{Metric, Params};
-use crate::families::bench::cases::{points, summary_of};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema::{self, stream::Threads, stream::details as keys};
+use crate::families::bench::shows::Shows;
+use crate::families::bench::stream::table;
 use crate::families::bench::stream::{self, Kernel};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
+use crate::families::bench::toolkit::sampling::{points, summary_of};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
 use serde_json::json;
 
@@ -21,8 +24,8 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     let p: schema::stream::Params = ctx.typed()?;
     let per_cpu = p.threads == Threads::PerCpu;
     let threads = if per_cpu { ctx.cpus.len() } else { 1 };
-    let llc = crate::families::bench::bw::llc_bytes();
-    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::families::bench::bw::family::ram_bytes());
+    let llc = crate::families::bench::toolkit::sizes::llc_bytes();
+    let elements = stream::array_len(llc, p.array_bytes.or(ctx.mem_bytes), crate::families::bench::toolkit::sizes::ram_bytes());
     crate::families::bench::fits_in_memory(3 * 8 * elements as u64, "STREAM's three arrays")?;
     // STREAM's NTIMES, 10 repetitions (the first not counted), in full
     // suites; quick ones (and tests) follow the harness's batches. STREAM
@@ -58,19 +61,11 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// stream.kernels: a variant of STREAM.
-pub struct Stream;
-
-impl Family for Stream {
-    fn name(&self) -> &'static str {
-        schema::stream::FAMILY
-    }
-    /// Under QEMU's instruction counter the time it measures is fictitious (STREAM rates are bytes over elapsed time).
-    fn measures_time(&self) -> bool {
-        true
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::single(
-            self,
+pub const STREAM: Described<()> = Described {
+    name: schema::stream::FAMILY,
+    variants: &[()],
+    info: |()| {
+        (
             schema::stream::KERNELS_BENCH,
             concat!(
                 "a variant of STREAM: copy, scale, add, triad over three arrays of 4x the LLC (--mem-bytes overrides), validated; ",
@@ -81,11 +76,17 @@ impl Family for Stream {
             "threads single|per-cpu (one pinned per --cpus entry)",
             "3 arrays of memory",
         )
-    }
-    fn cases(&self, _: usize, scale: Scale) -> Vec<Params> {
-        cases(scale)
-    }
-    fn run(&self, _: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(ctx)
-    }
-}
+    },
+    cases: |(), scale| cases(scale),
+    run: |(), ctx| run(ctx),
+    // Under QEMU's instruction counter the time it measures is fictitious (STREAM rates are bytes over elapsed time).
+    measures_time: true,
+    shows: Shows {
+        tables: &[&table::StreamTable],
+        comparisons: &[&table::StreamBars],
+        plots: &[&table::StreamPlots],
+        headline: Some(&table::StreamHeadline),
+    },
+    params: round_trip::<schema::stream::Params>,
+    ..Described::BASE
+};

@@ -52,7 +52,7 @@ pub fn kernels(k: Kernel, a: &mut [f64], b: &mut [f64], c: &mut [f64]) {
 /// Elements per array: `bytes` each (4x the LLC, or an override), rounded
 /// down to whole pairs of doubles (16 bytes), which the kernels move at once.
 pub fn array_len(llc: Option<u64>, override_bytes: Option<u64>, ram_bytes: u64) -> usize {
-    let bytes = override_bytes.unwrap_or_else(|| super::bw::mem_buffer_bytes(llc, ram_bytes));
+    let bytes = override_bytes.unwrap_or_else(|| super::sizes::mem_buffer_bytes(llc, ram_bytes));
     (bytes / 16 * 2).max(1024) as usize
 }
 

@@ -12,7 +12,7 @@
 
 mod measure;
 // What measure.rs asks of its parent (the Hermit program gives its own).
-use super::bw;
+use crate::families::bench::toolkit::sizes;
 pub mod family;
 pub mod schema;
 pub mod table;

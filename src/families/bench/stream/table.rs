@@ -89,9 +89,9 @@ pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
 }
 
 /// STREAM, as the HermitCore post lays it out; a column per environment.
-pub struct Stream;
+pub struct StreamTable;
 
-impl Table for Stream {
+impl Table for StreamTable {
     fn families(&self) -> &'static [&'static str] {
         &[stream::FAMILY]
     }

@@ -1,10 +1,13 @@
 //! The syscall family on the harness: one pinned thread, one case per call.
 
 use crate::base::named::Named;
-use crate::families::bench::cases::{measure, measured, per_op_metric};
+use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
+use crate::families::bench::shows::Shows;
+use crate::families::bench::syscall::table;
 use crate::families::bench::syscall::{Prepared, Syscall};
-use crate::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Unsupported};
+use crate::families::bench::toolkit::sampling::{measure, measured, per_op_metric};
+use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Unsupported};
 use serde_json::json;
 
 fn supported(s: Syscall) -> Result<(), Unsupported> {
@@ -20,22 +23,14 @@ fn run(s: Syscall, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 }
 
 /// syscall.*: one pinned thread, one case per call.
-pub struct Syscalls;
-
-impl Family for Syscalls {
-    fn name(&self) -> &'static str {
-        schema::syscall::FAMILY
-    }
-    fn benchmarks(&'static self) -> Vec<Benchmark> {
-        Benchmark::each(self, Syscall::ALL, |s| (s.name(), s.description(), "none (one pinned thread)", "-"))
-    }
-    fn supported(&self, variant: usize) -> Result<(), Unsupported> {
-        supported(Syscall::ALL[variant])
-    }
-    fn run(&self, variant: usize, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-        run(Syscall::ALL[variant], ctx)
-    }
-    fn repeats_in_rounds(&self) -> bool {
-        true
-    }
-}
+pub const SYSCALL: Described<Syscall> = Described {
+    name: schema::syscall::FAMILY,
+    variants: Syscall::ALL,
+    info: |s| (s.name(), s.description(), "none (one pinned thread)", "-"),
+    supported,
+    run,
+    repeats_in_rounds: true,
+    shows: Shows { tables: &[&table::SyscallTable], comparisons: &[], plots: &[], headline: Some(&table::SyscallHeadline) },
+    params: round_trip::<schema::syscall::Params>,
+    ..Described::BASE
+};

@@ -409,7 +409,7 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
     let domu = std::fs::read(&domu_initrd);
     let _ = std::fs::remove_file(&domu_initrd);
     let init = qemu::guest_image(&o.exe, path)?;
-    let f = crate::families::bench::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
+    let f = crate::measure::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = super::cpio::Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {
         for d in ["dev", "proc", "sys", "tmp", "run", "var", "domu", "modules"] {

@@ -1,11 +1,11 @@
-//! What serves /dev/kvm here: kvm_intel, kvm_amd, or a software layer such
+//! The KVM backend: what serves /dev/kvm here: kvm_intel, kvm_amd, or a software layer such
 //! as kvm_pvm; and whether this host is itself a guest (cpuid's hypervisor
 //! bit and vendor), i.e. whether the KVM under test is nested.
 
 use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Layer {
+pub struct KvmBackend {
     /// kvm_intel, kvm_amd, kvm_pvm, or "unknown".
     pub module: String,
     /// Hardware (VMX/SVM) or software (PVM: no hardware virtualization under it).
@@ -14,7 +14,7 @@ pub struct Layer {
     pub host_hypervisor: Option<String>,
 }
 
-impl Layer {
+impl KvmBackend {
     pub fn nested(&self) -> bool {
         self.host_hypervisor.is_some()
     }
@@ -29,7 +29,7 @@ impl Layer {
 }
 
 /// From the modules present (names under /sys/module) and the hypervisor vendor.
-pub fn classify(modules: &[&str], host_hypervisor: Option<String>) -> Layer {
+pub fn classify(modules: &[&str], host_hypervisor: Option<String>) -> KvmBackend {
     let (module, kind) = if modules.contains(&"kvm_pvm") {
         ("kvm_pvm", "software: PVM, no hardware virtualization extensions")
     } else if modules.contains(&"kvm_intel") {
@@ -39,10 +39,10 @@ pub fn classify(modules: &[&str], host_hypervisor: Option<String>) -> Layer {
     } else {
         ("unknown", "unknown")
     };
-    Layer { module: module.into(), kind, host_hypervisor }
+    KvmBackend { module: module.into(), kind, host_hypervisor }
 }
 
-pub fn detect() -> Layer {
+pub fn detect() -> KvmBackend {
     let present: Vec<&str> =
         ["kvm_pvm", "kvm_intel", "kvm_amd"].into_iter().filter(|m| Path::new(&format!("/sys/module/{m}")).exists()).collect();
     classify(&present, crate::measure::arch::hypervisor())

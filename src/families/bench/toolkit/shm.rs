@@ -1,7 +1,7 @@
 //! Shared anonymous memory that stays shared across fork(), holding one value
 //! of type T.
 
-use super::IpcError;
+use crate::families::bench::toolkit::fds::IpcError;
 use std::ptr::NonNull;
 
 pub struct Shared<T> {

@@ -2,10 +2,10 @@
 //! `family.rs`): parameter points and grids, placing a case on its CPU,
 //! timing it with the harness, and turning what it measured into metrics.
 
-use super::{CaseCtx, CaseData, CaseError};
 use crate::analysis::stats::Summary;
 use crate::data::results::{Metric, Params};
 use crate::families::bench::schema::CaseParams;
+use crate::families::bench::{CaseCtx, CaseData, CaseError};
 use crate::measure::clock::{ClockInfo, Tsc};
 use crate::measure::harness::{self, Measurement};
 use crate::measure::placement::{self, Placement};
