@@ -14,9 +14,9 @@ use crate::families::bench::{
     parallel::family::Parallel, proc::family::Procs, stream::family::Stream, syscall::family::Syscalls,
 };
 use crate::families::{bench, published};
-use crate::view::tabular::figures::Plots;
-use crate::view::tabular::headline::Headlines;
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::headline::Headlines;
+use crate::tables::tabular::tables::Table;
 use std::sync::OnceLock;
 
 /// Every family, in the order `list` shows them.

@@ -41,7 +41,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         if started.elapsed() >= next_report {
             next_report += Duration::from_secs(5);
             let line: Vec<String> =
-                running.iter().zip(&marks).map(|(l, m)| oscycles::view::tabular::describe_rates(&l.facts_since(m))).collect();
+                running.iter().zip(&marks).map(|(l, m)| oscycles::tables::tabular::describe_rates(&l.facts_since(m))).collect();
             println!("{:>6.0} s  {}", started.elapsed().as_secs_f64(), line.join("; "));
             marks = running.iter().map(Load::mark).collect();
         }

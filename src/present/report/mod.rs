@@ -18,9 +18,9 @@ pub mod tables;
 pub mod terminal;
 
 use crate::data::results::{CaseResult, RunDoc};
-pub use crate::view::tabular::tables::{Draws, Layout, Table};
+pub use crate::tables::tabular::tables::{Draws, Layout, Table};
 // The kit tables are made with, under the names report code has always used.
-pub use crate::view::tabular::{distinct, figures, noise_note, num, rows, table, typed};
+pub use crate::tables::tabular::{distinct, figures, noise_note, num, rows, table, typed};
 pub use list::{render_benchmark, render_list};
 pub use tables::Tables;
 pub use terminal::{fit_text, for_terminal, terminal_width, wrap};

@@ -9,7 +9,7 @@ use super::table::{TextTable, cycles};
 use crate::analysis::uncertainty::Policy;
 use crate::data::compare::{judge_in, seed_of, verdict_word};
 use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
-use crate::view::tabular::headline::{Headline, Pick};
+use crate::tables::tabular::headline::{Headline, Pick};
 
 /// The headlines of `env`'s results, the registry's in its order.
 fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {

@@ -5,8 +5,8 @@
 //! metric of every case.
 
 use crate::data::results::RunDoc;
-use crate::view::tabular::figures::Plots;
-use crate::view::tabular::tables::{Draws, Layout, Table};
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::tables::{Draws, Layout, Table};
 
 /// The tables a report lays out, in order, and the plots an exporter that
 /// draws lays out after them ([`Plots`]).

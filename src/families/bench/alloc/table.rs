@@ -3,15 +3,15 @@
 use crate::base::named::Named;
 use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::schema::alloc;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::median_cell;
-use crate::view::tabular::table::{TextTable, bytes_label};
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::median_cell;
+use crate::tables::tabular::table::{TextTable, bytes_label};
+use crate::tables::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// Allocators: rows allocator x block size, columns live-set sizes; cycles per free+allocate pair.
 pub fn render_alloc(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, alloc::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
+    let rs: Vec<(&CaseResult, alloc::Params)> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

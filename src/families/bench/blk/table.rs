@@ -5,12 +5,12 @@ use crate::base::named::Named;
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::blk;
-use crate::view::tabular::figures::{Plot, Plots, lines_of};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::{Lines, Point};
-use crate::view::tabular::table::{TextTable, bytes_label, percent};
-use crate::view::tabular::tables::Table;
-use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::{Lines, Point};
+use crate::tables::tabular::table::{TextTable, bytes_label, percent};
+use crate::tables::tabular::tables::Table;
+use crate::tables::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A blk result with its parameters.
 type Blk<'a> = (&'a CaseResult, blk::Params);
@@ -33,7 +33,7 @@ fn blk_case(r: &CaseResult, op: &str, mode: blk::Mode, block: u64) -> Vec<String
 }
 
 pub fn render_blk(doc: &RunDoc) -> String {
-    let rs: Vec<Blk> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
+    let rs: Vec<Blk> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

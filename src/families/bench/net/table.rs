@@ -6,12 +6,12 @@ use crate::base::named::Named;
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::net;
-use crate::view::tabular::figures::{Plot, Plots, lines_of};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::{Lines, Point};
-use crate::view::tabular::table::{TextTable, bytes_label, percent};
-use crate::view::tabular::tables::Table;
-use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::{Lines, Point};
+use crate::tables::tabular::table::{TextTable, bytes_label, percent};
+use crate::tables::tabular::tables::Table;
+use crate::tables::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A net result with its parameters.
 type Net<'a> = (&'a CaseResult, net::Params);
@@ -102,8 +102,8 @@ fn net_rr(rr: &[Net], hz: f64) -> String {
 pub fn render_net(doc: &RunDoc) -> String {
     let streams = [net::id(net::UDP), net::id(net::TCP)];
     let rr_id = net::id(net::TCP_RR);
-    let rs: Vec<Net> = crate::view::tabular::typed(doc.results.iter().filter(|r| streams.contains(&r.benchmark)));
-    let rr: Vec<Net> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.benchmark == rr_id));
+    let rs: Vec<Net> = crate::tables::tabular::typed(doc.results.iter().filter(|r| streams.contains(&r.benchmark)));
+    let rr: Vec<Net> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.benchmark == rr_id));
     if rs.is_empty() && rr.is_empty() {
         return String::new();
     }

@@ -9,11 +9,11 @@ use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::families::bench::schema::{condition, control, noise};
-use crate::view::tabular::figures::{Histogram, Plots, context};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
-use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::{Layout, Table};
-use crate::view::tabular::{distinct, num};
+use crate::tables::tabular::figures::{Histogram, Plots, context};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
+use crate::tables::tabular::table::TextTable;
+use crate::tables::tabular::tables::{Layout, Table};
+use crate::tables::tabular::{distinct, num};
 
 pub(crate) fn pct(v: f64, of: f64) -> String {
     format!("{v:.0} ({:.2}%)", 100.0 * v / of)
@@ -43,7 +43,7 @@ pub(crate) fn unmeasured(r: &CaseResult) -> Option<String> {
 }
 
 fn load_rate(r: &CaseResult) -> String {
-    r.condition.as_ref().map_or_else(String::new, |c| crate::view::tabular::describe_rates(&c.facts))
+    r.condition.as_ref().map_or_else(String::new, |c| crate::tables::tabular::describe_rates(&c.facts))
 }
 
 /// Notes under a table: why cells are n/a or failed, and what each isolation did.

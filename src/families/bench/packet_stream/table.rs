@@ -3,9 +3,9 @@
 use crate::base::named::Named;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::packet_stream::{self as ps, Mode, Notify, Params};
-use crate::view::tabular::median_of;
-use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::median_of;
+use crate::tables::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 /// A result with its parameters.
@@ -110,7 +110,7 @@ fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
 
 pub fn render_packet_stream(doc: &RunDoc) -> String {
     let id = ps::id(ps::SWEEP);
-    let rs: Vec<Typed> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
+    let rs: Vec<Typed> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
     if rs.is_empty() {
         return String::new();
     }

@@ -3,15 +3,15 @@
 
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::parallel;
-use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
-use crate::view::tabular::lines::Lines;
-use crate::view::tabular::median_of;
-use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tables::tabular::lines::Lines;
+use crate::tables::tabular::median_of;
+use crate::tables::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::tables::Table;
 use std::collections::BTreeSet;
 
 pub fn render_parallel(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, parallel::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
+    let rs: Vec<(&CaseResult, parallel::Params)> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
     if rs.is_empty() {
         return String::new();
     }
