@@ -12,7 +12,7 @@ mod thread_env;
 
 use echo::{ECHO_SUITE, EchoPlots, EchoTable};
 use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
-use oscycles::data::store::{self, RunWriter};
+use oscycles::data::documents::{self, RunWriter};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
@@ -38,7 +38,7 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.
-    let back = store::load(w.path()).unwrap();
+    let back = documents::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
     assert_eq!(back.results.len(), 2);
     for r in &back.results {
@@ -69,7 +69,7 @@ fn echo_run(dir: &std::path::Path) -> RunDoc {
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let mut w = RunWriter::create(dir, spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
     assert_eq!(runner::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
-    store::load(w.path()).unwrap()
+    documents::load(w.path()).unwrap()
 }
 
 /// The text of an export, whatever its form.
@@ -146,7 +146,7 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
     let mut w = RunWriter::create(&tmp.path().join("results"), spec.document(&["thread"], plan.len(), cpus, ex.full, clock)).unwrap();
     assert_eq!(runner::run(&envs, &plan, &ex, &spec, &o, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
-    let doc = store::load(w.path()).unwrap();
+    let doc = documents::load(w.path()).unwrap();
     assert_eq!(doc.results.len(), 2);
     for r in &doc.results {
         assert_eq!((r.environment.as_deref(), r.status), (Some("thread"), CaseStatus::Ok), "{:?}", r.reason);

@@ -107,7 +107,7 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let json =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
-        let doc = oscycles::data::store::load(&json).unwrap();
+        let doc = oscycles::data::documents::load(&json).unwrap();
         let r = doc.results.iter().find(|r| r.benchmark == "ipc.pipe").unwrap();
         let samples = r.metric("round_trip").unwrap().samples.clone().into_iter().flatten().collect::<Vec<f64>>();
         if k % 2 == 0 { a.push(samples) } else { b.push(samples) }

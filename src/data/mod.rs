@@ -6,4 +6,4 @@ pub mod compare;
 pub mod db;
 pub mod results;
 pub mod schema_core;
-pub mod store;
+pub mod documents;

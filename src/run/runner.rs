@@ -5,7 +5,7 @@
 //! cleanly on SIGINT/SIGTERM.
 
 use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
-use crate::data::store::{RunWriter, StoreError};
+use crate::data::documents::{RunWriter, DocumentError};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
 use crate::run::env::guest::GuestSpec;
@@ -26,13 +26,13 @@ use std::time::Instant;
 /// finishes the document, telling `rep` how far it got: what a round's
 /// process and an environment's child do with their part of a run.
 /// Returns how the run ended.
-pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, DocumentError> {
     run_rounds(plan, ex, &mut Destination { writer, env: None, rep })?;
     finish(writer)
 }
 
 /// Marks the document complete, or interrupted if a signal came.
-fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
+fn finish(writer: &mut RunWriter) -> Result<RunStatus, DocumentError> {
     let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
     writer.finish(status)?;
     Ok(status)
@@ -40,7 +40,7 @@ fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
 
 /// Runs the plan as `ex.rounds` says (in rounds, each in a fresh process),
 /// or once here.
-pub fn run_rounds(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+pub fn run_rounds(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), DocumentError> {
     match &ex.rounds {
         Some(r) => crate::run::rounds::run(plan, ex, out, r),
         None => run_plan(plan, ex, out),
@@ -61,7 +61,7 @@ pub fn run(
     o: &EnvOptions,
     writer: &mut RunWriter,
     rep: &mut dyn Reporter,
-) -> Result<RunStatus, StoreError> {
+) -> Result<RunStatus, DocumentError> {
     let mut across = EnvironmentsRun { envs, ex, spec, o, writer, rep };
     let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.len(), spec));
     if let Some(exe) = interleaved {
@@ -129,7 +129,7 @@ impl EnvironmentsRun<'_> {
 
     /// What of the plan runs inside `env` and what the host times (its
     /// starts); what cannot run there is recorded with the reason.
-    fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), StoreError> {
+    fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), DocumentError> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
         let counted = env.counts_instructions(self.o);
         for p in plan {
@@ -164,7 +164,7 @@ impl EnvironmentsRun<'_> {
 
     /// The plan in one environment: what cannot run there says why, what
     /// fits runs, then the host times its starts.
-    fn environment(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(), StoreError> {
+    fn environment(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(), DocumentError> {
         let (inside, from_host) = self.split(env, plan)?;
         if watchdog::interrupted().is_some() {
             return Ok(());
@@ -184,7 +184,7 @@ impl EnvironmentsRun<'_> {
 
     /// The cases of `env` measured from the host (boot time), each by its
     /// family with an [`EnvStarter`] of `env`.
-    fn measure_from_host(&mut self, env: Env, from_host: &[PlannedCase], unusable: Option<&str>) -> Result<(), StoreError> {
+    fn measure_from_host(&mut self, env: Env, from_host: &[PlannedCase], unusable: Option<&str>) -> Result<(), DocumentError> {
         for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
@@ -201,7 +201,7 @@ impl EnvironmentsRun<'_> {
     /// alike. An environment in this process runs each round in a fresh
     /// process; one in a child (container, guest) starts a child per round.
     /// An environment that cannot start in a round is not tried again.
-    fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), StoreError> {
+    fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), DocumentError> {
         let mut parts = Vec::new();
         for &env in self.envs {
             let (inside, from_host) = self.split(env, plan)?;
@@ -256,7 +256,7 @@ impl EnvironmentsRun<'_> {
     /// Runs `plan` in a child of `env` and takes its results in (round k
     /// of an interleaved run: only that round, merged into the cells of the
     /// rounds before); returns why the environment is unusable, if it is.
-    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, StoreError> {
+    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, DocumentError> {
         let name = env.name();
         if round.is_none_or(|k| k == 0) {
             self.rep.environment_started(name, plan.len());

@@ -7,7 +7,7 @@
 
 use crate::echo::ECHO_SUITE;
 use oscycles::data::results::RunStatus;
-use oscycles::data::store::RunWriter;
+use oscycles::data::documents::RunWriter;
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;

@@ -126,7 +126,7 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::data::store::load(&f).ok().map(|d| (f, d.id))).collect();
+    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::data::documents::load(&f).ok().map(|d| (f, d.id))).collect();
     docs.into_iter().unzip()
 }
 

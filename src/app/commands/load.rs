@@ -5,7 +5,7 @@ use super::private_dir;
 use anyhow::{Context, Result};
 use oscycles::app::cli::{self, LoadArgs, LoadWorkerArgs, UsageError};
 use oscycles::base::named::Named;
-use oscycles::data::store;
+use oscycles::data::documents;
 use oscycles::measure::placement;
 use oscycles::measure::watchdog;
 use oscycles::run::load::{self, Load, LoadKind};
@@ -21,7 +21,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         None => runner::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
     };
     let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    store::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    documents::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     let run_dir = private_dir(&scratch_base)?;
     let scratch = run_dir.path().to_path_buf();
     watchdog::install();

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use oscycles::app::cli::{self, EnvChildArgs, RoundArgs, RunArgs, UsageError};
 use oscycles::base::named::Named;
 use oscycles::data::results::{RunDoc, RunStatus};
-use oscycles::data::store::{self, RunWriter};
+use oscycles::data::documents::{self, RunWriter};
 use oscycles::families::bench::scratch::RunDir;
 use oscycles::measure::clock::{self, ClockInfo};
 use oscycles::measure::placement::{self, Policy};
@@ -203,8 +203,8 @@ struct Checked {
 fn checked(spec: &RunSpec, with_host: bool) -> Result<Checked, UsageError> {
     let suites = cli::resolve_suites(&spec.suites.join(","))?;
     let cpus = cli::resolve_cpus(spec.cpus.as_deref().map(placement::format_cpus).as_deref())?;
-    store::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
-    store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    documents::check_writable(&spec.results, "results", "--results").map_err(|e| UsageError(e.to_string()))?;
+    documents::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     if with_host {
         oscycles::data::db::Location::parse(&spec.db_path()).check().map_err(|e| UsageError(e.to_string()))?;
     }

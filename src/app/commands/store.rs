@@ -6,7 +6,7 @@ use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::{DbError, Imported, Location};
 use oscycles::data::results::RunDoc;
-use oscycles::data::store;
+use oscycles::data::documents;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,7 +59,7 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
     // stored in one transaction: all or none.
     let mut docs = Vec::new();
     for f in files {
-        let doc = store::read(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
+        let doc = documents::read(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
         if let Some((_, other)) = docs.iter().find(|(d, _): &&(RunDoc, String)| d.id == doc.id) {
             return Err(UsageError(format!("{} and {other} hold the same run '{}'; nothing was imported", f.display(), doc.id)).into());
         }

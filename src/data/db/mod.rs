@@ -439,13 +439,13 @@ impl Db {
     }
 }
 
-/// A stored document, read under the bounds of [`crate::data::store::charge`]
+/// A stored document, read under the bounds of [`crate::data::documents::charge`]
 /// and checked as a file would be.
 fn parse_doc(text: &str) -> Result<RunDoc, DbError> {
-    let bounded = |e: crate::data::store::StoreError| DbError::Bounded(e.to_string());
-    crate::data::store::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
+    let bounded = |e: crate::data::documents::DocumentError| DbError::Bounded(e.to_string());
+    crate::data::documents::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
     let doc: RunDoc = serde_json::from_str(text).map_err(|e| DbError::Document(e.to_string()))?;
-    crate::data::store::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
+    crate::data::documents::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
     crate::data::results::check::check(&doc).map_err(|e| DbError::Document(format!("run '{}': {e}", doc.id)))?;
     Ok(doc)
 }

@@ -14,7 +14,7 @@ pub mod paired;
 
 use crate::analysis::uncertainty::SplitMix64;
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::data::store::{RunWriter, StoreError};
+use crate::data::documents::{RunWriter, DocumentError};
 use crate::measure::watchdog;
 use crate::run::execute::{self, Destination, Execution};
 use crate::run::plan::{self, PlannedCase};
@@ -66,7 +66,7 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
+pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), DocumentError> {
     let k = r.spec.round.unwrap_or(0);
     let seed = round_seed(r.spec.seed, k);
     let order = shuffled(plan, seed);
@@ -101,7 +101,7 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: 
 /// Runs the plan in `r.spec.rounds` rounds (or, with `--rounds auto`,
 /// until its cells settle or the budget ends), each in a fresh process,
 /// merging each round's results into the run as it ends.
-pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), StoreError> {
+pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination, r: &Rounds) -> Result<(), DocumentError> {
     let Some(exe) = ex.exe.as_deref().filter(|_| r.spec.rounds_here() > 1) else {
         return run_here(plan, ex, out, r);
     };
@@ -175,7 +175,7 @@ impl Repeated<'_> {
         only: Option<&[String]>,
         writer: &mut RunWriter,
         rep: &mut dyn Reporter,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<bool, DocumentError> {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
@@ -266,7 +266,7 @@ pub fn merge_round(
     doc: RunDoc,
     merged: usize,
     last: bool,
-) -> Result<usize, StoreError> {
+) -> Result<usize, DocumentError> {
     let fresh = doc.results.len().saturating_sub(merged);
     if fresh == 0 && !last {
         return Ok(merged);
@@ -296,7 +296,7 @@ pub fn merge_round(
 /// Why a round gave nothing (more).
 enum RoundError {
     Failed(String),
-    Store(StoreError),
+    Store(DocumentError),
 }
 
 impl From<String> for RoundError {
@@ -309,7 +309,7 @@ impl From<String> for RoundError {
 /// written in place), if there is one.
 fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
     let p = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))?;
-    crate::data::store::load(&p).ok()
+    crate::data::documents::load(&p).ok()
 }
 
 /// Starts a round's process (`exe __round --spec JSON`, its document in
@@ -321,7 +321,7 @@ fn run_round(
     exe: &std::path::Path,
     spec: &RunSpec,
     dir: &std::path::Path,
-    sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, StoreError>,
+    sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, DocumentError>,
 ) -> Result<(), RoundError> {
     let k = spec.round.unwrap_or(0);
     std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;

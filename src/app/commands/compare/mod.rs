@@ -5,7 +5,7 @@ use super::read_doc;
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::results::RunDoc;
-use oscycles::data::store;
+use oscycles::data::documents;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 mod interleave;
 
 pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
-    store::valid_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
+    documents::valid_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
     Ok(results.join("baselines").join(format!("{name}.json")))
 }
 
@@ -125,7 +125,7 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
     match action {
         cli::BaselineAction::Save { name, runs, results } => {
             let path = baseline_path(&results, &name)?;
-            let docs = runs.iter().map(|r| store::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+            let docs = runs.iter().map(|r| documents::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
             let n = docs.len();
             let mut pooled = oscycles::run::rounds::pool(docs, oscycles::data::compare::seed_of(&name)).expect("at least one run");
             pooled.id = format!("baseline-{name}");
@@ -134,7 +134,7 @@ pub fn baseline(action: cli::BaselineAction) -> Result<ExitCode> {
                 .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
             std::fs::create_dir_all(path.parent().expect("a directory"))
                 .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
-            store::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
+            documents::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
                 .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
             println!(
                 "baseline {name}: {n} runs, {} cells, {} rounds, saved as {}",

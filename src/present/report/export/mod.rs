@@ -26,7 +26,7 @@ pub enum ExportError {
     /// A run's id cannot name a file (a stored document from an older
     /// oscycles was never checked).
     #[error("{0}")]
-    BadRunId(crate::data::store::InvalidRunId),
+    BadRunId(crate::data::documents::InvalidRunId),
     #[error("cannot write run {0} as JSON: {1}")]
     Json(String, serde_json::Error),
 }
