@@ -87,7 +87,7 @@ impl Tool {
 
 /// Where the suites ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
+pub struct EnvRecord {
     pub name: String,
     pub settings: Map<String, Value>,
 }
@@ -414,7 +414,7 @@ pub struct RunDoc {
     pub status: RunStatus,
     pub tool: Tool,
     pub host: HostFacts,
-    pub environment: Environment,
+    pub environment: EnvRecord,
     pub condition: Condition,
     pub settings: Settings,
     pub planned_cases: usize,
