@@ -175,7 +175,7 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     }
     drop(twin);
     let mut failures = Vec::new();
-    let policy = oscycles::analysis::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::Thresholds::default();
     for (i, id) in ROWS.iter().enumerate() {
         let est = oscycles::analysis::uncertainty::estimate(&alone[i], 37).unwrap();
         let m = median(&after[i].concat());

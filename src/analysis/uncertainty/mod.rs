@@ -540,7 +540,7 @@ pub enum Verdict {
 
 /// When a difference counts and when it is believed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Policy {
+pub struct Thresholds {
     /// Equivalence margin: ratios within [1/(1+margin), 1+margin] count as
     /// the same performance.
     pub margin: f64,
@@ -550,7 +550,7 @@ pub struct Policy {
     pub min_rounds: usize,
 }
 
-impl Default for Policy {
+impl Default for Thresholds {
     /// Margin 5%, alpha 0.05, at least 5 rounds a side. The rounds follow
     /// from the test: with 5 rounds a side the smallest two-sided exact
     /// Mann-Whitney p (every B round beyond every A round) is
@@ -558,8 +558,8 @@ impl Default for Policy {
     /// with 3 it is 2 / C(6, 3) = 0.1, so that 3 rounds could never be
     /// significant, and with 4 it is 2/70 = 0.029 with the next at 0.057,
     /// so only a complete separation of the rounds would be.
-    fn default() -> Policy {
-        Policy { margin: 0.05, alpha: 0.05, min_rounds: 5 }
+    fn default() -> Thresholds {
+        Thresholds { margin: 0.05, alpha: 0.05, min_rounds: 5 }
     }
 }
 
@@ -596,7 +596,7 @@ pub struct Comparison {
 ///
 /// None when either side has no samples, or any sample is NaN, infinite,
 /// zero or negative (a ratio of performance needs positive quantities).
-pub fn compare(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &Policy, seed: u64) -> Option<Comparison> {
+pub fn compare(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &Thresholds, seed: u64) -> Option<Comparison> {
     let (ca, cb) = (Cell::new(a)?, Cell::new(b)?);
     if ca.values[0] <= 0.0 || cb.values[0] <= 0.0 {
         return None;
@@ -621,7 +621,7 @@ pub fn compare(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &P
 /// ratios. The verdict follows the same rules as `compare`'s. None where the
 /// rounds do not pair (different counts, an empty round) or a sample is not
 /// positive.
-pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &Policy, seed: u64) -> Option<Comparison> {
+pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, policy: &Thresholds, seed: u64) -> Option<Comparison> {
     if a.len() != b.len() || a.iter().chain(b).any(|r| r.is_empty()) {
         return None;
     }
@@ -721,7 +721,7 @@ pub fn signed_rank(d: &[f64]) -> f64 {
 
 /// The verdict for a ratio interval and p-value when the smaller side has
 /// `rounds` rounds, and the rounds needed when it is `Unsure`.
-fn decide(interval: Interval, p: f64, rounds: usize, policy: &Policy) -> (Verdict, Option<usize>) {
+fn decide(interval: Interval, p: f64, rounds: usize, policy: &Thresholds) -> (Verdict, Option<usize>) {
     let (band_lo, band_hi) = (1.0 / (1.0 + policy.margin), 1.0 + policy.margin);
     if rounds < policy.min_rounds {
         // A projection from one round rests on batches alone: meaningless.
@@ -753,7 +753,7 @@ fn decide(interval: Interval, p: f64, rounds: usize, policy: &Policy) -> (Verdic
 ///
 /// Whichever needs fewer, rounded up, at least one more than now and at
 /// most `ROUNDS_NEEDED_CAP`.
-fn project_rounds(interval: Interval, p: f64, rounds: usize, policy: &Policy) -> usize {
+fn project_rounds(interval: Interval, p: f64, rounds: usize, policy: &Thresholds) -> usize {
     if !(interval.lo > 0.0 && interval.hi.is_finite() && policy.margin > 0.0) {
         return ROUNDS_NEEDED_CAP;
     }
@@ -820,7 +820,7 @@ mod tests {
         let drift = [1.0, 1.3, 0.9, 1.25, 1.0, 0.85, 1.2, 1.1, 0.95, 1.3];
         let a: Vec<Vec<f64>> = drift.iter().map(|d| vec![100.0 * d, 101.0 * d]).collect();
         let b: Vec<Vec<f64>> = drift.iter().map(|d| vec![110.0 * d, 111.1 * d]).collect();
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         let paired = compare_paired(&a, &b, true, &policy, 7).unwrap();
         assert!(close(paired.ratio, 1.0 / 1.1, 1e-3), "{paired:?}");
         assert_eq!(paired.verdict, Verdict::Slower, "{paired:?}");
@@ -1072,7 +1072,7 @@ mod tests {
     #[test]
     fn too_few_rounds_is_unsure() {
         let mut rng = SplitMix64::new(5);
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         let a = cell(&mut rng, 100.0, 3, 10, 1.0, 1.0);
         let b = cell(&mut rng, 200.0, 8, 10, 1.0, 1.0);
         for (x, y) in [(&a, &b), (&b, &a)] {
@@ -1088,16 +1088,16 @@ mod tests {
     #[test]
     fn compare_refuses_what_has_no_ratio() {
         let good = vec![vec![1.0, 2.0]];
-        assert!(compare(&[], &good, true, &Policy::default(), 0).is_none());
-        assert!(compare(&good, &[vec![0.0, 1.0]], true, &Policy::default(), 0).is_none());
-        assert!(compare(&good, &[vec![f64::NAN]], true, &Policy::default(), 0).is_none());
+        assert!(compare(&[], &good, true, &Thresholds::default(), 0).is_none());
+        assert!(compare(&good, &[vec![0.0, 1.0]], true, &Thresholds::default(), 0).is_none());
+        assert!(compare(&good, &[vec![f64::NAN]], true, &Thresholds::default(), 0).is_none());
     }
 
     #[test]
     fn identical_runs_are_the_same() {
         let mut rng = SplitMix64::new(9);
         let a = cell(&mut rng, 500.0, 8, 15, 3.0, 2.0);
-        let c = compare(&a, &a, true, &Policy::default(), 4).unwrap();
+        let c = compare(&a, &a, true, &Thresholds::default(), 4).unwrap();
         assert_eq!(c.ratio, 1.0);
         assert_eq!(c.verdict, Verdict::Same);
         assert_eq!(c.rounds_needed, None);
@@ -1108,7 +1108,7 @@ mod tests {
     fn a_a_is_rarely_a_difference() {
         // Same distribution on both sides, rounds scattered 3% (a noisy VM).
         let mut rng = SplitMix64::new(11);
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         let trials = 200;
         let mut differences = 0;
         let mut gated = 0;
@@ -1135,7 +1135,7 @@ mod tests {
     #[test]
     fn a_clear_slowdown_is_slower_and_gated() {
         let mut rng = SplitMix64::new(13);
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         // Costs: B 30% higher in every round.
         let a = cell(&mut rng, 1000.0, 6, 10, 5.0, 5.0);
         let b = cell(&mut rng, 1300.0, 6, 10, 5.0, 5.0);
@@ -1160,7 +1160,7 @@ mod tests {
     fn small_overlapping_difference_is_unsure_with_a_projection() {
         // 4% apart with 3% round scatter: neither inside the 5% band nor
         // clear of it; more rounds would tell.
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         let mut rng = SplitMix64::new(17);
         let a = cell(&mut rng, 1000.0, 5, 10, 30.0, 10.0);
         let b = cell(&mut rng, 1040.0, 5, 10, 30.0, 10.0);
@@ -1172,7 +1172,7 @@ mod tests {
 
     #[test]
     fn projection_arithmetic() {
-        let policy = Policy::default();
+        let policy = Thresholds::default();
         let b = 1.05f64.ln();
         // Centered on 1, half-width 2b in log terms: fitting inside needs
         // the half-width / 2, i.e. 4x the rounds.

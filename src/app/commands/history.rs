@@ -4,7 +4,7 @@
 
 use super::{default_db, open_db};
 use anyhow::Result;
-use oscycles::analysis::uncertainty::Policy;
+use oscycles::analysis::uncertainty::Thresholds;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::history::Point;
 use oscycles::data::results::{Better, RunDoc};
@@ -86,7 +86,7 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
     let keys: Vec<&str> = wheres.iter().map(|(k, _)| k.as_str()).chain(a.by.as_deref()).collect();
     let docs = documents(&mut db, &points, &keys)?;
     let points = history::keep_where(points, &wheres, &docs).map_err(usage)?;
-    let opts = Options { by: a.by.clone(), wheres, last: a.last, policy: Policy::default() };
+    let opts = Options { by: a.by.clone(), wheres, last: a.last, policy: Thresholds::default() };
     let hs = history::build(&points, &opts, &docs).map_err(usage)?;
     if let Some(dir) = &a.html {
         let out = super::store::out_dir(dir)?;
@@ -107,7 +107,7 @@ fn usage(e: HistoryError) -> anyhow::Error {
 /// Writes the exports asked for (`--bmf`, `--github-benchmark[-bigger]`)
 /// of `docs` (one run, or two: the second against the first); whether any was.
 pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
-    let policy = Policy::default();
+    let policy = Thresholds::default();
     let targets: [(&Option<PathBuf>, &dyn Fn() -> serde_json::Value); 3] = [
         (&a.bmf, &|| ci::bmf(docs, &policy)),
         (&a.github_benchmark, &|| ci::github_action_benchmark(docs, Better::Lower, &policy)),

@@ -2,7 +2,7 @@
 //! tables side by side where the runs have their rows.
 
 use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{Thresholds, Verdict};
 use crate::data::compare::{Judged, Row, tally, verdict_word};
 use crate::data::results::RunDoc;
 
@@ -46,7 +46,7 @@ pub fn verdict_cell(j: &Judged) -> String {
 }
 
 /// The closing lines: counts of each verdict, and what settles the unsure.
-pub fn tally_lines(rows: &[Row], policy: &Policy) -> String {
+pub fn tally_lines(rows: &[Row], policy: &Thresholds) -> String {
     let [f, sl, same, unsure] = tally(rows);
     let mut s = format!(
         "{} cells: {f} faster, {sl} slower, {same} same (interval inside +-{:.0}%), {unsure} unsure\n",
@@ -70,7 +70,7 @@ pub fn tally_lines(rows: &[Row], policy: &Policy) -> String {
     s
 }
 
-pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
+pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds) -> String {
     let mut s = who("A", a) + &who("B", b);
     s += "rel. = B's performance relative to A's: above 1 means B is better (A/B for costs, B/A for rates), with its 95% interval\n";
     s += &format!(

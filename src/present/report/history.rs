@@ -11,7 +11,7 @@
 
 use super::export::markup::{Cell as MCell, MarkupTable};
 use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::{self, Interval, Policy, Verdict};
+use crate::analysis::uncertainty::{self, Interval, Thresholds, Verdict};
 use crate::data::compare::{seed_of, verdict_word};
 use crate::data::db::history::Point;
 use crate::data::results::{Better, RunDoc, UNIT_CYCLES};
@@ -26,7 +26,7 @@ pub struct Options {
     pub wheres: Vec<(String, Vec<String>)>,
     /// Rows of each table shown: the newest this many (0: all).
     pub last: usize,
-    pub policy: Policy,
+    pub policy: Thresholds,
 }
 
 /// Why a history cannot be made (bad usage: exit 2).
@@ -320,7 +320,7 @@ fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
 /// `faster` or `slower` (the interval of the ratio holds the ratio of the
 /// medians), and a bootstrap per step would make a history of thousands of
 /// runs take minutes. Those steps keep `judged` false.
-fn judge_steps(rows: &mut [Row], better: Better, policy: &Policy, name: &str, shown: usize) {
+fn judge_steps(rows: &mut [Row], better: Better, policy: &Thresholds, name: &str, shown: usize) {
     let band = (1.0 / (1.0 + policy.margin), 1.0 + policy.margin);
     let mut last_of: HashMap<String, usize> = HashMap::new();
     for i in 0..rows.len() {
@@ -442,7 +442,7 @@ pub fn summary(h: &History) -> String {
 }
 
 /// What the columns mean, once under the tables.
-pub fn legend(policy: &Policy) -> String {
+pub fn legend(policy: &Thresholds) -> String {
     format!(
         "  step: change of the median from the previous row of the same series; verdict as `compare` judges it (bootstrap 95% interval \
          of the ratio, Mann-Whitney over round medians, margin {:.0}%, at least {} rounds a side); marked (<<) only where faster or slower.\n",

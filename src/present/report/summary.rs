@@ -6,7 +6,7 @@
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
 use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::Thresholds;
 use crate::data::compare::{judge_in, seed_of, verdict_word};
 use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
 use crate::tables::tabular::headline::{Headline, Pick};
@@ -142,7 +142,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
     let rel_heads: Vec<String> = others.iter().map(|e| format!("{e} rel.")).collect();
     head.extend(rel_heads.iter().map(String::as_str));
     let mut t = TextTable::new(&head, 1);
-    let policy = Policy::default();
+    let policy = Thresholds::default();
     for h in &lines {
         let (v, unit) = value(h);
         let mut row = vec![h.what.clone(), v, unit, interval(h), ns(h, doc.host.clock.tsc_hz)];

@@ -226,7 +226,7 @@ impl Repeated<'_> {
         estimate_all(&mut now, self.r.spec.seed);
         now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
-            let policy = crate::analysis::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
+            let policy = crate::analysis::uncertainty::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
                 .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)

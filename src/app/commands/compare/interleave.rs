@@ -10,7 +10,7 @@
 //! pooled run is round k of that side), saved beside them.
 
 use anyhow::{Context, Result, bail};
-use oscycles::analysis::uncertainty::Policy;
+use oscycles::analysis::uncertainty::Thresholds;
 use oscycles::app::cli::{CompareArgs, UsageError};
 use oscycles::data::results::RunDoc;
 use oscycles::data::documents;
@@ -90,7 +90,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
 /// verdict or the budget ends (`rounds::paired`), each round measuring only
 /// the cells still unsettled (`run --cases`). None when not even one pair
 /// was measured.
-pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::Outcome, (String, String))>> {
+pub fn measure_auto(a: &CompareArgs, policy: &Thresholds) -> Result<Option<(paired::Outcome, (String, String))>> {
     let sides = sides(a)?;
     if let Some(o) = sides.iter().flat_map(|s| &s.options).find(|o| *o == "--cases" || o.starts_with("--cases=")) {
         return Err(UsageError(format!("--interleave auto sets {o} of each round itself: leave it out of --a and --b")).into());

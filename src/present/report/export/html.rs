@@ -7,7 +7,7 @@
 
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::Thresholds;
 use crate::data::results::RunDoc;
 use crate::present::report::Tables;
 use crate::present::report::figures::Plots;
@@ -155,7 +155,7 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
 }
 
 /// 3. The comparison of two runs: what changed, with its doubt.
-fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::data::compare::Row], policy: &Policy) -> String {
+fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::data::compare::Row], policy: &Thresholds) -> String {
     format!(
         "<section id=\"compare\"><h2>B against A</h2>\n<p>A = {}, B = {}. {}</p>\n<figure class=\"plot\">{}<figcaption>B relative to A, \
          cell by cell: ratio of medians (above 1: B better) with its 95% interval (bootstrap over rounds, then batches), grouped by family; \
@@ -216,7 +216,7 @@ fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
 
 /// The whole page, its tables those of `tables`.
 pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
-    let policy = Policy::default();
+    let policy = Thresholds::default();
     let rows = if docs.len() == 2 { crate::data::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
     let mut body = "<h1>oscycles report</h1>\n".to_string();
@@ -253,7 +253,7 @@ pub fn wrap(body: &str) -> String {
 /// The page of `report --by`: host facts, each set's tables (verdicts
 /// coloured), and per table a plot of every column's performance relative
 /// to the baseline by case, all plots on one y axis.
-pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
+pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy: &Thresholds) -> String {
     use crate::present::report::by;
     let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
     body += &by_figures(r.by, docs);
@@ -300,7 +300,7 @@ fn by_figures(by: crate::present::report::by::By, docs: &[RunDoc]) -> String {
 
 /// A table's plot: x the case's number in the table, y each column's
 /// performance relative to the baseline.
-fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by::Grid, policy: &Policy) -> Lines {
+fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by::Grid, policy: &Thresholds) -> Lines {
     let series = s
         .columns
         .iter()
