@@ -16,7 +16,7 @@ use oscycles::data::documents::{self, RunWriter};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
-use oscycles::present::report::Tables;
+use oscycles::present::report::tables::Lineup;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
 use oscycles::run::progress::Quiet;
 use oscycles::run::registry;
@@ -84,8 +84,8 @@ fn text_of(export: Export) -> String {
 fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays_them_out() {
     let tmp = tempfile::tempdir().unwrap();
     let doc = echo_run(tmp.path());
-    let tables = Tables::standard().with(&[&EchoTable]).with_plots(&[&EchoPlots]);
-    assert!(tables.shows(echo::FAMILY) && !Tables::standard().shows(echo::FAMILY));
+    let tables = Lineup::standard().with(&[&EchoTable]).with_plots(&[&EchoPlots]);
+    assert!(tables.shows(echo::FAMILY) && !Lineup::standard().shows(echo::FAMILY));
     for format in Format::ALL {
         let text = text_of(exporter_with(format, tables.clone()).export(std::slice::from_ref(&doc)).unwrap());
         assert!(text.contains("echo.copy") || text.contains("4096"), "{}: {text}", format.name());

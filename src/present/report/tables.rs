@@ -8,28 +8,28 @@ use crate::data::results::RunDoc;
 use crate::tables::tabular::figures::Plots;
 use crate::tables::tabular::tables::{Draws, Layout, Table};
 
-/// The tables a report lays out, in order, and the plots an exporter that
+/// The line-up of a report: the tables it lays out, in order, and the plots an exporter that
 /// draws lays out after them ([`Plots`]).
 #[derive(Clone)]
-pub struct Tables {
+pub struct Lineup {
     tables: Vec<&'static dyn Table>,
     plots: Vec<&'static dyn Plots>,
 }
 
-impl Tables {
+impl Lineup {
     /// oscycles' own tables and plots: the registry's.
-    pub fn standard() -> Tables {
-        Tables { tables: crate::run::registry::TABLES.to_vec(), plots: crate::run::registry::PLOTS.to_vec() }
+    pub fn standard() -> Lineup {
+        Lineup { tables: crate::run::registry::TABLES.to_vec(), plots: crate::run::registry::PLOTS.to_vec() }
     }
 
     /// These tables and `more` after them.
-    pub fn with(mut self, more: &[&'static dyn Table]) -> Tables {
+    pub fn with(mut self, more: &[&'static dyn Table]) -> Lineup {
         self.tables.extend_from_slice(more);
         self
     }
 
     /// These plots and `more` after them.
-    pub fn with_plots(mut self, more: &[&'static dyn Plots]) -> Tables {
+    pub fn with_plots(mut self, more: &[&'static dyn Plots]) -> Lineup {
         self.plots.extend_from_slice(more);
         self
     }

@@ -9,7 +9,7 @@ use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
 use crate::analysis::uncertainty::Thresholds;
 use crate::data::results::RunDoc;
-use crate::present::report::Tables;
+use crate::present::report::tables::Lineup;
 use crate::present::report::figures::Plots;
 use crate::present::report::plot::{self, Lines, Point};
 use crate::present::report::{compare, forest, summary};
@@ -146,7 +146,7 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
         }
     }
     for (i, d) in docs.iter().enumerate() {
-        s += &format!("<li><a href=\"#tables{i}\">Tables of {}</a></li>\n", esc(&d.id));
+        s += &format!("<li><a href=\"#tables{i}\">Lineup of {}</a></li>\n", esc(&d.id));
     }
     for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
         s += &format!("<li><a href=\"#counters{i}\">Kernel events per operation in {}</a></li>\n", esc(&d.id));
@@ -205,17 +205,17 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
 
 /// Section 5, the tables, as HTML tables with the terminal's labels: each
 /// run's every table (per environment, then side by side).
-fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
+fn table_sections(docs: &[RunDoc], tables: &Lineup) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
         let text = crate::present::report::table::marked(|| crate::present::report::render_tables_with(d, tables));
-        s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
+        s += &format!("<section id=\"tables{i}\"><h2>Lineup of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
 }
 
 /// The whole page, its tables those of `tables`.
-pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
+pub fn page(docs: &[RunDoc], tables: &Lineup) -> String {
     let policy = Thresholds::default();
     let rows = if docs.len() == 2 { crate::data::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
@@ -287,7 +287,7 @@ pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy
 /// environment) where a run has an environment.
 fn by_figures(by: crate::present::report::by::By, docs: &[RunDoc]) -> String {
     let Some(merged) = crate::present::report::by::merged(docs, by) else { return String::new() };
-    let figs: Vec<Figure> = figures(&merged, 0, Tables::standard().plots()).into_iter().filter(|f| f.shared).collect();
+    let figs: Vec<Figure> = figures(&merged, 0, Lineup::standard().plots()).into_iter().filter(|f| f.shared).collect();
     if figs.is_empty() {
         return String::new();
     }
@@ -338,7 +338,7 @@ fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by:
 }
 
 /// HTML: one self-contained page (`index.html`) over the runs.
-pub struct HtmlExporter(pub Tables);
+pub struct HtmlExporter(pub Lineup);
 
 impl Exporter for HtmlExporter {
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {
