@@ -11,13 +11,13 @@ mod echo;
 mod thread_env;
 
 use echo::{ECHO_SUITE, EchoPlots, EchoTable};
-use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::data::documents::{self, RunWriter};
+use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
-use oscycles::present::report::tables::Lineup;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::present::report::tables::Lineup;
 use oscycles::run::progress::Quiet;
 use oscycles::run::registry;
 use oscycles::run::runner::{self, Execution};

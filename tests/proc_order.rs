@@ -18,7 +18,7 @@
 //! process meanwhile (cargo runs the tests of one file as threads of one
 //! process).
 
-use oscycles::data::results::Params;
+use oscycles::data::schema_core::Params;
 use oscycles::families::bench::{CaseCtx, Scale};
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{Policy, allowed_cpus};

@@ -1,8 +1,8 @@
 //! Every registered benchmark runs once, in a tiny-iteration mode, through the
 //! same runner `oscycles run` uses; and a run document survives a JSON round trip.
 
-use oscycles::data::results::{CaseStatus, RunStatus};
 use oscycles::data::documents::{self, RunWriter};
+use oscycles::data::results::{CaseStatus, RunStatus};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{self, Policy};

@@ -4,8 +4,8 @@
 //! run it once per round) and the runner (which runs it per environment).
 
 use crate::base::named::Named;
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, Condition};
-use crate::data::documents::{RunWriter, DocumentError};
 use crate::families::bench::{CaseCtx, CaseError};
 use crate::measure::clock::ClockInfo;
 use crate::measure::counters;

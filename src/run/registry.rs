@@ -4,7 +4,7 @@
 //! [`FAMILIES`] and its suite membership. `list`, suite membership, `--bench`
 //! validation and the tests' tiny runs all come from here.
 
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::{self, CaseParams};
 pub use crate::families::bench::{Benchmark, Family, Scale, Venue};
 use crate::families::bench::{

@@ -4,8 +4,8 @@
 //! store as soon as it exists, tell a [`Reporter`] how far it got, stop
 //! cleanly on SIGINT/SIGTERM.
 
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
-use crate::data::documents::{RunWriter, DocumentError};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
 use crate::run::env::guest::GuestSpec;

@@ -6,8 +6,8 @@
 //! typed from the parsed options, and recorded among its facts.
 
 use crate::echo::ECHO_SUITE;
-use oscycles::data::results::RunStatus;
 use oscycles::data::documents::RunWriter;
+use oscycles::data::results::RunStatus;
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;

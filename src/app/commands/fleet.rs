@@ -126,13 +126,14 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::data::documents::load(&f).ok().map(|d| (f, d.id))).collect();
+    let docs: Vec<(PathBuf, String)> =
+        files.into_iter().filter_map(|f| oscycles::data::documents::load(&f).ok().map(|d| (f, d.id))).collect();
     docs.into_iter().unzip()
 }
 
 /// The hosts' table on standard output.
 fn print_hosts(m: &Manifest, out: &Path) {
-    let mut t = report::table::TextTable::new(&["host", "status", "runs", "message"], 2);
+    let mut t = oscycles::tables::tabular::table::TextTable::new(&["host", "status", "runs", "message"], 2);
     t.also_left = vec![3];
     for h in &m.hosts {
         let status = serde_json::to_value(h.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();

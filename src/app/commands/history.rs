@@ -52,7 +52,7 @@ fn documents(db: &mut oscycles::data::db::Db, points: &[Point], keys: &[&str]) -
     if !keys.iter().any(|k| history::needs_document(k)) {
         return Ok(docs);
     }
-    for id in oscycles::present::report::distinct(points.iter().map(|p| p.run_id.as_str())) {
+    for id in oscycles::tables::tabular::distinct(points.iter().map(|p| p.run_id.as_str())) {
         if let Some(d) = db.load(id)? {
             docs.insert(id.to_string(), d);
         }
@@ -94,7 +94,7 @@ pub fn report_history(a: &cli::ReportArgs) -> Result<ExitCode> {
         out.write("index.html", page).map_err(|e| super::store::out_error(dir, e))?;
         eprintln!("report: {}", dir.join("index.html").display());
     } else {
-        oscycles::present::report::table::set_width(Some(oscycles::present::report::terminal_width()));
+        oscycles::tables::tabular::table::set_width(Some(oscycles::present::report::terminal_width()));
         print!("{}", oscycles::present::report::for_terminal(&history::render(&hs, &opts)));
     }
     Ok(ExitCode::SUCCESS)

@@ -35,9 +35,9 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
     match tables {
         Tables::None => {}
         Tables::Fitted => {
-            report::table::set_width(Some(width));
+            oscycles::tables::tabular::table::set_width(Some(width));
             print!("{}", report::for_terminal(&report::fit_text(&report::render_tables(doc), width)));
-            report::table::set_width(None);
+            oscycles::tables::tabular::table::set_width(None);
             println!();
         }
         Tables::Full => {
@@ -75,9 +75,9 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
     print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
     println!();
     if counters {
-        report::table::set_width((!full).then(report::terminal_width));
+        oscycles::tables::tabular::table::set_width((!full).then(report::terminal_width));
         print!("{}", report::for_terminal(&report::counters::render(&doc)));
-        report::table::set_width(None);
+        oscycles::tables::tabular::table::set_width(None);
         println!();
     }
     print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });

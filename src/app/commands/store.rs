@@ -5,8 +5,8 @@ use super::{default_db, open_db, read_doc};
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::{DbError, Imported, Location};
-use oscycles::data::results::RunDoc;
 use oscycles::data::documents;
+use oscycles::data::results::RunDoc;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +19,10 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     }
     let mut db = open_db(&path)?;
     let rows = db.list(&oscycles::data::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
-    let mut t = report::table::TextTable::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
+    let mut t = oscycles::tables::tabular::table::TextTable::new(
+        &["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"],
+        9,
+    );
     for r in &rows {
         t.row(vec![
             r.id.clone(),
@@ -159,7 +162,7 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let policy = oscycles::analysis::uncertainty::Thresholds::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
-        report::table::set_width(Some(report::terminal_width()));
+        oscycles::tables::tabular::table::set_width(Some(report::terminal_width()));
         print!("{}", report::for_terminal(&by::render(&r, &policy)));
         return Ok(ExitCode::SUCCESS);
     }

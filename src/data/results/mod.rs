@@ -20,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::data::schema_core::Params;
+use crate::data::schema_core::Params;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -30,7 +30,8 @@ pub mod syscall;
 
 pub use family::{Benchmark, Family, Scale, Unsupported, Venue};
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::CaseParams;
 use crate::measure::clock::ClockInfo;
 use crate::measure::harness::HarnessConfig;

@@ -13,11 +13,11 @@
 //! fleets, when no `--fleet` is given) shows the newest, and says so.
 
 use super::export::markup::{Cell, MarkupTable};
-use super::table::{TextTable, cycles};
 use crate::analysis::uncertainty::Thresholds;
 use crate::base::named::Named;
 use crate::data::compare::{Judged, judge, relative, seed_of};
 use crate::data::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
+use crate::tables::tabular::table::{TextTable, cycles};
 
 crate::named_enum! {
     /// What the columns are.
@@ -138,7 +138,7 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
     let mut docs: Vec<&RunDoc> = docs.iter().collect();
     // Older first, so that the newest run of a cell is the one kept.
     docs.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
-    let versions = super::distinct(docs.iter().map(|d| version_of(d)));
+    let versions = crate::tables::tabular::distinct(docs.iter().map(|d| version_of(d)));
     let mut sets = Vec::new();
     for v in versions {
         let mine: Vec<&RunDoc> = docs.iter().copied().filter(|d| version_of(d) == v).collect();
@@ -153,7 +153,7 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
             }
         }
         if !found {
-            let all: Vec<String> = super::distinct(sets.iter().flat_map(|s| s.columns.iter().cloned()));
+            let all: Vec<String> = crate::tables::tabular::distinct(sets.iter().flat_map(|s| s.columns.iter().cloned()));
             return Err(NoSuchBaseline { baseline: b.to_string(), by: by.name(), columns: all.join(", ") });
         }
     }
@@ -248,7 +248,7 @@ pub fn merged(docs: &[RunDoc], by: By) -> Option<RunDoc> {
             out.results.push(r);
         }
     }
-    out.environment.name = super::distinct(out.results.iter().map(|r| r.env(&out).to_string())).join(",");
+    out.environment.name = crate::tables::tabular::distinct(out.results.iter().map(|r| r.env(&out).to_string())).join(",");
     Some(out)
 }
 

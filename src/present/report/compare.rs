@@ -1,10 +1,10 @@
 //! `oscycles compare A B`: who A and B are, every common case, then the seed
 //! tables side by side where the runs have their rows.
 
-use super::table::{TextTable, cycles};
 use crate::analysis::uncertainty::{Thresholds, Verdict};
 use crate::data::compare::{Judged, Row, tally, verdict_word};
 use crate::data::results::RunDoc;
+use crate::tables::tabular::table::{TextTable, cycles};
 
 fn who(tag: &str, d: &RunDoc) -> String {
     format!(

@@ -103,7 +103,7 @@ fn marks(r: &Row, x: Scale, y: f64) -> String {
 /// The forest plot of `rows`, grouped by family in their order.
 pub fn svg(rows: &[Row], policy: &Thresholds) -> String {
     let x = Scale::of(rows, policy);
-    let families = super::distinct(rows.iter().map(|r| r.family.as_str()));
+    let families = crate::tables::tabular::distinct(rows.iter().map(|r| r.family.as_str()));
     let lines = rows.len() + families.len();
     let height = 40.0 + lines as f64 * ROW_H + 30.0;
     let width = LABEL_W + PLOT_W + VERDICT_W;

@@ -10,11 +10,11 @@
 //! largest marked step.
 
 use super::export::markup::{Cell as MCell, MarkupTable};
-use super::table::{TextTable, cycles};
 use crate::analysis::uncertainty::{self, Interval, Thresholds, Verdict};
 use crate::data::compare::{seed_of, verdict_word};
 use crate::data::db::history::Point;
 use crate::data::results::{Better, RunDoc, UNIT_CYCLES};
+use crate::tables::tabular::table::{TextTable, cycles};
 use std::collections::HashMap;
 
 /// What a history is over and how it is laid out.
@@ -133,9 +133,9 @@ pub fn keep_where(
 ) -> Result<Vec<Point>, HistoryError> {
     let mut points = points;
     for (key, values) in wheres {
-        let seen = super::distinct(points.iter().filter_map(|p| value_of(p, key, docs)));
+        let seen = crate::tables::tabular::distinct(points.iter().filter_map(|p| value_of(p, key, docs)));
         if seen.is_empty() {
-            let names = super::distinct(points.iter().flat_map(|p| params(p).into_iter().map(|(k, _)| k.to_string())));
+            let names = crate::tables::tabular::distinct(points.iter().flat_map(|p| params(p).into_iter().map(|(k, _)| k.to_string())));
             return Err(HistoryError::UnknownKey(
                 key.clone(),
                 if names.is_empty() { "none".into() } else { names.join(", ") },
@@ -214,7 +214,7 @@ impl History {
 
     /// The distinct series, in order of first appearance.
     pub fn series(&self) -> Vec<String> {
-        super::distinct(self.rows.iter().map(|r| r.series.clone()))
+        crate::tables::tabular::distinct(self.rows.iter().map(|r| r.series.clone()))
     }
 
     /// The marked step with the largest change (in log terms), else the
@@ -236,7 +236,7 @@ pub fn build(points: &[Point], opts: &Options, docs: &HashMap<String, RunDoc>) -
     {
         return Err(HistoryError::UnknownBy(key.clone(), FACTS.into()));
     }
-    let cells = super::distinct(points.iter().map(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str())));
+    let cells = crate::tables::tabular::distinct(points.iter().map(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str())));
     Ok(cells
         .into_iter()
         .map(|(b, pa, m)| {
@@ -250,8 +250,8 @@ pub fn build(points: &[Point], opts: &Options, docs: &HashMap<String, RunDoc>) -
 /// One cell's history from its points (oldest first).
 fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> History {
     let first = pts[0];
-    let hosts = super::distinct(pts.iter().map(|p| p.host())).len();
-    let envs = super::distinct(pts.iter().map(|p| p.environment.as_str())).len();
+    let hosts = crate::tables::tabular::distinct(pts.iter().map(|p| p.host())).len();
+    let envs = crate::tables::tabular::distinct(pts.iter().map(|p| p.environment.as_str())).len();
     let series = |p: &Point| match (hosts > 1, envs > 1) {
         (true, true) => format!("{} {}", p.host(), p.environment),
         (true, false) => p.host().to_string(),
@@ -290,7 +290,7 @@ fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> Histo
 /// together: median and interval recomputed).
 fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
     let samples: Vec<Vec<f64>> = g.iter().flat_map(|p| p.samples.iter().cloned()).collect();
-    let condition = super::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
+    let condition = crate::tables::tabular::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
     let (median, interval) = match g {
         [one] => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
         _ => match uncertainty::estimate(&samples, seed_of(&format!("{name} {label}"))) {
@@ -408,7 +408,7 @@ fn headers(h: &History, with_series: bool, with_condition: bool) -> Vec<String> 
 
 /// Which optional columns a history needs: series, load/isolation.
 fn optional_columns(h: &History) -> (bool, bool) {
-    (h.series().len() > 1, super::distinct(h.rows.iter().map(|r| r.condition.as_str())).len() > 1)
+    (h.series().len() > 1, crate::tables::tabular::distinct(h.rows.iter().map(|r| r.condition.as_str())).len() > 1)
 }
 
 /// The summary line: first and last value, the largest step and where.

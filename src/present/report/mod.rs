@@ -17,11 +17,10 @@ pub mod summary;
 pub mod tables;
 pub mod terminal;
 
-use tables::Lineup;
 use crate::data::results::{CaseResult, RunDoc};
-pub use crate::tables::tabular::tables::{Draws, Layout, Table};
+use crate::tables::tabular::tables::Layout;
+use tables::Lineup;
 // The kit tables are made with, under the names report code has always used.
-pub use crate::tables::tabular::{distinct, figures, noise_note, num, rows, table, typed};
 pub use list::{render_benchmark, render_list};
 pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
 

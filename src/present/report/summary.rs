@@ -5,11 +5,11 @@
 //! --env) with its verdict.
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
-use super::table::{TextTable, cycles};
 use crate::analysis::uncertainty::Thresholds;
 use crate::data::compare::{judge_in, seed_of, verdict_word};
 use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
 use crate::tables::tabular::headline::{Headline, Pick};
+use crate::tables::tabular::table::{TextTable, cycles};
 
 /// The headlines of `env`'s results, the registry's in its order.
 fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {
@@ -38,7 +38,7 @@ fn interval(h: &Headline) -> String {
         Some(e) => format!(
             "+-{:.1}%{}",
             e.interval.relative_half_width(e.median) * 100.0,
-            if super::table::uncertain(h.metric) { "?" } else { "" }
+            if crate::tables::tabular::table::uncertain(h.metric) { "?" } else { "" }
         ),
         None => format!("CV {:.0}%", h.metric.summary.cv * 100.0),
     }

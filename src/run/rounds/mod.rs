@@ -13,8 +13,8 @@ pub mod adaptive;
 pub mod paired;
 
 use crate::analysis::uncertainty::SplitMix64;
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::data::documents::{RunWriter, DocumentError};
 use crate::measure::watchdog;
 use crate::run::execute::{self, Destination, Execution};
 use crate::run::plan::{self, PlannedCase};

@@ -5,7 +5,7 @@
 
 pub mod table;
 
-use oscycles::data::results::Params;
+use oscycles::data::schema_core::Params;
 use oscycles::families::bench::cases::{per_op_metric, pinned};
 use oscycles::families::bench::schema::CaseParams;
 use oscycles::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};

@@ -12,8 +12,8 @@
 use anyhow::{Context, Result, bail};
 use oscycles::analysis::uncertainty::Thresholds;
 use oscycles::app::cli::{CompareArgs, UsageError};
-use oscycles::data::results::RunDoc;
 use oscycles::data::documents;
+use oscycles::data::results::RunDoc;
 use oscycles::measure::watchdog;
 use oscycles::run::rounds;
 use oscycles::run::rounds::paired;

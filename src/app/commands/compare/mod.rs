@@ -4,8 +4,8 @@
 use super::read_doc;
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
-use oscycles::data::results::RunDoc;
 use oscycles::data::documents;
+use oscycles::data::results::RunDoc;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -4,7 +4,8 @@
 
 use super::{CaseCtx, CaseData, CaseError};
 use crate::analysis::stats::Summary;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::CaseParams;
 use crate::measure::clock::{ClockInfo, Tsc};
 use crate::measure::harness::{self, Measurement};

@@ -9,10 +9,12 @@ use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
 use crate::analysis::uncertainty::Thresholds;
 use crate::data::results::RunDoc;
+use crate::present::report::plot;
 use crate::present::report::tables::Lineup;
-use crate::present::report::figures::Plots;
-use crate::present::report::plot::{self, Lines, Point};
 use crate::present::report::{compare, forest, summary};
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::lines::Lines;
+use crate::tables::tabular::lines::Point;
 
 /// Headings of the page.
 const HTML: Html = Html { class: "" };
@@ -107,7 +109,7 @@ fn summary_section(docs: &[RunDoc]) -> String {
     s + "</section>\n"
 }
 
-/// Text with tables in it (as [`crate::present::report::table::marked`] renders
+/// Text with tables in it (as [`crate::tables::tabular::table::marked`] renders
 /// them) as HTML: each table an HTML table with the terminal's headers and
 /// labels, the text between them kept as it is (titles, notes).
 pub fn text_with_tables(text: &str) -> String {
@@ -121,7 +123,7 @@ pub fn text_with_tables(text: &str) -> String {
         prose.clear();
     };
     for line in text.lines() {
-        match crate::present::report::table::parse_marked(line) {
+        match crate::tables::tabular::table::parse_marked(line) {
             Some((before, t)) => {
                 prose.push(before.trim_end().to_string());
                 flush(&mut prose, &mut out);
@@ -179,7 +181,7 @@ fn counter_sections(docs: &[RunDoc]) -> String {
         s += &format!(
             "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n{}</section>\n",
             esc(&d.id),
-            text_with_tables(&crate::present::report::table::marked(|| crate::present::report::counters::render(d)))
+            text_with_tables(&crate::tables::tabular::table::marked(|| crate::present::report::counters::render(d)))
         );
     }
     s
@@ -208,7 +210,7 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
 fn table_sections(docs: &[RunDoc], tables: &Lineup) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
-        let text = crate::present::report::table::marked(|| crate::present::report::render_tables_with(d, tables));
+        let text = crate::tables::tabular::table::marked(|| crate::present::report::render_tables_with(d, tables));
         s += &format!("<section id=\"tables{i}\"><h2>Lineup of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
