@@ -8,7 +8,7 @@
 //! and github-action-benchmark exports of a fixture run carry the published
 //! field names with units and interval bounds.
 
-use oscycles::analysis::uncertainty::Thresholds;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::data::db::Db;
 use oscycles::data::results::RunDoc;
 use oscycles::present::report::history::{self, Options};

@@ -83,7 +83,7 @@ fn no_lmbench_case_leaves_state_behind_for_the_next() {
 #[test]
 fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     let _turn = turn();
-    use oscycles::analysis::uncertainty::{Thresholds, Verdict, compare};
+    use oscycles::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict, verdict::compare};
     let suite = oscycles::run::registry::find_suite("lmbench").unwrap();
     let only: Vec<String> = ["ipc.pipe", "bw.mem-rd", "bw.mem-cp"].map(String::from).to_vec();
     let plan = oscycles::run::runner::plan(&[suite], Some(&only));

@@ -6,7 +6,7 @@
 //! `uncertainty`). Where a document has no raw samples (schema version 1)
 //! the ratio stands alone and the verdict is `unsure`.
 
-use crate::analysis::uncertainty::{self, Interval, Thresholds, Verdict};
+use crate::analysis::uncertainty::{self, bootstrap::Interval, verdict::Thresholds, verdict::Verdict};
 use crate::base::named::Named;
 use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
 
@@ -39,7 +39,7 @@ pub struct Judged {
 
 impl Judged {
     /// The judgement a comparison gives, over `rounds` (A's, B's).
-    fn of(c: &uncertainty::Comparison, rounds: (usize, usize), paired: bool) -> Judged {
+    fn of(c: &uncertainty::verdict::Comparison, rounds: (usize, usize), paired: bool) -> Judged {
         Judged {
             ratio: c.ratio,
             interval: Some(c.interval),
@@ -69,8 +69,8 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
     let c = (!a.samples.is_empty() && !b.samples.is_empty())
         .then(|| match exact(a, b) {
             // Exact counts, the same on every run: any difference is real.
-            true => uncertainty::compare_exact(&a.samples, &b.samples, lower),
-            false => uncertainty::compare(&a.samples, &b.samples, lower, policy, seed),
+            true => uncertainty::verdict::compare_exact(&a.samples, &b.samples, lower),
+            false => uncertainty::verdict::compare(&a.samples, &b.samples, lower, policy, seed),
         })
         .flatten();
     match c {
@@ -105,7 +105,7 @@ pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Thresholds
     let rounds = (a.samples.len(), b.samples.len());
     // Exact counts need no pairing (`judge` compares them as they are).
     let paired = (paired && !exact(a, b) && a.unit == b.unit)
-        .then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .then(|| uncertainty::verdict::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
         .flatten();
     match paired {
         Some(c) => Judged::of(&c, rounds, true),
@@ -264,14 +264,14 @@ pub fn regressions(rows: &[Row], fail_above: f64) -> Vec<&Row> {
     rows.iter()
         .filter(|r| {
             r.judged.interval.is_some_and(|i| {
-                let c = uncertainty::Comparison {
+                let c = uncertainty::verdict::Comparison {
                     ratio: r.judged.ratio,
                     interval: i,
                     p: r.judged.p.unwrap_or(1.0),
                     verdict: r.judged.verdict,
                     rounds_needed: r.judged.rounds_needed,
                 };
-                uncertainty::gate(&c, fail_above)
+                uncertainty::verdict::gate(&c, fail_above)
             })
         })
         .collect()

@@ -4,7 +4,7 @@
 
 use super::{default_db, open_db};
 use anyhow::Result;
-use oscycles::analysis::uncertainty::Thresholds;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::history::Point;
 use oscycles::data::results::{Better, RunDoc};

@@ -160,7 +160,7 @@ fn report_by(a: &cli::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<ExitCode>
     let by =
         by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::base::named::Named>::names())))?;
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let policy = oscycles::analysis::uncertainty::Thresholds::default();
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
         oscycles::tables::tabular::table::set_width(Some(report::terminal_width()));
         print!("{}", report::for_terminal(&by::render(&r, &policy)));

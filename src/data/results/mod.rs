@@ -188,7 +188,7 @@ pub struct Metric {
     pub samples: Vec<Vec<f64>>,
     /// The median with its 95% interval over rounds and batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<crate::analysis::uncertainty::Estimate>,
+    pub estimate: Option<crate::analysis::uncertainty::bootstrap::Estimate>,
 }
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
@@ -281,9 +281,9 @@ impl Metric {
     /// the same interval).
     pub fn estimate_now(&mut self, seed: u64) {
         self.estimate = if self.is_exact() {
-            crate::analysis::uncertainty::estimate_exact(&self.samples)
+            crate::analysis::uncertainty::bootstrap::estimate_exact(&self.samples)
         } else {
-            crate::analysis::uncertainty::estimate(&self.samples, seed)
+            crate::analysis::uncertainty::bootstrap::estimate(&self.samples, seed)
         };
     }
 

@@ -212,7 +212,7 @@ fn table(
                 cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
                     (Some(a), Some(b)) => {
-                        let j = judge(a, b, &crate::analysis::uncertainty::Thresholds::default(), seed_of(&r.label));
+                        let j = judge(a, b, &crate::analysis::uncertainty::verdict::Thresholds::default(), seed_of(&r.label));
                         format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
                     }
                     _ => "-".into(),
@@ -342,7 +342,7 @@ impl Plots for RelPerfBars {
 /// that some pair has both sides of.
 fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: String) -> Option<Bars> {
     let docs: Vec<(RunDoc, RunDoc)> = pairs.iter().map(|(a, b)| (of_environment(doc, a), of_environment(doc, b))).collect();
-    let policy = crate::analysis::uncertainty::Thresholds::default();
+    let policy = crate::analysis::uncertainty::verdict::Thresholds::default();
     let rel = |r: &Row, (da, db): &(RunDoc, RunDoc)| {
         let j = judge(r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
         Some(match j.interval {

@@ -13,7 +13,7 @@
 //! fleets, when no `--fleet` is given) shows the newest, and says so.
 
 use super::export::markup::{Cell, MarkupTable};
-use crate::analysis::uncertainty::Thresholds;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::base::named::Named;
 use crate::data::compare::{Judged, judge, relative, seed_of};
 use crate::data::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};

@@ -1,7 +1,7 @@
 //! `oscycles compare A B`: who A and B are, every common case, then the seed
 //! tables side by side where the runs have their rows.
 
-use crate::analysis::uncertainty::{Thresholds, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Judged, Row, tally, verdict_word};
 use crate::data::results::RunDoc;
 use crate::tables::tabular::table::{TextTable, cycles};
@@ -39,7 +39,7 @@ pub fn ratio_cell(j: &Judged) -> String {
 /// The verdict, with the rounds that would settle an unsure one.
 pub fn verdict_cell(j: &Judged) -> String {
     match (j.verdict, j.rounds_needed) {
-        (Verdict::Unsure, Some(n)) if n >= crate::analysis::uncertainty::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
+        (Verdict::Unsure, Some(n)) if n >= crate::analysis::uncertainty::verdict::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
         (Verdict::Unsure, Some(n)) => format!("unsure (~{n} rounds)"),
         (v, _) => verdict_word(v).into(),
     }

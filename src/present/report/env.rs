@@ -89,7 +89,7 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
                         doc,
                         n,
                         m,
-                        &crate::analysis::uncertainty::Thresholds::default(),
+                        &crate::analysis::uncertainty::verdict::Thresholds::default(),
                         crate::data::compare::seed_of(&format!("{bench} {params} {e}")),
                     );
                     format!("{} {}", super::compare::ratio_cell(&j), crate::data::compare::verdict_word(j.verdict))

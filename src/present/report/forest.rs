@@ -4,7 +4,7 @@
 //! shaded around 1 (a forest plot). Plain SVG, no script.
 
 use super::export::markup::{Cell, Html, Markup, MarkupTable, escape_html as esc};
-use crate::analysis::uncertainty::{Thresholds, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Row, verdict_word};
 
 /// The colour of a verdict (also used by the HTML comparison table).
@@ -173,7 +173,7 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::uncertainty::Interval;
+    use crate::analysis::uncertainty::bootstrap::Interval;
     use crate::data::compare::Judged;
 
     fn row(family: &str, ratio: f64, verdict: Verdict) -> Row {

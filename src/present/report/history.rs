@@ -10,7 +10,7 @@
 //! largest marked step.
 
 use super::export::markup::{Cell as MCell, MarkupTable};
-use crate::analysis::uncertainty::{self, Interval, Thresholds, Verdict};
+use crate::analysis::uncertainty::{self, bootstrap::Interval, verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{seed_of, verdict_word};
 use crate::data::db::history::Point;
 use crate::data::results::{Better, RunDoc, UNIT_CYCLES};
@@ -292,8 +292,10 @@ fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
     let samples: Vec<Vec<f64>> = g.iter().flat_map(|p| p.samples.iter().cloned()).collect();
     let condition = crate::tables::tabular::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
     let (median, interval) = match g {
-        [one] => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
-        _ => match uncertainty::estimate(&samples, seed_of(&format!("{name} {label}"))) {
+        [one] => {
+            (one.median, one.interval.or_else(|| uncertainty::bootstrap::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval)))
+        }
+        _ => match uncertainty::bootstrap::estimate(&samples, seed_of(&format!("{name} {label}"))) {
             Some(e) => (e.median, Some(e.interval)),
             None => {
                 (crate::analysis::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None)
@@ -333,7 +335,7 @@ fn judge_steps(rows: &mut [Row], better: Better, policy: &Thresholds, name: &str
         let judge = i >= shown || !(band.0..=band.1).contains(&ratio);
         let c = judge.then(|| {
             let seed = seed_of(&format!("{name} {} {}", a.label, b.label));
-            uncertainty::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed)
+            uncertainty::verdict::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed)
         });
         rows[i].step = Some(Step {
             from,

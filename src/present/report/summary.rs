@@ -5,7 +5,7 @@
 //! --env) with its verdict.
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
-use crate::analysis::uncertainty::Thresholds;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::compare::{judge_in, seed_of, verdict_word};
 use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
 use crate::tables::tabular::headline::{Headline, Pick};

@@ -12,7 +12,7 @@
 pub mod adaptive;
 pub mod paired;
 
-use crate::analysis::uncertainty::SplitMix64;
+use crate::analysis::uncertainty::random::SplitMix64;
 use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::measure::watchdog;
@@ -226,10 +226,10 @@ impl Repeated<'_> {
         estimate_all(&mut now, self.r.spec.seed);
         now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
-            let policy = crate::analysis::uncertainty::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
+            let policy = crate::analysis::uncertainty::verdict::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
-                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)
+                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::verdict::Verdict::Unsure)
                 .map(|row| adaptive::Unsettled {
                     half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
                     rounds_needed: row.judged.rounds_needed,

@@ -11,7 +11,7 @@
 //! How a round is measured is the caller's (`compare` starts an `oscycles
 //! run --rounds 1` per round); this is the loop and its bookkeeping.
 
-use crate::analysis::uncertainty::{Thresholds, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Judged, judge_sequential};
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use std::time::Duration;
@@ -191,7 +191,7 @@ pub fn drive<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::uncertainty::SplitMix64;
+    use crate::analysis::uncertainty::random::SplitMix64;
 
     /// A fake round: the fixture's native cells that `cases` names, each
     /// with one round of three batches around its centre: B's ipc.pipe

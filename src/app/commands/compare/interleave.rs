@@ -10,7 +10,7 @@
 //! pooled run is round k of that side), saved beside them.
 
 use anyhow::{Context, Result, bail};
-use oscycles::analysis::uncertainty::Thresholds;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::app::cli::{CompareArgs, UsageError};
 use oscycles::data::documents;
 use oscycles::data::results::RunDoc;

@@ -29,7 +29,7 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         }
         let cli::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
         let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
-        let policy = oscycles::analysis::uncertainty::Thresholds { margin: a.margin, ..Default::default() };
+        let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
         let rows = oscycles::data::compare::rows_paired_if(true, &da, &db, &policy);
         return judged(&a, &da, &db, &names, &rows, PAIRED);
     }
@@ -47,7 +47,7 @@ pub fn compare(a: cli::CompareArgs) -> Result<ExitCode> {
         (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
-    let policy = oscycles::analysis::uncertainty::Thresholds { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     judged(&a, &da, &db, &names, &oscycles::data::compare::rows(&da, &db, &policy), "")
 }
 
@@ -59,7 +59,7 @@ const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first dr
 /// ends; the comparison, the cells still unsettled with the pairs each
 /// would need, and 130 when interrupted.
 fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
-    let policy = oscycles::analysis::uncertainty::Thresholds { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
         eprintln!("interrupted before the first pair was measured");
         return Ok(ExitCode::from(130));
@@ -78,7 +78,7 @@ fn until_settled(a: &cli::CompareArgs) -> Result<ExitCode> {
     };
     let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
     out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));
-    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::Verdict::Unsure) {
+    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::verdict::Verdict::Unsure) {
         let need = j.rounds_needed.map_or("?".into(), |n| n.to_string());
         out_to(format!("  unsettled after {} pairs: {}: would need about {need} pairs", j.rounds.0, report::for_terminal(label)));
     }
@@ -95,7 +95,7 @@ fn judged(
     rows: &[oscycles::data::compare::Row],
     note: &str,
 ) -> Result<ExitCode> {
-    let policy = oscycles::analysis::uncertainty::Thresholds { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }

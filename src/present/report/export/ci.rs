@@ -20,7 +20,7 @@
 //! median (hierarchical bootstrap over rounds, then batches), absent where a
 //! run kept no samples.
 
-use crate::analysis::uncertainty::Thresholds;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::compare::{self, Judged, verdict_word};
 use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc, params_label};
 use serde_json::{Map, Value, json};

@@ -7,7 +7,7 @@
 
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::analysis::uncertainty::Thresholds;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::results::RunDoc;
 use crate::present::report::plot;
 use crate::present::report::tables::Lineup;
