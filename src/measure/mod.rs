@@ -1,10 +1,12 @@
 //! The measure layer: how it is measured, the harness, the clock, arch
-//! primitives, placement, the watchdog, kernel counters, host facts, cgroups.
+//! primitives, placement, the watchdog, kernel counters, host facts and the
+//! checks of the machine before measuring (`doctor`), cgroups.
 //! It imports only from its own layer and the layers below it
 //! (scripts/import-map.layers, checked by scripts/import-map).
 
 pub mod arch;
 pub mod cgroup;
+pub mod checks;
 pub mod clock;
 pub mod counters;
 pub mod harness;

@@ -1,5 +1,5 @@
 //! `oscycles fleet run`: the suites on every host of an Ansible inventory
-//! (see `oscycles::present::fleet` for the play), the run documents fetched into
+//! (see `oscycles::run::fleet` for the play), the run documents fetched into
 //! --out, imported into the store, and a manifest of how each host fared.
 //! Exit 0 only when every host succeeded; 1 otherwise; 2 for bad usage
 //! (no ansible-playbook, a bad inventory or run option).
@@ -8,8 +8,8 @@ use super::default_db;
 use super::store::import_into;
 use anyhow::{Context, Result};
 use oscycles::app::cli::{self, FleetRunArgs, UsageError};
-use oscycles::present::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use oscycles::present::report;
+use oscycles::run::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 

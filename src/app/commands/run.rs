@@ -47,7 +47,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let cases = plan.len() * spec.loads.len() * spec.isolations.len() * envs.len();
     let mut doc = spec.document(&names, cases, ex.cpus.clone(), ex.harness_for(suites[0].scale), clock);
     // What would make this run noisy, said before it starts (doctor's warnings).
-    let findings = oscycles::present::doctor::check(&doc.settings.cpus);
+    let findings = oscycles::measure::checks::check(&doc.settings.cpus);
     doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it; a

@@ -87,7 +87,7 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
 /// `oscycles doctor`: what would make measurements noisy here, with fixes.
 pub fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
     let cpus = cli::resolve_cpus(cpus)?;
-    let findings = oscycles::present::doctor::check(&cpus);
+    let findings = oscycles::measure::checks::check(&cpus);
     print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! Checks of the machine before measuring, as pyperf's `system show` does:
+//! Checks of the machine before measuring (`oscycles doctor`), as pyperf's `system show` does:
 //! each check reads `/proc` and `/sys`, says what it saw and, where it
 //! matters, gives the command that would fix it. Nothing is changed and
 //! nothing is printed here; `report::doctor` renders the findings.
