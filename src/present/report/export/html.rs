@@ -148,7 +148,7 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
         }
     }
     for (i, d) in docs.iter().enumerate() {
-        s += &format!("<li><a href=\"#tables{i}\">Lineup of {}</a></li>\n", esc(&d.id));
+        s += &format!("<li><a href=\"#tables{i}\">Tables of {}</a></li>\n", esc(&d.id));
     }
     for (i, d) in docs.iter().enumerate().filter(|(_, d)| has_counts(d)) {
         s += &format!("<li><a href=\"#counters{i}\">Kernel events per operation in {}</a></li>\n", esc(&d.id));
@@ -211,7 +211,7 @@ fn table_sections(docs: &[RunDoc], tables: &Lineup) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
         let text = crate::tables::tabular::table::marked(|| crate::present::report::render_tables_with(d, tables));
-        s += &format!("<section id=\"tables{i}\"><h2>Lineup of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
+        s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
 }
