@@ -12,7 +12,7 @@
 //! order of first use, BIGINT, DOUBLE PRECISION, TEXT): the migrations, the
 //! import rules, the queries.
 //!
-//! Migrations: [`MIGRATIONS`] is a list of versioned steps; a table
+//! Migrations: [`migrations::MIGRATIONS`] is a list of versioned steps; a table
 //! `oscycles_migrations` holds the versions applied. Opening a store applies
 //! the missing steps in one transaction, under the backend's schema lock (an
 //! immediate transaction in SQLite, an advisory lock in PostgreSQL), so
@@ -31,13 +31,18 @@
 //! row and applies the rules above.
 
 pub mod history;
+mod import;
 mod killed;
+pub mod migrations;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::data::results::{CaseStatus, RunDoc, params_label};
+use crate::data::results::RunDoc;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+use import::{import_one, write_in};
+use migrations::migrate;
 
 pub const DEFAULT_NAME: &str = "oscycles.sqlite";
 
@@ -172,67 +177,6 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// The versioned steps of the schema, in both dialects. Never edit a step
-/// that has shipped: add one.
-pub const MIGRATIONS: &[(i64, &str)] = &[
-    (
-        1,
-        "CREATE TABLE IF NOT EXISTS runs (
-             id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT, hostname TEXT,
-             cpu_model TEXT, kernel TEXT, environment TEXT, load TEXT, isolation TEXT, suites TEXT,
-             tool_version TEXT, source TEXT, document TEXT NOT NULL);
-         CREATE TABLE IF NOT EXISTS results (
-             run_id TEXT NOT NULL REFERENCES runs(id), idx BIGINT, suite TEXT, benchmark TEXT, family TEXT,
-             params TEXT, status TEXT, reason TEXT, environment TEXT, load TEXT, isolation TEXT,
-             metric TEXT, unit TEXT, n BIGINT, min DOUBLE PRECISION, median DOUBLE PRECISION, mean DOUBLE PRECISION,
-             p99 DOUBLE PRECISION, max DOUBLE PRECISION, cv DOUBLE PRECISION);
-         CREATE INDEX IF NOT EXISTS results_bench ON results(benchmark)",
-    ),
-    (
-        2,
-        "ALTER TABLE runs ADD COLUMN label TEXT;
-         ALTER TABLE runs ADD COLUMN fleet TEXT;
-         ALTER TABLE runs ADD COLUMN schema_version BIGINT;
-         CREATE UNIQUE INDEX runs_fleet_label ON runs(fleet, label) WHERE fleet IS NOT NULL AND label IS NOT NULL;
-         CREATE INDEX runs_fleet ON runs(fleet);
-         CREATE INDEX results_run ON results(run_id)",
-    ),
-    (
-        3,
-        // A cell's history (`report --history`) reads these instead of whole
-        // documents: the interval of the median, which way the metric
-        // improves, and the raw samples per round (JSON) that steps are judged on.
-        "ALTER TABLE results ADD COLUMN lo DOUBLE PRECISION;
-         ALTER TABLE results ADD COLUMN hi DOUBLE PRECISION;
-         ALTER TABLE results ADD COLUMN better TEXT;
-         ALTER TABLE results ADD COLUMN samples TEXT;
-         CREATE INDEX results_cell ON results(benchmark, metric, run_id)",
-    ),
-];
-
-/// Applies the steps of [`MIGRATIONS`] the store lacks.
-fn migrate(b: &mut dyn Backend, name: &str) -> Result<(), DbError> {
-    b.transaction(&mut |c| {
-        c.lock_schema()?;
-        c.exec("CREATE TABLE IF NOT EXISTS oscycles_migrations (version BIGINT PRIMARY KEY, applied_at TEXT)", &[])?;
-        let done: Vec<i64> = c.query("SELECT version FROM oscycles_migrations", &[])?.iter().filter_map(|r| r[0].int()).collect();
-        let known = MIGRATIONS.last().map_or(0, |m| m.0);
-        if let Some(&v) = done.iter().find(|&&v| v > known) {
-            return Err(DbError::Newer(name.to_string(), v, known));
-        }
-        for (v, sql) in MIGRATIONS.iter().filter(|m| !done.contains(&m.0)) {
-            for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                c.exec(stmt, &[])?;
-            }
-            c.exec(
-                "INSERT INTO oscycles_migrations (version, applied_at) VALUES ($1, $2)",
-                &[(*v).into(), crate::data::results::now_rfc3339().into()],
-            )?;
-        }
-        Ok(())
-    })
-}
-
 /// A store: a backend with the migrations applied.
 pub struct Db {
     backend: Box<dyn Backend>,
@@ -269,15 +213,6 @@ pub struct Imported {
 }
 
 /// The columns of `runs` a document fills, in order.
-const RUN_COLUMNS: &str = "id, started_at, finished_at, status, hostname, cpu_model, kernel, environment, load, isolation, suites, \
-                           tool_version, source, document, label, fleet, schema_version";
-const RESULT_COLUMNS: &str = "run_id, idx, suite, benchmark, family, params, status, reason, environment, load, isolation, \
-                              metric, unit, n, min, median, mean, p99, max, cv, lo, hi, better, samples";
-
-fn placeholders(n: usize) -> String {
-    (1..=n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
-}
-
 impl Db {
     /// Opens (creating and migrating) the store, then records as `killed`
     /// every run of this machine still marked `running` whose process is gone.
@@ -450,98 +385,9 @@ fn parse_doc(text: &str) -> Result<RunDoc, DbError> {
     Ok(doc)
 }
 
-/// The document as the store compares it: its canonical JSON.
-fn canonical(doc: &RunDoc) -> Result<String, DbError> {
-    serde_json::to_string(doc).map_err(|e| DbError::Document(e.to_string()))
-}
-
-/// One run of an import: stored (true), already there as it is (false), or refused.
-fn import_one(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<bool, DbError> {
-    if let Some(row) = c.query("SELECT document FROM runs WHERE id = $1", &[doc.id.as_str().into()])?.first() {
-        let stored = parse_doc(row[0].text().unwrap_or_default())?;
-        return if canonical(&stored)? == canonical(doc)? { Ok(false) } else { Err(DbError::Conflict(doc.id.clone())) };
-    }
-    if let (Some(fleet), Some(label)) = (&doc.fleet, &doc.label) {
-        let other = c.query("SELECT id FROM runs WHERE fleet = $1 AND label = $2", &[fleet.as_str().into(), label.as_str().into()])?;
-        if let Some(o) = other.first() {
-            let other = o[0].text().unwrap_or_default().to_string();
-            return Err(DbError::LabelTaken { fleet: fleet.clone(), label: label.clone(), other });
-        }
-    }
-    write_in(c, doc, source)?;
-    Ok(true)
-}
-
-/// One run's rows, inserted inside the caller's transaction. Never a
-/// delete here: an import that raced another importer of the same run must
-/// collide on the runs table's unique id (retried, then found stored), not
-/// delete the other's committed run under its results (PostgreSQL's read
-/// committed snapshot is per statement).
-fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError> {
-    let run: Vec<Value> = vec![
-        doc.id.as_str().into(),
-        doc.started_at.as_str().into(),
-        doc.finished_at.clone().into(),
-        format!("{:?}", doc.status).to_lowercase().into(),
-        doc.host.hostname.as_str().into(),
-        doc.host.cpu_model.as_str().into(),
-        doc.host.kernel_release.as_str().into(),
-        doc.environment.name.as_str().into(),
-        doc.condition.load.as_str().into(),
-        doc.condition.isolation.as_str().into(),
-        doc.settings.suites.join(",").into(),
-        doc.tool.version.as_str().into(),
-        source.into(),
-        canonical(doc)?.into(),
-        doc.label.clone().into(),
-        doc.fleet.clone().into(),
-        i64::from(doc.schema_version).into(),
-    ];
-    c.exec(&format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ({})", placeholders(run.len())), &run)?;
-    let insert = format!("INSERT INTO results ({RESULT_COLUMNS}) VALUES ({})", placeholders(24));
-    for (i, r) in doc.results.iter().enumerate() {
-        let (load, iso) = r.load_isolation(doc);
-        let status = match r.status {
-            CaseStatus::Ok => "ok",
-            CaseStatus::NotApplicable => "not_applicable",
-            CaseStatus::Failed => "failed",
-        };
-        let metrics: Vec<Option<&crate::data::results::Metric>> =
-            if r.metrics.is_empty() { vec![None] } else { r.metrics.iter().map(Some).collect() };
-        for m in metrics {
-            let s = m.map(|m| &m.summary);
-            let real = |f: fn(&crate::analysis::stats::Summary) -> f64| Value::Real(s.map(f));
-            let mut row: Vec<Value> = vec![
-                doc.id.as_str().into(),
-                (i as i64).into(),
-                r.suite.as_str().into(),
-                r.benchmark.as_str().into(),
-                r.family.as_str().into(),
-                params_label(&r.params).into(),
-                status.into(),
-                r.reason.clone().into(),
-                r.env(doc).into(),
-                load.into(),
-                iso.into(),
-                m.map(|m| m.name.clone()).into(),
-                m.map(|m| m.unit.clone()).into(),
-                Value::Int(s.map(|s| s.n as i64)),
-                real(|s| s.min),
-                real(|s| s.median),
-                real(|s| s.mean),
-                real(|s| s.p99),
-                real(|s| s.max),
-                real(|s| s.cv),
-            ];
-            row.extend(history::columns(m));
-            c.exec(&insert, &row)?;
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::migrations::MIGRATIONS;
     use super::*;
 
     use crate::data::results::fixture;
