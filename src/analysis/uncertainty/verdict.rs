@@ -143,7 +143,7 @@ pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, pol
     Some(Comparison { ratio, interval, p, verdict, rounds_needed })
 }
 
-/// Compares two cells counted exactly (see [`estimate_exact`]): the ratio
+/// Compares two cells counted exactly (see [`estimate_exact`](super::bootstrap::estimate_exact)): the ratio
 /// of their medians with an interval of zero width, and at once, whatever
 /// the rounds, `Same` for equal medians and otherwise `Faster` or `Slower`:
 /// any difference between two exact counts is real (p 0; 1 when equal).
