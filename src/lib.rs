@@ -1,7 +1,7 @@
 //! oscycles: what every layer between a program and the hardware costs, in
 //! CPU cycles. The code is a folder per layer, top to bottom: app (the
 //! command line), present (reports), run (where and under what), families
-//! (what is measured, a folder each, with its table), view (what tables
+//! (what is measured, a folder each, with its table), tables (what tables
 //! are made of), data (run documents, the store), measure (the harness, the
 //! clock), analysis (statistics), base (names, sources); each imports only
 //! from its own layer or below (scripts/import-map).
@@ -14,4 +14,4 @@ pub mod families;
 pub mod measure;
 pub mod present;
 pub mod run;
-pub mod view;
+pub mod tables;

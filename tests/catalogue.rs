@@ -14,11 +14,9 @@ mod thread_env;
 use echo::{ECHO_SUITE, Echo};
 use oscycles::base::named::Named;
 use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
-use oscycles::data::store::{self, RunWriter};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
-use oscycles::present::report::Tables;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
 use oscycles::run::env::environment::Env;
 use oscycles::run::env::error::EnvError;
@@ -48,7 +46,7 @@ fn a_family_outside_the_registry_runs_through_the_runner_store_and_exporters() {
     assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
     // Stored, and read back as it was written.
-    let back = store::load(w.path()).unwrap();
+    let back = documents::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
     assert_eq!(back.results.len(), 2);
     for r in &back.results {
@@ -147,7 +145,7 @@ fn an_environment_defined_here_with_its_own_option_runs_through_the_runner() {
     let envs = Environments { list: envs.to_vec(), options: o };
     assert_eq!(runner::run(&Prepared::of(plan, ex, clock), &envs, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
 
-    let doc = store::load(w.path()).unwrap();
+    let doc = documents::load(w.path()).unwrap();
     assert_eq!(doc.results.len(), 2);
     for r in &doc.results {
         assert_eq!((r.environment.as_deref(), r.status), (Some("thread"), CaseStatus::Ok), "{:?}", r.reason);

@@ -97,7 +97,7 @@ fn a_tiny_run_saves_a_document_that_show_prints_again() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("syscall: cost per call"), "{stdout}");
     let path = only_json(&d);
-    let doc = oscycles::data::store::load(&path).unwrap();
+    let doc = oscycles::data::documents::load(&path).unwrap();
     assert_eq!(doc.status, oscycles::data::results::RunStatus::Complete);
     assert_eq!(doc.results.len(), doc.planned_cases);
     assert_eq!(doc.results.len(), 7);
@@ -132,7 +132,7 @@ fn an_interrupted_run_keeps_what_it_measured() {
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| oscycles::data::store::load(&e.path()).ok())
+            .filter_map(|e| oscycles::data::documents::load(&e.path()).ok())
             .map(|doc| doc.results.len())
             .next()
             .unwrap_or(0);
@@ -146,7 +146,7 @@ fn an_interrupted_run_keeps_what_it_measured() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc = oscycles::data::store::load(&only_json(&d)).unwrap();
+    let doc = oscycles::data::documents::load(&only_json(&d)).unwrap();
     assert_eq!(doc.status, oscycles::data::results::RunStatus::Interrupted);
     assert!(doc.results.len() >= 2 && doc.results.len() < doc.planned_cases);
     assert!(
@@ -162,7 +162,7 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
     let d = tempdir("rt");
     let out = tiny_syscall_run(&d, &["--batches", "2", "--rt", "--bench", "syscall.getpid"]);
     if out.status.success() {
-        let doc = oscycles::data::store::load(&only_json(&d)).unwrap();
+        let doc = oscycles::data::documents::load(&only_json(&d)).unwrap();
         assert_eq!(doc.condition.isolation, "rt");
         let p = doc.results[0].placement.as_ref().unwrap();
         assert_eq!(p.policy, "SCHED_FIFO 50");
@@ -180,7 +180,7 @@ fn rt_runs_under_sched_fifo_with_memory_locked_or_says_why_not() {
 fn crafted_pair(d: &Path) -> (PathBuf, PathBuf) {
     let out = tiny_syscall_run(d, &["--batches", "2", "--bench", "syscall.getpid,syscall.getppid,syscall.read"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let template = oscycles::data::store::load(&only_json(d)).unwrap();
+    let template = oscycles::data::documents::load(&only_json(d)).unwrap();
     // Six rounds of three batches at the median wanted; `spread` moves
     // every other round up and down by that fraction.
     let set =

@@ -8,7 +8,7 @@
 //! and github-action-benchmark exports of a fixture run carry the published
 //! field names with units and interval bounds.
 
-use oscycles::analysis::uncertainty::Policy;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::data::db::Db;
 use oscycles::data::results::RunDoc;
 use oscycles::present::report::history::{self, Options};
@@ -98,7 +98,7 @@ fn a_postgresql_store_gives_the_same_history() {
 }
 
 fn options() -> Options {
-    Options { by: None, wheres: vec![], last: 0, policy: Policy::default() }
+    Options { by: None, wheres: vec![], last: 0, policy: Thresholds::default() }
 }
 
 #[test]

@@ -95,6 +95,51 @@ fn modules_in_layer_folders_are_mapped_by_their_own_names_and_must_be_in_their_l
 }
 
 #[test]
+fn a_circle_among_environment_files_or_family_folders_fails_as_among_modules() {
+    // Environment files: a -> b through the folder's path, b -> a as a
+    // sibling (super::), c -> a alone; a family folder's file reaches
+    // another family through the schema's re-export, which reaches back.
+    let tree = [
+        ("lib.rs", "pub mod run;\npub mod families;\n"),
+        ("run/mod.rs", "pub mod env;\n"),
+        ("run/env/mod.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        ("run/env/a.rs", "use crate::run::env::b::start;\n"),
+        ("run/env/b.rs", "use super::{a::Guest, c};\n"),
+        ("run/env/c.rs", "use super::a::Guest;\n"),
+        ("families/mod.rs", "pub mod bench;\n"),
+        ("families/bench/mod.rs", "pub mod schema;\npub mod x;\npub mod y;\n"),
+        ("families/bench/schema.rs", "pub use crate::families::bench::x::schema as x;\n"),
+        ("families/bench/x/mod.rs", "pub mod schema;\n"),
+        ("families/bench/x/schema.rs", "use super::super::y::shared;\n"),
+        ("families/bench/y/mod.rs", "use crate::families::bench::schema::x::Params;\n"),
+    ];
+    let (ok, out) = map_of(&tree, "");
+    assert!(!ok, "{out}");
+    assert!(out.contains("circle of files: env/a env/b env/c"), "{out}");
+    assert!(out.contains("env/a -> env/b") && out.contains("env/b -> env/a") && out.contains("env/c -> env/a"), "{out}");
+    assert!(out.contains("circle of files: bench/x bench/y") && out.contains("bench/y -> bench/x"), "{out}");
+    let (ok, out) = map_of(&tree, "env/a env/b env/c\nbench/x bench/y\n");
+    assert!(ok, "known circles of files pass: {out}");
+    // Cut: no circle left among the files.
+    let cut = [
+        tree[0],
+        tree[1],
+        tree[2],
+        tree[3],
+        ("run/env/b.rs", "use super::c;\n"),
+        ("run/env/c.rs", ""),
+        tree[6],
+        tree[7],
+        tree[8],
+        tree[9],
+        ("families/bench/x/schema.rs", ""),
+        tree[11],
+    ];
+    let (ok, out) = map_of(&cut, "");
+    assert!(ok && out.contains("3 imports between them, 0 circles"), "{out}");
+}
+
+#[test]
 fn the_source_tree_has_no_circle_beyond_the_known_ones() {
     let out = Command::new(script()).output().expect("the script runs");
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -18,7 +18,7 @@
 //! process meanwhile (cargo runs the tests of one file as threads of one
 //! process).
 
-use oscycles::data::results::Params;
+use oscycles::data::schema_core::Params;
 use oscycles::families::bench::{CaseCtx, Scale};
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{Policy, allowed_cpus};
@@ -175,11 +175,11 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
     }
     drop(twin);
     let mut failures = Vec::new();
-    let policy = oscycles::analysis::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds::default();
     for (i, id) in ROWS.iter().enumerate() {
-        let est = oscycles::analysis::uncertainty::estimate(&alone[i], 37).unwrap();
+        let est = oscycles::analysis::uncertainty::bootstrap::estimate(&alone[i], 37).unwrap();
         let m = median(&after[i].concat());
-        let c = oscycles::analysis::uncertainty::compare(&alone[i], &after[i], true, &policy, 37).unwrap();
+        let c = oscycles::analysis::uncertainty::verdict::compare(&alone[i], &after[i], true, &policy, 37).unwrap();
         eprintln!(
             "{id}: alone {:.0} cycles [{:.0}, {:.0}] over {} rounds; after the alloc family's {alloc_cases} cases {m:.0} ({:.2}x, {}in the interval); verdict {:?} (ratio {:.2} [{:.2}, {:.2}], p {:.3})",
             est.median,
@@ -194,7 +194,10 @@ fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
             c.interval.hi,
             c.p
         );
-        if matches!(c.verdict, oscycles::analysis::uncertainty::Verdict::Faster | oscycles::analysis::uncertainty::Verdict::Slower) {
+        if matches!(
+            c.verdict,
+            oscycles::analysis::uncertainty::verdict::Verdict::Faster | oscycles::analysis::uncertainty::verdict::Verdict::Slower
+        ) {
             failures
                 .push(format!("{id}: {:?} after the alloc cases ({m:.0} cycles against {:.0} alone, p {:.3})", c.verdict, est.median, c.p));
         }

@@ -1,8 +1,8 @@
 //! Every registered benchmark runs once, in a tiny-iteration mode, through the
 //! same runner `oscycles run` uses; and a run document survives a JSON round trip.
 
+use oscycles::data::documents::{self, RunWriter};
 use oscycles::data::results::{CaseStatus, RunStatus};
-use oscycles::data::store::{self, RunWriter};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{self, Policy};
@@ -86,7 +86,7 @@ fn a_run_document_survives_a_json_round_trip() {
     w.doc.planned_cases = plan.len();
     let status = prepared::execute(&plan, &ex, &mut w, &mut oscycles::run::progress::Quiet).unwrap();
     assert_eq!(status, RunStatus::Complete);
-    let back = store::load(w.path()).unwrap();
+    let back = documents::load(w.path()).unwrap();
     assert_eq!(back, w.doc);
     assert!(back.results.iter().any(|r| r.status == CaseStatus::NotApplicable), "spin same-core is n/a");
 }

@@ -83,7 +83,7 @@ fn no_lmbench_case_leaves_state_behind_for_the_next() {
 #[test]
 fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
     let _turn = turn();
-    use oscycles::analysis::uncertainty::{Policy, Verdict, compare};
+    use oscycles::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict, verdict::compare};
     let suite = oscycles::run::registry::find_suite("lmbench").unwrap();
     let only: Vec<String> = ["ipc.pipe", "bw.mem-rd", "bw.mem-cp"].map(String::from).to_vec();
     let plan = oscycles::run::plan::plan(&[suite], Some(&only));
@@ -107,12 +107,12 @@ fn a_case_measured_first_and_after_the_bandwidth_cases_agrees() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let json =
             std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "json")).unwrap();
-        let doc = oscycles::data::store::load(&json).unwrap();
+        let doc = oscycles::data::documents::load(&json).unwrap();
         let r = doc.results.iter().find(|r| r.benchmark == "ipc.pipe").unwrap();
         let samples = r.metric("round_trip").unwrap().samples.clone().into_iter().flatten().collect::<Vec<f64>>();
         if k % 2 == 0 { a.push(samples) } else { b.push(samples) }
     }
-    let policy = Policy { alpha: 0.01, ..Policy::default() };
+    let policy = Thresholds { alpha: 0.01, ..Thresholds::default() };
     let slower = |by: f64| b.iter().map(|r| r.iter().map(|x| x * by).collect()).collect::<Vec<Vec<f64>>>();
     let c = compare(&a, &b, true, &policy, 18).unwrap();
     let (c30, c50) = (compare(&a, &slower(1.3), true, &policy, 18).unwrap(), compare(&a, &slower(1.5), true, &policy, 18).unwrap());

@@ -49,7 +49,7 @@ fn bench(name: &str, loc: &Location, docs: &[RunDoc]) {
     let again = db.import(&[(&docs[0], "scale".into())]).unwrap();
     assert!(again.added.is_empty());
     let reimport = t.elapsed().as_secs_f64();
-    let policy = oscycles::analysis::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds::default();
     let t = Instant::now();
     let fleet = db.documents(Some("f042")).unwrap();
     let query = t.elapsed().as_secs_f64();

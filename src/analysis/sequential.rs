@@ -46,7 +46,7 @@
 //! side the same number) have no noise to test: one pair says all
 //! (`exact`).
 
-use crate::analysis::uncertainty::{SplitMix64, Verdict};
+use crate::analysis::uncertainty::{random::SplitMix64, verdict::Verdict};
 
 /// The alternatives mixed (P(d < m) under each), with equal weights: from
 /// a slight lean to near-certainty, so that both a small difference over
@@ -54,7 +54,7 @@ use crate::analysis::uncertainty::{SplitMix64, Verdict};
 const ALTERNATIVES: [f64; 9] = [0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
 
 /// The most pairs a projection ever names.
-pub const PAIRS_CAP: usize = crate::analysis::uncertainty::ROUNDS_NEEDED_CAP;
+pub const PAIRS_CAP: usize = crate::analysis::uncertainty::verdict::ROUNDS_NEEDED_CAP;
 
 /// ln of the mixture martingale after `n` pairs of which `k` fell on one
 /// side of the candidate median.

@@ -154,8 +154,8 @@ impl OutDir {
         let mut f = open_at(&self.dir, OsStr::new(&tmp), flags, 0o644).map_err(io)?;
         let (t, to) = (c_name(OsStr::new(&tmp)).map_err(io)?, c_name(OsStr::new(name)).map_err(io)?);
         let written = f.write_all(bytes.as_ref()).and_then(|()| f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644)));
-        // SAFETY: both names are NUL-terminated; both are relative to our open directory.
         let renamed = written.and_then(|()| {
+            // SAFETY: both names are NUL-terminated; both are relative to our open directory.
             if unsafe { libc::renameat(self.dir.as_raw_fd(), t.as_ptr(), self.dir.as_raw_fd(), to.as_ptr()) } != 0 {
                 return Err(std::io::Error::last_os_error());
             }

@@ -6,7 +6,7 @@
 //! `uncertainty`). Where a document has no raw samples (schema version 1)
 //! the ratio stands alone and the verdict is `unsure`.
 
-use crate::analysis::uncertainty::{self, Interval, Policy, Verdict};
+use crate::analysis::uncertainty::{self, bootstrap::Interval, verdict::Thresholds, verdict::Verdict};
 use crate::base::named::Named;
 use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc};
 
@@ -39,7 +39,7 @@ pub struct Judged {
 
 impl Judged {
     /// The judgement a comparison gives, over `rounds` (A's, B's).
-    fn of(c: &uncertainty::Comparison, rounds: (usize, usize), paired: bool) -> Judged {
+    fn of(c: &uncertainty::verdict::Comparison, rounds: (usize, usize), paired: bool) -> Judged {
         Judged {
             ratio: c.ratio,
             interval: Some(c.interval),
@@ -59,7 +59,7 @@ pub fn seed_of(text: &str) -> u64 {
 }
 
 /// Compares metric B with metric A under `policy`.
-pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+pub fn judge(a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
     if a.unit != b.unit {
         // Cycles against guest instructions: no ratio on one axis.
@@ -69,8 +69,8 @@ pub fn judge(a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
     let c = (!a.samples.is_empty() && !b.samples.is_empty())
         .then(|| match exact(a, b) {
             // Exact counts, the same on every run: any difference is real.
-            true => uncertainty::compare_exact(&a.samples, &b.samples, lower),
-            false => uncertainty::compare(&a.samples, &b.samples, lower, policy, seed),
+            true => uncertainty::verdict::compare_exact(&a.samples, &b.samples, lower),
+            false => uncertainty::verdict::compare(&a.samples, &b.samples, lower, policy, seed),
         })
         .flatten();
     match c {
@@ -95,17 +95,17 @@ fn exact(a: &Metric, b: &Metric) -> bool {
 /// Compares metric B with metric A, two columns of one run `doc`: paired
 /// round by round where the run interleaved its environments and both have
 /// every round, else as `judge`.
-pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
     judge_paired_if(doc.settings.interleaved, a, b, policy, seed)
 }
 
 /// Compares metric B with metric A on paired rounds where `paired` and
 /// the rounds pair (as many on each side), else as `judge`.
-pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, seed: u64) -> Judged {
+pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
     let rounds = (a.samples.len(), b.samples.len());
     // Exact counts need no pairing (`judge` compares them as they are).
     let paired = (paired && !exact(a, b) && a.unit == b.unit)
-        .then(|| uncertainty::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
+        .then(|| uncertainty::verdict::compare_paired(&a.samples, &b.samples, a.better == Better::Lower, policy, seed))
         .flatten();
     match paired {
         Some(c) => Judged::of(&c, rounds, true),
@@ -119,7 +119,7 @@ pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Policy, se
 /// counted exactly (guest instructions, no spread on either side) is judged
 /// on its one number. `alpha` and `margin` from `policy`; None where the
 /// rounds do not pair or a value is not positive.
-pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Policy) -> Option<Judged> {
+pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Thresholds) -> Option<Judged> {
     let lower = a.better == Better::Lower;
     let rounds = (a.samples.len(), b.samples.len());
     if rounds.0 != rounds.1 || rounds.0 == 0 {
@@ -204,13 +204,13 @@ fn comparable(ca: &(String, String, String), cb: &(String, String, String), a: &
 /// The first metric of every case measured in both runs (same benchmark,
 /// parameters, and environment, load and isolation unless that is what the
 /// runs differ in as a whole), in A's order.
-pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
+pub fn rows(a: &RunDoc, b: &RunDoc, policy: &Thresholds) -> Vec<Row> {
     rows_paired_if(false, a, b, policy)
 }
 
 /// As `rows`, judging on paired rounds where `paired` (runs measured
 /// round by round alternately, `compare --interleave`).
-pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<Row> {
+pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Thresholds) -> Vec<Row> {
     rows_with(a, b, &|ma, mb, seed| judge_paired_if(paired, ma, mb, policy, seed))
 }
 
@@ -264,14 +264,14 @@ pub fn regressions(rows: &[Row], fail_above: f64) -> Vec<&Row> {
     rows.iter()
         .filter(|r| {
             r.judged.interval.is_some_and(|i| {
-                let c = uncertainty::Comparison {
+                let c = uncertainty::verdict::Comparison {
                     ratio: r.judged.ratio,
                     interval: i,
                     p: r.judged.p.unwrap_or(1.0),
                     verdict: r.judged.verdict,
                     rounds_needed: r.judged.rounds_needed,
                 };
-                uncertainty::gate(&c, fail_above)
+                uncertainty::verdict::gate(&c, fail_above)
             })
         })
         .collect()
@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn verdicts_from_rounds() {
-        let p = Policy::default();
+        let p = Thresholds::default();
         let a = metric(&rounds(100.0, 6), Better::Lower);
         assert_eq!(judge(&a, &metric(&rounds(100.0, 6), Better::Lower), &p, 1).verdict, Verdict::Same);
         assert_eq!(judge(&a, &metric(&rounds(150.0, 6), Better::Lower), &p, 1).verdict, Verdict::Slower);
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn exact_counts_are_same_or_different_at_once() {
-        let p = Policy::default();
+        let p = Thresholds::default();
         let counted =
             |rounds: &[Vec<f64>]| Metric { unit: crate::data::results::UNIT_INSTRUCTIONS.into(), ..metric(rounds, Better::Lower) };
         let a = counted(&[vec![311.0, 311.0, 330.0]]);

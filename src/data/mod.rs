@@ -4,6 +4,6 @@
 
 pub mod compare;
 pub mod db;
+pub mod documents;
 pub mod results;
 pub mod schema_core;
-pub mod store;

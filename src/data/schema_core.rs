@@ -11,7 +11,6 @@
 //! parameters serialise in key order whatever the field order, so a struct's
 //! JSON is byte for byte what the cases wrote as maps.
 
-pub use crate::base::named::Named;
 /// A case's parameters as the JSON map a result stores (`results::Params`).
 pub type Params = serde_json::Map<String, serde_json::Value>;
 use serde::Serialize;

@@ -6,6 +6,7 @@
 
 pub mod arch;
 pub mod cgroup;
+pub mod checks;
 pub mod clock;
 pub mod counters;
 pub mod harness;

@@ -2,6 +2,4 @@
 //! only from its own layer and the layers below it (scripts/import-map.layers,
 //! checked by scripts/import-map).
 
-pub mod doctor;
-pub mod fleet;
 pub mod report;

@@ -4,8 +4,8 @@
 //! run it once per round) and the runner (which runs it per environment).
 
 use crate::base::named::Named;
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, Condition};
-use crate::data::store::{RunWriter, StoreError};
 use crate::families::bench::{CaseCtx, CaseError};
 use crate::measure::clock::ClockInfo;
 use crate::measure::counters;
@@ -170,7 +170,7 @@ fn count_pass(
     clock: &ClockInfo,
     mode: Mode,
     recorder: &mut Recorder,
-) -> Result<(), StoreError> {
+) -> Result<(), DocumentError> {
     for &(p, i) in to_count {
         if watchdog::interrupted().is_some() {
             return Ok(());
@@ -220,14 +220,14 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
-    fn push(&mut self, mut r: CaseResult) -> Result<(), StoreError> {
+    fn push(&mut self, mut r: CaseResult) -> Result<(), DocumentError> {
         r.environment = self.env.map(String::from);
         self.done += 1;
         self.writer.push(r)
     }
 
     /// Every case of `plan` not measured, for `why`.
-    fn not_measured(&mut self, plan: &[PlannedCase], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), StoreError> {
+    fn not_measured(&mut self, plan: &[PlannedCase], status: CaseStatus, why: &str, condition: &Condition) -> Result<(), DocumentError> {
         plan.iter().try_for_each(|p| self.push(not_measured(p, status, why, condition.clone())))
     }
 }
@@ -247,7 +247,7 @@ pub fn condition(kind: LoadKind, iso: Isolation, preempt: Option<Preempt>) -> Co
 /// tagged with `env` if given. Loads and isolation settings are undone when
 /// the run ends, fails or is interrupted (their guards are dropped on every
 /// path out).
-pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), DocumentError> {
     watchdog::install();
     let rep = &mut *out.rep;
     let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
@@ -286,7 +286,7 @@ fn under_load(
     load: &mut Load,
     recorder: &mut Recorder,
     rep: &mut dyn Reporter,
-) -> Result<bool, StoreError> {
+) -> Result<bool, DocumentError> {
     let clock = recorder.writer.doc.host.clock.clone();
     let many = ex.spec.conditions() > 1;
     for (iso, pre) in ex.spec.isolation_modes() {

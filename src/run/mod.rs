@@ -5,6 +5,7 @@
 
 pub mod env;
 pub mod execute;
+pub mod fleet;
 pub mod isolation;
 pub mod load;
 pub mod plan;

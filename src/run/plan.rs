@@ -4,7 +4,8 @@
 //! runner, the rounds, the environments and the progress reports, which
 //! all read it.
 
-use crate::data::results::{CaseResult, CaseStatus, Condition, Params};
+use crate::data::results::{CaseResult, CaseStatus, Condition};
+use crate::data::schema_core::Params;
 use crate::run::registry::{Benchmark, Scale, Suite};
 
 /// One case to run, and the suite it belongs to.

@@ -6,14 +6,14 @@
 //! validation, the report's tables, plots and headlines and the tests' tiny
 //! runs all come from here.
 
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::{self, CaseParams};
 use crate::families::bench::shows::Shows;
 pub use crate::families::bench::{Benchmark, Family, Scale, Venue};
 use crate::families::{bench, published};
-use crate::view::tabular::figures::Plots;
-use crate::view::tabular::headline::Headlines;
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::headline::Headlines;
+use crate::tables::tabular::tables::Table;
 use std::sync::OnceLock;
 
 /// Every family, in the order `list` shows them and the report lays out

@@ -4,8 +4,8 @@
 //! store as soon as it exists, tell a [`Reporter`] how far it got, stop
 //! cleanly on SIGINT/SIGTERM.
 
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
-use crate::data::store::{RunWriter, StoreError};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
 use crate::run::env::environment::{Env, Fit};
@@ -105,7 +105,7 @@ impl EnvironmentsRun<'_> {
 
     /// What of the plan runs inside `env` and what the host times (its
     /// starts); what cannot run there is recorded with the reason.
-    fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), StoreError> {
+    fn split(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(Vec<PlannedCase>, Vec<PlannedCase>), DocumentError> {
         let (mut inside, mut from_host) = (Vec::new(), Vec::new());
         let counted = env.counts_instructions(self.o);
         for p in plan {
@@ -140,7 +140,7 @@ impl EnvironmentsRun<'_> {
 
     /// The plan in one environment: what cannot run there says why, what
     /// fits runs, then the host times its starts.
-    fn environment(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(), StoreError> {
+    fn environment(&mut self, env: Env, plan: &[PlannedCase]) -> Result<(), DocumentError> {
         let (inside, from_host) = self.split(env, plan)?;
         if watchdog::interrupted().is_some() {
             return Ok(());
@@ -160,7 +160,7 @@ impl EnvironmentsRun<'_> {
 
     /// The cases of `env` measured from the host (boot time), each by its
     /// family with an [`EnvStarter`] of `env`.
-    fn measure_from_host(&mut self, env: Env, from_host: &[PlannedCase], unusable: Option<&str>) -> Result<(), StoreError> {
+    fn measure_from_host(&mut self, env: Env, from_host: &[PlannedCase], unusable: Option<&str>) -> Result<(), DocumentError> {
         for p in from_host {
             if watchdog::interrupted().is_some() {
                 break;
@@ -177,7 +177,7 @@ impl EnvironmentsRun<'_> {
     /// alike. An environment in this process runs each round in a fresh
     /// process; one in a child (container, guest) starts a child per round.
     /// An environment that cannot start in a round is not tried again.
-    fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), StoreError> {
+    fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), DocumentError> {
         let mut parts = Vec::new();
         for &env in self.envs {
             let (inside, from_host) = self.split(env, plan)?;
@@ -232,7 +232,7 @@ impl EnvironmentsRun<'_> {
     /// Runs `plan` in a child of `env` and takes its results in (round k
     /// of an interleaved run: only that round, merged into the cells of the
     /// rounds before); returns why the environment is unusable, if it is.
-    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, StoreError> {
+    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, DocumentError> {
         let name = env.name();
         if round.is_none_or(|k| k == 0) {
             self.rep.environment_started(name, plan.len());

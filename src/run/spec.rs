@@ -8,7 +8,7 @@
 //! a run stay with the host.
 
 use crate::base::named::Named;
-use crate::data::results::{Condition, Environment, Owner, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
+use crate::data::results::{Condition, EnvRecord, Owner, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, Settings, Tool, now_rfc3339};
 use crate::measure::clock::ClockInfo;
 use crate::measure::harness::HarnessConfig;
 use crate::run::isolation::Isolation;
@@ -261,7 +261,7 @@ impl RunSpec {
             status: RunStatus::Running,
             tool: Tool::this(),
             host: crate::measure::host::collect(clock),
-            environment: Environment { name: envs.join(","), settings: Default::default() },
+            environment: EnvRecord { name: envs.join(","), settings: Default::default() },
             condition: Condition {
                 load: names(self.loads.iter().map(|l| l.name().to_string()).collect()),
                 isolation: names(self.isolations.iter().map(|i| i.name().to_string()).collect()),

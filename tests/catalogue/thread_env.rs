@@ -8,8 +8,8 @@
 //! oscycles' environments do: no list in oscycles names it.
 
 use crate::echo::ECHO_SUITE;
+use oscycles::data::documents::RunWriter;
 use oscycles::data::results::RunStatus;
-use oscycles::data::store::RunWriter;
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;

@@ -1,5 +1,5 @@
 //! `oscycles fleet run`: the suites on every host of an Ansible inventory
-//! (see `oscycles::present::fleet` for the play), the run documents fetched into
+//! (see `oscycles::run::fleet` for the play), the run documents fetched into
 //! --out, imported into the store, and a manifest of how each host fared.
 //! Exit 0 only when every host succeeded; 1 otherwise; 2 for bad usage
 //! (no ansible-playbook, a bad inventory or run option).
@@ -11,6 +11,7 @@ use oscycles::app::cli::grammar::FleetRunArgs;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::present::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use oscycles::present::report;
+use oscycles::run::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
@@ -127,13 +128,14 @@ fn fetched(out: &Path, host: &str) -> (Vec<PathBuf>, Vec<String>) {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let docs: Vec<(PathBuf, String)> = files.into_iter().filter_map(|f| oscycles::data::store::load(&f).ok().map(|d| (f, d.id))).collect();
+    let docs: Vec<(PathBuf, String)> =
+        files.into_iter().filter_map(|f| oscycles::data::documents::load(&f).ok().map(|d| (f, d.id))).collect();
     docs.into_iter().unzip()
 }
 
 /// The hosts' table on standard output.
 fn print_hosts(m: &Manifest, out: &Path) {
-    let mut t = report::table::TextTable::new(&["host", "status", "runs", "message"], 2);
+    let mut t = oscycles::tables::tabular::table::TextTable::new(&["host", "status", "runs", "message"], 2);
     t.also_left = vec![3];
     for h in &m.hosts {
         let status = serde_json::to_value(h.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();

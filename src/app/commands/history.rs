@@ -4,7 +4,7 @@
 
 use super::{default_db, open_db};
 use anyhow::Result;
-use oscycles::analysis::uncertainty::Policy;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::history::Point;
 use oscycles::data::results::{Better, RunDoc};
@@ -52,7 +52,7 @@ fn documents(db: &mut oscycles::data::db::Db, points: &[Point], keys: &[&str]) -
     if !keys.iter().any(|k| history::needs_document(k)) {
         return Ok(docs);
     }
-    for id in oscycles::present::report::distinct(points.iter().map(|p| p.run_id.as_str())) {
+    for id in oscycles::tables::tabular::distinct(points.iter().map(|p| p.run_id.as_str())) {
         if let Some(d) = db.load(id)? {
             docs.insert(id.to_string(), d);
         }
@@ -86,7 +86,7 @@ pub fn report_history(a: &cli::grammar::ReportArgs) -> Result<ExitCode> {
     let keys: Vec<&str> = wheres.iter().map(|(k, _)| k.as_str()).chain(a.by.as_deref()).collect();
     let docs = documents(&mut db, &points, &keys)?;
     let points = history::keep_where(points, &wheres, &docs).map_err(usage)?;
-    let opts = Options { by: a.by.clone(), wheres, last: a.last, policy: Policy::default() };
+    let opts = Options { by: a.by.clone(), wheres, last: a.last, policy: Thresholds::default() };
     let hs = history::build(&points, &opts, &docs).map_err(usage)?;
     if let Some(dir) = &a.html {
         let out = super::store::out_dir(dir)?;

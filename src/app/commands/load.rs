@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use oscycles::app::cli::grammar::{LoadArgs, LoadWorkerArgs};
 use oscycles::app::cli::{self, UsageError};
 use oscycles::base::named::Named;
-use oscycles::data::store;
+use oscycles::data::documents;
 use oscycles::measure::placement;
 use oscycles::measure::watchdog;
 use oscycles::run::execute;
@@ -22,7 +22,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         None => execute::load_cpus(placement::allowed_cpus().first().copied().unwrap_or(0)),
     };
     let scratch_base = args.scratch.clone().unwrap_or_else(std::env::temp_dir);
-    store::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
+    documents::check_writable(&scratch_base, "load files", "--scratch").map_err(|e| UsageError(e.to_string()))?;
     let run_dir = private_dir(&scratch_base)?;
     let scratch = run_dir.path().to_path_buf();
     watchdog::install();
@@ -42,7 +42,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
         if started.elapsed() >= next_report {
             next_report += Duration::from_secs(5);
             let line: Vec<String> =
-                running.iter().zip(&marks).map(|(l, m)| oscycles::view::tabular::describe_rates(&l.facts_since(m))).collect();
+                running.iter().zip(&marks).map(|(l, m)| oscycles::tables::tabular::describe_rates(&l.facts_since(m))).collect();
             println!("{:>6.0} s  {}", started.elapsed().as_secs_f64(), line.join("; "));
             marks = running.iter().map(Load::mark).collect();
         }

@@ -18,8 +18,8 @@ pub mod store;
 use anyhow::Result;
 use oscycles::app::cli::UsageError;
 use oscycles::data::db::Location;
+use oscycles::data::documents as docs;
 use oscycles::data::results::RunDoc;
-use oscycles::data::store as docs;
 use std::path::{Path, PathBuf};
 
 /// A run document to show or compare. A run that ended mid-round (killed)

@@ -10,6 +10,7 @@ use oscycles::app::cli::UsageError;
 use oscycles::app::cli::grammar::{EnvChildArgs, RoundArgs};
 use oscycles::app::cli::run::RunArgs;
 use oscycles::base::named::Named;
+use oscycles::data::documents::{self, RunWriter};
 use oscycles::data::results::{RunDoc, RunStatus};
 use oscycles::data::store::RunWriter;
 use oscycles::measure::watchdog;
@@ -42,7 +43,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut doc = p.document(&names);
     let cases = doc.planned_cases;
     // What would make this run noisy, said before it starts (doctor's warnings).
-    let findings = oscycles::present::doctor::check(&doc.settings.cpus);
+    let findings = oscycles::measure::checks::check(&doc.settings.cpus);
     doc.host.warnings.extend(report::doctor::header_warnings(&findings).into_iter().map(|w| w.trim_start_matches("warning: ").to_string()));
     // In the store from its start, so that a run killed with SIGKILL is
     // found there (and marked killed) by the next command that opens it; a

@@ -5,8 +5,8 @@ use super::{default_db, open_db, read_doc};
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
 use oscycles::data::db::{DbError, Imported, Location};
+use oscycles::data::documents;
 use oscycles::data::results::RunDoc;
-use oscycles::data::store;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +19,10 @@ pub fn list_runs(a: cli::grammar::RunsArgs) -> Result<ExitCode> {
     }
     let mut db = open_db(&path)?;
     let rows = db.list(&oscycles::data::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
-    let mut t = report::table::TextTable::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
+    let mut t = oscycles::tables::tabular::table::TextTable::new(
+        &["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"],
+        9,
+    );
     for r in &rows {
         t.row(vec![
             r.id.clone(),
@@ -59,7 +62,7 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
     // stored in one transaction: all or none.
     let mut docs = Vec::new();
     for f in files {
-        let doc = store::read(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
+        let doc = documents::read(f).map_err(|e| UsageError(format!("{e}; nothing was imported")))?;
         if let Some((_, other)) = docs.iter().find(|(d, _): &&(RunDoc, String)| d.id == doc.id) {
             return Err(UsageError(format!("{} and {other} hold the same run '{}'; nothing was imported", f.display(), doc.id)).into());
         }
@@ -157,7 +160,7 @@ fn report_by(a: &cli::grammar::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<
     let by =
         by::By::parse(by).ok_or_else(|| UsageError(format!("--by {by}: valid: {}", <by::By as oscycles::base::named::Named>::names())))?;
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
-    let policy = oscycles::analysis::uncertainty::Policy::default();
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
         let text = report::table::within(Some(report::terminal_width()), || by::render(&r, &policy));
         print!("{}", report::for_terminal(&text));

@@ -7,7 +7,7 @@
 //! migration 3 lack those columns; they are filled from the run's document.
 
 use super::{Db, DbError, Value};
-use crate::analysis::uncertainty::Interval;
+use crate::analysis::uncertainty::bootstrap::Interval;
 use crate::data::results::{Better, Metric, RunDoc};
 use std::collections::HashMap;
 

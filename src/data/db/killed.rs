@@ -36,11 +36,11 @@ pub(super) fn own_document(source: &str, stored: &RunDoc) -> Option<(OutDir, Str
         return None;
     }
     let mut bytes = Vec::new();
-    f.take(crate::data::store::MAX_DOC_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > crate::data::store::MAX_DOC_BYTES {
+    f.take(crate::data::documents::MAX_DOC_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    if bytes.len() as u64 > crate::data::documents::MAX_DOC_BYTES {
         return None;
     }
-    let doc = crate::data::store::parse_text(path, String::from_utf8(bytes).ok()?).ok()?;
+    let doc = crate::data::documents::parse_text(path, String::from_utf8(bytes).ok()?).ok()?;
     let same = doc.id == stored.id && doc.owner.is_some() && doc.owner == stored.owner && doc.status == RunStatus::Running;
     same.then_some((dir, name, doc))
 }

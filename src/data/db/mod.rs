@@ -12,7 +12,7 @@
 //! order of first use, BIGINT, DOUBLE PRECISION, TEXT): the migrations, the
 //! import rules, the queries.
 //!
-//! Migrations: [`MIGRATIONS`] is a list of versioned steps; a table
+//! Migrations: [`migrations::MIGRATIONS`] is a list of versioned steps; a table
 //! `oscycles_migrations` holds the versions applied. Opening a store applies
 //! the missing steps in one transaction, under the backend's schema lock (an
 //! immediate transaction in SQLite, an advisory lock in PostgreSQL), so
@@ -31,13 +31,18 @@
 //! row and applies the rules above.
 
 pub mod history;
+mod import;
 mod killed;
+pub mod migrations;
 pub mod postgres;
 pub mod sqlite;
 
-use crate::data::results::{CaseStatus, RunDoc, params_label};
+use crate::data::results::RunDoc;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+use import::{import_one, write_in};
+use migrations::migrate;
 
 pub const DEFAULT_NAME: &str = "oscycles.sqlite";
 
@@ -172,67 +177,6 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// The versioned steps of the schema, in both dialects. Never edit a step
-/// that has shipped: add one.
-pub const MIGRATIONS: &[(i64, &str)] = &[
-    (
-        1,
-        "CREATE TABLE IF NOT EXISTS runs (
-             id TEXT PRIMARY KEY, started_at TEXT, finished_at TEXT, status TEXT, hostname TEXT,
-             cpu_model TEXT, kernel TEXT, environment TEXT, load TEXT, isolation TEXT, suites TEXT,
-             tool_version TEXT, source TEXT, document TEXT NOT NULL);
-         CREATE TABLE IF NOT EXISTS results (
-             run_id TEXT NOT NULL REFERENCES runs(id), idx BIGINT, suite TEXT, benchmark TEXT, family TEXT,
-             params TEXT, status TEXT, reason TEXT, environment TEXT, load TEXT, isolation TEXT,
-             metric TEXT, unit TEXT, n BIGINT, min DOUBLE PRECISION, median DOUBLE PRECISION, mean DOUBLE PRECISION,
-             p99 DOUBLE PRECISION, max DOUBLE PRECISION, cv DOUBLE PRECISION);
-         CREATE INDEX IF NOT EXISTS results_bench ON results(benchmark)",
-    ),
-    (
-        2,
-        "ALTER TABLE runs ADD COLUMN label TEXT;
-         ALTER TABLE runs ADD COLUMN fleet TEXT;
-         ALTER TABLE runs ADD COLUMN schema_version BIGINT;
-         CREATE UNIQUE INDEX runs_fleet_label ON runs(fleet, label) WHERE fleet IS NOT NULL AND label IS NOT NULL;
-         CREATE INDEX runs_fleet ON runs(fleet);
-         CREATE INDEX results_run ON results(run_id)",
-    ),
-    (
-        3,
-        // A cell's history (`report --history`) reads these instead of whole
-        // documents: the interval of the median, which way the metric
-        // improves, and the raw samples per round (JSON) that steps are judged on.
-        "ALTER TABLE results ADD COLUMN lo DOUBLE PRECISION;
-         ALTER TABLE results ADD COLUMN hi DOUBLE PRECISION;
-         ALTER TABLE results ADD COLUMN better TEXT;
-         ALTER TABLE results ADD COLUMN samples TEXT;
-         CREATE INDEX results_cell ON results(benchmark, metric, run_id)",
-    ),
-];
-
-/// Applies the steps of [`MIGRATIONS`] the store lacks.
-fn migrate(b: &mut dyn Backend, name: &str) -> Result<(), DbError> {
-    b.transaction(&mut |c| {
-        c.lock_schema()?;
-        c.exec("CREATE TABLE IF NOT EXISTS oscycles_migrations (version BIGINT PRIMARY KEY, applied_at TEXT)", &[])?;
-        let done: Vec<i64> = c.query("SELECT version FROM oscycles_migrations", &[])?.iter().filter_map(|r| r[0].int()).collect();
-        let known = MIGRATIONS.last().map_or(0, |m| m.0);
-        if let Some(&v) = done.iter().find(|&&v| v > known) {
-            return Err(DbError::Newer(name.to_string(), v, known));
-        }
-        for (v, sql) in MIGRATIONS.iter().filter(|m| !done.contains(&m.0)) {
-            for stmt in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                c.exec(stmt, &[])?;
-            }
-            c.exec(
-                "INSERT INTO oscycles_migrations (version, applied_at) VALUES ($1, $2)",
-                &[(*v).into(), crate::data::results::now_rfc3339().into()],
-            )?;
-        }
-        Ok(())
-    })
-}
-
 /// A store: a backend with the migrations applied.
 pub struct Db {
     backend: Box<dyn Backend>,
@@ -269,15 +213,6 @@ pub struct Imported {
 }
 
 /// The columns of `runs` a document fills, in order.
-const RUN_COLUMNS: &str = "id, started_at, finished_at, status, hostname, cpu_model, kernel, environment, load, isolation, suites, \
-                           tool_version, source, document, label, fleet, schema_version";
-const RESULT_COLUMNS: &str = "run_id, idx, suite, benchmark, family, params, status, reason, environment, load, isolation, \
-                              metric, unit, n, min, median, mean, p99, max, cv, lo, hi, better, samples";
-
-fn placeholders(n: usize) -> String {
-    (1..=n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
-}
-
 impl Db {
     /// Opens (creating and migrating) the store, then records as `killed`
     /// every run of this machine still marked `running` whose process is gone.
@@ -439,13 +374,13 @@ impl Db {
     }
 }
 
-/// A stored document, read under the bounds of [`crate::data::store::charge`]
+/// A stored document, read under the bounds of [`crate::data::documents::charge`]
 /// and checked as a file would be.
 fn parse_doc(text: &str) -> Result<RunDoc, DbError> {
-    let bounded = |e: crate::data::store::StoreError| DbError::Bounded(e.to_string());
-    crate::data::store::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
+    let bounded = |e: crate::data::documents::DocumentError| DbError::Bounded(e.to_string());
+    crate::data::documents::charge(Path::new("the store"), text.len() as u64, 0).map_err(bounded)?;
     let doc: RunDoc = serde_json::from_str(text).map_err(|e| DbError::Document(e.to_string()))?;
-    crate::data::store::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
+    crate::data::documents::charge(Path::new(&doc.id), 0, doc.results.len() as u64).map_err(bounded)?;
     crate::data::results::check::check(&doc).map_err(|e| DbError::Document(format!("run '{}': {e}", doc.id)))?;
     Ok(doc)
 }
@@ -542,6 +477,7 @@ fn write_in(c: &mut dyn Conn, doc: &RunDoc, source: &str) -> Result<(), DbError>
 
 #[cfg(test)]
 mod tests {
+    use super::migrations::MIGRATIONS;
     use super::*;
 
     use crate::data::results::fixture;

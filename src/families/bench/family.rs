@@ -4,7 +4,8 @@
 //! [`Family`]; the registry is only the list of families and the suites.
 
 use super::{CaseCtx, CaseData, CaseError};
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::{CaseParams, NoParams};
 use crate::families::bench::shows::Shows;
 use serde_json::{Map, Value};

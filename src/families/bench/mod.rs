@@ -27,7 +27,8 @@ pub mod toolkit;
 
 pub use family::{Benchmark, Described, Family, Scale, Unsupported, Venue};
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::CaseParams;
 use crate::measure::clock::ClockInfo;
 use crate::measure::harness::HarnessConfig;

@@ -5,11 +5,11 @@
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::schema::{hermit, pagefault, syscall};
-use crate::view::tabular::figures::{Bars, Plots, bars_of, capitalised, panels};
-use crate::view::tabular::median_cell;
-use crate::view::tabular::rows::Row;
-use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::{Draws, Table};
+use crate::tables::tabular::figures::{Bars, Plots, bars_of, capitalised, panels};
+use crate::tables::tabular::median_cell;
+use crate::tables::tabular::rows::Row;
+use crate::tables::tabular::table::TextTable;
+use crate::tables::tabular::tables::{Draws, Table};
 
 /// The rows of the HermitCore post's basic benchmark.
 fn hermit_rows() -> Vec<Row> {
@@ -76,7 +76,7 @@ pub fn render_hermit_envs(envs: &[(&str, &RunDoc)]) -> String {
     if t.rows.is_empty() {
         return String::new();
     }
-    let unit = crate::view::tabular::cost_unit(envs.iter().flat_map(|(_, d)| d.results.iter()));
+    let unit = crate::tables::tabular::cost_unit(envs.iter().flat_map(|(_, d)| d.results.iter()));
     format!("hermit-basic: the basic benchmark of {}, median {} per operation\n{}", Source::HermitCoreXen.short(), unit.long, t.render())
 }
 

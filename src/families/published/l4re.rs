@@ -6,22 +6,22 @@ use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::ipc::table::of;
 use crate::families::bench::schema::ipc::{self, Cores, Mechanism, Params, Space};
 use crate::families::bench::schema::syscall;
-use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::{Draws, Table};
+use crate::tables::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::tables::{Draws, Table};
 
 /// The L4Re performance overview's layout: per mechanism, one IPC at 0 words on one core, intra
 /// and inter address space, beside the null system call.
 pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&CaseResult]) -> String {
     // Where the hardware counted, each figure in the page's three counters:
     // TSC cycles / unhalted core cycles / instructions.
-    let hw = crate::view::tabular::any_hardware(ipc_results) || crate::view::tabular::any_hardware(syscall_results);
+    let hw = crate::tables::tabular::any_hardware(ipc_results) || crate::tables::tabular::any_hardware(syscall_results);
     let median = |r: Option<&CaseResult>, metric: &str| {
         let Some((r, m)) = r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| Some((r, r.metric(metric)?))) else {
             return "-".to_string();
         };
         // The counts are per operation of the case: a round trip for IPC, whose one-way figure is half.
         let per = if metric == ipc::ONE_WAY { 0.5 } else { 1.0 };
-        match crate::view::tabular::core_and_instructions(r, per).filter(|_| hw) {
+        match crate::tables::tabular::core_and_instructions(r, per).filter(|_| hw) {
             Some((core, instr)) => format!("{} / {} / {}", cycles(m.summary.median), cycles(core), cycles(instr)),
             None => cycles(m.summary.median),
         }
@@ -34,10 +34,10 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
         }
         (getpid, _) => median(getpid, syscall::PER_CALL),
     };
-    let results_typed: Vec<(&CaseResult, Params)> = crate::view::tabular::typed(ipc_results.iter().copied());
+    let results_typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(ipc_results.iter().copied());
     // Counted cells: the page's instructions column, under its name.
     let instr =
-        if crate::view::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied()).short == "instr" { " instr" } else { "" };
+        if crate::tables::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied()).short == "instr" { " instr" } else { "" };
     let heads = [format!("IPC intra{instr}"), format!("IPC inter{instr}"), format!("syscall (getpid){instr}")];
     let mut t = TextTable::new(&["mechanism", &heads[0], &heads[1], &heads[2]], 1);
     for mech in Mechanism::ALL {
@@ -54,7 +54,7 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
     if t.rows.is_empty() {
         return String::new();
     }
-    let counted = crate::view::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied());
+    let counted = crate::tables::tabular::cost_unit(ipc_results.iter().chain(syscall_results).copied());
     let counters = if hw {
         "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)".to_string()
     } else if counted.short == "instr" {
@@ -96,7 +96,7 @@ mod tests {
     fn cases(hw: bool) -> (CaseResult, CaseResult) {
         let doc = crate::data::results::fixture();
         let want = Params { words: 0, space: Space::Inter, cores: Cores::Same };
-        let typed: Vec<(&CaseResult, Params)> = crate::view::tabular::typed(doc.results.iter());
+        let typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(doc.results.iter());
         let mut pipe = typed.into_iter().find(|(r, p)| r.benchmark == Mechanism::Pipe.id() && *p == want).unwrap().0.clone();
         let mut getpid = doc.results.iter().find(|r| r.benchmark == syscall::id(syscall::GETPID)).unwrap().clone();
         let counts = |core: f64, instr: f64| {

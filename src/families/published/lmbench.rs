@@ -7,11 +7,11 @@ use crate::data::compare::{judge, seed_of, verdict_word};
 use crate::data::results::{CaseResult, Metric, RunDoc};
 use crate::families::bench::schema::ipc::{Cores, Mechanism, Space};
 use crate::families::bench::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
-use crate::view::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
-use crate::view::tabular::lines::Point;
-use crate::view::tabular::rows::Row;
-use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::{Draws, Table};
+use crate::tables::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
+use crate::tables::tabular::lines::Point;
+use crate::tables::tabular::rows::Row;
+use crate::tables::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::tables::{Draws, Table};
 
 fn latency_rows() -> Vec<Row> {
     let mut v = Vec::new();
@@ -196,7 +196,7 @@ fn table(
                     cells.push(cycles(m.summary.median));
                 }
                 cells.push(if m.estimate.is_some() {
-                    crate::view::tabular::table::interval(m)
+                    crate::tables::tabular::table::interval(m)
                 } else {
                     format!("CV {:.1}%", m.summary.cv * 100.0)
                 });
@@ -212,7 +212,7 @@ fn table(
                 cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
                     (Some(a), Some(b)) => {
-                        let j = judge(a, b, &crate::analysis::uncertainty::Policy::default(), seed_of(&r.label));
+                        let j = judge(a, b, &crate::analysis::uncertainty::verdict::Thresholds::default(), seed_of(&r.label));
                         format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
                     }
                     _ => "-".into(),
@@ -315,7 +315,7 @@ impl Plots for RelPerfBars {
         };
         let clocks = |(a, b): &(&String, &String)| (Clock::of(doc, a), Clock::of(doc, b));
         let mut out = Vec::new();
-        for kinds in crate::view::tabular::distinct(pairs.iter().map(clocks)) {
+        for kinds in crate::tables::tabular::distinct(pairs.iter().map(clocks)) {
             if (kinds.0 == Clock::Instructions) != (kinds.1 == Clock::Instructions) {
                 continue;
             }
@@ -342,7 +342,7 @@ impl Plots for RelPerfBars {
 /// that some pair has both sides of.
 fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: String) -> Option<Bars> {
     let docs: Vec<(RunDoc, RunDoc)> = pairs.iter().map(|(a, b)| (of_environment(doc, a), of_environment(doc, b))).collect();
-    let policy = crate::analysis::uncertainty::Policy::default();
+    let policy = crate::analysis::uncertainty::verdict::Thresholds::default();
     let rel = |r: &Row, (da, db): &(RunDoc, RunDoc)| {
         let j = judge(r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
         Some(match j.interval {

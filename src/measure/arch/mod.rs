@@ -149,6 +149,8 @@ pub fn sum_u64_scalar(words: &[u64]) -> u64 {
         ($p:expr, $blocks:expr, $acc:expr, $width:literal) => {{
             let mut p = $p;
             if $blocks > 0 {
+                // SAFETY: as above: the loop reads `8 * $width * $blocks`
+                // bytes from `p`, which the slice holds; registers declared.
                 unsafe {
                     asm!(
                         "2:",

@@ -13,11 +13,11 @@
 //! fleets, when no `--fleet` is given) shows the newest, and says so.
 
 use super::export::markup::{Cell, MarkupTable};
-use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::base::named::Named;
 use crate::data::compare::{Judged, judge, relative, seed_of};
 use crate::data::results::{CaseStatus, Metric, RunDoc, UNIT_CYCLES, params_label};
+use crate::tables::tabular::table::{TextTable, cycles};
 
 crate::named_enum! {
     /// What the columns are.
@@ -55,7 +55,7 @@ pub struct Line<'a> {
 
 impl Line<'_> {
     /// Column `c` against the baseline `b`, where both have the metric.
-    pub fn judged(&self, b: usize, c: usize, policy: &Policy) -> Option<Judged> {
+    pub fn judged(&self, b: usize, c: usize, policy: &Thresholds) -> Option<Judged> {
         let (base, this) = (self.cells[b]?, self.cells[c]?);
         Some(judge(base, this, policy, seed_of(&format!("{} {} {}", self.benchmark, self.case, self.metric))))
     }
@@ -138,7 +138,7 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
     let mut docs: Vec<&RunDoc> = docs.iter().collect();
     // Older first, so that the newest run of a cell is the one kept.
     docs.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
-    let versions = super::distinct(docs.iter().map(|d| version_of(d)));
+    let versions = crate::tables::tabular::distinct(docs.iter().map(|d| version_of(d)));
     let mut sets = Vec::new();
     for v in versions {
         let mine: Vec<&RunDoc> = docs.iter().copied().filter(|d| version_of(d) == v).collect();
@@ -153,7 +153,7 @@ pub fn build<'a>(docs: &'a [RunDoc], by: By, baseline: Option<&str>) -> Result<B
             }
         }
         if !found {
-            let all: Vec<String> = super::distinct(sets.iter().flat_map(|s| s.columns.iter().cloned()));
+            let all: Vec<String> = crate::tables::tabular::distinct(sets.iter().flat_map(|s| s.columns.iter().cloned()));
             return Err(NoSuchBaseline { baseline: b.to_string(), by: by.name(), columns: all.join(", ") });
         }
     }
@@ -248,7 +248,7 @@ pub fn merged(docs: &[RunDoc], by: By) -> Option<RunDoc> {
             out.results.push(r);
         }
     }
-    out.environment.name = super::distinct(out.results.iter().map(|r| r.env(&out).to_string())).join(",");
+    out.environment.name = crate::tables::tabular::distinct(out.results.iter().map(|r| r.env(&out).to_string())).join(",");
     Some(out)
 }
 
@@ -263,7 +263,7 @@ pub fn value_cell(m: &Metric) -> String {
 
 /// The relative cell of column `c`: "1.00" for the baseline, else ratio,
 /// interval and verdict.
-pub fn rel_cell(l: &Line, b: usize, c: usize, policy: &Policy) -> String {
+pub fn rel_cell(l: &Line, b: usize, c: usize, policy: &Thresholds) -> String {
     if c == b {
         return if l.cells[c].is_some() { "1.00".into() } else { String::new() };
     }
@@ -286,7 +286,7 @@ pub fn headers(s: &Set) -> Vec<String> {
 }
 
 /// The rows of a grid as text cells, the geometric mean last.
-pub fn rows(s: &Set, g: &Grid, policy: &Policy) -> Vec<Vec<String>> {
+pub fn rows(s: &Set, g: &Grid, policy: &Thresholds) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for l in &g.lines {
         let mut r = vec![l.benchmark.clone(), l.case.clone(), l.metric.clone(), l.unit.clone()];
@@ -320,7 +320,7 @@ pub fn legend(s: &Set) -> String {
 }
 
 /// The report for the terminal.
-pub fn render(r: &ByReport, policy: &Policy) -> String {
+pub fn render(r: &ByReport, policy: &Thresholds) -> String {
     let mut out = String::new();
     for s in &r.sets {
         if r.sets.len() > 1 {
@@ -347,7 +347,7 @@ pub fn render(r: &ByReport, policy: &Policy) -> String {
 }
 
 /// A grid as a markup table (Markdown, HTML), verdicts coloured in HTML.
-pub fn markup(s: &Set, g: &Grid, policy: &Policy) -> MarkupTable {
+pub fn markup(s: &Set, g: &Grid, policy: &Thresholds) -> MarkupTable {
     let h = headers(s);
     let right: Vec<usize> = (4..h.len()).collect();
     let mut t = MarkupTable::new(&h.iter().map(String::as_str).collect::<Vec<_>>(), &right);
@@ -366,7 +366,7 @@ pub fn markup(s: &Set, g: &Grid, policy: &Policy) -> MarkupTable {
 }
 
 /// The report in Markdown: a section per set, host facts, a table per family.
-pub fn markdown(r: &ByReport, policy: &Policy) -> String {
+pub fn markdown(r: &ByReport, policy: &Thresholds) -> String {
     use super::export::markup::{Markdown, Markup};
     let mut out = Markdown.heading(1, &format!("oscycles runs by {}", r.by.name()));
     for s in &r.sets {
@@ -385,7 +385,7 @@ pub fn markdown(r: &ByReport, policy: &Policy) -> String {
 
 /// CSV, long: one row per column (host), case and metric, plus each
 /// table's geometric mean.
-pub fn csv(r: &ByReport, policy: &Policy) -> String {
+pub fn csv(r: &ByReport, policy: &Thresholds) -> String {
     let f = super::export::csv::field;
     let mut out =
         String::from("set,table,by,column,benchmark,case,metric,unit,median,lo,hi,relative,relative_lo,relative_hi,verdict,baseline\n");
@@ -472,7 +472,7 @@ mod tests {
         let higher = full.iter().filter(|l| l.cells[0].unwrap().better == crate::data::results::Better::Higher).count() as f64;
         let expected = 2f64.powf((2.0 * higher - n as f64) / n as f64);
         assert!((means[1] - expected).abs() < 1e-9, "{} vs {expected}", means[1]);
-        let text = render(&r, &Policy::default());
+        let text = render(&r, &Thresholds::default());
         assert!(text.contains("geometric mean") && text.contains("h2 vs h1"), "{text}");
         assert!(!text.contains("h1 vs h1"), "no column of the baseline against itself: {text}");
         assert!(build(&docs, By::Host, Some("nope")).err().unwrap().to_string().contains("h1, h2"));
@@ -486,14 +486,14 @@ mod tests {
         let r = build(&docs, By::Host, None).unwrap();
         assert_eq!(r.sets.len(), 2, "never side by side");
         assert!(r.sets.iter().all(|s| s.columns.len() == 1));
-        assert!(render(&r, &Policy::default()).contains("in their own tables"));
+        assert!(render(&r, &Thresholds::default()).contains("in their own tables"));
     }
 
     #[test]
     fn csv_has_a_row_per_host_case_and_metric() {
         let docs = vec![host("h1", 1.0), host("h2", 1.5)];
         let r = build(&docs, By::Host, None).unwrap();
-        let text = csv(&r, &Policy::default());
+        let text = csv(&r, &Thresholds::default());
         let metrics: usize = docs[0].results.iter().filter(|r| r.status == CaseStatus::Ok).map(|r| r.metrics.len()).sum();
         let geo: usize = r.sets[0].grids.len() * 2;
         assert_eq!(text.lines().count(), 1 + 2 * metrics + geo, "{text}");

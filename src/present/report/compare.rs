@@ -1,10 +1,10 @@
 //! `oscycles compare A B`: who A and B are, every common case, then the seed
 //! tables side by side where the runs have their rows.
 
-use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Judged, Row, tally, verdict_word};
 use crate::data::results::RunDoc;
+use crate::tables::tabular::table::{TextTable, cycles};
 
 fn who(tag: &str, d: &RunDoc) -> String {
     format!(
@@ -39,14 +39,14 @@ pub fn ratio_cell(j: &Judged) -> String {
 /// The verdict, with the rounds that would settle an unsure one.
 pub fn verdict_cell(j: &Judged) -> String {
     match (j.verdict, j.rounds_needed) {
-        (Verdict::Unsure, Some(n)) if n >= crate::analysis::uncertainty::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
+        (Verdict::Unsure, Some(n)) if n >= crate::analysis::uncertainty::verdict::ROUNDS_NEEDED_CAP => "unsure (on the margin)".into(),
         (Verdict::Unsure, Some(n)) => format!("unsure (~{n} rounds)"),
         (v, _) => verdict_word(v).into(),
     }
 }
 
 /// The closing lines: counts of each verdict, and what settles the unsure.
-pub fn tally_lines(rows: &[Row], policy: &Policy) -> String {
+pub fn tally_lines(rows: &[Row], policy: &Thresholds) -> String {
     let [f, sl, same, unsure] = tally(rows);
     let mut s = format!(
         "{} cells: {f} faster, {sl} slower, {same} same (interval inside +-{:.0}%), {unsure} unsure\n",
@@ -70,7 +70,7 @@ pub fn tally_lines(rows: &[Row], policy: &Policy) -> String {
     s
 }
 
-pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Policy) -> String {
+pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds) -> String {
     let mut s = who("A", a) + &who("B", b);
     s += "rel. = B's performance relative to A's: above 1 means B is better (A/B for costs, B/A for rates), with its 95% interval\n";
     s += &format!(

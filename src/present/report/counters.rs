@@ -2,10 +2,10 @@
 //! --counters`, the HTML report's section, and the counts `compare` puts
 //! beside a verdict.
 
-use super::table::{TextTable, cycles};
 use crate::base::named::Named;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::measure::counters::{Counts, Event};
+use crate::tables::tabular::table::{TextTable, cycles};
 use std::collections::BTreeMap;
 
 /// A count per operation: two decimals below 10, one below 100.
@@ -76,7 +76,7 @@ pub fn render(doc: &RunDoc) -> String {
     if has_ipc {
         headers.push("IPC");
     }
-    let envs = crate::present::report::distinct(with.iter().map(|r| r.env(doc)));
+    let envs = crate::tables::tabular::distinct(with.iter().map(|r| r.env(doc)));
     let mut t = TextTable::new(&headers, 2);
     for r in &with {
         let c = r.counters.as_ref().expect("filtered on counters");

@@ -1,7 +1,7 @@
 //! The doctor's findings as text: the `oscycles doctor` listing, and the
 //! one-line warnings of a run's header.
 
-use crate::present::doctor::{Finding, Level};
+use crate::measure::checks::{Finding, Level};
 
 /// The narrowest text column kept, however small the width asked for.
 const MIN_TEXT: usize = 20;

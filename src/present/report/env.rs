@@ -3,9 +3,9 @@
 //! native (the "Rel. Perf" of the L4 performance page's Wombat table: above 1 = faster than
 //! native). The boot-time table is the boot family's (`bench/boot/table.rs`).
 
-use super::table::TextTable;
 use crate::data::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::environment::Facts;
+use crate::tables::tabular::table::TextTable;
 /// The environments of a run, in order of first appearance.
 pub fn environments(doc: &RunDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -89,7 +89,7 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
                         doc,
                         n,
                         m,
-                        &crate::analysis::uncertainty::Policy::default(),
+                        &crate::analysis::uncertainty::verdict::Thresholds::default(),
                         crate::data::compare::seed_of(&format!("{bench} {params} {e}")),
                     );
                     format!("{} {}", super::compare::ratio_cell(&j), crate::data::compare::verdict_word(j.verdict))

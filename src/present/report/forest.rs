@@ -4,7 +4,7 @@
 //! shaded around 1 (a forest plot). Plain SVG, no script.
 
 use super::export::markup::{Cell, Html, Markup, MarkupTable, escape_html as esc};
-use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Row, verdict_word};
 
 /// The colour of a verdict (also used by the HTML comparison table).
@@ -31,7 +31,7 @@ struct Scale {
 
 impl Scale {
     /// Every interval and the band, at least 0.8..1.25.
-    fn of(rows: &[Row], policy: &Policy) -> Scale {
+    fn of(rows: &[Row], policy: &Thresholds) -> Scale {
         let (mut lo, mut hi) = (1.0 / (1.0 + policy.margin) / 1.05, (1.0 + policy.margin) * 1.05);
         for r in rows {
             let (a, b) = r.judged.interval.map_or((r.judged.ratio, r.judged.ratio), |i| (i.lo, i.hi));
@@ -51,7 +51,7 @@ impl Scale {
 }
 
 /// The band of `same`, the line at 1, the axis ticks and the title.
-fn axes(x: Scale, top: f64, bottom: f64, policy: &Policy) -> String {
+fn axes(x: Scale, top: f64, bottom: f64, policy: &Thresholds) -> String {
     let mut s = format!(
         "<rect x=\"{:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#ddf4ff\"/>\n",
         x.x(1.0 / (1.0 + policy.margin)),
@@ -101,9 +101,9 @@ fn marks(r: &Row, x: Scale, y: f64) -> String {
 }
 
 /// The forest plot of `rows`, grouped by family in their order.
-pub fn svg(rows: &[Row], policy: &Policy) -> String {
+pub fn svg(rows: &[Row], policy: &Thresholds) -> String {
     let x = Scale::of(rows, policy);
-    let families = super::distinct(rows.iter().map(|r| r.family.as_str()));
+    let families = crate::tables::tabular::distinct(rows.iter().map(|r| r.family.as_str()));
     let lines = rows.len() + families.len();
     let height = 40.0 + lines as f64 * ROW_H + 30.0;
     let width = LABEL_W + PLOT_W + VERDICT_W;
@@ -173,7 +173,7 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::uncertainty::Interval;
+    use crate::analysis::uncertainty::bootstrap::Interval;
     use crate::data::compare::Judged;
 
     fn row(family: &str, ratio: f64, verdict: Verdict) -> Row {
@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn one_mark_per_row_grouped_and_escaped() {
         let rows = vec![row("ipc", 0.5, Verdict::Slower), row("syscall", 1.0, Verdict::Same), row("ipc", 2.0, Verdict::Faster)];
-        let s = svg(&rows, &Policy::default());
+        let s = svg(&rows, &Thresholds::default());
         assert_eq!(s.matches("<circle").count(), 3);
         assert_eq!(s.matches("font-weight=\"bold\"").count(), 2, "one heading per family");
         assert!(s.contains(colour(Verdict::Slower)) && s.contains(colour(Verdict::Faster)));

@@ -3,8 +3,8 @@
 //! every case, with its median, interval and unit, so that nothing measured
 //! is hidden from the text output.
 
-use super::table::{TextTable, interval};
 use crate::data::results::{CaseResult, CaseStatus, params_label};
+use crate::tables::tabular::table::{TextTable, interval};
 
 /// One table per family of `results`, in the order they first appear.
 pub fn render(results: &[&CaseResult]) -> String {

@@ -10,11 +10,11 @@
 //! largest marked step.
 
 use super::export::markup::{Cell as MCell, MarkupTable};
-use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::{self, Interval, Policy, Verdict};
+use crate::analysis::uncertainty::{self, bootstrap::Interval, verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{seed_of, verdict_word};
 use crate::data::db::history::Point;
 use crate::data::results::{Better, RunDoc, UNIT_CYCLES};
+use crate::tables::tabular::table::{TextTable, cycles};
 use std::collections::HashMap;
 
 /// What a history is over and how it is laid out.
@@ -26,7 +26,7 @@ pub struct Options {
     pub wheres: Vec<(String, Vec<String>)>,
     /// Rows of each table shown: the newest this many (0: all).
     pub last: usize,
-    pub policy: Policy,
+    pub policy: Thresholds,
 }
 
 /// Why a history cannot be made (bad usage: exit 2).
@@ -133,9 +133,9 @@ pub fn keep_where(
 ) -> Result<Vec<Point>, HistoryError> {
     let mut points = points;
     for (key, values) in wheres {
-        let seen = super::distinct(points.iter().filter_map(|p| value_of(p, key, docs)));
+        let seen = crate::tables::tabular::distinct(points.iter().filter_map(|p| value_of(p, key, docs)));
         if seen.is_empty() {
-            let names = super::distinct(points.iter().flat_map(|p| params(p).into_iter().map(|(k, _)| k.to_string())));
+            let names = crate::tables::tabular::distinct(points.iter().flat_map(|p| params(p).into_iter().map(|(k, _)| k.to_string())));
             return Err(HistoryError::UnknownKey(
                 key.clone(),
                 if names.is_empty() { "none".into() } else { names.join(", ") },
@@ -214,7 +214,7 @@ impl History {
 
     /// The distinct series, in order of first appearance.
     pub fn series(&self) -> Vec<String> {
-        super::distinct(self.rows.iter().map(|r| r.series.clone()))
+        crate::tables::tabular::distinct(self.rows.iter().map(|r| r.series.clone()))
     }
 
     /// The marked step with the largest change (in log terms), else the
@@ -236,7 +236,7 @@ pub fn build(points: &[Point], opts: &Options, docs: &HashMap<String, RunDoc>) -
     {
         return Err(HistoryError::UnknownBy(key.clone(), FACTS.into()));
     }
-    let cells = super::distinct(points.iter().map(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str())));
+    let cells = crate::tables::tabular::distinct(points.iter().map(|p| (p.benchmark.as_str(), p.params.as_str(), p.metric.as_str())));
     Ok(cells
         .into_iter()
         .map(|(b, pa, m)| {
@@ -250,8 +250,8 @@ pub fn build(points: &[Point], opts: &Options, docs: &HashMap<String, RunDoc>) -
 /// One cell's history from its points (oldest first).
 fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> History {
     let first = pts[0];
-    let hosts = super::distinct(pts.iter().map(|p| p.host())).len();
-    let envs = super::distinct(pts.iter().map(|p| p.environment.as_str())).len();
+    let hosts = crate::tables::tabular::distinct(pts.iter().map(|p| p.host())).len();
+    let envs = crate::tables::tabular::distinct(pts.iter().map(|p| p.environment.as_str())).len();
     let series = |p: &Point| match (hosts > 1, envs > 1) {
         (true, true) => format!("{} {}", p.host(), p.environment),
         (true, false) => p.host().to_string(),
@@ -290,10 +290,12 @@ fn cell(pts: &[&Point], opts: &Options, docs: &HashMap<String, RunDoc>) -> Histo
 /// together: median and interval recomputed).
 fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
     let samples: Vec<Vec<f64>> = g.iter().flat_map(|p| p.samples.iter().cloned()).collect();
-    let condition = super::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
+    let condition = crate::tables::tabular::distinct(g.iter().map(|p| format!("{}/{}", p.load, p.isolation))).join(",");
     let (median, interval) = match g {
-        [one] => (one.median, one.interval.or_else(|| uncertainty::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval))),
-        _ => match uncertainty::estimate(&samples, seed_of(&format!("{name} {label}"))) {
+        [one] => {
+            (one.median, one.interval.or_else(|| uncertainty::bootstrap::estimate(&one.samples, seed_of(&one.run_id)).map(|e| e.interval)))
+        }
+        _ => match uncertainty::bootstrap::estimate(&samples, seed_of(&format!("{name} {label}"))) {
             Some(e) => (e.median, Some(e.interval)),
             None => {
                 (crate::analysis::stats::Summary::of(&g.iter().map(|p| p.median).collect::<Vec<_>>()).map_or(f64::NAN, |s| s.median), None)
@@ -320,7 +322,7 @@ fn pooled(series: String, label: String, g: &[&Point], name: &str) -> Row {
 /// `faster` or `slower` (the interval of the ratio holds the ratio of the
 /// medians), and a bootstrap per step would make a history of thousands of
 /// runs take minutes. Those steps keep `judged` false.
-fn judge_steps(rows: &mut [Row], better: Better, policy: &Policy, name: &str, shown: usize) {
+fn judge_steps(rows: &mut [Row], better: Better, policy: &Thresholds, name: &str, shown: usize) {
     let band = (1.0 / (1.0 + policy.margin), 1.0 + policy.margin);
     let mut last_of: HashMap<String, usize> = HashMap::new();
     for i in 0..rows.len() {
@@ -333,7 +335,7 @@ fn judge_steps(rows: &mut [Row], better: Better, policy: &Policy, name: &str, sh
         let judge = i >= shown || !(band.0..=band.1).contains(&ratio);
         let c = judge.then(|| {
             let seed = seed_of(&format!("{name} {} {}", a.label, b.label));
-            uncertainty::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed)
+            uncertainty::verdict::compare(&a.samples, &b.samples, better == Better::Lower, policy, seed)
         });
         rows[i].step = Some(Step {
             from,
@@ -408,7 +410,7 @@ fn headers(h: &History, with_series: bool, with_condition: bool) -> Vec<String> 
 
 /// Which optional columns a history needs: series, load/isolation.
 fn optional_columns(h: &History) -> (bool, bool) {
-    (h.series().len() > 1, super::distinct(h.rows.iter().map(|r| r.condition.as_str())).len() > 1)
+    (h.series().len() > 1, crate::tables::tabular::distinct(h.rows.iter().map(|r| r.condition.as_str())).len() > 1)
 }
 
 /// The summary line: first and last value, the largest step and where.
@@ -442,7 +444,7 @@ pub fn summary(h: &History) -> String {
 }
 
 /// What the columns mean, once under the tables.
-pub fn legend(policy: &Policy) -> String {
+pub fn legend(policy: &Thresholds) -> String {
     format!(
         "  step: change of the median from the previous row of the same series; verdict as `compare` judges it (bootstrap 95% interval \
          of the ratio, Mann-Whitney over round medians, margin {:.0}%, at least {} rounds a side); marked (<<) only where faster or slower.\n",

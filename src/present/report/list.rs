@@ -1,8 +1,8 @@
 //! `oscycles list`: the benchmarks and suites as plain data (built from the
 //! registry by `crate::app::catalogue`), and their text.
 
-use super::table::{self, TextTable};
 use super::wrap;
+use crate::tables::tabular::table::{self, TextTable};
 
 /// One benchmark as `list` shows it.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,16 +18,15 @@ pub mod tables;
 pub mod terminal;
 
 use crate::data::results::{CaseResult, RunDoc};
-pub use crate::view::tabular::tables::{Draws, Layout, Table};
+use crate::tables::tabular::tables::Layout;
+use tables::Lineup;
 // The kit tables are made with, under the names report code has always used.
-pub use crate::view::tabular::{distinct, figures, noise_note, num, rows, table, typed};
 pub use list::{render_benchmark, render_list};
-pub use tables::Tables;
 pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
 
-/// The tables of a run, oscycles' own ([`Tables::standard`]).
+/// The tables of a run, oscycles' own ([`Lineup::standard`]).
 pub fn render_tables(doc: &RunDoc) -> String {
-    render_tables_with(doc, &Tables::standard())
+    render_tables_with(doc, &Lineup::standard())
 }
 
 /// The tables of a run. Tables laid out per environment (noise, control
@@ -35,7 +34,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 /// once per condition (load, isolation) when the run had several; a run of
 /// several environments gets each environment's tables, then the tables
 /// that put environments side by side.
-pub fn render_tables_with(doc: &RunDoc, tables: &Tables) -> String {
+pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
     let envs = env::environments(doc);
     if envs.len() < 2 {
         return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables));
@@ -69,7 +68,7 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Tables) -> String {
 }
 
 /// The tables of one environment's results.
-fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
+fn render_conditions(doc: &RunDoc, tables: &Lineup) -> String {
     let mut grids = tables.families_laid_out(Layout::Environment);
     grids.extend(tables.families_laid_out(Layout::Run));
     let mut conditions: Vec<(String, String)> = Vec::new();
@@ -105,7 +104,7 @@ fn render_conditions(doc: &RunDoc, tables: &Tables) -> String {
 
 /// The per-condition tables of one condition, then the generic table of
 /// the families no table shows.
-fn render_condition(doc: &RunDoc, tables: &Tables) -> String {
+fn render_condition(doc: &RunDoc, tables: &Lineup) -> String {
     let mut parts: Vec<String> =
         tables.tables().iter().filter(|t| t.layout() == Layout::Condition).map(|t| t.render(&tables.drawn(*t, doc))).collect();
     let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !tables.shows(&r.family)).collect();

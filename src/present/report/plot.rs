@@ -1,8 +1,8 @@
 //! SVG plots (plotters' SVG backend, no fonts needed): lines of y against x,
 //! and histograms over log2 buckets with a log count axis.
 
-pub use crate::view::tabular::figures::Bars;
-pub use crate::view::tabular::lines::{Lines, Point};
+use crate::tables::tabular::figures::Bars;
+use crate::tables::tabular::lines::{Lines, Point};
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -5,11 +5,11 @@
 //! --env) with its verdict.
 //! At most about 25 lines; the full tables are `show RUN --full`.
 
-use super::table::{TextTable, cycles};
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::compare::{judge_in, seed_of, verdict_word};
 use crate::data::results::{CaseStatus, RunDoc, UNIT_CYCLES};
-use crate::view::tabular::headline::{Headline, Pick};
+use crate::tables::tabular::headline::{Headline, Pick};
+use crate::tables::tabular::table::{TextTable, cycles};
 
 /// The headlines of `env`'s results, the registry's in its order.
 fn headlines<'a>(doc: &'a RunDoc, env: &'a str) -> Vec<Headline<'a>> {
@@ -38,7 +38,7 @@ fn interval(h: &Headline) -> String {
         Some(e) => format!(
             "+-{:.1}%{}",
             e.interval.relative_half_width(e.median) * 100.0,
-            if super::table::uncertain(h.metric) { "?" } else { "" }
+            if crate::tables::tabular::table::uncertain(h.metric) { "?" } else { "" }
         ),
         None => format!("CV {:.0}%", h.metric.summary.cv * 100.0),
     }
@@ -142,7 +142,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
     let rel_heads: Vec<String> = others.iter().map(|e| format!("{e} rel.")).collect();
     head.extend(rel_heads.iter().map(String::as_str));
     let mut t = TextTable::new(&head, 1);
-    let policy = Policy::default();
+    let policy = Thresholds::default();
     for h in &lines {
         let (v, unit) = value(h);
         let mut row = vec![h.what.clone(), v, unit, interval(h), ns(h, doc.host.clock.tsc_hz)];

@@ -9,22 +9,22 @@ use crate::families::bench::Family;
 use crate::view::tabular::figures::Plots;
 use crate::view::tabular::tables::{Draws, Layout, Table};
 
-/// The tables a report lays out, in order, and the plots an exporter that
+/// The line-up of a report: the tables it lays out, in order, and the plots an exporter that
 /// draws lays out after them ([`Plots`]).
 #[derive(Clone)]
-pub struct Tables {
+pub struct Lineup {
     tables: Vec<&'static dyn Table>,
     plots: Vec<&'static dyn Plots>,
 }
 
-impl Tables {
+impl Lineup {
     /// oscycles' own tables and plots: the registry's.
     pub fn standard() -> Tables {
         Tables { tables: crate::run::registry::tables(), plots: crate::run::registry::plots() }
     }
 
     /// These tables and `more` after them.
-    pub fn with(mut self, more: &[&'static dyn Table]) -> Tables {
+    pub fn with(mut self, more: &[&'static dyn Table]) -> Lineup {
         self.tables.extend_from_slice(more);
         self
     }
@@ -37,7 +37,7 @@ impl Tables {
     }
 
     /// These plots and `more` after them.
-    pub fn with_plots(mut self, more: &[&'static dyn Plots]) -> Tables {
+    pub fn with_plots(mut self, more: &[&'static dyn Plots]) -> Lineup {
         self.plots.extend_from_slice(more);
         self
     }

@@ -1,7 +1,7 @@
 //! Text for a terminal: control characters made harmless, the terminal's
 //! width, and lines wrapped to it.
 
-use super::table;
+use crate::tables::tabular::table;
 
 /// Text safe to print on a terminal: control characters (escape sequences
 /// included) that a document may carry in its strings are shown as `\u{..}`

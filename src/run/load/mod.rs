@@ -240,7 +240,7 @@ fn write_progress(dir: &Path, counters: &[(&str, u64)], error: Option<&str>) {
     if let Some(e) = error {
         text += &format!("error {}\n", e.replace('\n', " "));
     }
-    let _ = crate::data::store::write_atomically(&dir.join(PROGRESS), text);
+    let _ = crate::data::documents::write_atomically(&dir.join(PROGRESS), text);
 }
 
 fn kill_own_group() -> ! {

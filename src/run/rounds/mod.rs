@@ -15,7 +15,6 @@ pub mod paired;
 use crate::analysis::uncertainty::SplitMix64;
 use crate::data::results::adaptive::{Auto, Unsettled};
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
-use crate::data::store::{RunWriter, StoreError};
 use crate::measure::watchdog;
 use crate::run::execute::{self, Destination, Execution};
 use crate::run::plan::{self, PlannedCase};
@@ -180,7 +179,7 @@ impl Repeated<'_> {
         only: Option<&[String]>,
         writer: &mut RunWriter,
         rep: &mut dyn Reporter,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<bool, DocumentError> {
         if watchdog::interrupted().is_some() {
             return Ok(false);
         }
@@ -231,7 +230,7 @@ impl Repeated<'_> {
         estimate_all(&mut now, self.spec.seed);
         now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
         if let Some(base) = &self.r.baseline {
-            let policy = crate::analysis::uncertainty::Policy { margin: auto.target_pct / 100.0, ..Default::default() };
+            let policy = crate::analysis::uncertainty::verdict::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
                 .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)
@@ -271,7 +270,7 @@ pub fn merge_round(
     doc: RunDoc,
     merged: usize,
     last: bool,
-) -> Result<usize, StoreError> {
+) -> Result<usize, DocumentError> {
     let fresh = doc.results.len().saturating_sub(merged);
     if fresh == 0 && !last {
         return Ok(merged);
@@ -301,7 +300,7 @@ pub fn merge_round(
 /// Why a round gave nothing (more).
 enum RoundError {
     Failed(String),
-    Store(StoreError),
+    Store(DocumentError),
 }
 
 impl From<String> for RoundError {
@@ -314,7 +313,7 @@ impl From<String> for RoundError {
 /// written in place), if there is one.
 fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
     let p = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))?;
-    crate::data::store::load(&p).ok()
+    crate::data::documents::load(&p).ok()
 }
 
 /// Starts a round's process (`exe __round --spec JSON`, its document in
@@ -326,7 +325,7 @@ fn run_round(
     exe: &std::path::Path,
     spec: &RunSpec,
     dir: &std::path::Path,
-    sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, StoreError>,
+    sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, DocumentError>,
 ) -> Result<(), RoundError> {
     let k = spec.round.unwrap_or(0);
     std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;

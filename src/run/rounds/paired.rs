@@ -11,7 +11,7 @@
 //! How a round is measured is the caller's (`compare` starts an `oscycles
 //! run --rounds 1` per round); this is the loop and its bookkeeping.
 
-use crate::analysis::uncertainty::{Policy, Verdict};
+use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
 use crate::data::compare::{Judged, judge_sequential};
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use std::time::Duration;
@@ -20,7 +20,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     pub budget: Duration,
-    pub policy: Policy,
+    pub policy: Thresholds,
     /// The seed of the case orders (round k: `round_seed(seed, k)`, the
     /// same on both sides) and of the pair orders.
     pub seed: u64,
@@ -77,7 +77,7 @@ pub fn case_label(r: &CaseResult) -> String {
 /// Every cell measured on both sides, judged by the sequential rule:
 /// cells whose rounds do not pair (a round failed on one side) are judged
 /// `None`.
-pub fn judge_all(a: &RunDoc, b: &RunDoc, policy: &Policy) -> Vec<(String, Option<Judged>)> {
+pub fn judge_all(a: &RunDoc, b: &RunDoc, policy: &Thresholds) -> Vec<(String, Option<Judged>)> {
     a.results
         .iter()
         .filter(|r| r.status == CaseStatus::Ok)
@@ -191,7 +191,7 @@ pub fn drive<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::uncertainty::SplitMix64;
+    use crate::analysis::uncertainty::random::SplitMix64;
 
     /// A fake round: the fixture's native cells that `cases` names, each
     /// with one round of three batches around its centre: B's ipc.pipe
@@ -211,7 +211,7 @@ mod tests {
     }
 
     fn settings(budget_s: u64) -> Settings {
-        Settings { budget: Duration::from_secs(budget_s), policy: Policy::default(), seed: 11 }
+        Settings { budget: Duration::from_secs(budget_s), policy: Thresholds::default(), seed: 11 }
     }
 
     #[test]

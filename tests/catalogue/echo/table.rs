@@ -3,10 +3,10 @@
 
 use super::{CopyParams, FAMILY, PER_COPY};
 use oscycles::data::results::{CaseStatus, RunDoc};
-use oscycles::present::report::Table;
-use oscycles::present::report::figures::{Plot, Plots, lines_of, point};
-use oscycles::present::report::plot::Lines;
-use oscycles::present::report::table::TextTable;
+use oscycles::tables::tabular::figures::{Plot, Plots, lines_of, point};
+use oscycles::tables::tabular::lines::Lines;
+use oscycles::tables::tabular::table::TextTable;
+use oscycles::tables::tabular::tables::Table;
 
 /// Its title, which the tests look for.
 pub const TITLE: &str = "echo: a buffer copied, by size";

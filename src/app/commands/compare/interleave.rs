@@ -14,7 +14,6 @@ use oscycles::analysis::uncertainty::Policy;
 use oscycles::app::cli::UsageError;
 use oscycles::app::cli::grammar::CompareArgs;
 use oscycles::data::results::RunDoc;
-use oscycles::data::store;
 use oscycles::measure::watchdog;
 use oscycles::run::rounds;
 use oscycles::run::rounds::paired;
@@ -80,7 +79,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
     let mut names = Vec::new();
     for (side, doc) in sides.iter().zip([&da, &db]) {
         let path = dir.join(format!("{}.json", side.name));
-        store::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
+        documents::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
         names.push(format!("{} ({})", side.name, path.display()));
     }
     eprintln!("pooled runs: {}", dir.display());
@@ -91,7 +90,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
 /// verdict or the budget ends (`rounds::paired`), each round measuring only
 /// the cells still unsettled (`run --cases`). None when not even one pair
 /// was measured.
-pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::Outcome, (String, String))>> {
+pub fn measure_auto(a: &CompareArgs, policy: &Thresholds) -> Result<Option<(paired::Outcome, (String, String))>> {
     let sides = sides(a)?;
     if let Some(o) = sides.iter().flat_map(|s| &s.options).find(|o| *o == "--cases" || o.starts_with("--cases=")) {
         return Err(UsageError(format!("--interleave auto sets {o} of each round itself: leave it out of --a and --b")).into());
@@ -139,7 +138,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Policy) -> Result<Option<(paired::
     let mut names = Vec::new();
     for (side, doc) in sides.iter().zip(&outcome.docs) {
         let path = dir.join(format!("{}.json", side.name));
-        store::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
+        documents::write_atomically(&path, serde_json::to_string_pretty(doc)?).with_context(|| format!("writing {}", path.display()))?;
         names.push(format!("{} ({})", side.name, path.display()));
     }
     eprintln!("pooled runs: {}", dir.display());
@@ -184,5 +183,5 @@ fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String
     }
     let json = std::fs::read_dir(&results)?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"));
     let path = json.with_context(|| format!("{} round {} saved no document in {}", side.name, k + 1, results.display()))?;
-    Ok(Some(store::read(&path)?))
+    Ok(Some(documents::read(&path)?))
 }

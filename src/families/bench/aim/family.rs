@@ -1,6 +1,7 @@
 //! AIM7-style jobs/min/task for 1 .. 2 x CPUs concurrent tasks.
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::aim;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;

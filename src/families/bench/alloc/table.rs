@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 /// Allocators: rows allocator x block size, columns live-set sizes; cycles per free+allocate pair.
 pub fn render_alloc(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, alloc::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
+    let rs: Vec<(&CaseResult, alloc::Params)> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == alloc::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

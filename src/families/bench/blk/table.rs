@@ -33,7 +33,7 @@ fn blk_case(r: &CaseResult, op: &str, mode: blk::Mode, block: u64) -> Vec<String
 }
 
 pub fn render_blk(doc: &RunDoc) -> String {
-    let rs: Vec<Blk> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
+    let rs: Vec<Blk> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == blk::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

@@ -1,7 +1,7 @@
 //! Bandwidths: streams take a placement, the rest run on one pinned CPU.
 
 use crate::base::named::Named;
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
 use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;

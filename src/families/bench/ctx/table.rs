@@ -2,7 +2,7 @@
 //! table's lat_ctx rows, `published/lmbench.rs`).
 
 use crate::families::bench::schema::ctx;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 
 /// The summary's headline: a context switch.
 pub struct CtxHeadline;

@@ -4,12 +4,12 @@
 
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::ipc::{self, Mechanism, Params, Space};
-use crate::view::tabular::figures::{Plot, Plots, lines_of, panels, point};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::{Lines, Point};
-use crate::view::tabular::noise_note;
-use crate::view::tabular::table::{TextTable, cycles};
-use crate::view::tabular::tables::{Draws, Table};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of, panels, point};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::{Lines, Point};
+use crate::tables::tabular::noise_note;
+use crate::tables::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::tables::{Draws, Table};
 use std::collections::BTreeSet;
 
 /// The CPUs a row's cases observed ("0/1", "!" where one moved), or "-".
@@ -31,7 +31,7 @@ pub(crate) fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<St
     let Some(r) = r else { return "-".into() };
     match (r.status, r.metric(ipc::ONE_WAY)) {
         (CaseStatus::Ok, Some(m)) => {
-            format!("{}{}", cycles(m.summary.median), if crate::view::tabular::table::uncertain(m) { "?" } else { "" })
+            format!("{}{}", cycles(m.summary.median), if crate::tables::tabular::table::uncertain(m) { "?" } else { "" })
         }
         (CaseStatus::NotApplicable, _) => {
             reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
@@ -45,7 +45,7 @@ pub(crate) fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<St
 }
 
 pub fn render(results: &[&CaseResult]) -> String {
-    let results_typed: Vec<(&CaseResult, Params)> = crate::view::tabular::typed(results.iter().copied());
+    let results_typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(results.iter().copied());
     let words: BTreeSet<u64> = results_typed.iter().map(|(_, p)| p.words).collect();
     let mut headers: Vec<String> = ["mechanism", "space", "cores", "cpus"].map(String::from).to_vec();
     headers.extend(words.iter().map(|w| format!("{w}w")));
@@ -71,13 +71,13 @@ pub fn render(results: &[&CaseResult]) -> String {
     }
     let mut s = format!(
         "l4-ipc: one-way IPC cost, median {} (round trip / 2, as in the L4 tables), by payload in 64-bit words\n",
-        crate::view::tabular::cost_unit(results.iter().copied()).long
+        crate::tables::tabular::cost_unit(results.iter().copied()).long
     );
     s += "  intra = two threads of one process, inter = two processes; cpus = client/server CPU as observed\n";
     s += &t.render();
     s += &format!(
         "  ? = the 95% interval of the median is wider than {:.0}% of it (the batches' CV, where a document has no interval); '-' = not measured\n",
-        crate::view::tabular::table::WIDE_INTERVAL * 100.0
+        crate::tables::tabular::table::WIDE_INTERVAL * 100.0
     );
     if moved {
         s += "  ! = a side was observed on another CPU than requested\n";
@@ -125,7 +125,7 @@ const FORM: [Mechanism; 4] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4
 pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
     let mut columns: Vec<(String, Vec<(&CaseResult, Params)>)> = Vec::new();
     for (name, doc) in envs {
-        let typed: Vec<(&CaseResult, Params)> = crate::view::tabular::typed(of(doc, ipc::FAMILY));
+        let typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(of(doc, ipc::FAMILY));
         for mech in FORM {
             let cases: Vec<(&CaseResult, Params)> =
                 typed.iter().filter(|(r, p)| r.benchmark == mech.id() && p.cores == ipc::Cores::Same).cloned().collect();
@@ -258,13 +258,13 @@ impl Plots for IpcByEnvironment {
 /// Environment `e`'s line of one placement: its mechanism with the lowest
 /// one-way cost at the smallest payload measured, over two payloads or more.
 fn cheapest_line(doc: &RunDoc, e: &str, space: Space, cores: ipc::Cores) -> Option<(String, Vec<Point>)> {
-    let cells: Vec<(&CaseResult, Params)> = crate::view::tabular::typed::<Params>(
+    let cells: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed::<Params>(
         doc.results.iter().filter(|r| r.env(doc) == e && r.family == ipc::FAMILY && r.status == CaseStatus::Ok),
     )
     .into_iter()
     .filter(|(r, p)| p.space == space && p.cores == cores && r.metric(ipc::ONE_WAY).is_some())
     .collect();
-    let mut mechanisms: Vec<&str> = crate::view::tabular::distinct(cells.iter().map(|(r, _)| r.benchmark.as_str()));
+    let mut mechanisms: Vec<&str> = crate::tables::tabular::distinct(cells.iter().map(|(r, _)| r.benchmark.as_str()));
     mechanisms.retain(|m| cells.iter().filter(|(r, _)| r.benchmark == *m).count() >= 2);
     let first = |m: &str| {
         let (r, _) = cells.iter().filter(|(r, _)| r.benchmark == m).min_by_key(|(_, p)| p.words)?;

@@ -12,11 +12,11 @@ use std::collections::BTreeSet;
 
 /// memcpy: one table per implementation, rows sizes, columns src/dst offsets; MB/s.
 pub fn render_memcpy(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, memcpy::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == memcpy::FAMILY));
+    let rs: Vec<(&CaseResult, memcpy::Params)> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == memcpy::FAMILY));
     if rs.is_empty() {
         return String::new();
     }
-    let offsets: Vec<(u64, u64)> = crate::view::tabular::distinct(rs.iter().map(|(_, p)| (p.src_off, p.dst_off)));
+    let offsets: Vec<(u64, u64)> = crate::tables::tabular::distinct(rs.iter().map(|(_, p)| (p.src_off, p.dst_off)));
     let sizes: BTreeSet<u64> = rs.iter().map(|(_, p)| p.bytes).collect();
     let mut s = "memcpy: MB/s by size (rows) and source/destination offset from a page boundary (columns \"src/dst\")\n".to_string();
     for imp in memcpy::IMPLS {

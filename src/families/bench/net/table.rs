@@ -102,8 +102,8 @@ fn net_rr(rr: &[Net], hz: f64) -> String {
 pub fn render_net(doc: &RunDoc) -> String {
     let streams = [net::id(net::UDP), net::id(net::TCP)];
     let rr_id = net::id(net::TCP_RR);
-    let rs: Vec<Net> = crate::view::tabular::typed(doc.results.iter().filter(|r| streams.contains(&r.benchmark)));
-    let rr: Vec<Net> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.benchmark == rr_id));
+    let rs: Vec<Net> = crate::tables::tabular::typed(doc.results.iter().filter(|r| streams.contains(&r.benchmark)));
+    let rr: Vec<Net> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.benchmark == rr_id));
     if rs.is_empty() && rr.is_empty() {
         return String::new();
     }

@@ -44,7 +44,7 @@ pub(crate) fn unmeasured(r: &CaseResult) -> Option<String> {
 }
 
 fn load_rate(r: &CaseResult) -> String {
-    r.condition.as_ref().map_or_else(String::new, |c| crate::view::tabular::describe_rates(&c.facts))
+    r.condition.as_ref().map_or_else(String::new, |c| crate::tables::tabular::describe_rates(&c.facts))
 }
 
 /// Notes under a table: why cells are n/a or failed, and what each isolation did.

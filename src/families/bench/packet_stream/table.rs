@@ -110,7 +110,7 @@ fn latency_by_depth(rs: &[Typed], axes: &Axes) -> String {
 
 pub fn render_packet_stream(doc: &RunDoc) -> String {
     let id = ps::id(ps::SWEEP);
-    let rs: Vec<Typed> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
+    let rs: Vec<Typed> = crate::tables::tabular::typed(doc.results.iter().filter(|r| r.benchmark == id));
     if rs.is_empty() {
         return String::new();
     }

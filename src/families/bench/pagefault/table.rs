@@ -2,7 +2,7 @@
 //! lmbench and hermit-basic tables' rows, `published/`).
 
 use crate::families::bench::schema::pagefault;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, headline};
 
 /// The summary's headline: the first touch of a page.
 pub struct PagefaultHeadline;

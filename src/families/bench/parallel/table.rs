@@ -11,7 +11,8 @@ use crate::view::tabular::table::{TextTable, cycles};
 use std::collections::BTreeSet;
 
 pub fn render_parallel(doc: &RunDoc) -> String {
-    let rs: Vec<(&CaseResult, parallel::Params)> = crate::view::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
+    let rs: Vec<(&CaseResult, parallel::Params)> =
+        crate::tables::tabular::typed(doc.results.iter().filter(|r| r.family == parallel::FAMILY));
     if rs.is_empty() {
         return String::new();
     }

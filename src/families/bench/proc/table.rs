@@ -3,7 +3,7 @@
 
 use crate::data::results::CaseResult;
 use crate::families::bench::schema::proc;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
 
 /// The summary's headline: the static fork of nothing touched.
 pub struct ProcHeadline;

@@ -5,12 +5,12 @@ use crate::base::named::Named;
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::stream;
-use crate::view::tabular::figures::{Bars, Plots, bars_of, context, env_prefix, panels, point};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::{Lines, Point};
-use crate::view::tabular::rows::unmeasured_mark;
-use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::Table;
+use crate::tables::tabular::figures::{Bars, Plots, bars_of, context, env_prefix, panels, point};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::{Lines, Point};
+use crate::tables::tabular::rows::unmeasured_mark;
+use crate::tables::tabular::table::TextTable;
+use crate::tables::tabular::tables::Table;
 
 /// The HermitCore post's STREAM table, per thread configuration.
 pub fn render_stream(doc: &RunDoc) -> String {
@@ -65,7 +65,7 @@ fn stream_cells(r: &CaseResult, kernel: &str) -> Option<Vec<String>> {
 pub fn render_stream_envs(envs: &[(&str, &RunDoc)]) -> String {
     let id = stream::id(stream::KERNELS_BENCH);
     let of = |d: &'_ RunDoc| d.results.iter().filter(|r| r.benchmark == id).cloned().collect::<Vec<CaseResult>>();
-    let threads: Vec<String> = crate::view::tabular::distinct(
+    let threads: Vec<String> = crate::tables::tabular::distinct(
         envs.iter().flat_map(|(_, d)| of(d)).filter_map(|r| r.params_as::<stream::Params>().map(|p| p.threads.name().to_string())),
     );
     let mut s = String::new();

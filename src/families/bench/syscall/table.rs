@@ -2,16 +2,16 @@
 
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::syscall::{self, PER_CALL};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::view::tabular::noise_note;
-use crate::view::tabular::table::{TextTable, cycles, interval, interval_note, percent};
-use crate::view::tabular::tables::{Draws, Table};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::tables::tabular::noise_note;
+use crate::tables::tabular::table::{TextTable, cycles, interval, interval_note, percent};
+use crate::tables::tabular::tables::{Draws, Table};
 
 pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     // Where the hardware counted, the L4Re page's form: core cycles and
     // instructions beside the TSC cycles.
-    let hw = crate::view::tabular::any_hardware(results);
-    let unit = crate::view::tabular::cost_unit(results.iter().copied());
+    let hw = crate::tables::tabular::any_hardware(results);
+    let unit = crate::tables::tabular::cost_unit(results.iter().copied());
     let (median, min, p99, max) =
         (format!("median {}", unit.short), format!("min {}", unit.short), format!("p99 {}", unit.short), format!("max {}", unit.short));
     let mut headers = vec!["call", median.as_str()];
@@ -29,7 +29,7 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                     r.placement.as_ref().and_then(|p| p.observed_cpus.first().copied().flatten()).map_or("?".into(), |c| c.to_string());
                 let mut cells = vec![name, cycles(s.median)];
                 if hw {
-                    let (core, instr) = crate::view::tabular::core_and_instructions(r, 1.0)
+                    let (core, instr) = crate::tables::tabular::core_and_instructions(r, 1.0)
                         .map_or(("n/a".into(), "n/a".into()), |(c, i)| (cycles(c), cycles(i)));
                     cells.extend([core, instr]);
                 }

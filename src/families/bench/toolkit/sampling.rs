@@ -3,7 +3,8 @@
 //! timing it with the harness, and turning what it measured into metrics.
 
 use crate::analysis::stats::Summary;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::schema::CaseParams;
 use crate::families::bench::{CaseCtx, CaseData, CaseError};
 use crate::measure::clock::{ClockInfo, Tsc};

@@ -20,7 +20,7 @@
 //! median (hierarchical bootstrap over rounds, then batches), absent where a
 //! run kept no samples.
 
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::compare::{self, Judged, verdict_word};
 use crate::data::results::{Better, CaseResult, CaseStatus, Metric, RunDoc, params_label};
 use serde_json::{Map, Value, json};
@@ -55,7 +55,7 @@ fn tidy(s: &str) -> String {
 
 /// The metrics of `docs`' last run (every metric of every measured case),
 /// each judged against the first run when there are two.
-fn entries<'a>(docs: &'a [RunDoc], policy: &Policy) -> Vec<Entry<'a>> {
+fn entries<'a>(docs: &'a [RunDoc], policy: &Thresholds) -> Vec<Entry<'a>> {
     let Some(b) = docs.last() else { return vec![] };
     let rows = if docs.len() == 2 { compare::rows(&docs[0], b, policy) } else { vec![] };
     let mut out = Vec::new();
@@ -90,7 +90,7 @@ fn within_64(s: String) -> String {
 }
 
 /// Bencher Metric Format JSON of the last run (and, of two, its ratio to the first).
-pub fn bmf(docs: &[RunDoc], policy: &Policy) -> Value {
+pub fn bmf(docs: &[RunDoc], policy: &Thresholds) -> Value {
     let mut top = Map::new();
     for e in entries(docs, policy) {
         let bench = top.entry(e.name.clone()).or_insert_with(|| Value::Object(Map::new()));
@@ -116,7 +116,7 @@ pub fn bmf(docs: &[RunDoc], policy: &Policy) -> Value {
 /// github-action-benchmark custom JSON of the last run's metrics that
 /// improve in direction `better` (`Lower`: customSmallerIsBetter; `Higher`:
 /// customBiggerIsBetter).
-pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Policy) -> Value {
+pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Thresholds) -> Value {
     let items: Vec<Value> = entries(docs, policy)
         .into_iter()
         .filter(|e| e.metric.better == better)

@@ -7,12 +7,14 @@
 
 use super::markup::{Html, Markup, escape_html as esc};
 use super::{Export, ExportError, Exporter};
-use crate::analysis::uncertainty::Policy;
+use crate::analysis::uncertainty::verdict::Thresholds;
 use crate::data::results::RunDoc;
-use crate::present::report::Tables;
-use crate::present::report::figures::Plots;
-use crate::present::report::plot::{self, Lines, Point};
+use crate::present::report::plot;
+use crate::present::report::tables::Lineup;
 use crate::present::report::{compare, forest, summary};
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::lines::Lines;
+use crate::tables::tabular::lines::Point;
 
 /// Headings of the page.
 const HTML: Html = Html { class: "" };
@@ -107,7 +109,7 @@ fn summary_section(docs: &[RunDoc]) -> String {
     s + "</section>\n"
 }
 
-/// Text with tables in it (as [`crate::present::report::table::marked`] renders
+/// Text with tables in it (as [`crate::tables::tabular::table::marked`] renders
 /// them) as HTML: each table an HTML table with the terminal's headers and
 /// labels, the text between them kept as it is (titles, notes).
 pub fn text_with_tables(text: &str) -> String {
@@ -121,7 +123,7 @@ pub fn text_with_tables(text: &str) -> String {
         prose.clear();
     };
     for line in text.lines() {
-        match crate::present::report::table::parse_marked(line) {
+        match crate::tables::tabular::table::parse_marked(line) {
             Some((before, t)) => {
                 prose.push(before.trim_end().to_string());
                 flush(&mut prose, &mut out);
@@ -155,7 +157,7 @@ fn contents(docs: &[RunDoc], compared: bool, figs: &[Vec<Figure>]) -> String {
 }
 
 /// 3. The comparison of two runs: what changed, with its doubt.
-fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::data::compare::Row], policy: &Policy) -> String {
+fn compare_section(a: &RunDoc, b: &RunDoc, rows: &[crate::data::compare::Row], policy: &Thresholds) -> String {
     format!(
         "<section id=\"compare\"><h2>B against A</h2>\n<p>A = {}, B = {}. {}</p>\n<figure class=\"plot\">{}<figcaption>B relative to A, \
          cell by cell: ratio of medians (above 1: B better) with its 95% interval (bootstrap over rounds, then batches), grouped by family; \
@@ -179,7 +181,7 @@ fn counter_sections(docs: &[RunDoc]) -> String {
         s += &format!(
             "<section id=\"counters{i}\"><h2>Kernel events per operation in {}</h2>\n{}</section>\n",
             esc(&d.id),
-            text_with_tables(&crate::present::report::table::marked(|| crate::present::report::counters::render(d)))
+            text_with_tables(&crate::tables::tabular::table::marked(|| crate::present::report::counters::render(d)))
         );
     }
     s
@@ -205,18 +207,18 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
 
 /// Section 5, the tables, as HTML tables with the terminal's labels: each
 /// run's every table (per environment, then side by side).
-fn table_sections(docs: &[RunDoc], tables: &Tables) -> String {
+fn table_sections(docs: &[RunDoc], tables: &Lineup) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
-        let text = crate::present::report::table::marked(|| crate::present::report::render_tables_with(d, tables));
+        let text = crate::tables::tabular::table::marked(|| crate::present::report::render_tables_with(d, tables));
         s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
     }
     s
 }
 
 /// The whole page, its tables those of `tables`.
-pub fn page(docs: &[RunDoc], tables: &Tables) -> String {
-    let policy = Policy::default();
+pub fn page(docs: &[RunDoc], tables: &Lineup) -> String {
+    let policy = Thresholds::default();
     let rows = if docs.len() == 2 { crate::data::compare::rows(&docs[0], &docs[1], &policy) } else { vec![] };
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
     let mut body = "<h1>oscycles report</h1>\n".to_string();
@@ -253,7 +255,7 @@ pub fn wrap(body: &str) -> String {
 /// The page of `report --by`: host facts, each set's tables (verdicts
 /// coloured), and per table a plot of every column's performance relative
 /// to the baseline by case, all plots on one y axis.
-pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy: &Policy) -> String {
+pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy: &Thresholds) -> String {
     use crate::present::report::by;
     let mut body = format!("<h1>oscycles report by {}</h1>\n", esc(&format!("{:?}", r.by).to_lowercase()));
     body += &by_figures(r.by, docs);
@@ -287,7 +289,7 @@ pub fn by_page(r: &crate::present::report::by::ByReport, docs: &[RunDoc], policy
 /// environment) where a run has an environment.
 fn by_figures(by: crate::present::report::by::By, docs: &[RunDoc]) -> String {
     let Some(merged) = crate::present::report::by::merged(docs, by) else { return String::new() };
-    let figs: Vec<Figure> = figures(&merged, 0, Tables::standard().plots()).into_iter().filter(|f| f.shared).collect();
+    let figs: Vec<Figure> = figures(&merged, 0, Lineup::standard().plots()).into_iter().filter(|f| f.shared).collect();
     if figs.is_empty() {
         return String::new();
     }
@@ -300,7 +302,7 @@ fn by_figures(by: crate::present::report::by::By, docs: &[RunDoc]) -> String {
 
 /// A table's plot: x the case's number in the table, y each column's
 /// performance relative to the baseline.
-fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by::Grid, policy: &Policy) -> Lines {
+fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by::Grid, policy: &Thresholds) -> Lines {
     let series = s
         .columns
         .iter()
@@ -338,7 +340,7 @@ fn by_lines(s: &crate::present::report::by::Set, g: &crate::present::report::by:
 }
 
 /// HTML: one self-contained page (`index.html`) over the runs.
-pub struct HtmlExporter(pub Tables);
+pub struct HtmlExporter(pub Lineup);
 
 impl Exporter for HtmlExporter {
     fn export(&self, docs: &[RunDoc]) -> Result<Export, ExportError> {

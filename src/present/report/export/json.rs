@@ -10,7 +10,7 @@ impl Exporter for JsonExporter {
         // A stored document from an older oscycles was never checked: its
         // id names a file, so it must name one inside the directory.
         let file = |d: &RunDoc| -> Result<(String, String), ExportError> {
-            crate::data::store::valid_id(&d.id).map_err(ExportError::BadRunId)?;
+            crate::data::documents::valid_id(&d.id).map_err(ExportError::BadRunId)?;
             Ok((format!("{}.json", d.id), serde_json::to_string_pretty(d).map_err(|e| ExportError::Json(d.id.clone(), e))?))
         };
         let files = docs.iter().map(file).collect::<Result<Vec<_>, _>>()?;

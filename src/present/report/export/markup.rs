@@ -65,7 +65,7 @@ impl MarkupTable {
     }
 
     /// A text table's headers and cells, aligned as it aligns them.
-    pub fn from_table(t: &crate::present::report::table::TextTable) -> Self {
+    pub fn from_table(t: &crate::tables::tabular::table::TextTable) -> Self {
         let right: Vec<usize> = (t.left..t.headers.len()).filter(|i| !t.also_left.contains(i)).collect();
         let mut m = MarkupTable::new(&t.headers.iter().map(String::as_str).collect::<Vec<_>>(), &right);
         for r in &t.rows {

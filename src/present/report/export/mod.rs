@@ -18,7 +18,7 @@ pub mod markup;
 pub mod text;
 
 use crate::data::results::{CaseStatus, RunDoc};
-use crate::present::report::Tables;
+use crate::present::report::tables::Lineup;
 
 /// Why an export cannot be made.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub enum ExportError {
     /// A run's id cannot name a file (a stored document from an older
     /// oscycles was never checked).
     #[error("{0}")]
-    BadRunId(crate::data::store::InvalidRunId),
+    BadRunId(crate::data::documents::InvalidRunId),
     #[error("cannot write run {0} as JSON: {1}")]
     Json(String, serde_json::Error),
 }
@@ -74,12 +74,12 @@ impl Format {
 
 /// The exporter of `format`, with oscycles' own tables.
 pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    exporter_with(format, Tables::standard())
+    exporter_with(format, Lineup::standard())
 }
 
 /// The exporter of `format`; those that lay tables out (text, HTML) lay out
-/// `tables` (a family's own table joins the standard ones with [`Tables::with`]).
-pub fn exporter_with(format: Format, tables: Tables) -> Box<dyn Exporter> {
+/// `tables` (a family's own table joins the standard ones with [`Lineup::with`]).
+pub fn exporter_with(format: Format, tables: Lineup) -> Box<dyn Exporter> {
     match format {
         Format::Text => Box::new(text::TextExporter(tables)),
         Format::Markdown => Box::new(markdown::MarkdownExporter),

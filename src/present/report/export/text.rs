@@ -3,13 +3,14 @@
 
 use super::{Export, ExportError, Exporter};
 use crate::data::results::RunDoc;
-use crate::present::report::{Tables, header, render_tables_with};
+use crate::present::report::tables::Lineup;
+use crate::present::report::{header, render_tables_with};
 
 /// Text, its tables those of the list it holds.
-pub struct TextExporter(pub Tables);
+pub struct TextExporter(pub Lineup);
 
 /// One run: its header, a blank line, its tables.
-pub fn run(doc: &RunDoc, tables: &Tables) -> String {
+pub fn run(doc: &RunDoc, tables: &Lineup) -> String {
     format!("{}\n{}", header::render(doc, false), render_tables_with(doc, tables))
 }
 

@@ -1,4 +1,4 @@
-//! Keeping runs: the run document is rewritten after every case (to a
+//! Run documents on disk: the run document is rewritten after every case (to a
 //! temporary file, then renamed over the old one), so the file on disk is
 //! always a complete, parseable document and a crash loses nothing measured.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum StoreError {
+pub enum DocumentError {
     #[error("cannot write {what} to '{path}': {err}; choose a writable directory with {option}")]
     Unwritable { path: PathBuf, err: std::io::Error, what: &'static str, option: &'static str },
     #[error("cannot read '{path}': {err}")]
@@ -47,12 +47,12 @@ static READ_RESULTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 
 /// Counts a document read by this process (`bytes` of JSON, `results`
 /// results) and refuses it when the total goes beyond the bounds.
-pub fn charge(path: &Path, bytes: u64, results: u64) -> Result<(), StoreError> {
+pub fn charge(path: &Path, bytes: u64, results: u64) -> Result<(), DocumentError> {
     use std::sync::atomic::Ordering::Relaxed;
     let b = READ_BYTES.fetch_add(bytes, Relaxed) + bytes;
     let r = READ_RESULTS.fetch_add(results, Relaxed) + results;
     if b > MAX_TOTAL_BYTES || r > MAX_TOTAL_RESULTS {
-        return Err(StoreError::TooMuch { path: path.into() });
+        return Err(DocumentError::TooMuch { path: path.into() });
     }
     Ok(())
 }
@@ -75,8 +75,8 @@ pub fn valid_id(id: &str) -> Result<(), InvalidRunId> {
 
 /// Checks that `dir` exists (creating it) and accepts files, before any
 /// measuring starts. `what` goes there ("results"), chosen by `option`.
-pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), StoreError> {
-    let unwritable = |err| StoreError::Unwritable { path: dir.to_path_buf(), err, what, option };
+pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), DocumentError> {
+    let unwritable = |err| DocumentError::Unwritable { path: dir.to_path_buf(), err, what, option };
     std::fs::create_dir_all(dir).map_err(unwritable)?;
     // A randomly named file created exclusively (never a predictable path
     // another user could have planted), removed when dropped.
@@ -109,7 +109,7 @@ impl RunWriter {
         dir.join(format!("{}.json", doc.id))
     }
 
-    pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, StoreError> {
+    pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
         check_writable(dir, "results", "--results")?;
         let w = RunWriter { path: Self::path_in(dir, &doc), doc };
         w.save()?;
@@ -120,24 +120,24 @@ impl RunWriter {
         &self.path
     }
 
-    fn save(&self) -> Result<(), StoreError> {
-        let unwritable = |err| StoreError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
+    fn save(&self) -> Result<(), DocumentError> {
+        let unwritable = |err| DocumentError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
         let text = serde_json::to_string_pretty(&self.doc).expect("a run document always serialises");
         write_atomically(&self.path, text).map_err(unwritable)
     }
 
-    pub fn push(&mut self, r: CaseResult) -> Result<(), StoreError> {
+    pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
         self.doc.results.push(r);
         self.save()
     }
 
     /// Changes the document (a round merged, intervals computed) and saves it.
-    pub fn update(&mut self, change: impl FnOnce(&mut RunDoc)) -> Result<(), StoreError> {
+    pub fn update(&mut self, change: impl FnOnce(&mut RunDoc)) -> Result<(), DocumentError> {
         change(&mut self.doc);
         self.save()
     }
 
-    pub fn finish(&mut self, status: RunStatus) -> Result<(), StoreError> {
+    pub fn finish(&mut self, status: RunStatus) -> Result<(), DocumentError> {
         self.doc.status = status;
         self.doc.finished_at = Some(now_rfc3339());
         self.save()
@@ -145,7 +145,7 @@ impl RunWriter {
 }
 
 /// Reads a run document, refusing other documents and other schema versions.
-pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
+pub fn load(path: &Path) -> Result<RunDoc, DocumentError> {
     parse(path, read_bounded(path)?)
 }
 
@@ -153,41 +153,41 @@ pub fn load(path: &Path) -> Result<RunDoc, StoreError> {
 /// have written): counted against the bounds of what one command reads
 /// ([`charge`]), and its numbers checked ([`crate::data::results::check`]). A run
 /// merging its own rounds' documents uses [`load`].
-pub fn read(path: &Path) -> Result<RunDoc, StoreError> {
+pub fn read(path: &Path) -> Result<RunDoc, DocumentError> {
     let text = read_bounded(path)?;
     charge(path, text.len() as u64, 0)?;
     let doc = parse(path, text)?;
     charge(path, 0, doc.results.len() as u64)?;
-    crate::data::results::check::check(&doc).map_err(|err| StoreError::BadNumber { path: path.into(), err })?;
+    crate::data::results::check::check(&doc).map_err(|err| DocumentError::BadNumber { path: path.into(), err })?;
     Ok(doc)
 }
 
 /// A run document from its text (`path` names it in messages): its schema,
 /// version and id checked.
-pub fn parse_text(path: &Path, text: String) -> Result<RunDoc, StoreError> {
+pub fn parse_text(path: &Path, text: String) -> Result<RunDoc, DocumentError> {
     parse(path, text)
 }
 
-fn parse(path: &Path, text: String) -> Result<RunDoc, StoreError> {
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
+fn parse(path: &Path, text: String) -> Result<RunDoc, DocumentError> {
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| DocumentError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
-        return Err(StoreError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });
+        return Err(DocumentError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });
     }
     let found = v.get("schema_version").and_then(|s| s.as_u64()).unwrap_or(0);
     if !(OLDEST_SCHEMA_VERSION as u64..=SCHEMA_VERSION as u64).contains(&found) {
-        return Err(StoreError::Version { path: path.into(), found });
+        return Err(DocumentError::Version { path: path.into(), found });
     }
-    let doc: RunDoc = serde_json::from_value(v).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })?;
-    valid_id(&doc.id).map_err(|err| StoreError::BadId { path: path.into(), err })?;
+    let doc: RunDoc = serde_json::from_value(v).map_err(|e| DocumentError::Parse { path: path.into(), err: e.to_string() })?;
+    valid_id(&doc.id).map_err(|err| DocumentError::BadId { path: path.into(), err })?;
     Ok(doc)
 }
 
 /// The file's text, refusing more than MAX_DOC_BYTES (read with a limit, so
 /// `/dev/zero` or a pipe that never ends costs nothing).
-fn read_bounded(path: &Path) -> Result<String, StoreError> {
+fn read_bounded(path: &Path) -> Result<String, DocumentError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let read = |err| StoreError::Read { path: path.into(), err };
+    let read = |err| DocumentError::Read { path: path.into(), err };
     // Never blocking on a FIFO: opened without waiting, and a FIFO or socket is not read
     // (a device is, under the bound, as a file).
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read)?;
@@ -204,7 +204,7 @@ fn read_bounded(path: &Path) -> Result<String, StoreError> {
     let mut bytes = Vec::new();
     f.take(MAX_DOC_BYTES + 1).read_to_end(&mut bytes).map_err(read)?;
     if bytes.len() as u64 > MAX_DOC_BYTES {
-        return Err(StoreError::TooLarge { path: path.into() });
+        return Err(DocumentError::TooLarge { path: path.into() });
     }
-    String::from_utf8(bytes).map_err(|e| StoreError::Parse { path: path.into(), err: e.to_string() })
+    String::from_utf8(bytes).map_err(|e| DocumentError::Parse { path: path.into(), err: e.to_string() })
 }

@@ -20,7 +20,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this oscycles reads.
 pub const OLDEST_SCHEMA_VERSION: u32 = 1;
 
-pub use crate::data::schema_core::Params;
+use crate::data::schema_core::Params;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -87,7 +87,7 @@ impl Tool {
 
 /// Where the suites ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
+pub struct EnvRecord {
     pub name: String,
     pub settings: Map<String, Value>,
 }
@@ -207,7 +207,7 @@ pub struct Metric {
     pub samples: Vec<Vec<f64>>,
     /// The median with its 95% interval over rounds and batches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate: Option<crate::analysis::uncertainty::Estimate>,
+    pub estimate: Option<crate::analysis::uncertainty::bootstrap::Estimate>,
 }
 
 pub const UNIT_CYCLES: &str = "tsc_cycles";
@@ -300,9 +300,9 @@ impl Metric {
     /// the same interval).
     pub fn estimate_now(&mut self, seed: u64) {
         self.estimate = if self.is_exact() {
-            crate::analysis::uncertainty::estimate_exact(&self.samples)
+            crate::analysis::uncertainty::bootstrap::estimate_exact(&self.samples)
         } else {
-            crate::analysis::uncertainty::estimate(&self.samples, seed)
+            crate::analysis::uncertainty::bootstrap::estimate(&self.samples, seed)
         };
     }
 
@@ -439,7 +439,7 @@ pub struct RunDoc {
     pub status: RunStatus,
     pub tool: Tool,
     pub host: HostFacts,
-    pub environment: Environment,
+    pub environment: EnvRecord,
     pub condition: Condition,
     pub settings: Settings,
     pub planned_cases: usize,

@@ -4,8 +4,8 @@
 use super::read_doc;
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
+use oscycles::data::documents;
 use oscycles::data::results::RunDoc;
-use oscycles::data::store;
 use oscycles::present::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 mod interleave;
 
 pub fn baseline_path(results: &std::path::Path, name: &str) -> Result<PathBuf, UsageError> {
-    store::valid_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
+    documents::valid_id(name).map_err(|e| UsageError(format!("baseline name: {e}")))?;
     Ok(results.join("baselines").join(format!("{name}.json")))
 }
 
@@ -29,7 +29,7 @@ pub fn compare(a: cli::grammar::CompareArgs) -> Result<ExitCode> {
         }
         let cli::values::InterleaveArg::Rounds(rounds) = how else { return until_settled(&a) };
         let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
-        let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+        let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
         let rows = oscycles::data::compare::rows_paired_if(true, &da, &db, &policy);
         return judged(&a, &da, &db, &names, &rows, PAIRED);
     }
@@ -47,7 +47,7 @@ pub fn compare(a: cli::grammar::CompareArgs) -> Result<ExitCode> {
         (None, [x, y]) => (read_doc(x)?, read_doc(y)?, (x.display().to_string(), y.display().to_string())),
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
-    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     judged(&a, &da, &db, &names, &oscycles::data::compare::rows(&da, &db, &policy), "")
 }
 
@@ -78,7 +78,7 @@ fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
     };
     let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
     out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));
-    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::Verdict::Unsure) {
+    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::verdict::Verdict::Unsure) {
         let need = j.rounds_needed.map_or("?".into(), |n| n.to_string());
         out_to(format!("  unsettled after {} pairs: {}: would need about {need} pairs", j.rounds.0, report::for_terminal(label)));
     }
@@ -95,7 +95,7 @@ fn judged(
     rows: &[oscycles::data::compare::Row],
     note: &str,
 ) -> Result<ExitCode> {
-    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     if rows.is_empty() {
         return Err(UsageError(format!("'{}' and '{}' have no measured case in common", names.0, names.1)).into());
     }
@@ -125,7 +125,7 @@ pub fn baseline(action: cli::grammar::BaselineAction) -> Result<ExitCode> {
     match action {
         cli::grammar::BaselineAction::Save { name, runs, results } => {
             let path = baseline_path(&results, &name)?;
-            let docs = runs.iter().map(|r| store::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
+            let docs = runs.iter().map(|r| documents::read(r).map_err(|e| UsageError(e.to_string()))).collect::<Result<Vec<_>, _>>()?;
             let n = docs.len();
             let mut pooled = oscycles::run::rounds::pool(docs, oscycles::data::compare::seed_of(&name)).expect("at least one run");
             pooled.id = format!("baseline-{name}");
@@ -134,7 +134,7 @@ pub fn baseline(action: cli::grammar::BaselineAction) -> Result<ExitCode> {
                 .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
             std::fs::create_dir_all(path.parent().expect("a directory"))
                 .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
-            store::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
+            documents::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
                 .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
             println!(
                 "baseline {name}: {n} runs, {} cells, {} rounds, saved as {}",

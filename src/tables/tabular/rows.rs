@@ -1,7 +1,8 @@
 //! Rows of the published evaluations' tables (lmbench, hermit-basic): a label and the case it
 //! shows, given by benchmark, parameters and metric, looked up in a run.
 
-use crate::data::results::{CaseResult, CaseStatus, Metric, Params, RunDoc};
+use crate::data::results::{CaseResult, CaseStatus, Metric, RunDoc};
+use crate::data::schema_core::Params;
 use crate::data::schema_core::{CaseParams, NoParams};
 
 /// One row: which case, which metric, shown how.
