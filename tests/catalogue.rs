@@ -13,11 +13,13 @@ mod thread_env;
 
 use echo::{ECHO_SUITE, Echo};
 use oscycles::base::named::Named;
+use oscycles::data::documents::{self, RunWriter};
 use oscycles::data::results::{CaseStatus, RunDoc, RunStatus};
 use oscycles::measure::clock;
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement;
 use oscycles::present::report::export::{Export, Format, exporter, exporter_with};
+use oscycles::present::report::tables::Lineup;
 use oscycles::run::env::environment::Env;
 use oscycles::run::env::error::EnvError;
 use oscycles::run::env::guest::{GuestMode, GuestSpec};
@@ -77,7 +79,7 @@ fn echo_run(dir: &std::path::Path) -> RunDoc {
     let clock = clock::calibrate_tsc(1, Duration::from_millis(10));
     let mut w = RunWriter::create(dir, spec.document(&["native"], plan.len(), cpus, ex.full, clock)).unwrap();
     assert_eq!(prepared::execute(&plan, &ex, &mut w, &mut Quiet).unwrap(), RunStatus::Complete);
-    store::load(w.path()).unwrap()
+    documents::load(w.path()).unwrap()
 }
 
 /// The text of an export, whatever its form.
@@ -92,8 +94,8 @@ fn text_of(export: Export) -> String {
 fn a_family_table_and_plot_defined_here_are_laid_out_by_every_exporter_that_lays_them_out() {
     let tmp = tempfile::tempdir().unwrap();
     let doc = echo_run(tmp.path());
-    let tables = Tables::standard().with_family(&Echo);
-    assert!(tables.shows(echo::FAMILY) && !Tables::standard().shows(echo::FAMILY));
+    let tables = Lineup::standard().with_family(&Echo);
+    assert!(tables.shows(echo::FAMILY) && !Lineup::standard().shows(echo::FAMILY));
     for format in Format::ALL {
         let text = text_of(exporter_with(format, tables.clone()).export(std::slice::from_ref(&doc)).unwrap());
         assert!(text.contains("echo.copy") || text.contains("4096"), "{}: {text}", format.name());

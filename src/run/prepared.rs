@@ -5,11 +5,11 @@
 //! round's process and an environment's child prepare the spec they were
 //! handed, and measure it with [`measure`], the library's, not the binary's.
 
+use crate::data::documents::{self, DocumentError, RunWriter};
 use crate::data::results::{RunDoc, RunStatus};
-use crate::data::store::{self, RunWriter, StoreError};
-use crate::measure::scratch::RunDir;
 use crate::measure::clock::{self, ClockInfo};
 use crate::measure::placement::{self, Policy};
+use crate::measure::scratch::RunDir;
 use crate::measure::watchdog;
 use crate::run::execute::{Destination, Execution};
 use crate::run::isolation::{self, RT_PRIORITY};
@@ -35,7 +35,7 @@ pub enum PrepareError {
     #[error(transparent)]
     Placement(#[from] placement::PlacementError),
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] DocumentError),
 }
 
 /// Which process of a run prepares it: the run's own (`oscycles run`,
@@ -73,9 +73,9 @@ impl Prepared {
     pub fn new(spec: &RunSpec, side: Side) -> Result<Prepared, PrepareError> {
         let suites = find_suites(&spec.suites)?;
         let cpus = cpus_here(spec.cpus.as_deref())?;
-        let usage = |e: StoreError| PrepareError::Usage(e.to_string());
-        store::check_writable(&spec.results, "results", "--results").map_err(usage)?;
-        store::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(usage)?;
+        let usage = |e: DocumentError| PrepareError::Usage(e.to_string());
+        documents::check_writable(&spec.results, "results", "--results").map_err(usage)?;
+        documents::check_writable(&scratch_base(spec), "scratch files", "--scratch").map_err(usage)?;
         if side == Side::Host {
             crate::data::db::Location::parse(&spec.db_path()).check().map_err(|e| PrepareError::Usage(e.to_string()))?;
         }
@@ -258,13 +258,13 @@ pub fn recover() -> Vec<String> {
 /// finishes the document, telling `rep` how far it got: what a round's
 /// process and an environment's child do with their part of a run.
 /// Returns how the run ended.
-pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+pub fn execute(plan: &[PlannedCase], ex: &Execution, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, DocumentError> {
     rounds::run(plan, ex, &mut Destination { writer, env: None, rep })?;
     finish(writer)
 }
 
 /// Marks the document complete, or interrupted if a signal came.
-pub fn finish(writer: &mut RunWriter) -> Result<RunStatus, StoreError> {
+pub fn finish(writer: &mut RunWriter) -> Result<RunStatus, DocumentError> {
     let status = if watchdog::interrupted().is_some() { RunStatus::Interrupted } else { RunStatus::Complete };
     writer.finish(status)?;
     Ok(status)

@@ -35,7 +35,7 @@ pub struct Environments {
 /// its starts for the cases measured from the host. An environment that
 /// cannot run (no KVM, a guest that hangs) gives its cases a reason instead
 /// of a number, and the run goes on. Returns how the run ended.
-pub fn run(p: &Prepared, envs: &Environments, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, StoreError> {
+pub fn run(p: &Prepared, envs: &Environments, writer: &mut RunWriter, rep: &mut dyn Reporter) -> Result<RunStatus, DocumentError> {
     let (ex, plan) = (&p.execution, &p.plan[..]);
     let mut across = EnvironmentsRun { envs: &envs.list, ex, spec: &ex.spec, o: &envs.options, writer, rep };
     let interleaved = ex.exe.as_deref().filter(|_| interleaves(envs.list.len(), &ex.spec));

@@ -9,7 +9,6 @@ use super::store::import_into;
 use anyhow::{Context, Result};
 use oscycles::app::cli::grammar::FleetRunArgs;
 use oscycles::app::cli::{self, UsageError};
-use oscycles::present::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use oscycles::present::report;
 use oscycles::run::fleet::{self, HostRecord, HostStatus, Manifest, Vars};
 use std::path::{Path, PathBuf};

@@ -95,7 +95,7 @@ pub fn report_history(a: &cli::grammar::ReportArgs) -> Result<ExitCode> {
         eprintln!("report: {}", dir.join("index.html").display());
     } else {
         let width = Some(oscycles::present::report::terminal_width());
-        let text = oscycles::present::report::table::within(width, || history::render(&hs, &opts));
+        let text = oscycles::tables::tabular::table::within(width, || history::render(&hs, &opts));
         print!("{}", oscycles::present::report::for_terminal(&text));
     }
     Ok(ExitCode::SUCCESS)
@@ -108,7 +108,7 @@ fn usage(e: HistoryError) -> anyhow::Error {
 /// Writes the exports asked for (`--bmf`, `--github-benchmark[-bigger]`)
 /// of `docs` (one run, or two: the second against the first); whether any was.
 pub fn ci_exports(a: &cli::grammar::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
-    let policy = Policy::default();
+    let policy = Thresholds::default();
     let targets: [(&Option<PathBuf>, &dyn Fn() -> serde_json::Value); 3] = [
         (&a.bmf, &|| ci::bmf(docs, &policy)),
         (&a.github_benchmark, &|| ci::github_action_benchmark(docs, Better::Lower, &policy)),

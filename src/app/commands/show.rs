@@ -35,7 +35,7 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
     match tables {
         Tables::None => {}
         Tables::Fitted => {
-            let tables = report::table::within(Some(width), || report::render_tables(doc));
+            let tables = oscycles::tables::tabular::table::within(Some(width), || report::render_tables(doc));
             print!("{}", report::for_terminal(&report::fit_text(&tables, width)));
             println!();
         }
@@ -74,7 +74,7 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
     print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
     println!();
     if counters {
-        let counts = report::table::within((!full).then(report::terminal_width), || report::counters::render(&doc));
+        let counts = oscycles::tables::tabular::table::within((!full).then(report::terminal_width), || report::counters::render(&doc));
         print!("{}", report::for_terminal(&counts));
         println!();
     }
@@ -85,7 +85,7 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
 /// `oscycles doctor`: what would make measurements noisy here, with fixes.
 pub fn doctor(cpus: Option<&str>) -> Result<ExitCode> {
     let cpus = cli::resolve::resolve_cpus(cpus)?;
-    let findings = oscycles::present::doctor::check(&cpus);
+    let findings = oscycles::measure::checks::check(&cpus);
     print!("{}", report::for_terminal(&report::doctor::render(&findings, report::terminal_width())));
     Ok(ExitCode::SUCCESS)
 }

@@ -162,7 +162,7 @@ fn report_by(a: &cli::grammar::ReportArgs, by: &str, docs: &[RunDoc]) -> Result<
     let r = by::build(docs, by, a.baseline.as_deref()).map_err(|e| UsageError(e.to_string()))?;
     let policy = oscycles::analysis::uncertainty::verdict::Thresholds::default();
     if a.html.is_none() && a.markdown.is_none() && a.csv.is_none() && a.json.is_none() {
-        let text = report::table::within(Some(report::terminal_width()), || by::render(&r, &policy));
+        let text = oscycles::tables::tabular::table::within(Some(report::terminal_width()), || by::render(&r, &policy));
         print!("{}", report::for_terminal(&text));
         return Ok(ExitCode::SUCCESS);
     }

@@ -4,9 +4,9 @@
 //! order; a family that shows nothing gets the report's generic table.
 
 use crate::data::results::RunDoc;
-use crate::view::tabular::figures::Plots;
-use crate::view::tabular::headline::Headlines;
-use crate::view::tabular::tables::{Draws, Layout, Table};
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::headline::Headlines;
+use crate::tables::tabular::tables::{Draws, Layout, Table};
 
 /// A family's tables, plots and headline.
 #[derive(Clone, Copy)]

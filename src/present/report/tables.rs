@@ -6,8 +6,8 @@
 
 use crate::data::results::RunDoc;
 use crate::families::bench::Family;
-use crate::view::tabular::figures::Plots;
-use crate::view::tabular::tables::{Draws, Layout, Table};
+use crate::tables::tabular::figures::Plots;
+use crate::tables::tabular::tables::{Draws, Layout, Table};
 
 /// The line-up of a report: the tables it lays out, in order, and the plots an exporter that
 /// draws lays out after them ([`Plots`]).
@@ -19,8 +19,8 @@ pub struct Lineup {
 
 impl Lineup {
     /// oscycles' own tables and plots: the registry's.
-    pub fn standard() -> Tables {
-        Tables { tables: crate::run::registry::tables(), plots: crate::run::registry::plots() }
+    pub fn standard() -> Lineup {
+        Lineup { tables: crate::run::registry::tables(), plots: crate::run::registry::plots() }
     }
 
     /// These tables and `more` after them.
@@ -31,7 +31,7 @@ impl Lineup {
 
     /// These tables and plots and, after them, those `family` shows (a
     /// family outside the registry).
-    pub fn with_family(self, family: &dyn Family) -> Tables {
+    pub fn with_family(self, family: &dyn Family) -> Lineup {
         let shows = family.shows();
         self.with(shows.tables).with_plots(shows.comparisons).with_plots(shows.plots)
     }

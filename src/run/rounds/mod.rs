@@ -12,7 +12,8 @@
 pub mod adaptive;
 pub mod paired;
 
-use crate::analysis::uncertainty::SplitMix64;
+use crate::analysis::uncertainty::random::SplitMix64;
+use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::adaptive::{Auto, Unsettled};
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::measure::watchdog;
@@ -62,7 +63,7 @@ pub fn estimate_all(doc: &mut RunDoc, seed: u64) {
 
 /// Runs the plan in this process as one round (`k`), in the seeded order;
 /// records the round.
-pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), DocumentError> {
     let spec = &ex.spec;
     let k = spec.round.unwrap_or(0);
     let seed = round_seed(spec.seed, k);
@@ -99,7 +100,7 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
 /// `--rounds auto`, until its cells settle or the budget ends), each in a
 /// fresh process, merging each round's results into the run as it ends;
 /// without rounds, once here in plan order.
-pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), StoreError> {
+pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Result<(), DocumentError> {
     let Some(r) = &ex.rounds else {
         return execute::run_plan(plan, ex, out);
     };
@@ -233,7 +234,7 @@ impl Repeated<'_> {
             let policy = crate::analysis::uncertainty::verdict::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)
                 .into_iter()
-                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::Verdict::Unsure)
+                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::verdict::Verdict::Unsure)
                 .map(|row| Unsettled {
                     half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
                     rounds_needed: row.judged.rounds_needed,

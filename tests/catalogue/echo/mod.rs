@@ -5,7 +5,7 @@
 
 pub mod table;
 
-use oscycles::data::results::Params;
+use oscycles::data::schema_core::Params;
 use oscycles::families::bench::schema::CaseParams;
 use oscycles::families::bench::shows::Shows;
 use oscycles::families::bench::toolkit::sampling::{per_op_metric, pinned};

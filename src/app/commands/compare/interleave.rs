@@ -10,9 +10,10 @@
 //! pooled run is round k of that side), saved beside them.
 
 use anyhow::{Context, Result, bail};
-use oscycles::analysis::uncertainty::Policy;
+use oscycles::analysis::uncertainty::verdict::Thresholds;
 use oscycles::app::cli::UsageError;
 use oscycles::app::cli::grammar::CompareArgs;
+use oscycles::data::documents;
 use oscycles::data::results::RunDoc;
 use oscycles::measure::watchdog;
 use oscycles::run::rounds;

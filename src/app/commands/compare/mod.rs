@@ -59,7 +59,7 @@ const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first dr
 /// ends; the comparison, the cells still unsettled with the pairs each
 /// would need, and 130 when interrupted.
 fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
-    let policy = oscycles::analysis::uncertainty::Policy { margin: a.margin, ..Default::default() };
+    let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
         eprintln!("interrupted before the first pair was measured");
         return Ok(ExitCode::from(130));

@@ -2,7 +2,7 @@
 //! full; and HermitCore's malloc(1 MiB) + free.
 
 use crate::base::named::Named;
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::alloc::table;
 use crate::families::bench::alloc::{Kind, Workload};
 use crate::families::bench::family::round_trip;

@@ -4,9 +4,9 @@ use crate::base::named::Named;
 use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::schema::alloc;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::median_cell;
-use crate::view::tabular::table::{TextTable, bytes_label};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::median_cell;
+use crate::tables::tabular::table::{TextTable, bytes_label};
 use std::collections::BTreeSet;
 
 /// Allocators: rows allocator x block size, columns live-set sizes; cycles per free+allocate pair.

@@ -2,7 +2,8 @@
 
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::blk::table;
 use crate::families::bench::blk::{self, Op};
 use crate::families::bench::family::round_trip;

@@ -5,10 +5,10 @@ use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::boot;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::Layout;
+use crate::tables::tabular::figures::{Bars, Plots, bars_of, capitalised, environments};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::tables::tabular::table::TextTable;
+use crate::tables::tabular::tables::Layout;
 
 pub fn render_boot(doc: &RunDoc) -> String {
     let rs: Vec<&CaseResult> = doc.results.iter().filter(|r| r.family == boot::FAMILY).collect();

@@ -2,7 +2,8 @@
 //! one benchmark per way of waiting.
 
 use crate::base::named::Named;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::control::table;
 use crate::families::bench::control::{self, Wait};
 use crate::families::bench::family::round_trip;

@@ -7,9 +7,9 @@ use crate::data::results::{CaseResult, RunDoc};
 use crate::families::bench::noise::table::{grid, notes, pct, per_measurement, unmeasured};
 use crate::families::bench::schema::control;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, worst};
-use crate::view::tabular::tables::Layout;
-use crate::view::tabular::{distinct, num};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, worst};
+use crate::tables::tabular::tables::Layout;
+use crate::tables::tabular::{distinct, num};
 
 /// A control-loop grid cell: the slides' "maximum deviation", peak to peak
 /// (their 862,000 is +440k and -422k; their 1809 is +1129 and -680), then

@@ -1,6 +1,7 @@
 //! lat_ctx: ring size x working set.
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::ctx::table;
 use crate::families::bench::ctx::{self, RingSpec};
 use crate::families::bench::family::round_trip;

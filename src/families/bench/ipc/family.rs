@@ -1,7 +1,8 @@
 //! The ipc family on the harness: cases are payload x space x cores, each a
 //! ping-pong whose one-way cost is half the round trip.
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::ipc::Mechanism;
 use crate::families::bench::ipc::pingpong::{self, PingPongSpec};

@@ -1,7 +1,7 @@
 //! memcpy: size x (source offset, destination offset), one benchmark per implementation.
 
 use crate::base::named::Named;
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::memcpy::table;
 use crate::families::bench::memcpy::{Buffers, Impl, copy};

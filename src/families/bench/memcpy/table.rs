@@ -4,10 +4,10 @@
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::memcpy;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::Lines;
-use crate::view::tabular::table::{TextTable, bytes_label};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::Lines;
+use crate::tables::tabular::table::{TextTable, bytes_label};
 use std::collections::BTreeSet;
 
 /// memcpy: one table per implementation, rows sizes, columns src/dst offsets; MB/s.

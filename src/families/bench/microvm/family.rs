@@ -4,7 +4,8 @@
 
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::microvm::table;
 use crate::families::bench::schema::{self, microvm::details as keys};

@@ -6,8 +6,8 @@
 use crate::data::results::{CaseStatus, RunDoc};
 use crate::families::bench::schema::microvm::{self, details};
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::headline::{Headline, Headlines, Pick, headline};
-use crate::view::tabular::table::TextTable;
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, headline};
+use crate::tables::tabular::table::TextTable;
 
 pub fn render(doc: &RunDoc) -> String {
     let rs: Vec<_> = doc.results.iter().filter(|r| r.family == microvm::FAMILY).collect();

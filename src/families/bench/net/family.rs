@@ -2,7 +2,8 @@
 
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::net::table;
 use crate::families::bench::net::{self, Ends, Proto, Timing, netns};

@@ -7,11 +7,11 @@ use crate::base::sources::Source;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::net;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::figures::{Plot, Plots, lines_of};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
-use crate::view::tabular::lines::{Lines, Point};
-use crate::view::tabular::table::{TextTable, bytes_label, percent};
-use crate::view::tabular::{ascending, num, unmeasured_reasons, value_cell};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, headline};
+use crate::tables::tabular::lines::{Lines, Point};
+use crate::tables::tabular::table::{TextTable, bytes_label, percent};
+use crate::tables::tabular::{ascending, num, unmeasured_reasons, value_cell};
 
 /// A net result with its parameters.
 type Net<'a> = (&'a CaseResult, net::Params);

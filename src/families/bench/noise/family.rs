@@ -1,6 +1,7 @@
 //! FWQ and the control loop on the measured CPU, with attribution.
 
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::noise;
 use crate::families::bench::noise::table;

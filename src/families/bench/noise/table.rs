@@ -10,11 +10,11 @@ use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::families::bench::schema::{condition, control, noise};
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::figures::{Histogram, Plots, context};
-use crate::view::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
-use crate::view::tabular::table::TextTable;
-use crate::view::tabular::tables::Layout;
-use crate::view::tabular::{distinct, num};
+use crate::tables::tabular::figures::{Histogram, Plots, context};
+use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
+use crate::tables::tabular::table::TextTable;
+use crate::tables::tabular::tables::Layout;
+use crate::tables::tabular::{distinct, num};
 
 pub(crate) fn pct(v: f64, of: f64) -> String {
     format!("{v:.0} ({:.2}%)", 100.0 * v / of)

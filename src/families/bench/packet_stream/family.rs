@@ -2,7 +2,8 @@
 //! against synchronous RPC over the same shared memory and over a UNIX socket.
 
 use crate::analysis::stats::Summary;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::packet_stream::table;
 use crate::families::bench::packet_stream::{self, StreamResult, StreamSpec, rpc};

@@ -4,8 +4,8 @@ use crate::base::named::Named;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::packet_stream::{self as ps, Mode, Notify, Params};
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::median_of;
-use crate::view::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::median_of;
+use crate::tables::tabular::table::{TextTable, cycles};
 use std::collections::BTreeSet;
 
 /// A result with its parameters.

@@ -4,10 +4,10 @@
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::parallel;
 use crate::families::bench::shows::FamilyTable;
-use crate::view::tabular::figures::{Plot, Plots, lines_of, point};
-use crate::view::tabular::lines::Lines;
-use crate::view::tabular::median_of;
-use crate::view::tabular::table::{TextTable, cycles};
+use crate::tables::tabular::figures::{Plot, Plots, lines_of, point};
+use crate::tables::tabular::lines::Lines;
+use crate::tables::tabular::median_of;
+use crate::tables::tabular::table::{TextTable, cycles};
 use std::collections::BTreeSet;
 
 pub fn render_parallel(doc: &RunDoc) -> String {

@@ -2,7 +2,7 @@
 //! the process that forks.
 
 use crate::base::named::Named;
-use crate::data::results::Params;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::pagefault::FaultKind;
 use crate::families::bench::proc::prepared::Prepared;

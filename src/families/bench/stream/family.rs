@@ -1,7 +1,8 @@
 //! STREAM: one case single-threaded, one with a pinned thread per CPU given.
 
 use crate::base::named::Named;
-use crate::data::results::{Metric, Params};
+use crate::data::results::Metric;
+use crate::data::schema_core::Params;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::schema::{self, stream::Threads, stream::details as keys};
 use crate::families::bench::shows::Shows;
