@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 /// A tiny getpid run in `env` with extra arguments; the saved document.

@@ -5,7 +5,7 @@
 //! clap `Args` type added to a command by `env::with_options`, read back
 //! typed from the parsed options, and recorded among its facts.
 
-use crate::echo::ECHO_SUITE;
+use super::echo::ECHO_SUITE;
 use oscycles::data::results::RunStatus;
 use oscycles::data::store::RunWriter;
 use oscycles::measure::clock;
