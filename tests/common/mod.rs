@@ -171,8 +171,9 @@ pub fn needs_cpus(n: usize, why: &str) {
 /// The tests of the `serial` binary take turns: each watches its own
 /// process (its threads, children, descriptors, counted events) or moves
 /// every other task off a CPU, which a test running beside it would disturb
-/// or notice. scripts/test also runs that binary with --test-threads=1, so
-/// that not even libtest starts a thread while one of them measures.
+/// or notice. scripts/test also runs each file of that binary in a process
+/// of its own with --test-threads=1, so that not even libtest starts a
+/// thread while one of them measures.
 pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())

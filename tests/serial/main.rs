@@ -2,10 +2,12 @@
 //! event counts per operation, what a case leaves behind in the process,
 //! process creation after other cases, and the isolated mode (which moves
 //! every other task off the measured CPU). They take turns
-//! (`common::one_at_a_time`), and scripts/test runs this binary with
-//! `--test-threads=1` so that not even libtest starts a thread while one
-//! measures: `cargo test --test serial -- --test-threads=1`. Its
-//! root-only test fails, saying so, when it is not root.
+//! (`common::one_at_a_time`), and scripts/test runs each file's tests in a
+//! process of their own (what a case before leaves in the process, a grown
+//! heap, would be residue), one at a time so that not even libtest starts
+//! a thread while one measures: `cargo test --test serial residue:: --
+//! --test-threads=1`. Its root-only test fails, saying so, when it is not
+//! root.
 
 #[path = "../common/mod.rs"]
 mod common;
