@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests (each test binary uses some).
 #![allow(dead_code)]
 
+pub mod pg;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -84,28 +86,17 @@ pub fn processes_mentioning(needle: &str) -> Vec<String> {
 /// soon as its QEMU runs: asserts that no process of the run (found by its
 /// scratch directory on their command lines) is left 2 s later.
 pub fn sigkill_leaves_no_qemu(env: &str, name: &str, args: &[&str]) {
-    let d = tempdir(name);
-    let scratch = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(["run", "--env", env, "--quiet", "--guest-mode", "hang", "--init-timeout", "120"])
-        .args(args)
-        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let t = std::time::Instant::now();
-    let needle = scratch.to_str().unwrap().to_string();
-    while !processes_mentioning(&needle).iter().any(|p| p.contains("qemu-system")) {
-        assert!(t.elapsed() < std::time::Duration::from_secs(60), "no QEMU appeared");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let left = processes_mentioning(&needle);
-    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    let how = StartStop {
+        what: "QEMU",
+        up: &|ps, _| ps.iter().any(|p| p.contains("qemu-system")),
+        poll: Duration::from_millis(50),
+        settle: Duration::ZERO,
+        stop: Stop::Kill,
+        left: &processes_mentioning,
+    };
+    let mut all = vec!["run", "--env", env, "--quiet", "--guest-mode", "hang", "--init-timeout", "120"];
+    all.extend(args);
+    let d = start_stop_nothing_left(env!("CARGO_BIN_EXE_oscycles"), &all, name, &how);
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -156,4 +147,106 @@ pub fn chromium(page: &Path, screenshot: &Path, height: u32) -> (String, Vec<Str
         .flat_map(|o| String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.contains(":CONSOLE")).map(String::from).collect::<Vec<_>>())
         .collect();
     (String::from_utf8_lossy(&dom.stdout).into_owned(), console)
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Fails the test, loudly, when this process is not root: a test that
+/// needs root is not run as a pass without it (scripts/test runs the
+/// binaries that hold such tests as root).
+pub fn needs_root(why: &str) {
+    assert!(is_root(), "this test needs root ({why}): run it as root, as scripts/test does");
+}
+
+/// Fails the test, loudly, when this process may use fewer than `n` CPUs.
+pub fn needs_cpus(n: usize, why: &str) {
+    let have = oscycles::measure::placement::allowed_cpus().len();
+    assert!(have >= n, "this test needs {n} CPUs ({why}); this process may use {have}");
+}
+
+/// The tests of the `serial` binary take turns: each watches its own
+/// process (its threads, children, descriptors, counted events) or moves
+/// every other task off a CPU, which a test running beside it would disturb
+/// or notice. scripts/test also runs each file of that binary in a process
+/// of its own with --test-threads=1, so that not even libtest starts a
+/// thread while one of them measures.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// How [`start_stop_nothing_left`] stops the run it started.
+#[derive(Clone, Copy, Debug)]
+pub enum Stop {
+    /// SIGKILL (no chance to clean up), then 2 s for what it started to notice.
+    Kill,
+    /// SIGTERM, then the run must end within 20 s.
+    Term,
+}
+
+/// What [`start_stop_nothing_left`] waits for, how it stops the run, and
+/// which processes must be gone afterwards.
+pub struct StartStop<'a> {
+    /// What appears once the run is up, for the message when it does not ("QEMU").
+    pub what: &'a str,
+    /// Whether the run is up: given the processes that mention its scratch
+    /// directory (pid: command line) and the pid of the oscycles started.
+    pub up: &'a dyn Fn(&[String], u32) -> bool,
+    /// How often to look whether it is up (within 60 s).
+    pub poll: Duration,
+    /// How long to let it run once up.
+    pub settle: Duration,
+    pub stop: Stop,
+    /// The processes that must be gone, given the scratch directory.
+    pub left: &'a dyn Fn(&str) -> Vec<String>,
+}
+
+/// Start, stop, nothing left: `bin ARGS --scratch D/scratch --results
+/// D/results` in a fresh directory D (named after `name`), with no output;
+/// once `how.up` says the run is up, waits `how.settle`, stops it as
+/// `how.stop` says and asserts that `how.left` finds no process left. Returns
+/// D, for what the test checks next (the scratch directory, the results).
+pub fn start_stop_nothing_left(bin: &str, args: &[&str], name: &str, how: &StartStop) -> PathBuf {
+    let d = tempdir(name);
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let mut child = std::process::Command::new(bin)
+        .args(args)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = scratch.to_str().unwrap().to_string();
+    let t = Instant::now();
+    while !(how.up)(&processes_mentioning(&needle), child.id()) {
+        assert!(t.elapsed() < Duration::from_secs(60), "no {} appeared", how.what);
+        std::thread::sleep(how.poll);
+    }
+    std::thread::sleep(how.settle);
+    match how.stop {
+        Stop::Kill => {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            std::thread::sleep(Duration::from_secs(2));
+            let left = (how.left)(&needle);
+            assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+        }
+        Stop::Term => {
+            // SAFETY: kill with a pid this test spawned and has not reaped yet.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+            let t = Instant::now();
+            while child.try_wait().unwrap().is_none() {
+                assert!(t.elapsed() < Duration::from_secs(20), "oscycles did not end within 20 s of SIGTERM");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let left = (how.left)(&needle);
+            assert!(left.is_empty(), "{} still running after the run ended: {left:?}", how.what);
+        }
+    }
+    d
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 /// The network namespaces process `pid` holds open as descriptors.
@@ -57,11 +57,6 @@ fn run(results: &Path, scratch: &Path, point_ms: &str) -> std::process::Child {
         .unwrap()
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no arguments.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn a_run_leaves_no_namespace_and_no_file() {
     let (results, scratch) = (tempdir("io-done"), tempdir("io-done-scratch"));
@@ -77,7 +72,7 @@ fn a_run_leaves_no_namespace_and_no_file() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("net: payload throughput") && text.contains("blk: sequential throughput"), "{text}");
-    if is_root() {
+    if common::is_root() {
         assert!(text.contains("veth UDP"), "{text}");
         assert!(!seen.is_empty(), "the veth cases held no namespace while running");
     }
@@ -100,7 +95,7 @@ fn a_sigterm_mid_run_leaves_no_namespace_and_no_file() {
     loop {
         seen.extend(held_netns(pid));
         let files = std::fs::read_dir(&scratch).map(|d| d.count()).unwrap_or(0);
-        if (is_root() && !seen.is_empty()) || files > 0 || t.elapsed() > Duration::from_secs(60) {
+        if (common::is_root() && !seen.is_empty()) || files > 0 || t.elapsed() > Duration::from_secs(60) {
             break;
         }
         std::thread::sleep(Duration::from_millis(2));

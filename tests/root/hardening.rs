@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{only_json, processes_mentioning, tempdir};
 
 /// The binary under test: this build's, or the one OSCYCLES_UNDER_TEST
@@ -32,11 +32,6 @@ fn refused(args: &[&str], needle: &str) -> Output {
 /// How many pids after the last one the planted names cover (oscycles is
 /// started right after planting).
 const PLANTED_PIDS: u32 = 200;
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// An unprivileged user for the duration of a test, removed on drop.
 struct OtherUser {
@@ -122,10 +117,7 @@ fn snapshot(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it creates a user and runs oscycles as root against it)");
-        return;
-    }
+    common::needs_root("it creates a user and runs oscycles as root against it");
     let _alone = as_root_alone();
     let _unprotected = Unprotected::set();
     let user = OtherUser::create();
@@ -374,31 +366,20 @@ fn timeout_stops_cpu_bound_cases() {
 #[test]
 fn a_sigkilled_run_leaves_no_process_and_its_files_go_with_the_next_run() {
     let qemu = Command::new("qemu-system-x86_64").arg("--version").output().is_ok_and(|o| o.status.success());
-    let d = tempdir("sigkill");
-    let scratch = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let results = d.join("results");
     let env = if qemu { "qemu-tcg" } else { "container" };
-    let mut child = Command::new(bin())
-        .args(["run", "--suite", "syscall", "--env", env, "--quiet", "--init-timeout", "120"])
-        .args(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the environment is up: its process mentions the scratch directory.
-    let t = Instant::now();
-    let needle = scratch.to_str().unwrap().to_string();
-    while processes_mentioning(&needle).iter().filter(|p| !p.starts_with(&format!("{}:", child.id()))).count() == 0 {
-        assert!(t.elapsed() < Duration::from_secs(60), "no {env} child appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let left = processes_mentioning(&needle);
-    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
+    // Up once the environment is: a process other than oscycles mentions the scratch directory.
+    let what = format!("{env} child");
+    let how = common::StartStop {
+        what: &what,
+        up: &|ps, pid| ps.iter().filter(|p| !p.starts_with(&format!("{pid}:"))).count() > 0,
+        poll: Duration::from_millis(50),
+        settle: Duration::from_millis(500),
+        stop: common::Stop::Kill,
+        left: &processes_mentioning,
+    };
+    let args = ["run", "--suite", "syscall", "--env", env, "--quiet", "--init-timeout", "120"];
+    let d = common::start_stop_nothing_left(&bin(), &args, "sigkill", &how);
+    let (scratch, results) = (d.join("scratch"), d.join("results"));
     assert!(std::fs::read_dir(&scratch).unwrap().count() > 0, "the killed run's private directory is still there");
     // The next command that opens the store marks the run killed.
     let db = results.join("oscycles.sqlite");
@@ -509,10 +490,7 @@ impl Drop for JournalDir {
 
 #[test]
 fn an_isolation_journal_another_user_could_write_is_never_acted_on() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it plants journals in /run/oscycles as another user)");
-        return;
-    }
+    common::needs_root("it plants journals in /run/oscycles as another user");
     let _alone = as_root_alone();
     let user = OtherUser::create();
     let d = tempdir("journal");
@@ -569,10 +547,7 @@ fn planting(name: &str) -> Planting {
 
 #[test]
 fn the_store_is_never_opened_through_a_link_another_user_planted() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it plants links as another user)");
-        return;
-    }
+    common::needs_root("it plants links as another user");
     let p = planting("store-link-target");
     let (user, private, precious) = (&p.user, &p.private, &p.precious);
     let anywhere = private.join("anywhere.sqlite");
@@ -813,10 +788,7 @@ fn a_store_that_cannot_take_the_run_refuses_it_before_the_first_case() {
 
 #[test]
 fn listing_runs_needs_no_write() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it mounts a small tmpfs to fill)");
-        return;
-    }
+    common::needs_root("it mounts a small tmpfs to fill");
     let d = tempdir("full-disk");
     let st = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&d).status().unwrap();
     assert!(st.success());
@@ -879,10 +851,7 @@ fn a_run_that_measured_nothing_fails_and_says_why() {
 
 #[test]
 fn microvm_cases_without_kvm_access_are_not_applicable() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it runs oscycles as a user it creates)");
-        return;
-    }
+    common::needs_root("it runs oscycles as a user it creates");
     let _alone = as_root_alone();
     let user = OtherUser::create();
     let d = tempdir("no-kvm");
@@ -956,10 +925,7 @@ fn set_source(db: &Path, id: &str, source: &str) {
 
 #[test]
 fn a_store_row_never_chooses_a_file_root_writes() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it hands a store to another user)");
-        return;
-    }
+    common::needs_root("it hands a store to another user");
     let _alone = as_root_alone();
     let _unprotected = Unprotected::set();
     let user = OtherUser::create();
@@ -1030,10 +996,7 @@ fn a_store_row_never_chooses_a_file_root_writes() {
 
 #[test]
 fn report_outputs_never_follow_a_link_another_user_planted() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it plants links as another user)");
-        return;
-    }
+    common::needs_root("it plants links as another user");
     let p = planting("out-link-target");
     let (user, private, precious) = (&p.user, &p.private, &p.precious);
     // A sticky directory every user writes (as /tmp), and one of the other user's.
@@ -1091,10 +1054,9 @@ fn report_outputs_never_follow_a_link_another_user_planted() {
 
 #[test]
 fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
-    if !is_root() || !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("runsc").is_file()) {
-        eprintln!("skipped: needs root and runsc");
-        return;
-    }
+    common::needs_root("it runs a process as another user");
+    let runsc = std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("runsc").is_file());
+    assert!(runsc, "this test needs runsc on PATH (scripts/setup installs it)");
     let _alone = as_root_alone();
     let user = OtherUser::create();
     let scratch = tempdir("reaper");

@@ -3,20 +3,17 @@
 //! isolated. Where the mode cannot run here (not root, no cpuset), the run
 //! says so and the settings must be untouched all the same.
 //!
-//! This file holds only these tests, serialised: while isolated, oscycles
-//! moves every other task off the measured CPU, which tests running beside
-//! it would notice.
+//! These tests run in the serial binary, one at a time: while isolated,
+//! oscycles moves every other task off the measured CPU, which tests
+//! running beside it would notice.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::tempdir;
-
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Everything isolation may touch, as text.
 fn settings() -> BTreeMap<String, String> {
@@ -95,7 +92,7 @@ fn run(results: &Path, batches: &str, scale: &str) -> Command {
 
 #[test]
 fn isolation_settings_are_as_before_after_a_run() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = common::one_at_a_time();
     let d = tempdir("isolation-done");
     let before = settings();
     let out = run(&d, "3", "test").output().unwrap();
@@ -110,7 +107,7 @@ fn isolation_settings_are_as_before_after_a_run() {
 
 #[test]
 fn isolation_settings_are_as_before_after_an_interrupted_run() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = common::one_at_a_time();
     let d = tempdir("isolation-term");
     let before = settings();
     let child = run(&d, "5", "full").spawn().unwrap();
@@ -141,7 +138,7 @@ fn isolation_settings_are_as_before_after_an_interrupted_run() {
 
 #[test]
 fn the_run_after_a_sigkilled_isolated_run_uses_the_cpus_it_would_have_used() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = common::one_at_a_time();
     let d = tempdir("isolation-kill");
     let before = settings();
     // What a run chooses on an undisturbed machine.
@@ -191,17 +188,11 @@ fn v1_cpuset() -> Option<std::path::PathBuf> {
 
 #[test]
 fn isolated_names_the_cpuset_that_holds_its_cpu_exclusively() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    // SAFETY: geteuid has no arguments.
-    let (Some(root), true) = (v1_cpuset(), unsafe { libc::geteuid() } == 0) else {
-        eprintln!("skipped: needs root and the cpuset controller on cgroup v1 (cpuset.cpu_exclusive)");
-        return;
-    };
+    let _serial = common::one_at_a_time();
+    common::needs_root("it makes a cpuset that holds a CPU exclusively");
+    let root = v1_cpuset().expect("this test needs the cpuset controller on cgroup v1 (cpuset.cpu_exclusive)");
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    if online.trim() == "0" {
-        eprintln!("skipped: needs two CPUs");
-        return;
-    }
+    assert_ne!(online.trim(), "0", "this test needs two CPUs");
     // A sibling cpuset holding CPU 1 exclusively, as another tool's shield would.
     struct Sibling(std::path::PathBuf);
     impl Drop for Sibling {

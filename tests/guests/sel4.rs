@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 const CACHE: &str = "/var/cache/oscycles/sel4";

@@ -15,15 +15,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 /// A case's counts take in every task started in this process while it is
 /// armed: the tests here run one at a time, so that another test's threads
 /// are not counted as this one's.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    common::one_at_a_time()
 }
 
 /// Batches of a fixed size, so that each counting batch has as many
@@ -87,10 +86,7 @@ fn a_same_core_pipe_round_trip_switches_twice() {
 fn a_cross_core_spin_round_trip_does_not_switch() {
     let _alone = alone();
     let cpus = placement::allowed_cpus();
-    if cpus.len() < 2 {
-        eprintln!("skipped: one CPU");
-        return;
-    }
+    common::needs_cpus(2, "a round trip across two cores");
     let per_rt = pingpong(Mechanism::Spin, Space::Intra, (cpus[0], cpus[1]));
     assert!(median(&per_rt) < 0.01, "switches per round trip by batch {per_rt:?}");
 }

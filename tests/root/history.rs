@@ -16,9 +16,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common;
+use crate::common::pg;
 use common::{chromium, tempdir};
 
 const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json");

@@ -5,9 +5,8 @@
 //! throwaway PostgreSQL as the store. Everything a test starts is stopped
 //! by a Drop guard, also when it fails.
 
-mod common;
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common;
+use crate::common::pg;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -95,11 +94,6 @@ fn a_fleet_of_local_connections() {
     let bad = oscycles(&["fleet", "run", "--inventory", dir.join("inv").to_str().unwrap(), "--", "--no-such-option"]);
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no arguments.
-    unsafe { libc::geteuid() == 0 }
 }
 
 fn sh(args: &[&str]) {
@@ -237,10 +231,7 @@ fn inventory(h: &Hosts, dir: &Path) -> PathBuf {
 
 #[test]
 fn a_fleet_of_namespaces_over_ssh_into_postgres() {
-    if !is_root() {
-        eprintln!("skipped: network namespaces, sshd and initdb need root");
-        return;
-    }
+    common::needs_root("network namespaces, sshd and initdb need root");
     let dir = common::tempdir("fleet-e2e");
     let server = pg::Postgres::start();
     let hosts = Hosts::start(&dir, 3);

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 use common::{only_json, tempdir};
 
 fn oscycles(args: &[&str]) -> Output {

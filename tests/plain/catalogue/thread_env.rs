@@ -7,7 +7,7 @@
 //! error ([`ThreadError`]) reaches the run wrapped as it is, as the errors of
 //! oscycles' environments do: no list in oscycles names it.
 
-use crate::echo::ECHO_SUITE;
+use super::echo::ECHO_SUITE;
 use oscycles::data::documents::RunWriter;
 use oscycles::data::results::RunStatus;
 use oscycles::measure::clock;

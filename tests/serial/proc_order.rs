@@ -14,9 +14,10 @@
 //! two samples of the same thing it misses about one time in six, and did
 //! so on the shared machine; a 1.6x or 4x shift, the old code's, fails both).
 //!
-//! This file holds one test, so that no other test grows or shrinks the
-//! process meanwhile (cargo runs the tests of one file as threads of one
-//! process).
+//! It runs alone (the serial binary's tests take turns, and scripts/test
+//! runs that binary one test at a time), so that no other test grows or
+//! shrinks the process meanwhile (cargo runs the tests of one binary as
+//! threads of one process).
 
 use oscycles::data::schema_core::Params;
 use oscycles::families::bench::{CaseCtx, Scale};
@@ -150,6 +151,8 @@ impl Drop for Twin {
 
 #[test]
 fn process_creation_costs_do_not_depend_on_the_cases_run_before_them() {
+    // Alone in this process (the serial binary's tests take turns).
+    let _alone = crate::common::one_at_a_time();
     let cpus = allowed_cpus();
     let bench = Bench {
         clock: oscycles::measure::clock::calibrate_tsc(3, std::time::Duration::from_millis(20)),

@@ -2,9 +2,8 @@
 //! throwaway PostgreSQL (root: it runs initdb as the postgres user), and
 //! many importers at once.
 
-mod common;
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common;
+use crate::common::pg;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -4,10 +4,10 @@
 //! no process behind, and no run leaves a cgroup; a missing runsc or
 //! linux.uml is n/a naming the command that installs it.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{processes_mentioning, tempdir};
 
 fn bin() -> &'static str {
@@ -117,30 +117,19 @@ fn sandbox_cgroups() -> Vec<String> {
 
 #[test]
 fn a_sigkilled_gvisor_run_leaves_no_sandbox_and_no_cgroup() {
-    let d = tempdir("gvisor-sigkill");
-    let scratch = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let results = d.join("results");
-    let mut child = Command::new(bin())
-        .args(["run", "--suite", "syscall", "--env", "gvisor", "--gvisor-platform", "ptrace", "--quiet"])
-        .args(["--scratch", scratch.to_str().unwrap(), "--results", results.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the sandbox is up: its processes name runsc's state directory in the scratch directory.
+    // Up once the sandbox is: its processes name runsc's state directory in the scratch directory.
+    let how = common::StartStop {
+        what: "sandbox",
+        up: &|ps, _| ps.iter().any(|p| p.contains("runsc-sandbox")),
+        poll: Duration::from_millis(50),
+        settle: Duration::from_millis(500),
+        stop: common::Stop::Kill,
+        left: &processes_mentioning,
+    };
+    let args = ["run", "--suite", "syscall", "--env", "gvisor", "--gvisor-platform", "ptrace", "--quiet"];
+    let d = common::start_stop_nothing_left(&bin(), &args, "gvisor-sigkill", &how);
+    let (scratch, results) = (d.join("scratch"), d.join("results"));
     let needle = scratch.to_str().unwrap().to_string();
-    let t = Instant::now();
-    while !processes_mentioning(&needle).iter().any(|p| p.contains("runsc-sandbox")) {
-        assert!(t.elapsed() < Duration::from_secs(60), "no sandbox appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let left = processes_mentioning(&needle);
-    assert!(left.is_empty(), "still running 2 s after SIGKILL: {left:?}");
     // The next run (a gvisor one) leaves neither cgroup nor files.
     let out = Command::new(bin())
         .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet"])

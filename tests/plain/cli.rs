@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{only_json, tempdir};
 
 fn oscycles(args: &[&str]) -> Output {

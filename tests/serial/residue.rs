@@ -9,15 +9,14 @@ use oscycles::families::bench::toolkit::residue::Residue;
 use oscycles::families::bench::{CaseCtx, CaseError};
 use oscycles::measure::harness::HarnessConfig;
 use oscycles::measure::placement::{Policy, allowed_cpus};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
-/// The two tests take turns: the children, threads and descriptors of one
-/// (the oscycles runs the second spawns) would be counted as the other's
-/// residue, since both run in this one process.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
+/// The tests take turns (with every test of the serial binary): the
+/// children, threads and descriptors of one (the oscycles runs the second
+/// spawns) would be counted as the other's residue, since all run in this
+/// one process.
 fn turn() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::common::one_at_a_time()
 }
 
 #[test]

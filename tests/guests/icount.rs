@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{only_doc, only_json, tempdir};
 
 /// getpid and sched_yield in a qemu-tcg guest under the counter, into `dir`.

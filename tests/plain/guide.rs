@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{only_json, tempdir};
 
 const DOCS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src");

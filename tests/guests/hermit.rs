@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 const CACHE: &str = "/var/cache/oscycles/hermit";

@@ -5,11 +5,11 @@
 //! SIGTERM. Tiny iterations: under TCG a Xen boot takes 15-30 s, a domU's
 //! about two minutes. One Xen machine at a time.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{only_doc, tempdir};
 
 /// Xen machines under TCG on a small host slow each other past their
@@ -160,31 +160,15 @@ fn a_missing_xen_is_not_applicable() {
 #[test]
 fn sigterm_stops_a_xen_run_and_its_qemu() {
     let _turn = turn();
-    let d = tempdir("xen-sigterm");
-    let scratch = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(["run", "--suite", "syscall", "--env", "xen-pv", "--quiet", "--init-timeout", "60"])
-        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let needle = scratch.to_str().unwrap().to_string();
-    let t = Instant::now();
-    while qemus_mentioning(&needle).is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(60), "no QEMU appeared");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    // SAFETY: kill with a pid this test spawned and has not reaped yet.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(20), "oscycles did not end within 20 s of SIGTERM");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let left = qemus_mentioning(&needle);
-    assert!(left.is_empty(), "QEMU still running after the run ended: {left:?}");
+    let how = common::StartStop {
+        what: "QEMU",
+        up: &|ps, _| ps.iter().any(|p| p.split_once(": ").is_some_and(|(_, cmd)| cmd.starts_with("qemu-system"))),
+        poll: Duration::from_millis(100),
+        settle: Duration::from_secs(2),
+        stop: common::Stop::Term,
+        left: &qemus_mentioning,
+    };
+    let args = ["run", "--suite", "syscall", "--env", "xen-pv", "--quiet", "--init-timeout", "60"];
+    let d = common::start_stop_nothing_left(env!("CARGO_BIN_EXE_oscycles"), &args, "xen-sigterm", &how);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -5,9 +5,8 @@
 //! fleet (100 hosts) and of the whole store, timed.
 //!   cargo test --release --test store_scale -- --ignored --nocapture
 
-mod common;
-#[path = "common/pg.rs"]
-mod pg;
+use crate::common;
+use crate::common::pg;
 
 use oscycles::data::db::{Db, Location};
 use oscycles::data::results::RunDoc;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::tempdir;
 
 fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str, scale: &str) -> Child {

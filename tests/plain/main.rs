@@ -1,0 +1,17 @@
+//! The tests that need nothing but this build: no root, no guest, no CPU
+//! of their own (what they run says not applicable where the host cannot
+//! do something). One binary; its tests run side by side as threads.
+//! A fast loop for one of them: `cargo test --test plain cli::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod catalogue;
+mod cli;
+mod guide;
+mod import_map;
+mod registry;
+mod report;
+mod screen;
+mod uncertainty;
+mod validate_scripts;
