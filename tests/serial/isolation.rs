@@ -238,7 +238,7 @@ fn preempt_settings() -> (Vec<String>, String, usize) {
 
 #[test]
 fn a_preemption_mode_is_a_condition_measured_or_refused_with_the_reason_and_put_back() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = common::one_at_a_time();
     let d = tempdir("isolation-preempt");
     let before = preempt_settings();
     let mut c = Command::new(env!("CARGO_BIN_EXE_oscycles"));
