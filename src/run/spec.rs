@@ -268,6 +268,7 @@ impl RunSpec {
             owner: Owner::this(),
             label: self.label.clone(),
             fleet: self.fleet.clone(),
+            reason: None,
         }
     }
 }

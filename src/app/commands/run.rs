@@ -64,7 +64,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let mut rep = progress::for_run(spec.quiet);
     rep.run_started(cases, plan.len(), writer.path());
-    let status = runner::run(&envs, &plan, &ex, &spec, &opts, &mut writer, &mut *rep)?;
+    let status = match runner::run(&envs, &plan, &ex, &spec, &opts, &mut writer, &mut *rep) {
+        Ok(s) => s,
+        // A full disk or another write that failed: the reason where it fits (issue 43, item 7).
+        Err(e) => return Err(ended_by(&loc, &mut writer, e).into()),
+    };
     drop(run_dir);
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
@@ -72,6 +76,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         eprintln!("oscycles: warning: {e}");
     }
     finish(&writer, status, &args)
+}
+
+/// A run the store could not keep going (a full disk): its document and the
+/// store say `failed` and why, where they can; stderr always does.
+fn ended_by(loc: &oscycles::data::db::Location, writer: &mut RunWriter, e: store::StoreError) -> store::StoreError {
+    let kept = writer.fail(&e.to_string());
+    if let Err(d) = record(loc, &writer.doc, writer.path()) {
+        eprintln!("oscycles: warning: {d}");
+    }
+    match kept {
+        Ok(()) => eprintln!("oscycles: the run ended failed; {} says why", writer.path().display()),
+        Err(w) => eprintln!("oscycles: the run ended failed; {} could not say so either: {w}", writer.path().display()),
+    }
+    e
 }
 
 /// `--until-verdict NAME`: a run document, or a baseline saved under the
@@ -107,7 +125,8 @@ fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitC
             ExitCode::from(130)
         }
         RunStatus::Failed => {
-            eprintln!("oscycles: no case measured successfully (each failed or was not applicable; the reasons are in the document)");
+            let why = doc.reason.as_deref().unwrap_or("each failed or was not applicable");
+            eprintln!("oscycles: no case measured successfully ({}; the reasons are in the document)", report::for_terminal(why));
             ExitCode::from(1)
         }
         _ => ExitCode::SUCCESS,

@@ -21,17 +21,9 @@ pub fn list_runs(a: cli::RunsArgs) -> Result<ExitCode> {
     let rows = db.list(&oscycles::data::db::Filter { suite: a.suite, host: a.host, environment: a.environment, since: a.since })?;
     let mut t = report::table::TextTable::new(&["run", "started", "status", "host", "kernel", "environment", "suites", "cases", "from"], 9);
     for r in &rows {
-        t.row(vec![
-            r.id.clone(),
-            r.started_at.clone(),
-            r.status.clone(),
-            r.hostname.clone(),
-            r.kernel.clone(),
-            r.environment.clone(),
-            r.suites.clone(),
-            r.cases.to_string(),
-            r.source.clone(),
-        ]);
+        // A stored field is one cell on one line (issue 43, item 17).
+        let cells = [&r.id, &r.started_at, &r.status, &r.hostname, &r.kernel, &r.environment, &r.suites, &r.cases.to_string(), &r.source];
+        t.row(cells.iter().map(|c| report::one_line(c).into_owned()).collect());
     }
     print!("{}", report::for_terminal(&t.render()));
     println!("{} runs in {path}", rows.len());

@@ -16,18 +16,34 @@ pub struct Postgres {
     prepared: HashMap<String, postgres::Statement>,
 }
 
-/// The URL without its password, for messages.
+/// The URL without its password, for messages: the `user:password@`
+/// form and a `password=` in the query (issue 43, item 19) both shown as `***`.
 pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
-            let user = &url[s + 3..at];
+            let user = &base[s + 3..at];
             match user.find(':') {
-                Some(c) => format!("{}{}:***{}", &url[..s + 3], &user[..c], &url[at..]),
-                None => url.to_string(),
+                Some(c) => format!("{}{}:***{}", &base[..s + 3], &user[..c], &base[at..]),
+                None => base.to_string(),
             }
         }
-        _ => url.to_string(),
+        _ => base.to_string(),
+    };
+    if let Some(q) = query {
+        let hidden: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out = format!("{out}?{}", hidden.join("&"));
     }
+    out
 }
 
 fn error(e: postgres::Error) -> DbError {

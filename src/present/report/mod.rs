@@ -23,7 +23,7 @@ pub use crate::view::tabular::tables::{Draws, Layout, Table};
 pub use crate::view::tabular::{distinct, figures, noise_note, num, rows, table, typed};
 pub use list::{render_benchmark, render_list};
 pub use tables::Tables;
-pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
+pub use terminal::{fit_text, for_terminal, one_line, terminal_width, wrap};
 
 /// The tables of a run, oscycles' own ([`Tables::standard`]).
 pub fn render_tables(doc: &RunDoc) -> String {

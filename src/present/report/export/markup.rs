@@ -104,8 +104,10 @@ pub trait Markup {
 pub struct Markdown;
 
 impl Markup for Markdown {
+    /// A pipe ends a cell; HTML, which Markdown passes through, is shown
+    /// as text (a document's text may hold `<script>`: issue 43, item 15).
     fn escape(&self, text: &str) -> String {
-        text.replace('|', "\\|").replace('\n', " ")
+        text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace('\n', " ")
     }
 
     fn begin(&self, columns: &[(String, Align)]) -> String {
