@@ -115,6 +115,7 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+        /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
         #[arg(long, value_name = "FILE|URL")]
         db: Option<PathBuf>,
     },
@@ -204,6 +205,7 @@ pub struct FleetRunArgs {
     pub forks: u64,
     /// The store the runs are imported into: an SQLite file or a
     /// postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Where the run documents (OUT/HOST/*.json) and manifest.json go.
@@ -315,6 +317,7 @@ pub struct RunArgs {
     pub results: PathBuf,
     /// The store the run is also recorded in: an SQLite file or a
     /// postgres:// URL. Default: oscycles.sqlite in --results.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// The sizes measured: full (the published evaluations': FWQ 100,000
@@ -674,6 +677,7 @@ pub struct LoadArgs {
 #[derive(Args, Debug)]
 pub struct RunsArgs {
     /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Only runs whose suites contain this text.
@@ -698,6 +702,7 @@ pub struct ReportArgs {
     pub runs: Vec<String>,
     /// The store, for run ids: an SQLite file or a postgres:// URL.
     /// Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Runs side by side: a column per host (its --label, else its
