@@ -164,7 +164,7 @@ pub struct GroupGuard {
 pub fn guard_group(group: libc::pid_t) -> std::io::Result<GroupGuard> {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: after fork the child calls only async-signal-safe functions
-    // (sigemptyset, sigaddset, sigprocmask, syscall, close, prctl, getppid,
+    // (sigemptyset, sigaddset, sigprocmask, signal, syscall, close, prctl, getppid,
     // sigwaitinfo, kill, _exit) and never returns; the parent only reads
     // fork's result.
     unsafe {
@@ -177,6 +177,11 @@ pub fn guard_group(group: libc::pid_t) -> std::io::Result<GroupGuard> {
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGUSR2);
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            // A terminal's ^C reaches oscycles' whole group: oscycles ends the
+            // child itself then; the guard stays for a later SIGKILL.
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
             // No file of oscycles' held open (its output pipes, its store).
             if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
                 for fd in 0..4096 {
