@@ -1385,7 +1385,15 @@ fn markdown_and_csv_exports_neutralise_html_and_formulas() {
     let doc = changed_doc(&d, "inject", |v| {
         v["host"]["hostname"] = serde_json::json!("<img src=x onerror=alert(1)>");
         let rs = v["results"].as_array_mut().unwrap();
-        for (r, why) in rs.iter_mut().zip(["<script>alert(1)</script>", "<svg onload=alert(1)>", "=HYPERLINK(\"http://x\")", "+1+cmd", "@SUM(A1)", "-2+3", "\t=1"]) {
+        for (r, why) in rs.iter_mut().zip([
+            "<script>alert(1)</script>",
+            "<svg onload=alert(1)>",
+            "=HYPERLINK(\"http://x\")",
+            "+1+cmd",
+            "@SUM(A1)",
+            "-2+3",
+            "\t=1",
+        ]) {
             r["status"] = serde_json::json!("failed");
             r["reason"] = serde_json::json!(why);
         }
@@ -1590,5 +1598,59 @@ fn compare_interleave_refuses_in_one_sentence_exits_130_and_numbers_its_rounds()
         let rounds: Vec<u64> = doc["settings"]["round_log"].as_array().unwrap().iter().map(|r| r["round"].as_u64().unwrap()).collect();
         assert_eq!(rounds, vec![0, 1, 2, 3, 4], "{side}");
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_hanging_uml_guest_ends_at_its_timeout_and_at_sigterm_leaving_nothing() {
+    if !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file()) {
+        eprintln!("skipped: needs linux.uml");
+        return;
+    }
+    let d = tempdir("uml-hang");
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let needle = format!("uml_dir={}", scratch.display());
+    let start = |timeout: &str| {
+        Command::new(bin())
+            .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "uml", "--guest-mode", "hang", "--rounds", "1"])
+            .args(["--quiet", "--env-timeout", timeout, "--init-timeout", timeout])
+            .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let ended = |mut child: std::process::Child, within: Duration| {
+        let t = Instant::now();
+        while child.try_wait().unwrap().is_none() && t.elapsed() < within {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("oscycles still runs {within:?} later");
+        }
+        child.wait_with_output().unwrap()
+    };
+    // Its timeout ends it: the case n/a, the run failed (it measured nothing).
+    let out = ended(start("5"), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(processes_mentioning(&needle).is_empty(), "{:?}", processes_mentioning(&needle));
+    // SIGTERM while it waits for the guest ends it at once.
+    let child = start("120");
+    let t = Instant::now();
+    while processes_mentioning(&needle).len() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(60), "UML did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill takes no pointers; the pid is the child's, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = ended(child, Duration::from_secs(15));
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(processes_mentioning(&needle).is_empty(), "{:?}", processes_mentioning(&needle));
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -191,7 +191,10 @@ fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String
     watchdog::die_with_parent(&mut cmd);
     let out = cmd.output().with_context(|| format!("starting {}", side.exe.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(130) || watchdog::interrupted().is_some() {
+    // A round that ended at SIGINT/SIGTERM (its own 130, or killed by the signal before
+    // its handler was in place) is an interruption, not a failure.
+    let by_signal = std::os::unix::process::ExitStatusExt::signal(&out.status).is_some_and(|s| s == libc::SIGINT || s == libc::SIGTERM);
+    if out.status.code() == Some(130) || by_signal || watchdog::interrupted().is_some() {
         return Ok(None);
     }
     if out.status.code() == Some(2) {
