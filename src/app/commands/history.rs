@@ -108,7 +108,7 @@ fn usage(e: HistoryError) -> anyhow::Error {
 /// of `docs` (one run, or two: the second against the first); whether any was.
 pub fn ci_exports(a: &cli::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
     let policy = Policy::default();
-    let targets: [(&Option<PathBuf>, &dyn Fn() -> (serde_json::Value, ci::LeftOut)); 3] = [
+    let targets: [(&Option<PathBuf>, &dyn Fn() -> ci::CiExport); 3] = [
         (&a.bmf, &|| ci::bmf(docs, &policy)),
         (&a.github_benchmark, &|| ci::github_action_benchmark(docs, Better::Lower, &policy)),
         (&a.github_benchmark_bigger, &|| ci::github_action_benchmark(docs, Better::Higher, &policy)),

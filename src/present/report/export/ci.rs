@@ -93,6 +93,9 @@ fn within_64(s: String) -> String {
 /// or infinity, and a `null` breaks the services that read it).
 pub type LeftOut = Vec<String>;
 
+/// An export's JSON and what it left out.
+pub type CiExport = (Value, LeftOut);
+
 /// `lo` and `hi` when both are finite.
 fn finite_pair(lo: f64, hi: f64) -> Option<(f64, f64)> {
     (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
