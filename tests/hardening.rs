@@ -29,6 +29,20 @@ fn refused(args: &[&str], needle: &str) -> Output {
     out
 }
 
+/// The output of `child` once it has ended, within `within` (else it is killed and the test fails).
+fn ended_within(mut child: std::process::Child, within: Duration, what: &str) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() && t.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} still runs after {within:?}");
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// How many pids after the last one the planted names cover (oscycles is
 /// started right after planting).
 const PLANTED_PIDS: u32 = 200;
@@ -618,16 +632,8 @@ fn a_fifo_or_a_device_as_the_store_is_refused_at_once() {
             vec!["report", "--by", "host", "--db", db],
         ] {
             let t = Instant::now();
-            let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-            while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if child.try_wait().unwrap().is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{args:?} still runs after 5 s");
-            }
-            let out = child.wait_with_output().unwrap();
+            let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+            let out = ended_within(child, Duration::from_secs(5), &format!("{args:?}"));
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(t.elapsed() < Duration::from_secs(1), "{args:?} took {:?}", t.elapsed());
             assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -1187,17 +1193,8 @@ fn a_fifo_given_as_a_document_is_refused_at_once() {
     for args in
         [vec!["show", f], vec!["import", f, "--db", db.to_str().unwrap()], vec!["compare", good, f], vec!["report", f, "--csv", "-"]]
     {
-        let t = Instant::now();
-        let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if child.try_wait().unwrap().is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?} still runs after 10 s");
-        }
-        let out = child.wait_with_output().unwrap();
+        let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let out = ended_within(child, Duration::from_secs(10), &format!("{args:?}"));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
     let _ = std::fs::remove_dir_all(&d);
@@ -1286,22 +1283,34 @@ fn a_run_where_every_case_is_not_applicable_fails_with_the_reasons() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn a_sigkilled_uml_run_leaves_none_of_its_helpers() {
+/// A directory for a uml run and its scratch directory, None (said) where linux.uml is missing.
+fn uml_dirs(name: &str) -> Option<(PathBuf, PathBuf)> {
     if !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file()) {
         eprintln!("skipped: needs linux.uml");
-        return;
+        return None;
     }
-    let d = tempdir("uml-sigkill");
+    let d = tempdir(name);
     let scratch = d.join("scratch");
     std::fs::create_dir(&scratch).unwrap();
-    let mut child = Command::new(bin())
-        .args(["run", "--suite", "syscall", "--env", "uml", "--rounds", "1", "--batch-ms", "50", "--quiet", "--init-timeout", "120"])
+    Some((d, scratch))
+}
+
+/// A quiet one-round uml run of the syscall suite with `args`, its scratch and results in `d`.
+fn uml_run(d: &Path, scratch: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(["run", "--suite", "syscall", "--env", "uml", "--rounds", "1", "--quiet"])
+        .args(args)
         .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_sigkilled_uml_run_leaves_none_of_its_helpers() {
+    let Some((d, scratch)) = uml_dirs("uml-sigkill") else { return };
+    let mut child = uml_run(&d, &scratch, &["--batch-ms", "50", "--init-timeout", "120"]);
     // UML's kernel forks its helpers while it boots: wait for more than one process of it.
     let needle = format!("uml_dir={}", scratch.display());
     let t = Instant::now();
@@ -1340,17 +1349,8 @@ fn silent_server() -> (std::net::TcpListener, u16) {
 fn a_postgres_server_that_never_answers_is_given_up_and_signals_are_honoured() {
     let (_listener, port) = silent_server();
     let url = format!("postgres://u@127.0.0.1:{port}/db");
-    let t = Instant::now();
-    let mut runs = Command::new(bin()).args(["runs", "--db", &url]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    while runs.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if runs.try_wait().unwrap().is_none() {
-        let _ = runs.kill();
-        let _ = runs.wait();
-        panic!("runs still waits for the server after 30 s");
-    }
-    let out = runs.wait_with_output().unwrap();
+    let runs = Command::new(bin()).args(["runs", "--db", &url]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let out = ended_within(runs, Duration::from_secs(30), "runs, waiting for the server,");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("did not answer within 10 s"), "{err}");
@@ -1430,12 +1430,18 @@ fn markdown_and_csv_exports_neutralise_html_and_formulas() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-#[test]
-fn stored_rows_pass_the_document_check_and_ci_exports_hold_no_null() {
-    let d = tempdir("rows-checked");
+/// A fresh directory with an SQLite store holding the fixture run: (the directory, the store).
+fn fixture_store(name: &str) -> (PathBuf, PathBuf) {
+    let d = tempdir(name);
     let db = d.join("s.sqlite");
     let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     assert!(oscycles(&["import", doc, "--db", db.to_str().unwrap()]).status.success());
+    (d, db)
+}
+
+#[test]
+fn stored_rows_pass_the_document_check_and_ci_exports_hold_no_null() {
+    let (d, db) = fixture_store("rows-checked");
     let bench = {
         let c = rusqlite::Connection::open(&db).unwrap();
         let b: String =
@@ -1515,10 +1521,7 @@ fn a_hostname_forges_no_line_and_a_row_answers_only_for_its_own_run() {
 
 #[test]
 fn a_locked_store_is_waited_for_not_called_no_store() {
-    let d = tempdir("locked-store");
-    let db = d.join("s.sqlite");
-    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
-    assert!(oscycles(&["import", doc, "--db", db.to_str().unwrap()]).status.success());
+    let (d, db) = fixture_store("locked-store");
     let (locked_tx, locked_rx) = std::sync::mpsc::channel();
     let path = db.clone();
     let holder = std::thread::spawn(move || {
@@ -1603,36 +1606,12 @@ fn compare_interleave_refuses_in_one_sentence_exits_130_and_numbers_its_rounds()
 
 #[test]
 fn a_hanging_uml_guest_ends_at_its_timeout_and_at_sigterm_leaving_nothing() {
-    if !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file()) {
-        eprintln!("skipped: needs linux.uml");
-        return;
-    }
-    let d = tempdir("uml-hang");
-    let scratch = d.join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
+    let Some((d, scratch)) = uml_dirs("uml-hang") else { return };
     let needle = format!("uml_dir={}", scratch.display());
     let start = |timeout: &str| {
-        Command::new(bin())
-            .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "uml", "--guest-mode", "hang", "--rounds", "1"])
-            .args(["--quiet", "--env-timeout", timeout, "--init-timeout", timeout])
-            .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+        uml_run(&d, &scratch, &["--bench", "syscall.getpid", "--guest-mode", "hang", "--env-timeout", timeout, "--init-timeout", timeout])
     };
-    let ended = |mut child: std::process::Child, within: Duration| {
-        let t = Instant::now();
-        while child.try_wait().unwrap().is_none() && t.elapsed() < within {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if child.try_wait().unwrap().is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("oscycles still runs {within:?} later");
-        }
-        child.wait_with_output().unwrap()
-    };
+    let ended = |child, within| ended_within(child, within, "oscycles run --env uml");
     // Its timeout ends it: the case n/a, the run failed (it measured nothing).
     let out = ended(start("5"), Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
