@@ -142,6 +142,46 @@ impl RunWriter {
         self.doc.finished_at = Some(now_rfc3339());
         self.save()
     }
+
+    /// Ends the run `failed` for `reason` (a write that failed: a full
+    /// disk). Saved as usual if it can be; else, in place, the document
+    /// in compact JSON (it needs no new space where it is no longer than
+    /// the file), or failing that the file's own document with the status
+    /// and reason: so that the document does not stay `running`.
+    pub fn fail(&mut self, reason: &str) -> Result<(), DocumentError> {
+        self.doc.reason = Some(reason.to_string());
+        if self.finish(RunStatus::Failed).is_ok() {
+            return Ok(());
+        }
+        let unwritable = |err| DocumentError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
+        let mut on_disk = load(&self.path)?;
+        (on_disk.status, on_disk.reason, on_disk.finished_at) = (self.doc.status, self.doc.reason.clone(), self.doc.finished_at.clone());
+        let mut last = std::io::Error::other("no form of the document fits");
+        for d in [&self.doc, &on_disk] {
+            let text = serde_json::to_string(d).expect("a run document always serialises");
+            match overwrite_in_place(&self.path, text.as_bytes()) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e,
+            }
+        }
+        Err(unwritable(last))
+    }
+}
+
+/// Writes `bytes` over the start of the file at `path` and cuts it there,
+/// when they are no longer than the file (no block is added, so this works
+/// on a full disk); never through a link. Not atomic: only for a document
+/// that could not be replaced whole.
+fn overwrite_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() || bytes.len() as u64 > m.len() {
+        return Err(std::io::Error::other("the document no longer fits in its file"));
+    }
+    f.write_all_at(bytes, 0)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_data()
 }
 
 /// Reads a run document, refusing other documents and other schema versions.

@@ -147,6 +147,73 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// A process that kills a process group when this process dies, however it
+/// dies (SIGKILL included), and is itself ended on drop. For a child whose
+/// own children outlive it (User-Mode Linux's helper processes are forked
+/// by its kernel process, so its PR_SET_PDEATHSIG does not reach them):
+/// the child leads a group of its own, and the whole group goes.
+pub struct GroupGuard {
+    pid: libc::pid_t,
+}
+
+/// Starts the guard of process group `group` (see [`GroupGuard`]): a fork of
+/// this process that holds no file of it, waits for its parent's death
+/// signal and then kills the group. Call it from the thread that started
+/// the group's leader (the death signal follows that thread, as
+/// [`die_with_parent`]'s does).
+pub fn guard_group(group: libc::pid_t) -> std::io::Result<GroupGuard> {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: after fork the child calls only async-signal-safe functions
+    // (sigemptyset, sigaddset, sigprocmask, signal, syscall, close, prctl, getppid,
+    // sigwaitinfo, kill, _exit) and never returns; the parent only reads
+    // fork's result.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if pid == 0 {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGUSR2);
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            // A terminal's ^C reaches oscycles' whole group: oscycles ends the
+            // child itself then; the guard stays for a later SIGKILL.
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+            // No file of oscycles' held open (its output pipes, its store).
+            if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+                for fd in 0..4096 {
+                    libc::close(fd);
+                }
+            }
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2);
+            while libc::getppid() == parent {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                if libc::sigwaitinfo(&set, &mut info) == libc::SIGUSR2 {
+                    break;
+                }
+            }
+            libc::kill(-group, libc::SIGKILL);
+            libc::_exit(0);
+        }
+        Ok(GroupGuard { pid })
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // SAFETY: kill and waitpid take no pointers but a null status; the
+        // pid is this process' own child, not yet reaped (only this drop
+        // reaps it), so it names no other process.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
 /// A deadline for the calling thread; disarmed on drop. Deadlines nest: an
 /// inner one (a case's own) replaces the outer (the runner's) until dropped.
 pub struct Deadline {

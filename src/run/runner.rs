@@ -49,10 +49,12 @@ pub fn run(p: &Prepared, envs: &Environments, writer: &mut RunWriter, rep: &mut 
         across.environment(env, plan)?;
     }
     let status = finish(across.writer)?;
-    // A run that measured nothing is a failure, said in the document too.
+    // A run that measured nothing (every case failed or n/a) is a failure,
+    // said in the document too, with the reasons (issue 43, item 8).
     let results = &across.writer.doc.results;
-    let measured_nothing = !results.iter().any(|r| r.status == CaseStatus::Ok) && results.iter().any(|r| r.status == CaseStatus::Failed);
+    let measured_nothing = !results.is_empty() && !results.iter().any(|r| r.status == CaseStatus::Ok);
     if status == RunStatus::Complete && measured_nothing {
+        across.writer.doc.reason = Some(crate::data::results::nothing_measured(results));
         across.writer.finish(RunStatus::Failed)?;
         return Ok(RunStatus::Failed);
     }

@@ -288,6 +288,7 @@ impl RunSpec {
             owner: Owner::this(),
             label: self.label.clone(),
             fleet: self.fleet.clone(),
+            reason: None,
         }
     }
 }

@@ -29,6 +29,20 @@ fn refused(args: &[&str], needle: &str) -> Output {
     out
 }
 
+/// The output of `child` once it has ended, within `within` (else it is killed and the test fails).
+fn ended_within(mut child: std::process::Child, within: Duration, what: &str) -> Output {
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() && t.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} still runs after {within:?}");
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// How many pids after the last one the planted names cover (oscycles is
 /// started right after planting).
 const PLANTED_PIDS: u32 = 200;
@@ -593,16 +607,8 @@ fn a_fifo_or_a_device_as_the_store_is_refused_at_once() {
             vec!["report", "--by", "host", "--db", db],
         ] {
             let t = Instant::now();
-            let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-            while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if child.try_wait().unwrap().is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{args:?} still runs after 5 s");
-            }
-            let out = child.wait_with_output().unwrap();
+            let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+            let out = ended_within(child, Duration::from_secs(5), &format!("{args:?}"));
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(t.elapsed() < Duration::from_secs(1), "{args:?} took {:?}", t.elapsed());
             assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -874,7 +880,10 @@ fn microvm_cases_without_kvm_access_are_not_applicable() {
         }
     }
     if !kvm_open {
-        assert!(out.status.success(), "n/a is no failure: {}", String::from_utf8_lossy(&out.stderr));
+        // Every case n/a: the run measured nothing, so it fails (exit 1), the
+        // n/a reasons still shown (issue 43, item 8; it used to exit 0).
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("/dev/kvm"), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -1146,18 +1155,440 @@ fn a_fifo_given_as_a_document_is_refused_at_once() {
     for args in
         [vec!["show", f], vec!["import", f, "--db", db.to_str().unwrap()], vec!["compare", good, f], vec!["report", f, "--csv", "-"]]
     {
-        let t = Instant::now();
-        let mut child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        while child.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if child.try_wait().unwrap().is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?} still runs after 10 s");
-        }
-        let out = child.wait_with_output().unwrap();
+        let child = Command::new(bin()).args(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let out = ended_within(child, Duration::from_secs(10), &format!("{args:?}"));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A tmpfs of `bytes` mounted on a fresh directory, unmounted and removed on drop.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(name: &str, bytes: u64) -> SmallDisk {
+        let d = tempdir(name);
+        let st = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={bytes}")]).arg("tmpfs").arg(&d).status().unwrap();
+        assert!(st.success(), "mount tmpfs");
+        SmallDisk(d)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// The run of issue 43's item 7: the syscall suite, one round, into `results`, its store in `db`.
+fn syscall_run(results: &Path, db: &Path) -> Output {
+    Command::new(bin())
+        .args(["run", "--suite", "syscall", "--batches", "3", "--batch-ms", "0.05", "--rounds", "1", "--quiet", "--results"])
+        .arg(results)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_disk_that_fills_mid_run_ends_it_failed_with_the_reason() {
+    common::needs_root("it mounts a small tmpfs to fill");
+    // How large the whole document grows, measured on a disk with room.
+    let roomy = tempdir("disk-roomy");
+    let out = syscall_run(&roomy, &roomy.join("s.sqlite"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let full = std::fs::metadata(only_json(&roomy)).unwrap().len();
+    // A disk as large as the finished document: the first saves fit, a
+    // later one (the old document and the new side by side) does not.
+    let disk = SmallDisk::mount("disk-full", full.div_ceil(4096) * 4096);
+    let db = roomy.join("other.sqlite");
+    let out = syscall_run(&disk.0, &db);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "stderr says why: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&disk.0)).unwrap()).unwrap();
+    assert_eq!(doc["status"], "failed", "the document is not left running");
+    assert!(doc["reason"].as_str().unwrap_or_default().contains("No space left on device"), "{}", doc["reason"]);
+    let runs = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(listed.contains("failed") && !listed.contains("running") && !listed.contains("killed"), "{listed}");
+    let shown = oscycles(&["show", only_json(&disk.0).to_str().unwrap()]);
+    assert!(shown.status.success(), "what was saved reads: {}", String::from_utf8_lossy(&shown.stderr));
+    drop(disk);
+    let _ = std::fs::remove_dir_all(&roomy);
+}
+
+#[test]
+fn a_run_where_every_case_is_not_applicable_fails_with_the_reasons() {
+    // A guest whose results fail the document check: its one case n/a.
+    let d = tempdir("all-na");
+    let out = tiny(&d, &["--env", "container", "--guest-mode", "bad-numbers"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no case measured successfully") && err.contains("document check"), "the reasons: {err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    assert_eq!(doc["status"], "failed");
+    let why = doc["reason"].as_str().unwrap();
+    assert!(why.contains("1 not applicable") && why.contains("document check"), "{why}");
+    // Some measured, some n/a: as before, complete and exit 0.
+    std::fs::remove_file(only_json(&d)).unwrap();
+    let out = tiny(&d, &["--env", "native,container", "--guest-mode", "bad-numbers"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    assert_eq!(doc["status"], "complete");
+    assert!(doc.get("reason").is_none(), "{doc}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A directory for a uml run and its scratch directory, None (said) where linux.uml is missing.
+fn uml_dirs(name: &str) -> Option<(PathBuf, PathBuf)> {
+    if !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file()) {
+        eprintln!("skipped: needs linux.uml");
+        return None;
+    }
+    let d = tempdir(name);
+    let scratch = d.join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    Some((d, scratch))
+}
+
+/// A quiet one-round uml run of the syscall suite with `args`, its scratch and results in `d`.
+fn uml_run(d: &Path, scratch: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(["run", "--suite", "syscall", "--env", "uml", "--rounds", "1", "--quiet"])
+        .args(args)
+        .args(["--scratch", scratch.to_str().unwrap(), "--results", d.join("results").to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_sigkilled_uml_run_leaves_none_of_its_helpers() {
+    let Some((d, scratch)) = uml_dirs("uml-sigkill") else { return };
+    let mut child = uml_run(&d, &scratch, &["--batch-ms", "50", "--init-timeout", "120"]);
+    // UML's kernel forks its helpers while it boots: wait for more than one process of it.
+    let needle = format!("uml_dir={}", scratch.display());
+    let t = Instant::now();
+    while processes_mentioning(&needle).len() < 3 {
+        assert!(t.elapsed() < Duration::from_secs(120), "UML did not start: {:?}", processes_mentioning(&needle));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = processes_mentioning(&needle);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t = Instant::now();
+    let mut left = processes_mentioning(&needle);
+    while !left.is_empty() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_mentioning(&needle);
+    }
+    // What a failed test leaves is killed by pid, so that it costs no other test.
+    for p in &left {
+        if let Ok(pid) = p.split(':').next().unwrap().parse::<i32>() {
+            // SAFETY: kill takes no pointers.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+    assert!(left.is_empty(), "UML processes live on 5 s after SIGKILL of oscycles (of {before:?}): {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A server that accepts connections and never answers, for as long as the test holds it.
+fn silent_server() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+#[test]
+fn a_postgres_server_that_never_answers_is_given_up_and_signals_are_honoured() {
+    let (_listener, port) = silent_server();
+    let url = format!("postgres://u@127.0.0.1:{port}/db");
+    let runs = Command::new(bin()).args(["runs", "--db", &url]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let out = ended_within(runs, Duration::from_secs(30), "runs, waiting for the server,");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did not answer within 10 s"), "{err}");
+    // A run waiting for it ends at SIGTERM.
+    let d = tempdir("pg-silent");
+    let mut run = Command::new(bin())
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--quiet", "--db", &url, "--results", d.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill takes no pointers; the pid is the child's, not yet reaped.
+    unsafe { libc::kill(run.id() as i32, libc::SIGTERM) };
+    let t = Instant::now();
+    while run.try_wait().unwrap().is_none() && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let waited = t.elapsed();
+    if run.try_wait().unwrap().is_none() {
+        let _ = run.kill();
+    }
+    let out = run.wait_with_output().unwrap();
+    assert!(waited < Duration::from_secs(5), "run ignored SIGTERM while waiting for the server: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn markdown_and_csv_exports_neutralise_html_and_formulas() {
+    let d = tempdir("export-inject");
+    let doc = changed_doc(&d, "inject", |v| {
+        v["host"]["hostname"] = serde_json::json!("<img src=x onerror=alert(1)>");
+        let rs = v["results"].as_array_mut().unwrap();
+        for (r, why) in rs.iter_mut().zip([
+            "<script>alert(1)</script>",
+            "<svg onload=alert(1)>",
+            "=HYPERLINK(\"http://x\")",
+            "+1+cmd",
+            "@SUM(A1)",
+            "-2+3",
+            "\t=1",
+        ]) {
+            r["status"] = serde_json::json!("failed");
+            r["reason"] = serde_json::json!(why);
+        }
+    });
+    let md = oscycles(&["report", doc.to_str().unwrap(), "--markdown", "-"]);
+    assert!(md.status.success(), "{}", String::from_utf8_lossy(&md.stderr));
+    let text = String::from_utf8_lossy(&md.stdout);
+    for raw in ["<script", "<svg", "<img"] {
+        assert!(!text.contains(raw), "{raw} passed through Markdown: {text}");
+    }
+    assert!(text.contains("&lt;script&gt;"), "{text}");
+    let csv = oscycles(&["report", doc.to_str().unwrap(), "--csv", "-"]);
+    assert!(csv.status.success(), "{}", String::from_utf8_lossy(&csv.stderr));
+    let text = String::from_utf8_lossy(&csv.stdout);
+    for formula in ["=HYPERLINK", "+1+cmd", "@SUM", "-2+3", "\t=1"] {
+        assert!(text.contains(&format!(",\"'{formula}")), "{formula} not neutralised: {text}");
+        assert!(!text.contains(&format!(",{formula}")) && !text.contains(&format!(",\"{formula}")), "{formula}: {text}");
+    }
+    // Numbers stay numbers, negative ones too.
+    let neg = changed_doc(&d, "negative", |v| {
+        let s = &mut v["results"][0]["metrics"][0];
+        s["samples"] = serde_json::json!([[-3.0, -2.0, -1.0]]);
+        s["summary"]["min"] = serde_json::json!(-3.0);
+        s["summary"]["median"] = serde_json::json!(-2.0);
+        s["summary"]["mean"] = serde_json::json!(-2.0);
+        s["summary"]["p99"] = serde_json::json!(-1.0);
+        s["summary"]["p999"] = serde_json::json!(-1.0);
+        s["summary"]["max"] = serde_json::json!(-1.0);
+        s.as_object_mut().unwrap().remove("estimate");
+    });
+    let csv = oscycles(&["report", neg.to_str().unwrap(), "--csv", "-"]);
+    let text = String::from_utf8_lossy(&csv.stdout);
+    assert!(text.contains(",min,-3\n") && !text.contains("'-"), "{}{text}", String::from_utf8_lossy(&csv.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A fresh directory with an SQLite store holding the fixture run: (the directory, the store).
+fn fixture_store(name: &str) -> (PathBuf, PathBuf) {
+    let d = tempdir(name);
+    let db = d.join("s.sqlite");
+    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    assert!(oscycles(&["import", doc, "--db", db.to_str().unwrap()]).status.success());
+    (d, db)
+}
+
+#[test]
+fn stored_rows_pass_the_document_check_and_ci_exports_hold_no_null() {
+    let (d, db) = fixture_store("rows-checked");
+    let bench = {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let b: String =
+            c.query_row("SELECT benchmark FROM results WHERE status = 'ok' AND metric IS NOT NULL LIMIT 1", [], |r| r.get(0)).unwrap();
+        c.execute("UPDATE results SET median = 1e999 WHERE benchmark = ?1", [&b]).unwrap();
+        b
+    };
+    let out = oscycles(&["report", "--history", "--bench", &bench, "--db", db.to_str().unwrap()]);
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("inf") && !text.contains("NaN"), "{text}");
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(err.contains("median") && err.contains("finite"), "{err}");
+    rusqlite::Connection::open(&db).unwrap().execute("UPDATE results SET median = NULL WHERE benchmark = ?1", [&bench]).unwrap();
+    let out = oscycles(&["report", "--history", "--bench", &bench, "--db", db.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("NaN"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_ne!(out.status.code(), Some(0));
+    // A document the check accepts whose cost's median is 0 (its samples are
+    // differences, some below 0): no ratio, interval or value that is not a number.
+    let zero = |name: &str, median: f64| {
+        changed_doc(&d, name, move |v| {
+            let m = &mut v["results"][0]["metrics"][0];
+            m["samples"] = serde_json::json!([[-1.0, median, median + 1.0]]);
+            for k in ["min", "median", "mean", "p99", "p999", "max"] {
+                m["summary"][k] = serde_json::json!(match k {
+                    "min" => -1.0,
+                    "max" | "p99" | "p999" => median + 1.0,
+                    _ => median,
+                });
+            }
+            m["estimate"] = serde_json::json!({"median": median, "interval": {"lo": -1.0, "hi": median + 1.0}, "rounds": 1, "samples": 3,
+                "between_round_cv": 0.0, "within_round_cv": 1.0});
+        })
+    };
+    let (a, b) = (zero("zero-a", 2.0), zero("zero-b", 0.0));
+    for format in ["--bmf", "--github-benchmark"] {
+        for docs in [vec![b.to_str().unwrap()], vec![a.to_str().unwrap(), b.to_str().unwrap()]] {
+            let mut args = vec!["report"];
+            args.extend(docs.iter());
+            args.extend([format, "-"]);
+            let out = oscycles(&args);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(!text.contains("null") && !text.contains("NaN") && !text.contains("inf"), "{args:?}: {text}");
+            serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_hostname_forges_no_line_and_a_row_answers_only_for_its_own_run() {
+    let d = tempdir("forged-lines");
+    let db = d.join("s.sqlite");
+    let evil = changed_doc(&d, "evil-host", |v| {
+        v["host"]["hostname"] = serde_json::json!("evil\nFORGED 20991231 complete");
+        v["label"] = serde_json::json!("lab\r\nFORGED label");
+    });
+    let other = changed_doc(&d, "other-run", |_| {});
+    assert!(oscycles(&["import", evil.to_str().unwrap(), other.to_str().unwrap(), "--db", db.to_str().unwrap()]).status.success());
+    let runs = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&runs.stdout);
+    assert!(listed.lines().all(|l| !l.starts_with("FORGED")), "{listed}");
+    assert!(listed.contains("evil\\u{a}FORGED"), "{listed}");
+    let by = oscycles(&["report", "--by", "host", "--db", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&by.stdout);
+    assert!(by.status.success(), "{}", String::from_utf8_lossy(&by.stderr));
+    assert!(text.lines().all(|l| !l.trim_start().starts_with("FORGED")), "{text}");
+    // The row of one run answering with another's document is refused.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute("UPDATE runs SET document = (SELECT document FROM runs WHERE id = 'evil-host') WHERE id = 'other-run'", []).unwrap();
+    drop(c);
+    let out = oscycles(&["report", "other-run", "--csv", "-", "--db", db.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("holds the document of run 'evil-host'"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_locked_store_is_waited_for_not_called_no_store() {
+    let (d, db) = fixture_store("locked-store");
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let path = db.clone();
+    let holder = std::thread::spawn(move || {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(Duration::from_secs(8));
+        c.execute_batch("COMMIT").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    let t = Instant::now();
+    let out = oscycles(&["runs", "--db", db.to_str().unwrap()]);
+    holder.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "after {:?}: {err}", t.elapsed());
+    assert!(t.elapsed() >= Duration::from_secs(7), "it waited for the lock: {:?}", t.elapsed());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 runs in"), "{}", String::from_utf8_lossy(&out.stdout));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_password_in_a_postgres_url_is_never_printed() {
+    for url in [
+        "postgres://u@127.0.0.1:1/db?password=sekret1",
+        "postgresql://u@127.0.0.1:1/db?sslmode=disable&PASSWORD=sekret1&application_name=x",
+        "postgres://u:sekret1@127.0.0.1:1/db",
+    ] {
+        let out = oscycles(&["runs", "--db", url]);
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{all}");
+        assert!(!all.contains("sekret1"), "{url}: {all}");
+        assert!(all.contains("***"), "{url}: {all}");
+    }
+}
+
+/// `compare --interleave 5` of the getpid case, into `results`, with `a` as --a.
+fn interleave(results: &Path, a: &str) -> Command {
+    let mut c = Command::new(bin());
+    c.args(["compare", "--interleave", "5", "--a", a, "--results", results.to_str().unwrap()]);
+    c
+}
+
+fn interleaved_dirs(results: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(results)
+        .map(|r| r.flatten().map(|e| e.path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("interleaved-")).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn compare_interleave_refuses_in_one_sentence_exits_130_and_numbers_its_rounds() {
+    let d = tempdir("interleave");
+    let tiny_a = "--suite syscall --bench syscall.getpid --batches 2 --batch-ms 0.05";
+    for a in ["--quiet", "--suite no-such-suite"] {
+        let out = interleave(&d, a).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a}: {err}");
+        let said: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty() && !l.starts_with("round ")).collect();
+        assert_eq!(said.len(), 1, "{a}: one sentence, not a usage: {err}");
+        assert!(interleaved_dirs(&d).is_empty(), "{a}: a refused attempt left {:?}", interleaved_dirs(&d));
+    }
+    // Interrupted: 130, as its help says.
+    let mut child = interleave(&d, tiny_a).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill takes no pointers; the pid is the child's, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130), "{st:?}");
+    for p in interleaved_dirs(&d) {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    // The pooled runs number their rounds 0..5.
+    let out = interleave(&d, tiny_a).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dir = interleaved_dirs(&d).pop().unwrap();
+    for side in ["A", "B"] {
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{side}.json"))).unwrap()).unwrap();
+        let rounds: Vec<u64> = doc["settings"]["round_log"].as_array().unwrap().iter().map(|r| r["round"].as_u64().unwrap()).collect();
+        assert_eq!(rounds, vec![0, 1, 2, 3, 4], "{side}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_hanging_uml_guest_ends_at_its_timeout_and_at_sigterm_leaving_nothing() {
+    let Some((d, scratch)) = uml_dirs("uml-hang") else { return };
+    let needle = format!("uml_dir={}", scratch.display());
+    let start = |timeout: &str| {
+        uml_run(&d, &scratch, &["--bench", "syscall.getpid", "--guest-mode", "hang", "--env-timeout", timeout, "--init-timeout", timeout])
+    };
+    let ended = |child, within| ended_within(child, within, "oscycles run --env uml");
+    // Its timeout ends it: the case n/a, the run failed (it measured nothing).
+    let out = ended(start("5"), Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(processes_mentioning(&needle).is_empty(), "{:?}", processes_mentioning(&needle));
+    // SIGTERM while it waits for the guest ends it at once.
+    let child = start("120");
+    let t = Instant::now();
+    while processes_mentioning(&needle).len() < 2 {
+        assert!(t.elapsed() < Duration::from_secs(60), "UML did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill takes no pointers; the pid is the child's, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = ended(child, Duration::from_secs(15));
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(processes_mentioning(&needle).is_empty(), "{:?}", processes_mentioning(&needle));
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -77,6 +77,7 @@ pub enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+        /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
         #[arg(long, value_name = "FILE|URL")]
         db: Option<PathBuf>,
     },
@@ -166,6 +167,7 @@ pub struct FleetRunArgs {
     pub forks: u64,
     /// The store the runs are imported into: an SQLite file or a
     /// postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Where the run documents (OUT/HOST/*.json) and manifest.json go.
@@ -257,6 +259,7 @@ pub struct LoadArgs {
 #[derive(Args, Debug)]
 pub struct RunsArgs {
     /// The store: an SQLite file or a postgres:// URL. Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Only runs whose suites contain this text.
@@ -281,6 +284,7 @@ pub struct ReportArgs {
     pub runs: Vec<String>,
     /// The store, for run ids: an SQLite file or a postgres:// URL.
     /// Default: oscycles-results/oscycles.sqlite.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// Runs side by side: a column per host (its --label, else its

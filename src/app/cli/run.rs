@@ -44,6 +44,7 @@ pub struct RunArgs {
     pub results: PathBuf,
     /// The store the run is also recorded in: an SQLite file or a
     /// postgres:// URL. Default: oscycles.sqlite in --results.
+    /// A server gets 10 s to connect and 60 s a statement; SIGINT/SIGTERM stop the wait.
     #[arg(long, value_name = "FILE|URL")]
     pub db: Option<PathBuf>,
     /// The sizes measured: full (the published evaluations': FWQ 100,000

@@ -109,7 +109,7 @@ fn usage(e: HistoryError) -> anyhow::Error {
 /// of `docs` (one run, or two: the second against the first); whether any was.
 pub fn ci_exports(a: &cli::grammar::ReportArgs, docs: &[RunDoc]) -> Result<bool> {
     let policy = Thresholds::default();
-    let targets: [(&Option<PathBuf>, &dyn Fn() -> serde_json::Value); 3] = [
+    let targets: [(&Option<PathBuf>, &dyn Fn() -> ci::CiExport); 3] = [
         (&a.bmf, &|| ci::bmf(docs, &policy)),
         (&a.github_benchmark, &|| ci::github_action_benchmark(docs, Better::Lower, &policy)),
         (&a.github_benchmark_bigger, &|| ci::github_action_benchmark(docs, Better::Higher, &policy)),
@@ -124,7 +124,11 @@ pub fn ci_exports(a: &cli::grammar::ReportArgs, docs: &[RunDoc]) -> Result<bool>
     let mut any = false;
     for (dest, make) in targets {
         let Some(dest) = dest else { continue };
-        let text = serde_json::to_string_pretty(&make())? + "\n";
+        let (json, left) = make();
+        for cell in &left {
+            eprintln!("oscycles: left out of {}: {}", dest.display(), oscycles::present::report::for_terminal(cell));
+        }
+        let text = serde_json::to_string_pretty(&json)? + "\n";
         if dest.as_os_str() == "-" {
             print!("{text}");
         } else {

@@ -10,7 +10,7 @@ use oscycles::app::cli::UsageError;
 use oscycles::app::cli::grammar::{EnvChildArgs, RoundArgs};
 use oscycles::app::cli::run::RunArgs;
 use oscycles::base::named::Named;
-use oscycles::data::documents::RunWriter;
+use oscycles::data::documents::{DocumentError, RunWriter};
 use oscycles::data::results::{RunDoc, RunStatus};
 use oscycles::measure::watchdog;
 use oscycles::present::report;
@@ -59,7 +59,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let mut rep = progress::for_run(spec.quiet);
     rep.run_started(cases, p.plan.len(), writer.path());
-    let status = runner::run(&p, &envs, &mut writer, &mut *rep)?;
+    let status = match runner::run(&p, &envs, &mut writer, &mut *rep) {
+        Ok(s) => s,
+        // A full disk or another write that failed: the reason where it fits (issue 43, item 7).
+        Err(e) => return Err(ended_by(&loc, &mut writer, e).into()),
+    };
     drop(p);
     // The store is a second home: the JSON stays the record, so a store that
     // cannot be written costs a warning, not the run.
@@ -80,6 +84,20 @@ fn usage(e: PrepareError) -> anyhow::Error {
         PrepareError::Usage(why) => UsageError(why).into(),
         e => anyhow::Error::from(e),
     }
+}
+
+/// A run the store could not keep going (a full disk): its document and the
+/// store say `failed` and why, where they can; stderr always does.
+fn ended_by(loc: &oscycles::data::db::Location, writer: &mut RunWriter, e: DocumentError) -> DocumentError {
+    let kept = writer.fail(&e.to_string());
+    if let Err(d) = record(loc, &writer.doc, writer.path()) {
+        eprintln!("oscycles: warning: {d}");
+    }
+    match kept {
+        Ok(()) => eprintln!("oscycles: the run ended failed; {} says why", writer.path().display()),
+        Err(w) => eprintln!("oscycles: the run ended failed; {} could not say so either: {w}", writer.path().display()),
+    }
+    e
 }
 
 /// `--until-verdict NAME`: a run document, or a baseline saved under the
@@ -115,7 +133,8 @@ fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitC
             ExitCode::from(130)
         }
         RunStatus::Failed => {
-            eprintln!("oscycles: no case measured successfully (each failed or was not applicable; the reasons are in the document)");
+            let why = doc.reason.as_deref().unwrap_or("each failed or was not applicable");
+            eprintln!("oscycles: no case measured successfully ({}; the reasons are in the document)", report::for_terminal(why));
             ExitCode::from(1)
         }
         _ => ExitCode::SUCCESS,

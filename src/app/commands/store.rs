@@ -24,17 +24,9 @@ pub fn list_runs(a: cli::grammar::RunsArgs) -> Result<ExitCode> {
         9,
     );
     for r in &rows {
-        t.row(vec![
-            r.id.clone(),
-            r.started_at.clone(),
-            r.status.clone(),
-            r.hostname.clone(),
-            r.kernel.clone(),
-            r.environment.clone(),
-            r.suites.clone(),
-            r.cases.to_string(),
-            r.source.clone(),
-        ]);
+        // A stored field is one cell on one line (issue 43, item 17).
+        let cells = [&r.id, &r.started_at, &r.status, &r.hostname, &r.kernel, &r.environment, &r.suites, &r.cases.to_string(), &r.source];
+        t.row(cells.iter().map(|c| report::one_line(c).into_owned()).collect());
     }
     print!("{}", report::for_terminal(&t.render()));
     println!("{} runs in {path}", rows.len());

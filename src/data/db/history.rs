@@ -116,6 +116,12 @@ fn point(row: &[Value]) -> Result<Read, DbError> {
         Some(t) => serde_json::from_str(t).map_err(|e| DbError::Document(format!("samples of run '{}': {e}", s(0))))?,
         None => Vec::new(),
     };
+    let median = f(13);
+    let interval = f(14).zip(f(15));
+    let better = if row[16].text() == Some("higher") { Better::Higher } else { Better::Lower };
+    let at = format!("the stored result {} of run '{}'", s(9), s(0));
+    crate::data::results::check::check_row(&at, median, interval, &samples, better, &s(12))
+        .map_err(|e| DbError::Document(e.to_string()))?;
     let point = Point {
         run_id: s(0),
         started_at: s(1),
@@ -130,9 +136,9 @@ fn point(row: &[Value]) -> Result<Read, DbError> {
         params: s(10),
         metric: s(11),
         unit: s(12),
-        better: if row[16].text() == Some("higher") { Better::Higher } else { Better::Lower },
-        median: f(13).unwrap_or(f64::NAN),
-        interval: f(14).zip(f(15)).map(|(lo, hi)| Interval { lo, hi }),
+        better,
+        median: median.unwrap_or(f64::NAN),
+        interval: interval.map(|(lo, hi)| Interval { lo, hi }),
         samples,
         idx: row[18].int().unwrap_or(-1),
     };

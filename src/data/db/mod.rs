@@ -328,7 +328,15 @@ impl Db {
     /// The stored document of run `id`.
     pub fn load(&mut self, id: &str) -> Result<Option<RunDoc>, DbError> {
         let rows = self.query("SELECT document FROM runs WHERE id = $1", &[id.into()])?;
-        rows.first().and_then(|r| r[0].text()).map(parse_doc).transpose()
+        let doc = rows.first().and_then(|r| r[0].text()).map(parse_doc).transpose()?;
+        // A store whose row answers for another run is refused (issue 43, item 17).
+        match doc {
+            Some(d) if d.id != id => Err(DbError::Document(format!(
+                "the row of run '{id}' holds the document of run '{}'; refused (the store was changed by hand?)",
+                d.id.chars().take(80).collect::<String>()
+            ))),
+            d => Ok(d),
+        }
     }
 
     /// Every stored document, or those of one fleet, by label then start.

@@ -8,26 +8,71 @@ use super::{Backend, Conn, DbError, Value};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
 use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
 
+/// The store on a server: its connection lives on a thread of its own, and
+/// every call waits for that thread's answer within a timeout
+/// ([`CONNECT_TIMEOUT`], [`STATEMENT_TIMEOUT`]) and gives up at SIGINT or
+/// SIGTERM: a server that accepts and never answers blocks that thread, not
+/// oscycles (issue 43, item 12).
 pub struct Postgres {
-    client: Client,
-    /// Statements prepared on this connection, by their SQL (one round
-    /// trip saved per statement; an import runs a few dozen).
-    prepared: HashMap<String, postgres::Statement>,
+    asks: Sender<Ask>,
+    replies: Receiver<Result<Reply, DbError>>,
+    /// Why the connection is unusable (a call it never answered).
+    broken: Option<String>,
 }
 
-/// The URL without its password, for messages.
+/// How long connecting (and the server's greeting) may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one statement (or a commit) may take.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the caller asks the connection's thread.
+enum Ask {
+    Begin,
+    Exec(String, Vec<Value>),
+    Query(String, Vec<Value>),
+    LockSchema,
+    Commit,
+    Rollback,
+}
+
+/// Its answer.
+enum Reply {
+    Done,
+    Count(u64),
+    Rows(Vec<Vec<Value>>),
+}
+
+/// The URL without its password, for messages: the `user:password@`
+/// form and a `password=` in the query (issue 43, item 19) both shown as `***`.
 pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
-            let user = &url[s + 3..at];
+            let user = &base[s + 3..at];
             match user.find(':') {
-                Some(c) => format!("{}{}:***{}", &url[..s + 3], &user[..c], &url[at..]),
-                None => url.to_string(),
+                Some(c) => format!("{}{}:***{}", &base[..s + 3], &user[..c], &base[at..]),
+                None => base.to_string(),
             }
         }
-        _ => url.to_string(),
+        _ => base.to_string(),
+    };
+    if let Some(q) = query {
+        let hidden: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out = format!("{out}?{}", hidden.join("&"));
     }
+    out
 }
 
 fn error(e: postgres::Error) -> DbError {
@@ -43,8 +88,102 @@ fn error(e: postgres::Error) -> DbError {
 
 impl Postgres {
     pub fn open(url: &str) -> Result<Postgres, DbError> {
-        let client = Client::connect(url, NoTls).map_err(|e| DbError::Open(redact(url), e.to_string()))?;
-        Ok(Postgres { client, prepared: HashMap::new() })
+        let refused = |e: String| DbError::Open(redact(url), e);
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| refused(e.to_string()))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let (asks, their_asks) = channel();
+        let (their_replies, replies) = channel();
+        std::thread::Builder::new()
+            .name("postgres".into())
+            .spawn(move || match config.connect(NoTls) {
+                Ok(client) => {
+                    if their_replies.send(Ok(Reply::Done)).is_ok() {
+                        serve(client, their_asks, their_replies);
+                    }
+                }
+                Err(e) => drop(their_replies.send(Err(DbError::Sql(e.to_string())))),
+            })
+            .map_err(|e| refused(e.to_string()))?;
+        let mut pg = Postgres { asks, replies, broken: None };
+        match pg.wait(CONNECT_TIMEOUT, "to connect") {
+            Ok(_) => Ok(pg),
+            Err(DbError::Sql(e)) => Err(refused(e)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The connection thread's answer, within `limit`, unless SIGINT or
+    /// SIGTERM came first (then the connection is given up).
+    fn wait(&mut self, limit: Duration, doing: &str) -> Result<Reply, DbError> {
+        let t = Instant::now();
+        let why = loop {
+            match self.replies.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => return r,
+                Err(RecvTimeoutError::Disconnected) => break "the connection's thread ended".to_string(),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if let Some(sig) = crate::measure::watchdog::interrupted() {
+                break format!("interrupted by signal {sig} while waiting for the server {doing}");
+            }
+            if t.elapsed() >= limit {
+                break format!("the server did not answer within {} s (waiting {doing}); given up", limit.as_secs());
+            }
+        };
+        self.broken = Some(why.clone());
+        Err(DbError::Sql(why))
+    }
+
+    /// Asks the connection's thread and waits for its answer.
+    fn ask(&mut self, a: Ask, limit: Duration, doing: &str) -> Result<Reply, DbError> {
+        if let Some(why) = &self.broken {
+            return Err(DbError::Sql(why.clone()));
+        }
+        if self.asks.send(a).is_err() {
+            return Err(DbError::Sql("the connection to the server ended".into()));
+        }
+        self.wait(limit, doing)
+    }
+}
+
+/// The connection's thread: a transaction at a time, each statement as asked.
+fn serve(mut client: Client, asks: Receiver<Ask>, replies: Sender<Result<Reply, DbError>>) {
+    let mut prepared = HashMap::new();
+    while let Ok(ask) = asks.recv() {
+        if !matches!(ask, Ask::Begin) {
+            let _ = replies.send(Err(DbError::Sql("a statement outside a transaction".into())));
+            continue;
+        }
+        let mut tx = match client.transaction() {
+            Ok(t) => Tx(t, &mut prepared),
+            Err(e) => {
+                let _ = replies.send(Err(error(e)));
+                continue;
+            }
+        };
+        let _ = replies.send(Ok(Reply::Done));
+        loop {
+            let Ok(ask) = asks.recv() else { return };
+            let r = match ask {
+                Ask::Exec(sql, args) => tx.exec(&sql, &args).map(Reply::Count),
+                Ask::Query(sql, args) => tx.query(&sql, &args).map(Reply::Rows),
+                Ask::LockSchema => tx.lock_schema().map(|()| Reply::Done),
+                Ask::Begin => Err(DbError::Sql("a transaction inside a transaction".into())),
+                Ask::Commit => {
+                    let _ = replies.send(tx.0.commit().map(|()| Reply::Done).map_err(error));
+                    break;
+                }
+                Ask::Rollback => {
+                    drop(tx);
+                    let _ = replies.send(Ok(Reply::Done));
+                    break;
+                }
+            };
+            if replies.send(r).is_err() {
+                return;
+            }
+        }
     }
 }
 
@@ -117,10 +256,39 @@ impl Conn for Tx<'_> {
     }
 }
 
+/// A transaction as the caller sees it: each statement sent to the
+/// connection's thread.
+struct Remote<'a>(&'a mut Postgres);
+
+impl Conn for Remote<'_> {
+    fn exec(&mut self, sql: &str, args: &[Value]) -> Result<u64, DbError> {
+        match self.0.ask(Ask::Exec(sql.into(), args.to_vec()), STATEMENT_TIMEOUT, "for a statement")? {
+            Reply::Count(n) => Ok(n),
+            _ => Ok(0),
+        }
+    }
+
+    fn query(&mut self, sql: &str, args: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
+        match self.0.ask(Ask::Query(sql.into(), args.to_vec()), STATEMENT_TIMEOUT, "for a query")? {
+            Reply::Rows(rows) => Ok(rows),
+            _ => Ok(vec![]),
+        }
+    }
+
+    fn lock_schema(&mut self) -> Result<(), DbError> {
+        self.0.ask(Ask::LockSchema, STATEMENT_TIMEOUT, "for the schema lock").map(drop)
+    }
+}
+
 impl Backend for Postgres {
     fn transaction(&mut self, f: &mut dyn FnMut(&mut dyn Conn) -> Result<(), DbError>) -> Result<(), DbError> {
-        let mut tx = Tx(self.client.transaction().map_err(error)?, &mut self.prepared);
-        f(&mut tx)?;
-        tx.0.commit().map_err(error)
+        self.ask(Ask::Begin, STATEMENT_TIMEOUT, "to begin a transaction")?;
+        match f(&mut Remote(self)) {
+            Ok(()) => self.ask(Ask::Commit, STATEMENT_TIMEOUT, "to commit").map(drop),
+            Err(e) => {
+                let _ = self.ask(Ask::Rollback, STATEMENT_TIMEOUT, "to roll back");
+                Err(e)
+            }
+        }
     }
 }

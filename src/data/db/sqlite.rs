@@ -14,8 +14,30 @@ pub struct Sqlite {
 
 impl From<rusqlite::Error> for DbError {
     fn from(e: rusqlite::Error) -> Self {
+        if locked(&e) {
+            return DbError::Sql(format!("the store is locked by another process (waited {LOCK_WAIT_S} s for it): {e}"));
+        }
         DbError::Sql(e.to_string())
     }
+}
+
+/// How long a command waits for another process's lock on the store.
+pub const LOCK_WAIT_S: u64 = 60;
+
+/// Whether SQLite said another connection holds the store.
+fn locked(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
+/// SQLite's busy handler: another process holds the store; wait for it,
+/// up to [`LOCK_WAIT_S`], unless SIGINT or SIGTERM came.
+fn busy(tries: i32) -> bool {
+    const STEP_MS: u64 = 20;
+    if crate::measure::watchdog::interrupted().is_some() {
+        return false;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(STEP_MS));
+    (tries as u64) < LOCK_WAIT_S * 1000 / STEP_MS
 }
 
 /// Why a path cannot serve as the SQLite store.
@@ -45,6 +67,8 @@ pub enum PathError {
     Open(String, String),
     #[error("--db '{0}' is not an oscycles run store (an SQLite database): {1}")]
     NotStore(String, String),
+    #[error("--db '{0}': the store is locked by another process (waited {LOCK_WAIT_S} s for it); try again when that process has ended")]
+    Locked(String),
 }
 
 /// What kind of file a non-regular file is, for a sentence.
@@ -98,9 +122,10 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
         return Err(PathError::ForeignForRoot(name, m.uid()));
     }
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
+    conn.busy_handler(Some(busy)).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
     conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| PathError::NotStore(name, e.to_string()))?;
+        .map_err(|e| if locked(&e) { PathError::Locked(name.clone()) } else { PathError::NotStore(name.clone(), e.to_string()) })?;
     Ok(())
 }
 
@@ -137,10 +162,11 @@ impl Sqlite {
         check_path(path).map_err(|e| refused(e.to_string()))?;
         claim(path).map_err(|e| refused(e.to_string()))?;
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| refused(e.to_string()))?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| refused(e.to_string()))?;
         // Several oscycles may write one store at once: wait for a writer
-        // instead of failing with "database is locked".
-        conn.busy_timeout(std::time::Duration::from_secs(60))?;
+        // instead of failing with "database is locked" (a minute, or until
+        // SIGINT or SIGTERM).
+        conn.busy_handler(Some(busy))?;
         Ok(Sqlite { conn })
     }
 }

@@ -103,6 +103,41 @@ fn check_metric(at: &str, m: &Metric) -> Result<(), BadNumber> {
     Ok(())
 }
 
+/// Checks one result row of a store as [`check`] checks a document's
+/// metric: `report --history` reads rows, not documents, and a crafted
+/// store's row is no more a measurement than a crafted document's.
+pub fn check_row(
+    at: &str,
+    median: Option<f64>,
+    interval: Option<(f64, f64)>,
+    samples: &[Vec<f64>],
+    better: Better,
+    unit: &str,
+) -> Result<(), BadNumber> {
+    let rate = better == Better::Higher;
+    let median = median.ok_or_else(|| bad(format!("{at}.median"), "null", "a finite number"))?;
+    let difference = samples.iter().flatten().any(|&x| x < 0.0);
+    if rate || (is_time(unit) && !difference) {
+        positive(&format!("{at}.median"), median)?
+    } else {
+        finite(&format!("{at}.median"), median)?
+    }
+    if let Some((lo, hi)) = interval {
+        finite(&format!("{at}.lo"), lo)?;
+        finite(&format!("{at}.hi"), hi)?;
+        if lo > hi {
+            return Err(bad(format!("{at}.lo"), lo, "at most hi"));
+        }
+    }
+    for (round, xs) in samples.iter().enumerate() {
+        for (k, &x) in xs.iter().enumerate() {
+            let field = format!("{at}.samples[{round}][{k}]");
+            if rate { positive(&field, x)? } else { finite(&field, x)? }
+        }
+    }
+    Ok(())
+}
+
 fn check_summary(at: &str, s: &Summary, must_be_positive: bool) -> Result<(), BadNumber> {
     let f = |name: &str| format!("{at}.{name}");
     for (name, x) in s.named() {

@@ -454,6 +454,33 @@ pub struct RunDoc {
     /// The fleet run this run belongs to (`run --fleet`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<String>,
+    /// Why the run ended `failed`: no case measured (the cases' reasons),
+    /// or what stopped it (a full disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Why a run whose `results` hold no measured case measured nothing: how
+/// many failed and were not applicable, and their first distinct reasons
+/// (each bounded, control characters escaped).
+pub fn nothing_measured(results: &[CaseResult]) -> String {
+    let count = |s: CaseStatus| results.iter().filter(|r| r.status == s).count();
+    let mut reasons: Vec<String> = Vec::new();
+    for r in results.iter().filter_map(|r| r.reason.as_deref()) {
+        let one: String = r.chars().take(240).map(|c| if c.is_control() { ' ' } else { c }).collect();
+        if reasons.len() < 3 && !reasons.contains(&one) {
+            reasons.push(one);
+        }
+    }
+    let more =
+        results.iter().filter_map(|r| r.reason.as_deref()).collect::<std::collections::BTreeSet<_>>().len().saturating_sub(reasons.len());
+    let tail = if more > 0 { format!(" (and {more} other reasons)") } else { String::new() };
+    format!(
+        "no case measured: {} failed, {} not applicable: {}{tail}",
+        count(CaseStatus::Failed),
+        count(CaseStatus::NotApplicable),
+        if reasons.is_empty() { "no reason given".to_string() } else { reasons.join("; ") }
+    )
 }
 
 /// Parameters as people read them: "words=8 space=inter cores=cross".

@@ -37,9 +37,9 @@ impl By {
     /// The column of a result of `doc`.
     fn column(self, doc: &RunDoc, env: &str) -> String {
         match self {
-            By::Host => doc.label.clone().unwrap_or_else(|| doc.host.hostname.clone()),
-            By::Kernel => doc.host.kernel_release.clone(),
-            By::Environment => env.to_string(),
+            By::Host => super::one_line(doc.label.as_ref().unwrap_or(&doc.host.hostname)).into_owned(),
+            By::Kernel => super::one_line(&doc.host.kernel_release).into_owned(),
+            By::Environment => super::one_line(env).into_owned(),
         }
     }
 }
@@ -107,7 +107,7 @@ fn version_of(d: &RunDoc) -> String {
 }
 
 fn facts_of(name: &str, d: &RunDoc) -> String {
-    format!(
+    let text = format!(
         "{name}: host {} ({}, CPUs {}, {} MiB), kernel {}, TSC {:.3} GHz, hypervisor {}, environment {}, run {}{}",
         d.host.hostname,
         d.host.cpu_model,
@@ -119,7 +119,8 @@ fn facts_of(name: &str, d: &RunDoc) -> String {
         d.environment.name,
         d.id,
         d.fleet.as_ref().map_or(String::new(), |f| format!(", fleet {f}"))
-    )
+    );
+    super::one_line(&text).into_owned()
 }
 
 /// A `--baseline` that names no column.

@@ -22,7 +22,7 @@ use crate::tables::tabular::tables::Layout;
 use tables::Lineup;
 // The kit tables are made with, under the names report code has always used.
 pub use list::{render_benchmark, render_list};
-pub use terminal::{fit_text, for_terminal, terminal_width, wrap};
+pub use terminal::{fit_text, for_terminal, one_line, terminal_width, wrap};
 
 /// The tables of a run, oscycles' own ([`Lineup::standard`]).
 pub fn render_tables(doc: &RunDoc) -> String {

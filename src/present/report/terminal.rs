@@ -14,6 +14,17 @@ pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
 }
 
+/// `text` on one line: every control character (a newline and a tab
+/// too) and line separator escaped, for a field that comes from a document
+/// or a store (a hostname, a label) in a table of lines.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
+
 /// Columns of the terminal on standard output: COLUMNS, else the terminal's
 /// own width, else 100.
 pub fn terminal_width() -> usize {

@@ -168,11 +168,18 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     let cmdline: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
     let child = cmd.spawn().map_err(|e| UmlError::Start(kernel.clone(), e))?;
     let group = child.id() as libc::pid_t;
+    // Its helpers die with oscycles too, SIGKILL included (issue 43, item 10).
+    let guard = crate::measure::watchdog::guard_group(group).map_err(|e| {
+        // SAFETY: kill takes no pointers; the group is the one just started.
+        unsafe { libc::kill(-group, libc::SIGKILL) };
+        UmlError::Start(kernel.clone(), e)
+    })?;
     let end = supervise(child, start, o.init_timeout, o.run_timeout);
     // SAFETY: kill takes no pointers; the group is the one its kernel led
     // (its address spaces' processes), none of which can have been reaped
     // and reused while its leader's group id is ours to name.
     unsafe { libc::kill(-group, libc::SIGKILL) };
+    drop(guard);
     let log_tail = tail(&end.stderr);
     if let Some(w) = end.why {
         return Err(EnvError::Ended { env: "uml", why: w, hint: "", tail: log_tail });

@@ -397,8 +397,13 @@ pub fn pool(mut docs: Vec<RunDoc>, seed: u64) -> Option<RunDoc> {
     let mut first = docs.remove(0);
     for d in docs {
         merge(&mut first, d.results);
+        // Its rounds follow those pooled so far (each run numbers its own from 0).
+        let before = first.settings.rounds;
         first.settings.rounds += d.settings.rounds;
-        first.settings.round_log.extend(d.settings.round_log);
+        first.settings.round_log.extend(d.settings.round_log.into_iter().map(|mut rec| {
+            rec.round += before;
+            rec
+        }));
     }
     estimate_all(&mut first, seed);
     Some(first)

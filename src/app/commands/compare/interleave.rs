@@ -29,7 +29,7 @@ struct Side {
 }
 
 /// Options the rounds set themselves, refused in --a and --b.
-const OWN_OPTIONS: [&str; 7] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict", "--tsc-hz"];
+const OWN_OPTIONS: [&str; 9] = ["--rounds", "--seed", "--results", "--db", "--json", "--until-verdict", "--tsc-hz", "--quiet", "-q"];
 
 fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
     let split = |o: &Option<String>| o.as_deref().unwrap_or("").split_whitespace().map(String::from).collect::<Vec<_>>();
@@ -67,7 +67,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
         for i in oscycles::run::runner::interleaved_order(2, k) {
             let side = &sides[i];
             eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
-            match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[])? {
+            match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[]).map_err(|e| refused(&dir, e))? {
                 Some(doc) => docs[i].push(doc),
                 None => {
                     eprintln!("interrupted in round {} of {rounds}; the rounds so far are in {}", k + 1, dir.display());
@@ -128,7 +128,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Thresholds) -> Result<Option<(pair
                 Ok(None) => Ok(paired::Round::Interrupted),
                 // Bad options are the user's (the first pair shows them);
                 // anything else loses the pair.
-                Err(e) if e.downcast_ref::<UsageError>().is_some() => Err(e),
+                Err(e) if e.downcast_ref::<UsageError>().is_some() => Err(refused(&dir, e)),
                 Err(e) => Ok(paired::Round::Failed(format!("{e:#}"))),
             }
         },
@@ -144,6 +144,25 @@ pub fn measure_auto(a: &CompareArgs, policy: &Thresholds) -> Result<Option<(pair
     }
     eprintln!("pooled runs: {}", dir.display());
     Ok(Some((outcome, (names[0].clone(), names[1].clone()))))
+}
+
+/// A round's options refused: the directory of this invocation's rounds
+/// goes too if no round saved anything in it (issue 43, item 20). Passes
+/// the error on.
+fn refused(dir: &Path, e: anyhow::Error) -> anyhow::Error {
+    // No run document anywhere under it (a round's directory, its case list and store may be there).
+    fn saved_nothing(p: &Path) -> bool {
+        std::fs::read_dir(p).is_ok_and(|entries| {
+            entries.flatten().all(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => saved_nothing(&e.path()),
+                _ => e.path().extension().is_none_or(|x| x != "json"),
+            })
+        })
+    }
+    if e.downcast_ref::<UsageError>().is_some() && saved_nothing(dir) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    e
 }
 
 /// The directory of this invocation's rounds, under --results.
@@ -173,11 +192,16 @@ fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String
     watchdog::die_with_parent(&mut cmd);
     let out = cmd.output().with_context(|| format!("starting {}", side.exe.display()))?;
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.code() == Some(130) || watchdog::interrupted().is_some() {
+    // A round that ended at SIGINT/SIGTERM (its own 130, or killed by the signal before
+    // its handler was in place) is an interruption, not a failure.
+    let by_signal = std::os::unix::process::ExitStatusExt::signal(&out.status).is_some_and(|s| s == libc::SIGINT || s == libc::SIGTERM);
+    if out.status.code() == Some(130) || by_signal || watchdog::interrupted().is_some() {
         return Ok(None);
     }
     if out.status.code() == Some(2) {
-        return Err(UsageError(format!("{}'s options: {}", side.name, stderr.trim())).into());
+        // The round's first line says what was wrong (clap's usage after it is of `run`, not of compare).
+        let first = stderr.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("refused");
+        return Err(UsageError(format!("{}'s options: {}", side.name, first.trim_start_matches("error: "))).into());
     }
     if !out.status.success() {
         bail!("{} round {} ended with {}: {}", side.name, k + 1, out.status, stderr.trim());

@@ -89,54 +89,92 @@ fn within_64(s: String) -> String {
     s.chars().take(64).collect()
 }
 
-/// Bencher Metric Format JSON of the last run (and, of two, its ratio to the first).
-pub fn bmf(docs: &[RunDoc], policy: &Thresholds) -> Value {
+/// What an export left out: a cell with no finite value (JSON has no NaN
+/// or infinity, and a `null` breaks the services that read it).
+pub type LeftOut = Vec<String>;
+
+/// An export's JSON and what it left out.
+pub type CiExport = (Value, LeftOut);
+
+/// `lo` and `hi` when both are finite.
+fn finite_pair(lo: f64, hi: f64) -> Option<(f64, f64)> {
+    (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+}
+
+/// Bencher Metric Format JSON of the last run (and, of two, its ratio to
+/// the first), and the cells left out for want of a finite value.
+pub fn bmf(docs: &[RunDoc], policy: &Thresholds) -> (Value, LeftOut) {
     let mut top = Map::new();
+    let mut left = LeftOut::new();
     for e in entries(docs, policy) {
         let bench = top.entry(e.name.clone()).or_insert_with(|| Value::Object(Map::new()));
         let Value::Object(measures) = bench else { continue };
-        let mut v = json!({ "value": e.metric.summary.median });
-        if let Some(est) = e.metric.estimate {
-            v["lower_value"] = json!(est.interval.lo);
-            v["upper_value"] = json!(est.interval.hi);
+        if e.metric.summary.median.is_finite() {
+            let mut v = json!({ "value": e.metric.summary.median });
+            if let Some((lo, hi)) = e.metric.estimate.and_then(|est| finite_pair(est.interval.lo, est.interval.hi)) {
+                v["lower_value"] = json!(lo);
+                v["upper_value"] = json!(hi);
+            }
+            measures.insert(within_64(measure(e.metric)), v);
+        } else {
+            left.push(format!("{} {}: its median is not a finite number", e.name, e.metric.name));
         }
-        measures.insert(within_64(measure(e.metric)), v);
         if let Some(j) = e.judged {
+            if !j.ratio.is_finite() {
+                left.push(format!("{} {} against the baseline: the ratio is not a finite number", e.name, e.metric.name));
+                continue;
+            }
             let mut r = json!({ "value": j.ratio });
-            if let Some(iv) = j.interval {
-                r["lower_value"] = json!(iv.lo);
-                r["upper_value"] = json!(iv.hi);
+            if let Some((lo, hi)) = j.interval.and_then(|iv| finite_pair(iv.lo, iv.hi)) {
+                r["lower_value"] = json!(lo);
+                r["upper_value"] = json!(hi);
             }
             measures.insert(within_64(format!("{} vs baseline (ratio, >1 better)", e.metric.name)), r);
         }
     }
-    Value::Object(top)
+    top.retain(|_, v| v.as_object().is_some_and(|m| !m.is_empty()));
+    (Value::Object(top), left)
 }
 
 /// github-action-benchmark custom JSON of the last run's metrics that
 /// improve in direction `better` (`Lower`: customSmallerIsBetter; `Higher`:
-/// customBiggerIsBetter).
-pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Thresholds) -> Value {
+/// customBiggerIsBetter), and the cells left out for want of a finite value.
+pub fn github_action_benchmark(docs: &[RunDoc], better: Better, policy: &Thresholds) -> (Value, LeftOut) {
+    let mut left = LeftOut::new();
     let items: Vec<Value> = entries(docs, policy)
         .into_iter()
         .filter(|e| e.metric.better == better)
-        .map(|e| {
+        .filter_map(|e| {
             let m = e.metric;
+            if !m.summary.median.is_finite() {
+                left.push(format!("{} {}: its median is not a finite number", e.name, m.name));
+                return None;
+            }
             let mut extra = format!("median of {} rounds; {}", m.samples.len().max(1), e.context);
             let mut v = json!({ "name": format!("{} {}", e.name, m.name), "unit": m.unit, "value": m.summary.median });
             if let Some(est) = m.estimate {
-                v["range"] = json!(format!("± {}", fmt(est.interval.relative_half_width(est.median) * est.median.abs())));
-                extra = format!("95% interval {}..{}; {extra}", fmt(est.interval.lo), fmt(est.interval.hi));
+                let half = est.interval.relative_half_width(est.median) * est.median.abs();
+                if half.is_finite() {
+                    v["range"] = json!(format!("± {}", fmt(half)));
+                }
+                if let Some((lo, hi)) = finite_pair(est.interval.lo, est.interval.hi) {
+                    extra = format!("95% interval {}..{}; {extra}", fmt(lo), fmt(hi));
+                }
             }
             if let Some(j) = e.judged {
-                let iv = j.interval.map_or(String::new(), |iv| format!(" [{}, {}]", fmt(iv.lo), fmt(iv.hi)));
-                extra += &format!("; against the baseline run: {} (ratio {}{iv}, above 1 better)", verdict_word(j.verdict), fmt(j.ratio));
+                let iv = j
+                    .interval
+                    .and_then(|iv| finite_pair(iv.lo, iv.hi))
+                    .map_or(String::new(), |(lo, hi)| format!(" [{}, {}]", fmt(lo), fmt(hi)));
+                let ratio =
+                    if j.ratio.is_finite() { format!("ratio {}{iv}, above 1 better", fmt(j.ratio)) } else { "no finite ratio".to_string() };
+                extra += &format!("; against the baseline run: {} ({ratio})", verdict_word(j.verdict));
             }
             v["extra"] = json!(extra);
-            v
+            Some(v)
         })
         .collect();
-    Value::Array(items)
+    (Value::Array(items), left)
 }
 
 /// A number in a few significant digits.

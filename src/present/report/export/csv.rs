@@ -9,8 +9,14 @@ pub struct CsvExporter;
 /// The first line: the columns.
 pub const HEADER: &str = "run,environment,load,isolation,suite,benchmark,params,status,reason,metric,unit,statistic,value\n";
 
+/// One CSV field, quoted where it must be. A field a spreadsheet would
+/// take for a formula (beginning with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return) and that is not a plain number gets a leading `'`, as
+/// OWASP's CSV-injection advice says (issue 43, item 15).
 pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    let formula = s.starts_with(['=', '+', '-', '@', '\t', '\r']) && s.trim().parse::<f64>().is_err();
+    let s = if formula { format!("'{s}") } else { s.to_string() };
+    if s.contains([',', '"', '\n', '\r']) || formula { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
 }
 
 impl Exporter for CsvExporter {

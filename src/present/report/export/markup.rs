@@ -104,8 +104,10 @@ pub trait Markup {
 pub struct Markdown;
 
 impl Markup for Markdown {
+    /// A pipe ends a cell; HTML, which Markdown passes through, is shown
+    /// as text (a document's text may hold `<script>`: issue 43, item 15).
     fn escape(&self, text: &str) -> String {
-        text.replace('|', "\\|").replace('\n', " ")
+        text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace('\n', " ")
     }
 
     fn begin(&self, columns: &[(String, Align)]) -> String {
@@ -225,7 +227,8 @@ mod tests {
 
     #[test]
     fn markdown_and_html_write_the_same_table() {
-        assert_eq!(Markdown.table(&sample()), "| name | value |\n|---|---:|\n| a\\|b | <1> |\n| c | |\n|  | d |\n");
+        // HTML in a cell is shown as text in Markdown too (issue 43, item 15: it was passed through).
+        assert_eq!(Markdown.table(&sample()), "| name | value |\n|---|---:|\n| a\\|b | &lt;1&gt; |\n| c | |\n|  | d |\n");
         assert_eq!(
             Html { class: "t" }.table(&sample()),
             "<table class=\"t\"><thead><tr><th>name</th><th>value</th></tr></thead><tbody>\n\
