@@ -158,7 +158,7 @@ fn fwq_stops_at_the_cases_timeout_and_keeps_what_it_measured() {
     let r = execute::run_case(&long, &ex, &clock, pinned());
     assert_eq!(r.status, CaseStatus::Ok, "what was measured stands: {:?}", r.reason);
     let n = r.metrics[0].summary.n as u64;
-    assert!(n >= 1 && n < 2000, "{n} of 2000 quanta in 1 s");
+    assert!((1..2000).contains(&n), "{n} of 2000 quanta in 1 s");
     let cut = r.details["cut"].as_str().unwrap();
     assert!(cut.contains(&format!("{n} of 2000 quanta")) && cut.contains("--timeout (1 s)"), "{cut}");
     // A case that fits its time says nothing of a cut.
