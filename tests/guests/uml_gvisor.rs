@@ -127,7 +127,7 @@ fn a_sigkilled_gvisor_run_leaves_no_sandbox_and_no_cgroup() {
         left: &processes_mentioning,
     };
     let args = ["run", "--suite", "syscall", "--env", "gvisor", "--gvisor-platform", "ptrace", "--quiet"];
-    let d = common::start_stop_nothing_left(&bin(), &args, "gvisor-sigkill", &how);
+    let d = common::start_stop_nothing_left(bin(), &args, "gvisor-sigkill", &how);
     let (scratch, results) = (d.join("scratch"), d.join("results"));
     let needle = scratch.to_str().unwrap().to_string();
     // The next run (a gvisor one) leaves neither cgroup nor files.

@@ -20,7 +20,6 @@ use crate::common;
 /// A case's counts take in every task started in this process while it is
 /// armed: the tests here run one at a time, so that another test's threads
 /// are not counted as this one's.
-
 fn alone() -> std::sync::MutexGuard<'static, ()> {
     common::one_at_a_time()
 }
