@@ -42,18 +42,22 @@ fn start(results: &Path, scratch: &Path, loads: &str, suite: &str, batches: &str
 /// a load cgroup of oscycles process `pid`.
 fn load_processes(scratch: &Path, pid: u32) -> Vec<String> {
     let needle = scratch.to_str().unwrap();
-    let cgroup = "oscycles-load-";
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
         let cmd = std::fs::read(e.path().join("cmdline")).map(|b| String::from_utf8_lossy(&b).replace('\0', " ")).unwrap_or_default();
         let cwd = std::fs::read_link(e.path().join("cwd")).map(|c| c.display().to_string()).unwrap_or_default();
         let cg = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
-        if cmd.contains(needle) || cwd.starts_with(needle) || cg.lines().any(|l| l.contains(cgroup) && l.ends_with(&format!("-{pid}"))) {
+        if cmd.contains(needle) || cwd.starts_with(needle) || cg.lines().any(|l| l.rsplit('/').next().is_some_and(|g| made_by(g, pid))) {
             found.push(format!("{p}: {cmd} (cwd {cwd})"));
         }
     }
     found
+}
+
+/// Whether cgroup `name` is a load group oscycles process `pid` made.
+fn made_by(name: &str, pid: u32) -> bool {
+    oscycles::measure::cgroup::Owner::from_name(name).is_some_and(|o| o.pid == pid)
 }
 
 fn no_load_cgroup_left(pid: u32) {
@@ -62,7 +66,7 @@ fn no_load_cgroup_left(pid: u32) {
         let root = line.split_whitespace().nth(4).unwrap();
         for e in std::fs::read_dir(root).unwrap().flatten() {
             let n = e.file_name().to_string_lossy().to_string();
-            assert!(!(n.starts_with("oscycles-load-") && n.ends_with(&format!("-{pid}"))), "cgroup {n} outlived the run");
+            assert!(!made_by(&n, pid), "cgroup {n} outlived the run");
         }
     }
 }
@@ -153,6 +157,41 @@ fn a_worker_whose_oscycles_was_killed_kills_its_load() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    no_load_cgroup_left(pid);
+    let _ = std::fs::remove_dir_all(scratch);
+    let _ = std::fs::remove_dir_all(results);
+}
+
+#[test]
+fn a_run_in_another_pid_namespace_leaves_a_live_runs_load_alone() {
+    // A run's start removes load groups whose maker is gone; from another pid
+    // namespace a live maker's pid is not in /proc, and it once took such a
+    // load for a dead run's and killed it.
+    let scratch = tempdir("loads-ns-scratch");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["load", "build", "--scratch"])
+        .arg(&scratch)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let compiling = || load_processes(&scratch, pid).iter().any(|p| p.contains("cc1") || p.contains("gcc"));
+    wait_for("the build load to compile", Duration::from_secs(60), compiling);
+    let results = tempdir("loads-ns-results");
+    let out = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", env!("CARGO_BIN_EXE_oscycles")])
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "3", "--quiet", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(child.try_wait().unwrap().is_none(), "the load's oscycles is still running");
+    wait_for("the live load to go on compiling", Duration::from_secs(30), compiling);
+    // SAFETY: kill(2) on our own child's pid, which we have not reaped.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    child.wait().unwrap();
+    wait_for("the load to end with its oscycles", Duration::from_secs(10), || load_processes(&scratch, pid).is_empty());
     no_load_cgroup_left(pid);
     let _ = std::fs::remove_dir_all(scratch);
     let _ = std::fs::remove_dir_all(results);

@@ -115,7 +115,7 @@ impl Load {
         if kind == LoadKind::Build {
             build::generate(&load.dir).map_err(|source| LoadError::BuildTree { dir: load.dir.clone(), source })?;
         }
-        let group = KillableGroup::create(&format!("oscycles-load-{}-{}", kind.name(), std::process::id()));
+        let group = KillableGroup::create(&crate::measure::cgroup::load_group_name(kind.name()));
         let mut cmd = Command::new(exe);
         cmd.arg("__load-worker").arg(kind.name()).arg("--dir").arg(&load.dir).arg("--cpus").arg(format_cpus(cpus));
         cmd.arg("--parent").arg(std::process::id().to_string());
