@@ -26,6 +26,13 @@ use std::path::PathBuf;
 /// fewer batches cost about the same time and settle those.
 pub const DEFAULT_ROUNDS: usize = 10;
 
+/// Seconds a case may take unless `--timeout` says otherwise.
+pub const CASE_TIMEOUT_S: u64 = 60;
+
+/// The same when a suite measures at the full scale: its FWQ case alone
+/// runs 100,000 quanta of ~1.4 ms (140 s on a quiet CPU).
+pub const FULL_CASE_TIMEOUT_S: u64 = 300;
+
 /// The settings of a run, as every process of it sees them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -126,7 +133,7 @@ impl Default for RunSpec {
             point_ms: None,
             scale: None,
             no_counters: false,
-            timeout_s: 60,
+            timeout_s: CASE_TIMEOUT_S,
             rounds: DEFAULT_ROUNDS,
             auto: None,
             sequential_envs: false,
@@ -206,6 +213,16 @@ impl RunSpec {
     /// run (fewer than 5 batches), else three.
     pub fn boots(&self) -> usize {
         if self.batches.is_some_and(|b| b < 5) { 1 } else { 3 }
+    }
+
+    /// Whether a suite of the run measures at the full scale (`--scale full`,
+    /// or a suite whose own scale is full).
+    pub fn measures_full_scale(&self) -> bool {
+        use crate::run::registry::{Scale, find_suite};
+        match self.scale {
+            Some(s) => s == Scale::Full,
+            None => self.suites.iter().filter_map(|s| find_suite(s)).any(|s| s.scale == Scale::Full),
+        }
     }
 
     /// The scale the run measures at, as the document records it: `--scale`,

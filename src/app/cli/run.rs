@@ -10,7 +10,7 @@ use crate::run::env::guest::GuestMode;
 use crate::run::isolation::Isolation;
 use crate::run::isolation::preempt::Preempt;
 use crate::run::load::LoadKind;
-use crate::run::spec::RunSpec;
+use crate::run::spec::{CASE_TIMEOUT_S, FULL_CASE_TIMEOUT_S, RunSpec};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -148,9 +148,12 @@ pub struct RunArgs {
     /// Seconds a whole environment's run may take.
     #[arg(long, default_value_t = 3600, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub env_timeout: u64,
-    /// Give up on a case after this many seconds.
-    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: u64,
+    /// Give up on a case after this many seconds. Default: 60, or 300 when
+    /// a suite measures at the full scale (its FWQ case runs 100,000 quanta
+    /// of ~1.4 ms: 140 s on a quiet CPU). FWQ stops between quanta at the
+    /// timeout and keeps what it measured, marked as cut.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: Option<u64>,
     /// No progress lines on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -304,7 +307,7 @@ impl RunArgs {
             let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
             (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 40)
         });
-        Ok(RunSpec {
+        let mut spec = RunSpec {
             suites,
             benchmarks,
             cases_where: self.cases_where.clone(),
@@ -322,7 +325,7 @@ impl RunArgs {
             point_ms: self.point_ms,
             scale: self.scale,
             no_counters: self.no_counters,
-            timeout_s: self.timeout,
+            timeout_s: self.timeout.unwrap_or(CASE_TIMEOUT_S),
             rounds,
             auto,
             sequential_envs: self.no_interleave,
@@ -336,6 +339,32 @@ impl RunArgs {
             label: self.label.clone(),
             fleet: self.fleet.clone(),
             instruction_counter: false,
-        })
+        };
+        if self.timeout.is_none() && spec.measures_full_scale() {
+            spec.timeout_s = FULL_CASE_TIMEOUT_S;
+        }
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grammar::{Cli, Command};
+    use clap::Parser;
+
+    fn timeout_of(args: &[&str]) -> u64 {
+        let cli = Cli::try_parse_from(["oscycles", "run"].iter().chain(args)).unwrap();
+        let Command::Run(run) = cli.command else { panic!("not run") };
+        run.spec().unwrap().timeout_s
+    }
+
+    #[test]
+    fn a_case_gets_time_for_the_full_scale_unless_timeout_says_otherwise() {
+        assert_eq!(timeout_of(&["--suite", "fwq"]), super::FULL_CASE_TIMEOUT_S);
+        assert_eq!(timeout_of(&["--suite", "fwq", "--scale", "full"]), super::FULL_CASE_TIMEOUT_S);
+        assert_eq!(timeout_of(&["--suite", "fwq", "--scale", "quick"]), super::CASE_TIMEOUT_S);
+        assert_eq!(timeout_of(&["--suite", "quick"]), super::CASE_TIMEOUT_S);
+        assert_eq!(timeout_of(&["--suite", "fwq", "--timeout", "7"]), 7);
+        assert_eq!(timeout_of(&["--suite", "fwq", "--scale", "test", "--timeout", "900"]), 900);
     }
 }
