@@ -8,7 +8,6 @@ mod common;
 
 mod catalogue;
 mod cli;
-mod guide;
 mod import_map;
 mod registry;
 mod report;

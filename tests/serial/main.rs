@@ -1,7 +1,9 @@
 //! The tests that must have the process, or a CPU, to themselves: kernel
 //! event counts per operation, what a case leaves behind in the process,
-//! process creation after other cases, and the isolated mode (which moves
-//! every other task off the measured CPU). They take turns
+//! process creation after other cases, the isolated mode (which moves
+//! every other task off the measured CPU), and the guide's commands (which
+//! run the isolated mode too: beside the plain tests, a case pinned to the
+//! CPU it holds was refused with EINVAL). They take turns
 //! (`common::one_at_a_time`), and scripts/test runs each file's tests in a
 //! process of their own (what a case before leaves in the process, a grown
 //! heap, would be residue), one at a time so that not even libtest starts
@@ -13,6 +15,7 @@
 mod common;
 
 mod counters;
+mod guide;
 mod isolation;
 mod proc_order;
 mod residue;
