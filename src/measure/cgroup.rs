@@ -3,6 +3,7 @@
 //! hierarchy (v2 or v1) that isolation carves a CPU out of. Paths come from
 //! /proc/self/mountinfo, not from assumptions about where things are mounted.
 
+use crate::measure::owner::Owner;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -94,61 +95,15 @@ impl KillableGroup {
     }
 }
 
-/// The process that made a load group, as its name records it: its pid
-/// namespace, pid and start time. Another run judges a group stale only when
-/// that process is gone from the same pid namespace, so a run in a container
-/// or a guest (another namespace) and a reused pid never make it kill a live
-/// run's load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Owner {
-    pub pidns: u64,
-    pub pid: u32,
-    pub start: u64,
-}
-
-impl Owner {
-    /// This process.
-    pub fn this_process() -> Option<Owner> {
-        Owner::of(std::process::id())
-    }
-
-    /// Process `pid` as this process sees it (None: no such process here).
-    pub fn of(pid: u32) -> Option<Owner> {
-        use std::os::unix::fs::MetadataExt;
-        let pidns = fs::metadata(format!("/proc/{pid}/ns/pid")).ok()?.ino();
-        let stat = read(Path::new(&format!("/proc/{pid}/stat"))).ok()?;
-        Some(Owner { pidns, pid, start: start_time(&stat)? })
-    }
-
-    /// "PIDNS-PID-START", the tail of a load group's name.
-    pub fn label(&self) -> String {
-        format!("{}-{}-{}", self.pidns, self.pid, self.start)
-    }
-
-    /// The owner a load group's name ends with, if it has that form.
-    pub fn from_name(name: &str) -> Option<Owner> {
-        let mut tail = name.strip_prefix(LOAD_PREFIX)?.rsplitn(4, '-');
-        let (start, pid, pidns) = (tail.next()?.parse().ok()?, tail.next()?.parse().ok()?, tail.next()?.parse().ok()?);
-        tail.next().filter(|kind| !kind.is_empty())?;
-        Some(Owner { pidns, pid, start })
-    }
-
-    /// Whether the group this owner made is stale, seen from a process in
-    /// pid namespace `ours` that finds `now` at the owner's pid: only an
-    /// owner of our namespace whose pid is gone or another process now.
-    pub fn is_gone(&self, ours: u64, now: Option<Owner>) -> bool {
-        self.pidns == ours && now != Some(*self)
-    }
-}
-
-/// A process's start time (clock ticks after boot) from its /proc/PID/stat:
-/// field 22, counted after the command name's closing parenthesis (the name
-/// may hold spaces and parentheses).
-fn start_time(stat: &str) -> Option<u64> {
-    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
-}
-
 const LOAD_PREFIX: &str = "oscycles-load-";
+
+/// The owner a load group's name ends with, if it has that form.
+pub fn load_group_owner(name: &str) -> Option<Owner> {
+    let mut tail = name.strip_prefix(LOAD_PREFIX)?.rsplitn(4, '-');
+    let (start, pid, pidns) = (tail.next()?.parse().ok()?, tail.next()?.parse().ok()?, tail.next()?.parse().ok()?);
+    tail.next().filter(|kind| !kind.is_empty())?;
+    Some(Owner { pidns, pid, start })
+}
 
 /// The name of a load group of `kind` made by this process.
 pub fn load_group_name(kind: &str) -> String {
@@ -170,7 +125,7 @@ pub fn remove_stale_load_groups() -> usize {
     let Ok(dir) = fs::read_dir(&root) else { return 0 };
     let mut n = 0;
     for e in dir.flatten() {
-        let Some(owner) = Owner::from_name(&e.file_name().to_string_lossy()) else { continue };
+        let Some(owner) = load_group_owner(&e.file_name().to_string_lossy()) else { continue };
         if owner.is_gone(ours, Owner::of(owner.pid)) {
             let g = KillableGroup { path: e.path() };
             g.kill();
@@ -198,21 +153,15 @@ mod tests {
     fn a_load_group_is_stale_only_when_its_maker_is_gone_from_this_pid_namespace() {
         let me = Owner::this_process().expect("this process in /proc");
         let name = load_group_name("build");
-        assert_eq!(Owner::from_name(&name), Some(me), "{name}");
+        assert_eq!(load_group_owner(&name), Some(me), "{name}");
         assert!(!me.is_gone(me.pidns, Owner::of(me.pid)), "a live maker");
         assert!(me.is_gone(me.pidns, None), "a maker gone");
         assert!(me.is_gone(me.pidns, Some(Owner { start: me.start + 1, ..me })), "its pid reused");
         let elsewhere = Owner { pidns: me.pidns + 1, ..me };
         assert!(!elsewhere.is_gone(me.pidns, None), "a run in another pid namespace is never judged from here");
         for other in ["oscycles-load-build-4242", "oscycles-load--1-2-3", "other-build-1-2-3", "oscycles-load-build-x-2-3"] {
-            assert_eq!(Owner::from_name(other), None, "{other}");
+            assert_eq!(load_group_owner(other), None, "{other}");
         }
-    }
-
-    #[test]
-    fn a_start_time_is_read_past_a_command_name_with_parentheses() {
-        let stat = "77 (a (b) c) S 1 77 77 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10";
-        assert_eq!(start_time(stat), Some(123456));
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod clock;
 pub mod counters;
 pub mod harness;
 pub mod host;
+pub mod owner;
 pub mod placement;
 pub mod scratch;
 pub mod watchdog;

@@ -57,7 +57,7 @@ fn load_processes(scratch: &Path, pid: u32) -> Vec<String> {
 
 /// Whether cgroup `name` is a load group oscycles process `pid` made.
 fn made_by(name: &str, pid: u32) -> bool {
-    oscycles::measure::cgroup::Owner::from_name(name).is_some_and(|o| o.pid == pid)
+    oscycles::measure::cgroup::load_group_owner(name).is_some_and(|o| o.pid == pid)
 }
 
 fn no_load_cgroup_left(pid: u32) {

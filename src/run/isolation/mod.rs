@@ -19,6 +19,7 @@
 use crate::base::named::Named;
 use crate::data::schema_core::condition;
 use crate::measure::cgroup;
+use crate::measure::owner::Owner;
 use crate::measure::placement::{PlacementError, Policy, format_cpus, parse_cpu_list};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -86,6 +87,11 @@ pub enum Change {
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Journal {
     pub pid: u32,
+    /// Which process this is (pid namespace, start time): a run in another
+    /// namespace, or after the pid was reused, never takes the journal of a
+    /// live run for a dead one's. None in journals of older versions.
+    #[serde(default)]
+    pub owner: Option<Owner>,
     pub changes: Vec<Change>,
     /// Whether this process made the journal's file.
     #[serde(skip)]
@@ -98,6 +104,11 @@ pub fn journal_path() -> PathBuf {
 }
 
 impl Journal {
+    /// An empty journal of this process.
+    pub fn of_this_process() -> Journal {
+        Journal { pid: std::process::id(), owner: Owner::this_process(), changes: vec![], on_disk: false }
+    }
+
     /// Writes the journal to its file in the trusted directory (claimed
     /// exclusively on the first save).
     fn save(&mut self) -> Result<(), JournalError> {
@@ -192,6 +203,19 @@ pub fn recover_stale() -> Vec<Result<String, JournalError>> {
     names.iter().filter_map(|p| recover_one(p)).collect()
 }
 
+/// Whether the process that wrote journal `j` is gone, once its pid is not
+/// in this namespace's /proc: judged from its owner (a journal of another
+/// pid namespace, whose live writer this process cannot see, is never this
+/// run's to undo), or, in a journal of an older version without one, from
+/// its pid alone.
+fn journal_of_a_dead_run(j: &Journal) -> bool {
+    match (j.owner, Owner::this_process()) {
+        (Some(o), Some(me)) => o.is_gone(me.pidns, Owner::of(o.pid)),
+        (Some(_), None) => false,
+        (None, _) => !Path::new(&format!("/proc/{}", j.pid)).exists(),
+    }
+}
+
 /// The journal at `path`, if it is one of a dead process: restored (a
 /// sentence), refused (the reason), or None (not a journal, or its process lives).
 fn recover_one(path: &Path) -> Option<Result<String, JournalError>> {
@@ -208,6 +232,9 @@ fn recover_one(path: &Path) -> Option<Result<String, JournalError>> {
     let Ok(mut j) = serde_json::from_str::<Journal>(&text) else { return bad("it does not parse as a journal".into()) };
     if j.pid != pid {
         return bad(format!("pid {} in a journal named for {pid}", j.pid));
+    }
+    if !journal_of_a_dead_run(&j) {
+        return None;
     }
     // The dead process's memory lock and threads died with it.
     j.changes.retain(|c| !matches!(c, Change::MemoryLocked | Change::Affinity { .. }));
@@ -284,12 +311,7 @@ pub enum IsolationError {
 /// mode `preempt` where one is asked for. Err is a sentence saying what is
 /// missing (the results then say so; nothing else is measured instead).
 pub fn apply(mode: Isolation, cpu: usize, preempt: Option<Preempt>) -> Result<Applied, IsolationError> {
-    let mut a = Applied {
-        mode,
-        journal: Journal { pid: std::process::id(), changes: vec![], on_disk: false },
-        _dma_latency: None,
-        facts: Map::new(),
-    };
+    let mut a = Applied { mode, journal: Journal::of_this_process(), _dma_latency: None, facts: Map::new() };
     a.facts.insert("isolation".into(), json!(mode.name()));
     if let Some(p) = preempt {
         preempt::switch(&mut a, p)?;
@@ -525,12 +547,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_journal_is_a_dead_runs_only_when_its_writer_is_gone_from_this_pid_namespace() {
+        let me = Owner::this_process().unwrap();
+        let gone = u32::MAX >> 1; // above pid_max: no process has it
+        let with = |owner: Option<Owner>, pid: u32| Journal { pid, owner, ..Journal::of_this_process() };
+        assert!(!journal_of_a_dead_run(&with(Some(me), me.pid)), "a live writer");
+        assert!(journal_of_a_dead_run(&with(Some(Owner { pid: gone, ..me }), gone)), "a writer gone from this namespace");
+        let elsewhere = Owner { pidns: me.pidns + 1, pid: gone, ..me };
+        assert!(!journal_of_a_dead_run(&with(Some(elsewhere), gone)), "a writer in another namespace, invisible here");
+        assert!(journal_of_a_dead_run(&with(None, gone)), "an older journal: by its pid");
+        assert!(Journal::of_this_process().owner == Some(me));
+    }
+
+    #[test]
     fn a_journal_restores_files_and_removes_directories_newest_first() {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path().to_path_buf();
         let file = base.join("setting");
         fs::write(&file, "0-1").unwrap();
-        let mut j = Journal { pid: std::process::id(), changes: vec![], on_disk: false };
+        let mut j = Journal::of_this_process();
         let made = base.join("made");
         fs::create_dir(&made).unwrap();
         j.record(Change::Dir { path: made.clone() }).unwrap();
@@ -560,7 +595,7 @@ mod tests {
         let mounted =
             || fs::read_to_string("/proc/self/mountinfo").unwrap().lines().any(|l| l.split_whitespace().nth(4) == tmp.path().to_str());
         assert!(mounted());
-        let mut j = Journal { pid: std::process::id(), changes: vec![], on_disk: false };
+        let mut j = Journal::of_this_process();
         // In memory only (the test beside it owns this process's journal file).
         j.changes.push(Change::Mount { path: tmp.path().to_path_buf() });
         assert!(j.restore().is_empty());
