@@ -40,6 +40,25 @@ mod shim;
 
 pub use shim::{clock, counters, placement, watchdog};
 
+// The paths oscycles' shared files name (they say their layer:
+// `crate::measure::clock`, `crate::base::named`, ...), mapped onto this
+// program's modules, as far as those files reach.
+mod base {
+    pub(crate) use crate::named;
+}
+mod measure {
+    pub(crate) use crate::{arch, clock, counters, placement, watchdog};
+}
+mod families {
+    pub mod bench {
+        pub mod toolkit {
+            pub mod fds {
+                pub(crate) use crate::ipc::IpcError;
+            }
+        }
+    }
+}
+
 use serde_json::json;
 
 /// What the host asks, from the words after `--` on the kernel's command
