@@ -129,23 +129,31 @@ fn no_load_process_remains_after_a_sigterm_in_the_middle_of_a_run() {
     let _ = std::fs::remove_dir_all(scratch);
 }
 
-#[test]
-fn a_worker_whose_oscycles_was_killed_kills_its_load() {
-    // SIGKILL leaves no chance to clean up: the worker notices its parent is
-    // gone and kills its own process group.
-    let scratch = tempdir("loads-kill-scratch");
+/// Whether the build load of oscycles process `pid` is compiling.
+fn compiling(scratch: &Path, pid: u32) -> bool {
+    load_processes(scratch, pid).iter().any(|p| p.contains("cc1") || p.contains("gcc"))
+}
+
+/// `oscycles load build` into `scratch`, once its load compiles; and its pid.
+fn compiling_load(scratch: &Path) -> (Child, u32) {
     let child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
         .args(["load", "build", "--scratch"])
-        .arg(&scratch)
+        .arg(scratch)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let pid = child.id();
-    wait_for("the build load to compile", Duration::from_secs(60), || {
-        load_processes(&scratch, pid).iter().any(|p| p.contains("cc1") || p.contains("gcc"))
-    });
-    let mut child = child;
+    wait_for("the build load to compile", Duration::from_secs(60), || compiling(scratch, pid));
+    (child, pid)
+}
+
+#[test]
+fn a_worker_whose_oscycles_was_killed_kills_its_load() {
+    // SIGKILL leaves no chance to clean up: the worker notices its parent is
+    // gone and kills its own process group.
+    let scratch = tempdir("loads-kill-scratch");
+    let (mut child, pid) = compiling_load(&scratch);
     child.kill().unwrap();
     child.wait().unwrap();
     wait_for("the orphaned load to die", Duration::from_secs(10), || load_processes(&scratch, pid).is_empty());
@@ -168,16 +176,7 @@ fn a_run_in_another_pid_namespace_leaves_a_live_runs_load_alone() {
     // namespace a live maker's pid is not in /proc, and it once took such a
     // load for a dead run's and killed it.
     let scratch = tempdir("loads-ns-scratch");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
-        .args(["load", "build", "--scratch"])
-        .arg(&scratch)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let compiling = || load_processes(&scratch, pid).iter().any(|p| p.contains("cc1") || p.contains("gcc"));
-    wait_for("the build load to compile", Duration::from_secs(60), compiling);
+    let (mut child, pid) = compiling_load(&scratch);
     let results = tempdir("loads-ns-results");
     let out = Command::new("unshare")
         .args(["--pid", "--fork", "--mount-proc", env!("CARGO_BIN_EXE_oscycles")])
@@ -187,7 +186,7 @@ fn a_run_in_another_pid_namespace_leaves_a_live_runs_load_alone() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(child.try_wait().unwrap().is_none(), "the load's oscycles is still running");
-    wait_for("the live load to go on compiling", Duration::from_secs(30), compiling);
+    wait_for("the live load to go on compiling", Duration::from_secs(30), || compiling(&scratch, pid));
     // SAFETY: kill(2) on our own child's pid, which we have not reaped.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     child.wait().unwrap();
