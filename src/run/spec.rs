@@ -215,24 +215,25 @@ impl RunSpec {
         if self.batches.is_some_and(|b| b < 5) { 1 } else { 3 }
     }
 
+    /// The scales the run measures at: `--scale`, else each suite's own.
+    fn scales(&self) -> Vec<crate::run::registry::Scale> {
+        match self.scale {
+            Some(s) => vec![s],
+            None => self.suites.iter().filter_map(|s| crate::run::registry::find_suite(s)).map(|s| s.scale).collect(),
+        }
+    }
+
     /// Whether a suite of the run measures at the full scale (`--scale full`,
     /// or a suite whose own scale is full).
     pub fn measures_full_scale(&self) -> bool {
-        use crate::run::registry::{Scale, find_suite};
-        match self.scale {
-            Some(s) => s == Scale::Full,
-            None => self.suites.iter().filter_map(|s| find_suite(s)).any(|s| s.scale == Scale::Full),
-        }
+        self.scales().contains(&crate::run::registry::Scale::Full)
     }
 
     /// The scale the run measures at, as the document records it: `--scale`,
     /// else its suites' own ("full", "quick", or both as "quick,full").
     pub fn scale_name(&self) -> String {
         use crate::base::named::Named;
-        if let Some(s) = self.scale {
-            return s.name().into();
-        }
-        let mut names: Vec<&str> = self.suites.iter().filter_map(|s| crate::run::registry::find_suite(s)).map(|s| s.scale.name()).collect();
+        let mut names: Vec<&str> = self.scales().iter().map(|s| s.name()).collect();
         names.sort_unstable();
         names.dedup();
         names.join(",")

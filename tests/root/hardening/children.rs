@@ -28,25 +28,7 @@ fn the_gvisor_reaper_kills_no_process_of_another_user_named_like_runsc() {
         assert!(t.elapsed() < Duration::from_secs(10), "the other user's process did not start");
         std::thread::sleep(Duration::from_millis(50));
     };
-    let out = Command::new(bin())
-        .args([
-            "run",
-            "--suite",
-            "syscall",
-            "--bench",
-            "syscall.getpid",
-            "--batches",
-            "2",
-            "--batch-ms",
-            "0.05",
-            "--rounds",
-            "1",
-            "--quiet",
-        ])
-        .args(["--env", "gvisor", "--gvisor-platform", "ptrace", "--scratch", scratch.to_str().unwrap(), "--results"])
-        .arg(scratch.join("results"))
-        .output()
-        .unwrap();
+    let out = tiny(&scratch.join("results"), &["--env", "gvisor", "--gvisor-platform", "ptrace", "--scratch", scratch.to_str().unwrap()]);
     // Alive: there, and no zombie its parent has yet to reap.
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let alive = stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'));
