@@ -134,14 +134,147 @@ pub fn preempt_mode(model: &str, cmdline: &str, debugfs: Result<String, String>,
     }
 }
 
-/// [`preempt_mode`] of this kernel.
+/// [`preempt_mode`] of this kernel. Where debugfs is not mounted, root
+/// reads the mode through a private mount of it (in a child's own mount
+/// namespace: nothing outside sees it, nothing is left to unmount), so the
+/// header says what `--preempt` would find (a kernel that refuses root the
+/// file, as a locked-down one does) rather than that nothing is mounted.
 fn preempt_here(model: &str, release: &str, cmdline: &str) -> PreemptMode {
     let debugfs = fs::read_to_string(SCHED_PREEMPT).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "not there (debugfs not mounted at /sys/kernel/debug, or no PREEMPT_DYNAMIC)".to_string(),
-        _ => e.to_string(),
+        _ => format!("reading it: {e}"),
     });
+    let debugfs = match debugfs {
+        // SAFETY: geteuid has no arguments.
+        Err(_) if model == "PREEMPT_DYNAMIC" && unsafe { libc::geteuid() } == 0 && !debugfs_mounted() => private_debugfs::read_preempt(),
+        other => other,
+    };
     let config = fs::read_to_string(format!("/boot/config-{release}")).ok();
     preempt_mode(model, cmdline, debugfs, config.as_deref())
+}
+
+/// Whether something is mounted at /sys/kernel/debug.
+fn debugfs_mounted() -> bool {
+    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines().any(|l| l.split_whitespace().nth(4) == Some("/sys/kernel/debug"))
+}
+
+/// Reading sched/preempt through a debugfs mounted in a child's private
+/// mount namespace.
+mod private_debugfs {
+    /// What the child reports: the file's text, or the step that failed and its errno.
+    const MAX: usize = 256;
+
+    /// The file's text, or why it could not be read (as the kernel said it).
+    pub fn read_preempt() -> Result<String, String> {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 writes two descriptors into the array it is given.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(format!("a pipe for the probe: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: the child calls only async-signal-safe functions (unshare,
+        // mount, open, read, write, _exit) on memory it owns, then exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: as above; fds[1] is this child's copy of the pipe's write end.
+            unsafe { child(fds[1]) }
+        }
+        // SAFETY: closing our copy of the write end, which we own.
+        unsafe { libc::close(fds[1]) };
+        let mut buf = [0u8; MAX + 8];
+        let mut got = 0;
+        while pid > 0 && got < buf.len() {
+            // SAFETY: reads into the unused tail of buf, within its length.
+            let n = unsafe { libc::read(fds[0], buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+            if n <= 0 {
+                break;
+            }
+            got += n as usize;
+        }
+        // SAFETY: closing the read end we own; reaping our own child (no zombie left).
+        unsafe {
+            libc::close(fds[0]);
+            if pid > 0 {
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+        if pid < 0 {
+            return Err(format!("forking the probe: {}", std::io::Error::last_os_error()));
+        }
+        decode(&buf[..got])
+    }
+
+    /// The child's message: b'O' then the text, or b'E', the step and the errno (4 bytes, native order).
+    fn decode(msg: &[u8]) -> Result<String, String> {
+        match msg {
+            [b'O', text @ ..] => Ok(String::from_utf8_lossy(text).into_owned()),
+            [b'E', step, e0, e1, e2, e3] => {
+                let err = std::io::Error::from_raw_os_error(i32::from_ne_bytes([*e0, *e1, *e2, *e3]));
+                let what = match step {
+                    b'u' => "a private mount namespace",
+                    b'p' => "making its mounts private",
+                    b'm' => "mounting debugfs in a private mount namespace",
+                    _ => "reading it",
+                };
+                Err(format!("{what}: {err}"))
+            }
+            _ => Err("the probe said nothing".into()),
+        }
+    }
+
+    /// The probe's child: never returns.
+    ///
+    /// # Safety
+    /// Call only in a freshly forked child; `fd` is a pipe's write end.
+    unsafe fn child(fd: libc::c_int) -> ! {
+        let fail = |step: u8| {
+            // SAFETY: the calling thread's errno location; reading it is always allowed.
+            let e = unsafe { *libc::__errno_location() }.to_ne_bytes();
+            let msg = [b'E', step, e[0], e[1], e[2], e[3]];
+            // SAFETY: writes the six bytes of msg to our pipe, then ends the child.
+            unsafe {
+                libc::write(fd, msg.as_ptr().cast(), msg.len());
+                libc::_exit(1)
+            }
+        };
+        // SAFETY: valid NUL-terminated strings and null data pointers; the
+        // calls read them only. The namespace dies with this child.
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                fail(b'u');
+            }
+            if libc::mount(std::ptr::null(), c"/".as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()) != 0 {
+                fail(b'p');
+            }
+            if libc::mount(c"debugfs".as_ptr(), c"/sys/kernel/debug".as_ptr(), c"debugfs".as_ptr(), 0, std::ptr::null()) != 0 {
+                fail(b'm');
+            }
+            let f = libc::open(c"/sys/kernel/debug/sched/preempt".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if f < 0 {
+                fail(b'r');
+            }
+            let mut msg = [0u8; MAX + 1];
+            msg[0] = b'O';
+            let n = libc::read(f, msg[1..].as_mut_ptr().cast(), MAX);
+            if n < 0 {
+                fail(b'r');
+            }
+            libc::write(fd, msg.as_ptr().cast(), 1 + n as usize);
+            libc::_exit(0)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn the_probes_message_reads_back() {
+            assert_eq!(super::decode(b"Onone (voluntary) full\n"), Ok("none (voluntary) full\n".to_string()));
+            let e = super::decode(&[b'E', b'r', 1, 0, 0, 0]).unwrap_err();
+            assert!(e.starts_with("reading it: ") && e.contains("os error 1"), "{e}");
+            assert!(super::decode(b"").is_err());
+            assert!(super::decode(b"E").is_err());
+        }
+    }
 }
 
 /// /sys/hypervisor, as a kernel running on Xen fills it.

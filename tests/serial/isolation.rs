@@ -266,5 +266,17 @@ fn a_preemption_mode_is_a_condition_measured_or_refused_with_the_reason_and_put_
             s => panic!("{s}: {r}"),
         }
     }
+    // The header's preemption fact says what the condition found: switchable
+    // where a mode was switched, and where the kernel refused, the same refusal.
+    let fixed = doc["host"]["preempt"]["fixed_because"].as_str();
+    for r in results {
+        let reason = r["reason"].as_str().unwrap_or_default();
+        if r["status"] == "ok" && r["condition"]["facts"]["preempt"].as_str().unwrap().contains("switched from") {
+            assert_eq!(fixed, None, "a mode was switched, the host facts say it cannot be: {}", doc["host"]["preempt"]);
+        }
+        if let Some(os) = reason.split_once("does not let root switch it: ").and_then(|(_, why)| why.rsplit_once(": ")).map(|(_, os)| os) {
+            assert!(fixed.is_some_and(|f| f.ends_with(os)), "the header says {fixed:?}, the condition found {reason}");
+        }
+    }
     let _ = std::fs::remove_dir_all(d);
 }
