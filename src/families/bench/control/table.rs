@@ -4,7 +4,7 @@
 
 use crate::base::sources::Source;
 use crate::data::results::{CaseResult, RunDoc};
-use crate::families::bench::noise::table::{grid, notes, pct, per_measurement, unmeasured};
+use crate::families::bench::noise::table::{cycles_of, grid, notes, pct, per_measurement, unmeasured};
 use crate::families::bench::schema::control;
 use crate::families::bench::shows::FamilyTable;
 use crate::tables::tabular::headline::{Headline, Headlines, Pick, worst};
@@ -63,8 +63,9 @@ pub fn render_control(doc: &RunDoc) -> String {
         ]
     });
     format!(
-        "control-loop: maximum deviation in CPU cycles (as in {}): interval between successive wake-ups minus the 1000 us period: peak to peak as the slides' figure (percent of the period), then +max / -max\n{}\n\
+        "control-loop: maximum deviation in {} (as in {}): interval between successive wake-ups minus the 1000 us period: peak to peak as the slides' figure (percent of the period), then +max / -max\n{}\n\
          control-loop per measurement: wake-up minus its absolute deadline; overruns = deadlines passed unmet\n{}{}",
+        cycles_of(doc, &rs),
         Source::L4ReDetaching.short(),
         grid.render(),
         detail.render(),

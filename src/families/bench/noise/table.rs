@@ -10,7 +10,7 @@ use crate::data::results::{CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::attribution::{ATTRIBUTION, INTERRUPTS, INVOLUNTARY_CONTEXT_SWITCHES, SOFTIRQS};
 use crate::families::bench::schema::{condition, control, noise};
 use crate::families::bench::shows::FamilyTable;
-use crate::tables::tabular::figures::{Histogram, Plots, context};
+use crate::tables::tabular::figures::{Clock, Histogram, Plots, context, environments};
 use crate::tables::tabular::headline::{Headline, Headlines, Pick, extreme, worst};
 use crate::tables::tabular::table::TextTable;
 use crate::tables::tabular::tables::Layout;
@@ -48,6 +48,20 @@ fn load_rate(r: &CaseResult) -> String {
 }
 
 /// Notes under a table: why cells are n/a or failed, and what each isolation did.
+/// What the table's cycles are: CPU cycles, or emulated cycles where an
+/// environment ran under QEMU's TCG (never put on one axis unnamed).
+pub(crate) fn cycles_of(doc: &RunDoc, rs: &[&CaseResult]) -> String {
+    let emulated: Vec<String> =
+        environments(doc).into_iter().filter(|e| rs.iter().any(|r| r.env(doc) == e) && Clock::of(doc, e) == Clock::Emulated).collect();
+    match emulated.len() {
+        0 => "CPU cycles".into(),
+        n if n == distinct(rs.iter().map(|r| r.env(doc).to_string())).len() => {
+            "emulated cycles (the host's TSC while QEMU's TCG ran the guest)".into()
+        }
+        _ => format!("cycles (emulated cycles in {}: the host's TSC while QEMU's TCG ran the guest)", emulated.join(", ")),
+    }
+}
+
 pub(crate) fn notes(doc: &RunDoc, rs: &[&CaseResult]) -> String {
     let mut out = Vec::new();
     for r in rs {
@@ -156,8 +170,9 @@ pub fn render_fwq(doc: &RunDoc) -> String {
         ]
     });
     format!(
-        "fwq: deltas to minimum in CPU cycles (as in {}): largest delta (percent of the minimum quantum; the slides' quantum is \
+        "fwq: deltas to minimum in {} (as in {}): largest delta (percent of the minimum quantum; the slides' quantum is \
          about 1.4 ms, quantum_us=1400)\n{}\nfwq per measurement:\n{}{}",
+        cycles_of(doc, &rs),
         Source::L4ReDetaching.short(),
         grid.render(),
         detail.render(),
@@ -198,5 +213,18 @@ pub struct NoiseHeadline;
 impl Headlines for NoiseHeadline {
     fn headlines<'a>(&self, pick: Pick<'a>) -> Vec<Headline<'a>> {
         worst("FWQ: worst sample (noise)", extreme(pick.of(noise::FAMILY), noise::SAMPLE, true)).into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_emulated_environments_cycles_are_named_so() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/multi-env.json"));
+        let doc = crate::data::documents::load(path).unwrap();
+        let of = |e: &str| doc.results.iter().filter(|r| e.is_empty() || r.env(&doc) == e).collect::<Vec<_>>();
+        assert_eq!(super::cycles_of(&doc, &of("native")), "CPU cycles");
+        assert!(super::cycles_of(&doc, &of("qemu-tcg")).starts_with("emulated cycles"), "{}", super::cycles_of(&doc, &of("qemu-tcg")));
+        assert!(super::cycles_of(&doc, &of("")).contains("emulated cycles in qemu-tcg"), "{}", super::cycles_of(&doc, &of("")));
     }
 }
