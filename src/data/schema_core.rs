@@ -114,6 +114,8 @@ pub mod environment {
     pub const TSC_STEP_CYCLES: &str = "tsc_step_cycles";
     /// The kernel release its cases saw (uname inside it).
     pub const KERNEL_INSIDE: &str = "kernel_inside";
+    /// The command line a guest kernel was booted with.
+    pub const GUEST_CMDLINE: &str = "guest_cmdline";
     /// An independent few-line program's figures, booted the same way.
     pub const INDEPENDENT_CHECK: &str = "independent_check";
 
@@ -141,6 +143,11 @@ pub mod environment {
         pub tsc_step_cycles: Option<u64>,
         #[serde(default)]
         pub independent_check: Option<IndependentCheck>,
+        #[serde(default)]
+        pub kernel_inside: Option<String>,
+        /// The command line a guest kernel was booted with.
+        #[serde(default)]
+        pub guest_cmdline: Option<String>,
     }
 
     impl Facts {

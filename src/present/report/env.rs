@@ -148,7 +148,12 @@ pub fn render_emulated(doc: &RunDoc) -> String {
         );
     }
     for e in environments(doc) {
-        if let Some(step) = Facts::read(doc.environment.settings.get(&e)).tsc_step_cycles {
+        let f = Facts::read(doc.environment.settings.get(&e));
+        if let Some(k) = f.kernel_inside.as_deref().filter(|k| *k != doc.host.kernel_release) {
+            let line = f.guest_cmdline.as_deref().map(|c| format!(", booted with '{c}'")).unwrap_or_default();
+            s += &format!("note: {e} ran the guest kernel {k}{line}\n");
+        }
+        if let Some(step) = f.tsc_step_cycles {
             s += &format!(
                 "note: in {e} the TSC moves in steps of about {step} cycles (its hypervisor emulates it and hands out the last value\n\
                  plus one between updates): batches there lasted at least 50 steps\n"

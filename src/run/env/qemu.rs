@@ -332,7 +332,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     facts.insert("vmm".into(), json!(QEMU));
     facts.insert(ACCEL.into(), json!(accel.name()));
     facts.insert("machine".into(), json!(machine));
-    facts.insert("guest_cmdline".into(), json!(cmdline));
+    facts.insert(crate::data::schema_core::environment::GUEST_CMDLINE.into(), json!(cmdline));
     facts.insert("vcpus".into(), json!(o.vm_cpus));
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));

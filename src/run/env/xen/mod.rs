@@ -319,7 +319,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     facts.insert("hypervisor".into(), json!(format!("Xen {}", xen_version())));
     facts.insert("xen_mode".into(), json!(env.mode.describe()));
     facts.insert("xen_cmdline".into(), json!(m.xen_args));
-    facts.insert("guest_cmdline".into(), json!(guest_cmdline));
+    facts.insert(crate::data::schema_core::environment::GUEST_CMDLINE.into(), json!(guest_cmdline));
     facts.insert("machine".into(), json!(m.machine));
     facts.insert("cpu".into(), json!(m.cpu));
     facts.insert("vcpus".into(), json!(o.vm_cpus));
