@@ -156,11 +156,7 @@ fn pairs_needed(sorted: &[f64], alpha: f64, margin: f64) -> usize {
 /// `Same` within the margin, else `Faster` or `Slower`. None when a side
 /// varies at all, or has no positive sample.
 pub fn exact(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, margin: f64) -> Option<(Verdict, f64)> {
-    let one = |rounds: &[Vec<f64>]| {
-        let first = *rounds.iter().flatten().next()?;
-        (first > 0.0 && first.is_finite() && rounds.iter().flatten().all(|&x| x == first)).then_some(first)
-    };
-    let (x, y) = (one(a)?, one(b)?);
+    let (x, y) = (one_number(a)?, one_number(b)?);
     let ratio = if lower_is_better { x / y } else { y / x };
     let b = margin.ln_1p();
     let v = match ratio.ln() {
@@ -169,6 +165,14 @@ pub fn exact(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, margin: f64)
         _ => Verdict::Slower,
     };
     Some((v, ratio))
+}
+
+/// The one number every sample of a cell's rounds is, if they are all one
+/// positive finite number (a cell counted exactly: the instruction counter
+/// of a deterministic guest): such a cell is settled by its first round.
+pub fn one_number(rounds: &[Vec<f64>]) -> Option<f64> {
+    let first = *rounds.iter().flatten().next()?;
+    (first > 0.0 && first.is_finite() && rounds.iter().flatten().all(|&x| x == first)).then_some(first)
 }
 
 /// Which side runs first in pair k: a seeded coin (true: A first). Drawn

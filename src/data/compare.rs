@@ -92,11 +92,59 @@ fn exact(a: &Metric, b: &Metric) -> bool {
     a.is_exact() && b.unit == a.unit
 }
 
-/// Compares metric B with metric A, two columns of one run `doc`: paired
-/// round by round where the run interleaved its environments and both have
-/// every round, else as `judge`.
+/// How a comparison's verdicts are reached (and what its tables say of it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Runs apart: bootstrap intervals of each side, Mann-Whitney over
+    /// round medians (`judge`).
+    Independent,
+    /// Rounds taken in turns, a fixed number: the median of per-round
+    /// ratios, Wilcoxon signed-rank (`judge_paired_if`).
+    Paired,
+    /// Rounds taken in turns until each cell had a verdict, looked at after
+    /// every round: a confidence sequence (`judge_sequential`).
+    Sequential,
+}
+
+impl Method {
+    /// How the rounds were paired and judged, as a table's note says it
+    /// (None: they were not paired).
+    pub fn paired_words(self) -> Option<&'static str> {
+        match self {
+            Method::Independent => None,
+            Method::Paired => Some("median of per-round ratios, Wilcoxon signed-rank test"),
+            Method::Sequential => {
+                Some("median of per-round ratios, judged after every round until a verdict by a confidence sequence valid at every look")
+            }
+        }
+    }
+}
+
+/// How the columns of one run are compared: paired where the run
+/// interleaved its environments, sequentially where it did so until the
+/// cells had verdicts between the columns (`run --env a,b --rounds auto`).
+pub fn method_in(doc: &RunDoc) -> Method {
+    let until_verdicts = doc.settings.adaptive.iter().any(|o| o.against.is_some());
+    match (doc.settings.interleaved, until_verdicts) {
+        (true, true) => Method::Sequential,
+        (true, false) => Method::Paired,
+        (false, _) => Method::Independent,
+    }
+}
+
+/// Compares metric B with metric A, two columns of one run `doc`: as the
+/// run's rounds were judged ([`method_in`]: sequentially with the margin
+/// the run settled its cells on), falling back to `judge` where the rounds
+/// do not pair.
 pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
-    judge_paired_if(doc.settings.interleaved, a, b, policy, seed)
+    match method_in(doc) {
+        Method::Sequential => {
+            let target = doc.settings.adaptive.iter().find(|o| o.against.is_some()).map(|o| o.asked.target_pct / 100.0);
+            let policy = Thresholds { margin: target.unwrap_or(policy.margin), ..*policy };
+            judge_sequential(a, b, &policy).unwrap_or_else(|| judge(a, b, &policy, seed))
+        }
+        m => judge_paired_if(m == Method::Paired, a, b, policy, seed),
+    }
 }
 
 /// Compares metric B with metric A on paired rounds where `paired` and
@@ -122,7 +170,7 @@ pub fn judge_paired_if(paired: bool, a: &Metric, b: &Metric, policy: &Thresholds
 pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Thresholds) -> Option<Judged> {
     let lower = a.better == Better::Lower;
     let rounds = (a.samples.len(), b.samples.len());
-    if rounds.0 != rounds.1 || rounds.0 == 0 {
+    if rounds.0 != rounds.1 || rounds.0 == 0 || a.unit != b.unit {
         return None;
     }
     let exact = (a.unit == crate::data::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
@@ -328,6 +376,37 @@ mod tests {
         let j = judge(&old, &metric(&rounds(150.0, 6), Better::Lower), &p, 1);
         assert_eq!(j.verdict, Verdict::Unsure);
         assert!(j.interval.is_none());
+    }
+
+    #[test]
+    fn a_run_whose_columns_settled_on_paired_verdicts_is_judged_sequentially_with_its_margin() {
+        let mut doc = crate::data::results::fixture();
+        assert_eq!(method_in(&doc), Method::Independent);
+        doc.settings.interleaved = true;
+        assert_eq!(method_in(&doc), Method::Paired);
+        let auto = crate::data::results::adaptive::Auto { budget_min: 1.0, target_pct: 10.0, until_verdict: None };
+        doc.settings.adaptive.push(crate::data::results::adaptive::Outcome {
+            asked: auto,
+            environment: None,
+            against: Some("native".into()),
+            rounds: 8,
+            elapsed_s: 1.0,
+            ended: crate::data::results::adaptive::Ended::Settled,
+            unsettled: vec![],
+        });
+        assert_eq!(method_in(&doc), Method::Sequential);
+        assert!(Method::Sequential.paired_words().unwrap().contains("confidence sequence"));
+        // Eight pairs 8% apart: `same` within the run's 10%, not within the default 5%.
+        let a = metric(&rounds(100.0, 8), Better::Lower);
+        let b = metric(&rounds(108.0, 8), Better::Lower);
+        let p = Thresholds::default();
+        let j = judge_in(&doc, &a, &b, &p, 1);
+        assert_eq!((j.verdict, j.p, j.paired), (Verdict::Same, None, true), "{j:?}");
+        assert_eq!(judge_sequential(&a, &b, &p).unwrap().verdict, Verdict::Slower);
+        // Other units: no ratio, never a sequential verdict.
+        let counted = Metric { unit: crate::data::results::UNIT_INSTRUCTIONS.into(), ..b.clone() };
+        assert!(judge_sequential(&a, &counted, &p).is_none());
+        assert!(judge_in(&doc, &a, &counted, &p, 1).ratio.is_nan());
     }
 
     #[test]

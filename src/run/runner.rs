@@ -5,6 +5,7 @@
 //! cleanly on SIGINT/SIGTERM.
 
 use crate::data::documents::{DocumentError, RunWriter};
+use crate::data::results::adaptive::Auto;
 use crate::data::results::{CaseResult, CaseStatus, Condition, RunStatus};
 use crate::families::bench::family::{FromHost, StartFailed, Started, Starter};
 use crate::measure::watchdog;
@@ -18,6 +19,7 @@ use crate::run::load::LoadKind;
 use crate::run::plan::{PlannedCase, benchmark_ids, blank, not_measured};
 use crate::run::prepared::{Prepared, finish};
 use crate::run::progress::Reporter;
+use crate::run::rounds::columns::{self, Columns, Layout, Step, interleaved_order};
 use crate::run::rounds::{self, Repeated, merge_round, plan_position, round_ids};
 use crate::run::spec::RunSpec;
 use serde_json::{Value, json};
@@ -77,17 +79,17 @@ fn tagged(mut r: CaseResult, env: Env) -> CaseResult {
 }
 
 /// Whether a run's environments are interleaved by round: several of them,
-/// several rounds of a fixed number (adaptive rounds settle each
-/// environment's cells in turn), and not `--no-interleave`.
+/// several rounds (a fixed number, or `--rounds auto` with the columns
+/// judged against each other: with `--until-verdict` each environment's
+/// cells settle against the baseline in turn), and not `--no-interleave`.
 fn interleaves(envs: usize, spec: &RunSpec) -> bool {
-    envs > 1 && spec.rounds_here() > 1 && spec.auto.is_none() && !spec.sequential_envs
+    let against_baseline = spec.auto.as_ref().is_some_and(|a| a.until_verdict.is_some());
+    envs > 1 && spec.rounds_here() > 1 && !against_baseline && !spec.sequential_envs
 }
 
-/// The order of `n` environments in round k: forward in even rounds,
-/// backward in odd ones, so that none is always measured first.
-pub fn interleaved_order(n: usize, k: usize) -> Vec<usize> {
-    if k.is_multiple_of(2) { (0..n).collect() } else { (0..n).rev().collect() }
-}
+/// One environment of an interleaved run: its cases measured inside, those
+/// measured from the host, and why it cannot run (if it cannot).
+type Part = (Env, Vec<PlannedCase>, Vec<PlannedCase>, Option<String>);
 
 /// The tag the results of `env` carry in a run of `envs` environments.
 fn self_tag(env: Env, envs: usize) -> Option<&'static str> {
@@ -155,7 +157,7 @@ impl EnvironmentsRun<'_> {
                 rounds::run(&inside, self.ex, &mut Destination { writer: &mut *self.writer, env: tag, rep: &mut *self.rep })?;
                 None
             }
-            (false, false) => self.in_child(env, &inside, None)?,
+            (false, false) => self.in_child(env, &inside, None, None)?,
         };
         self.measure_from_host(env, &from_host, unusable.as_deref())
     }
@@ -178,45 +180,19 @@ impl EnvironmentsRun<'_> {
     /// then backward), so that drift of the host falls on every column
     /// alike. An environment in this process runs each round in a fresh
     /// process; one in a child (container, guest) starts a child per round.
-    /// An environment that cannot start in a round is not tried again.
+    /// An environment that cannot start in a round is not tried again. With
+    /// `--rounds auto`, until the columns' cells have paired verdicts.
     fn interleaved(&mut self, plan: &[PlannedCase], exe: &std::path::Path) -> Result<(), DocumentError> {
-        let mut parts = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         for &env in self.envs {
             let (inside, from_host) = self.split(env, plan)?;
-            parts.push((env, inside, from_host, None::<String>));
+            parts.push((env, inside, from_host, None));
         }
-        let rounds = self.spec.rounds;
         let first = self.writer.doc.results.len();
         self.writer.update(|doc| doc.settings.interleaved = true)?;
-        'rounds: for k in 0..rounds {
-            for i in interleaved_order(parts.len(), k) {
-                if watchdog::interrupted().is_some() {
-                    break 'rounds;
-                }
-                let (env, inside, _, unusable) = &parts[i];
-                let (env, tag) = (*env, self.tag(*env));
-                // Under the instruction counter one round is enough: the counts repeat.
-                if unusable.is_some() || inside.is_empty() || (k > 0 && env.counts_instructions(self.o)) {
-                    continue;
-                }
-                if env.in_process() {
-                    if k == 0 {
-                        self.note_facts(env);
-                    }
-                    let Some(r) = self.ex.rounds.as_ref() else { continue };
-                    let rep = Repeated { exe, plan: inside, r, spec: self.spec, env: tag, first };
-                    rep.one(k, rounds, None, self.writer, &mut *self.rep)?;
-                } else {
-                    let ids = round_ids(inside, k, &self.writer.doc.results[first..], tag, None);
-                    let this: Vec<PlannedCase> = inside.iter().filter(|p| ids.contains(&p.benchmark.id)).cloned().collect();
-                    if this.is_empty() {
-                        continue;
-                    }
-                    self.rep.round_started(k, rounds, &format!("[{}] {} cases", env.name(), this.len()));
-                    let why = self.in_child(env, &this, Some(k))?;
-                    parts[i].3 = why;
-                }
-            }
+        match self.spec.auto.clone() {
+            Some(auto) => self.until_verdicts(&mut parts, exe, first, &auto)?,
+            None => self.by_round(&mut parts, exe, first)?,
         }
         self.writer.update(|doc| {
             // Grouped by environment, each in plan order.
@@ -231,16 +207,102 @@ impl EnvironmentsRun<'_> {
         Ok(())
     }
 
+    /// The spec's fixed number of rounds, interleaved.
+    fn by_round(&mut self, parts: &mut [Part], exe: &std::path::Path, first: usize) -> Result<(), DocumentError> {
+        let rounds = self.spec.rounds;
+        for k in 0..rounds {
+            for i in interleaved_order(parts.len(), k) {
+                // Under the instruction counter one round is enough: the counts repeat.
+                if k > 0 && parts[i].0.counts_instructions(self.o) {
+                    continue;
+                }
+                if self.column_round(&mut parts[i], exe, first, (k, rounds), None)? == Step::Interrupted {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `--rounds auto` across the environments: rounds interleaved until
+    /// every cell has a paired verdict against the reference column (native
+    /// where it is one, else the first, as the tables compare them) or the
+    /// budget ends (`rounds::columns`); the outcome goes into the document.
+    fn until_verdicts(&mut self, parts: &mut [Part], exe: &std::path::Path, first: usize, auto: &Auto) -> Result<(), DocumentError> {
+        let names: Vec<String> = parts.iter().map(|p| p.0.name().to_string()).collect();
+        let layout = Layout {
+            tags: parts.iter().map(|p| self.tag(p.0).map(String::from)).collect(),
+            reference: names.iter().position(|n| n == "native").unwrap_or(0),
+            names,
+            first,
+            seed: self.spec.seed,
+        };
+        let t = Instant::now();
+        let outcome = columns::drive(auto, &layout, &mut EnvColumns { run: self, parts, exe, first }, &mut || t.elapsed())?;
+        outcome.describe().iter().for_each(|line| self.rep.note(line));
+        self.writer.update(|doc| {
+            doc.settings.rounds = outcome.rounds;
+            doc.settings.adaptive.push(outcome);
+        })
+    }
+
+    /// Round k (of `count`, 0: as many as needed) of one environment, of
+    /// the cases labelled `cases` (None: all): in a fresh process here, or
+    /// in a child of its own.
+    fn column_round(
+        &mut self,
+        part: &mut Part,
+        exe: &std::path::Path,
+        first: usize,
+        (k, count): (usize, usize),
+        cases: Option<&[String]>,
+    ) -> Result<Step, DocumentError> {
+        if watchdog::interrupted().is_some() {
+            return Ok(Step::Interrupted);
+        }
+        let (env, tag) = (part.0, self.tag(part.0));
+        if part.3.is_some() || part.1.is_empty() {
+            return Ok(Step::Nothing);
+        }
+        let listed = |p: &&PlannedCase| cases.is_none_or(|c| c.contains(&p.label()));
+        if env.in_process() {
+            if k == 0 {
+                self.note_facts(env);
+            }
+            let Some(r) = self.ex.rounds.as_ref() else { return Ok(Step::Nothing) };
+            let spec = RunSpec { cases: cases.map(<[String]>::to_vec).or_else(|| self.spec.cases.clone()), ..self.spec.clone() };
+            let only = cases.map(|_| benchmark_ids(&part.1.iter().filter(listed).cloned().collect::<Vec<_>>()));
+            let rep = Repeated { exe, plan: &part.1, r, spec: &spec, env: tag, first };
+            let measured = rep.one(k, count, only.as_deref(), self.writer, &mut *self.rep)?;
+            return Ok(if measured { Step::Measured } else { Step::Nothing });
+        }
+        let ids = round_ids(&part.1, k, &self.writer.doc.results[first..], tag, None);
+        let this: Vec<PlannedCase> = part.1.iter().filter(|p| ids.contains(&p.benchmark.id)).filter(listed).cloned().collect();
+        if this.is_empty() {
+            return Ok(Step::Nothing);
+        }
+        self.rep.round_started(k, count, &format!("[{}] {} cases", env.name(), this.len()));
+        part.3 = self.in_child(env, &this, Some(k), cases)?;
+        Ok(if part.3.is_some() { Step::Unusable } else { Step::Measured })
+    }
+
     /// Runs `plan` in a child of `env` and takes its results in (round k
     /// of an interleaved run: only that round, merged into the cells of the
     /// rounds before); returns why the environment is unusable, if it is.
-    fn in_child(&mut self, env: Env, plan: &[PlannedCase], round: Option<usize>) -> Result<Option<String>, DocumentError> {
+    fn in_child(
+        &mut self,
+        env: Env,
+        plan: &[PlannedCase],
+        round: Option<usize>,
+        cases: Option<&[String]>,
+    ) -> Result<Option<String>, DocumentError> {
         let name = env.name();
         if round.is_none_or(|k| k == 0) {
             self.rep.environment_started(name, plan.len());
         }
+        let run = self.spec.for_environment(benchmark_ids(plan));
         let spec = GuestSpec {
-            run: RunSpec { round, ..self.spec.for_environment(benchmark_ids(plan)) },
+            run: RunSpec { round, cases: cases.map(<[String]>::to_vec).or(run.cases.clone()), ..run },
             mode: self.o.guest_mode,
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
@@ -304,6 +366,30 @@ impl EnvironmentsRun<'_> {
         }
         r.elapsed_s = t.elapsed().as_secs_f64();
         r
+    }
+}
+
+/// The environments of an interleaved run as `rounds::columns` measures
+/// them, round by round.
+struct EnvColumns<'r, 'a> {
+    run: &'r mut EnvironmentsRun<'a>,
+    parts: &'r mut [Part],
+    exe: &'r std::path::Path,
+    first: usize,
+}
+
+impl Columns<DocumentError> for EnvColumns<'_, '_> {
+    fn measure(&mut self, i: usize, k: usize, cases: Option<&[String]>) -> Result<Step, DocumentError> {
+        self.run.column_round(&mut self.parts[i], self.exe, self.first, (k, 0), cases)
+    }
+    fn doc(&self) -> &crate::data::results::RunDoc {
+        &self.run.writer.doc
+    }
+    fn change(&mut self, f: &mut dyn FnMut(&mut crate::data::results::RunDoc)) -> Result<(), DocumentError> {
+        self.run.writer.update(f)
+    }
+    fn note(&mut self, line: &str) {
+        self.run.rep.note(line);
     }
 }
 
@@ -551,5 +637,39 @@ mod tests {
                 want("down", "syscall.getppid", CaseStatus::NotApplicable),
             ]
         );
+    }
+
+    #[test]
+    fn rounds_auto_across_environments_takes_turns_and_records_how_it_ended() {
+        use crate::data::results::adaptive::{Ended, MAX_ROUNDS};
+        let tmp = tempfile::tempdir().unwrap();
+        let suites = [crate::run::registry::find_suite("syscall").unwrap()];
+        let only: Vec<String> = ["syscall.getpid", "syscall.getppid"].map(String::from).to_vec();
+        let plan = plan(&suites, Some(&only));
+        let auto = Auto { budget_min: 1.0, target_pct: 5.0, until_verdict: None };
+        let spec = RunSpec { suites: vec!["syscall".into()], rounds: MAX_ROUNDS, auto: Some(auto), ..RunSpec::default() };
+        assert!(interleaves(3, &spec));
+        let baseline = RunSpec { auto: spec.auto.clone().map(|a| Auto { until_verdict: Some("main".into()), ..a }), ..spec.clone() };
+        assert!(!interleaves(3, &baseline), "against a baseline each environment settles in turn");
+        let ex = Execution {
+            spec: spec.clone(),
+            exe: Some("/nonexistent/oscycles".into()),
+            ..Execution::in_process(vec![0], HarnessConfig::tiny(), tmp.path().into())
+        };
+        let names = ["fake", "fake2", "down"];
+        let doc = spec.document(&names, plan.len() * 3, vec![0], HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
+        let mut w = RunWriter::create(&tmp.path().join("results"), doc).unwrap();
+        let log = Log::default();
+        let envs = Environments { list: vec![&UP, &UP2, &DOWN], options: options(tmp.path()) };
+        run(&Prepared::of(plan.clone(), ex, crate::measure::clock::known_tsc(1e9)), &envs, &mut w, &mut log.clone()).unwrap();
+        let rounds: Vec<String> = log.lines().into_iter().filter(|l| l.starts_with("round ")).collect();
+        // The fake children return cells without samples: nothing to judge, so one round settles them;
+        // `down` is n/a once.
+        assert_eq!(rounds, ["round 0/0 [fake] 2 cases", "round 0/0 [fake2] 2 cases", "round 0/0 [down] 2 cases"]);
+        let o = &w.doc.settings.adaptive[0];
+        assert_eq!((o.against.as_deref(), o.ended, o.rounds), (Some("fake"), Ended::Settled, 1), "no native: the first column");
+        assert!(w.doc.settings.interleaved && w.doc.settings.rounds == 1);
+        let down: Vec<CaseStatus> = w.doc.results.iter().filter(|r| r.environment.as_deref() == Some("down")).map(|r| r.status).collect();
+        assert_eq!(down, [CaseStatus::NotApplicable; 2]);
     }
 }

@@ -235,6 +235,50 @@ fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_roun
 }
 
 #[test]
+fn run_of_two_environments_with_rounds_auto_interleaves_them_until_paired_verdicts_or_the_budget() {
+    let d = tempdir("env-auto");
+    let out = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--env", "native,container", "--rounds", "auto", "--budget", "1", "--scale", "test", "--suite", "syscall"])
+        .args(["--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--no-counters", "--results"])
+        .arg(&d)
+        .output()
+        .expect("the binary runs");
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{err}");
+    let doc = read(&only_json(&d));
+    assert_eq!(doc["settings"]["interleaved"], true);
+    let outcome = &doc["settings"]["adaptive"][0];
+    assert_eq!(outcome["against"], "native", "{outcome}");
+    assert!(["settled", "budget"].contains(&outcome["ended"].as_str().unwrap()), "{outcome}");
+    let rounds = outcome["rounds"].as_u64().unwrap() as usize;
+    assert!(rounds >= 1 && doc["settings"]["rounds"] == rounds, "{outcome}");
+    // Round k of both columns before round k+1 of either.
+    let started: Vec<(usize, &str)> = err
+        .lines()
+        .filter(|l| l.starts_with("round ") && l.contains("in a fresh process"))
+        .map(|l| {
+            let k: usize = l["round ".len()..].split(':').next().unwrap().parse().unwrap();
+            (k, if l.contains("[native]") { "native" } else { "container" })
+        })
+        .collect();
+    let want: Vec<(usize, &str)> =
+        (1..=rounds).flat_map(|k| if k % 2 == 1 { [(k, "native"), (k, "container")] } else { [(k, "container"), (k, "native")] }).collect();
+    assert_eq!(started, want, "{err}");
+    // One cell per column, as many rounds in each.
+    let cells = doc["results"].as_array().unwrap();
+    let envs: Vec<&str> = cells.iter().map(|c| c["environment"].as_str().unwrap()).collect();
+    assert_eq!(envs, ["native", "container"]);
+    for c in cells {
+        assert_eq!(c["status"], "ok", "{c}");
+        assert_eq!(c["metrics"][0]["samples"].as_array().unwrap().len(), rounds, "{}", c["environment"]);
+    }
+    // The outcome said, and the tables say how the verdicts were reached.
+    assert!(err.contains("paired verdicts of every column against native"), "{err}");
+    assert!(text.contains("confidence sequence"), "{text}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
 fn version_1_documents_still_load() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
     assert_eq!(read(Path::new(fixture))["schema_version"], 1);

@@ -176,16 +176,24 @@ pub struct RunArgs {
     /// `auto`: rounds go on while a cell's 95% interval is wider than
     /// --target and the --budget lasts, later rounds measuring only the
     /// unsettled cells; the run ends with the cells still unsettled and the
-    /// rounds each would need.
+    /// rounds each would need. With several environments the rounds take
+    /// turns across them, and a cell settles when its paired verdict against
+    /// the reference column (native where it is one, else the first) is
+    /// faster, slower or same within --target (a confidence sequence, as in
+    /// `compare --interleave auto`); a case leaves the later rounds of every
+    /// environment once all its cells have one. Cells counted exactly (guest
+    /// instructions that do not vary) settle in one round.
     #[arg(long, value_name = "R|auto", value_parser = parse_rounds)]
     pub rounds: Option<RoundsArg>,
-    /// With --rounds auto: minutes the rounds of an environment may take in
-    /// all (default 10).
+    /// With --rounds auto: minutes the rounds may take in all (default 10):
+    /// of all environments together where they take turns, of each one
+    /// where they do not (--no-interleave, --until-verdict).
     #[arg(long, value_name = "MIN", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// With --rounds auto: a cell is settled when half its 95% interval is
-    /// within PCT percent of its median (default 5); with --until-verdict,
-    /// the margin within which a cell is `same`.
+    /// within PCT percent of its median (default 5); with --until-verdict or
+    /// several environments taking turns, the margin within which a cell is
+    /// `same`.
     #[arg(long, value_name = "PCT", value_parser = parse_target)]
     pub target: Option<f64>,
     /// Rounds (as --rounds auto) until every cell has a verdict (faster,

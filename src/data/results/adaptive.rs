@@ -72,6 +72,12 @@ pub struct Outcome {
     /// The environment whose rounds these were (None: the run's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
+    /// The column every other was judged against, where the environments
+    /// took turns by round and their cells settled on paired verdicts
+    /// between columns (`rounds::columns`); None: on their own intervals
+    /// (or against `asked.until_verdict`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<String>,
     /// Rounds run.
     pub rounds: usize,
     pub elapsed_s: f64,
@@ -82,9 +88,10 @@ pub struct Outcome {
 impl Outcome {
     /// One line for the terminal, and the unsettled cells under it.
     pub fn describe(&self) -> Vec<String> {
-        let goal = match &self.asked.until_verdict {
-            Some(b) => format!("a verdict against {b} (margin {}%)", self.asked.target_pct),
-            None => format!("intervals within +-{}%", self.asked.target_pct),
+        let goal = match (&self.against, &self.asked.until_verdict) {
+            (Some(c), _) => format!("paired verdicts of every column against {c} (margin {}%)", self.asked.target_pct),
+            (None, Some(b)) => format!("a verdict against {b} (margin {}%)", self.asked.target_pct),
+            (None, None) => format!("intervals within +-{}%", self.asked.target_pct),
         };
         let mut out = vec![format!(
             "rounds auto: {} rounds in {:.1} of {} min for {goal}; stopped: {}; {} cells unsettled",

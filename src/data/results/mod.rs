@@ -286,6 +286,20 @@ impl Metric {
             return;
         }
         self.samples.extend(other.samples.iter().cloned());
+        self.summarize_rounds();
+    }
+
+    /// Keeps the first `n` rounds only (a round that has no twin in the
+    /// column it is paired with), the summary again over those.
+    pub fn keep_rounds(&mut self, n: usize) {
+        if n > 0 && n < self.samples.len() {
+            self.samples.truncate(n);
+            self.summarize_rounds();
+        }
+    }
+
+    /// The summary (and its ns twin) over every round's samples.
+    fn summarize_rounds(&mut self) {
         let pooled: Vec<f64> = self.samples.iter().flatten().copied().collect();
         if let Some(s) = crate::analysis::stats::Summary::of(&pooled) {
             if let Some(ns) = &mut self.ns {

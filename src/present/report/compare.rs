@@ -2,7 +2,7 @@
 //! tables side by side where the runs have their rows.
 
 use crate::analysis::uncertainty::{verdict::Thresholds, verdict::Verdict};
-use crate::data::compare::{Judged, Row, tally, verdict_word};
+use crate::data::compare::{Judged, Method, Row, tally, verdict_word};
 use crate::data::results::RunDoc;
 use crate::tables::tabular::table::{TextTable, cycles};
 
@@ -70,16 +70,41 @@ pub fn tally_lines(rows: &[Row], policy: &Thresholds) -> String {
     s
 }
 
+/// Two runs compared apart (`Method::Independent`): see [`render_by`].
 pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds) -> String {
+    render_by(a, b, rows, policy, Method::Independent)
+}
+
+/// What the header says of the interval and the verdict: the test the
+/// verdicts came from.
+fn method_lines(policy: &Thresholds, method: Method) -> String {
+    let m = policy.margin * 100.0;
+    match method {
+        Method::Independent => format!(
+            "(bootstrap over rounds, then batches); verdict: faster/slower when the whole interval is beyond +-{m:.0}% and a Mann-Whitney\n\
+             test over round medians gives p < {}; same when the interval is inside +-{m:.0}%; unsure otherwise, with the rounds likely to settle it.\n\n",
+            policy.alpha,
+        ),
+        Method::Paired => format!(
+            "(the median of per-round ratios, A's round k against B's, bootstrapped over the pairs); verdict: faster/slower when the whole\n\
+             interval is beyond +-{m:.0}% and a Wilcoxon signed-rank test over the per-round ratios gives p < {}; same when the interval is\n\
+             inside +-{m:.0}%; unsure otherwise, with the rounds likely to settle it.\n\n",
+            policy.alpha,
+        ),
+        Method::Sequential => format!(
+            "(a confidence sequence for the median per-pair ratio, valid however often it is looked at: no p-value); verdict, after every\n\
+             pair: faster/slower when the whole sequence is beyond +-{m:.0}%, same when it is inside +-{m:.0}%, unsure otherwise, with the\n\
+             pairs likely to settle it; cells counted exactly: their one ratio.\n\n"
+        ),
+    }
+}
+
+/// The comparison of B with A: who they are, how the verdicts were
+/// reached (`method`), every common cell, the tally, the seed tables.
+pub fn render_by(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds, method: Method) -> String {
     let mut s = who("A", a) + &who("B", b);
     s += "rel. = B's performance relative to A's: above 1 means B is better (A/B for costs, B/A for rates), with its 95% interval\n";
-    s += &format!(
-        "(bootstrap over rounds, then batches); verdict: faster/slower when the whole interval is beyond +-{:.0}% and a Mann-Whitney\n\
-         test over round medians gives p < {}; same when the interval is inside +-{:.0}%; unsure otherwise, with the rounds likely to settle it.\n\n",
-        policy.margin * 100.0,
-        policy.alpha,
-        policy.margin * 100.0
-    );
+    s += &method_lines(policy, method);
     let counts = rows.iter().any(|r| !r.counts_changed.is_empty());
     let mut headers = vec!["benchmark", "case", "metric", "unit", "A median", "B median", "rel. [95% interval]", "p", "verdict"];
     if counts {
@@ -114,4 +139,23 @@ pub fn render(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds) -> Stri
         s += &seed;
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_describes_the_test_the_verdicts_came_from() {
+        let doc = crate::data::results::fixture();
+        let policy = Thresholds::default();
+        let rows = crate::data::compare::rows(&doc, &doc, &policy);
+        let head = |m: Method| render_by(&doc, &doc, &rows, &policy, m).split("\n\n").next().unwrap().to_string();
+        let (apart, paired, sequential) = (head(Method::Independent), head(Method::Paired), head(Method::Sequential));
+        assert!(apart.contains("Mann-Whitney") && apart.contains("bootstrap over rounds, then batches"), "{apart}");
+        assert!(paired.contains("Wilcoxon signed-rank") && !paired.contains("Mann-Whitney"), "{paired}");
+        assert!(sequential.contains("confidence sequence") && !sequential.contains("Mann-Whitney"), "{sequential}");
+        assert!(!sequential.contains("Wilcoxon") && !sequential.contains("bootstrap"), "{sequential}");
+        assert_eq!(render(&doc, &doc, &rows, &policy), render_by(&doc, &doc, &rows, &policy, Method::Independent));
+    }
 }

@@ -99,10 +99,9 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
         t.row(row);
     }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
-    let paired = if doc.settings.interleaved {
-        "; the environments took turns by round, so rel. pairs their rounds (median of per-round ratios, Wilcoxon signed-rank test)"
-    } else {
-        ""
+    let paired = match crate::data::compare::method_in(doc).paired_words() {
+        Some(how) => format!("; the environments took turns by round, so rel. pairs their rounds ({how})"),
+        None => String::new(),
     };
     let legend = if envs.iter().any(|e| e == "native") {
         format!(

@@ -165,9 +165,8 @@ pub fn parts(doc: &RunDoc) -> Parts {
     if !others.is_empty() {
         note +=
             &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");
-        if doc.settings.interleaved {
-            note +=
-                "  the environments took turns by round: rel. pairs their rounds (median of per-round ratios, Wilcoxon signed-rank test)\n";
+        if let Some(how) = crate::data::compare::method_in(doc).paired_words() {
+            note += &format!("  the environments took turns by round: rel. pairs their rounds ({how})\n");
         }
     }
     Parts { heading, table: Some(t), note }

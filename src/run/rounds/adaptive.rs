@@ -6,12 +6,21 @@
 //! baseline's cell has a verdict (faster, slower or same). The run ends with
 //! the cells still unsettled and the rounds each would likely need.
 //!
+//! Cells counted exactly (guest instructions under QEMU's instruction
+//! counter, every sample one number: `sequential::one_number`) are settled
+//! by their first round: later rounds leave them out, and a plan of nothing
+//! else ends after one round.
+//!
+//! With several environments the rounds take turns across them and cells
+//! settle on paired verdicts between the columns instead: `columns`.
+//!
 //! This module decides and records; `rounds` measures. The loop takes the
 //! clock and the measuring as arguments, so tests drive it with fake ones.
 
 use std::time::Duration;
 
 use crate::data::results::adaptive::{Auto, Ended, MAX_ROUNDS, MIN_ROUNDS, Outcome, Unsettled};
+use crate::data::results::{CaseResult, CaseStatus};
 
 /// Rounds in all that would likely bring a half-width of `now_pct` after
 /// `rounds` rounds down to `target_pct`: an interval over rounds narrows
@@ -24,9 +33,48 @@ pub fn rounds_for(now_pct: f64, target_pct: f64, rounds: usize) -> Option<usize>
     Some((n as usize).max(rounds + 1))
 }
 
+/// What the rounds so far leave: the cells still unsettled, and whether
+/// every cell measured again is counted exactly (then no more rounds are
+/// needed, however few there were).
+#[derive(Debug, Clone, Default)]
+pub struct Look {
+    pub unsettled: Vec<Unsettled>,
+    pub all_exact: bool,
+}
+
+/// Whether a result is counted exactly: guest instructions, every sample
+/// of its first metric one number.
+pub fn counted_exactly(r: &CaseResult) -> bool {
+    r.metrics.first().is_some_and(|m| m.is_exact() && crate::analysis::sequential::one_number(&m.samples).is_some())
+}
+
+/// Of the measured cells of `results` whose benchmark `repeats`: the
+/// benchmarks whose every cell is counted exactly, and whether all cells
+/// are (at least one).
+pub fn exact_benchmarks(results: &[CaseResult], repeats: &dyn Fn(&str) -> bool) -> (Vec<String>, bool) {
+    let cells: Vec<&CaseResult> = results.iter().filter(|r| r.status == CaseStatus::Ok && repeats(&r.benchmark)).collect();
+    let mut exact: Vec<String> = cells.iter().filter(|r| counted_exactly(r)).map(|r| r.benchmark.clone()).collect();
+    exact.sort();
+    exact.dedup();
+    exact.retain(|id| cells.iter().filter(|r| &r.benchmark == id).all(|r| counted_exactly(r)));
+    let all = !cells.is_empty() && cells.iter().all(|r| counted_exactly(r));
+    (exact, all)
+}
+
+/// The benchmarks a round measures: `only` (None: every one that repeats,
+/// as `all` lists them) without those in `exact`; None (all) when nothing
+/// is left out.
+pub fn without(only: Option<&[String]>, exact: &[String], all: impl FnOnce() -> Vec<String>) -> Option<Vec<String>> {
+    if exact.is_empty() {
+        return only.map(<[String]>::to_vec);
+    }
+    let ids = only.map_or_else(all, <[String]>::to_vec);
+    Some(ids.into_iter().filter(|id| !exact.contains(id)).collect())
+}
+
 /// Measures round k of the benchmarks given (None: all that repeat) and
-/// says which cells are unsettled after it (None: it could not go on).
-pub type RoundFn<'a, E> = dyn FnMut(usize, Option<&[String]>) -> Result<Option<Vec<Unsettled>>, E> + 'a;
+/// says what is unsettled after it (None: it could not go on).
+pub type RoundFn<'a, E> = dyn FnMut(usize, Option<&[String]>) -> Result<Option<Look>, E> + 'a;
 
 /// Runs rounds until the cells settle or the budget ends. `round(k, only)`
 /// measures round k (`only`: the benchmarks to measure, None: all that
@@ -52,17 +100,20 @@ pub fn drive<E>(auto: &Auto, now: &mut dyn FnMut() -> Duration, round: &mut Roun
             ids.dedup();
             ids
         });
-        match round(k, only.as_deref())? {
-            Some(u) => unsettled = u,
+        let all_exact = match round(k, only.as_deref())? {
+            Some(look) => {
+                unsettled = look.unsettled;
+                look.all_exact
+            }
             None => break Ended::Stopped,
-        }
+        };
         k += 1;
         last = now().saturating_sub(started);
-        if k >= MIN_ROUNDS && unsettled.is_empty() {
+        if (k >= MIN_ROUNDS || all_exact) && unsettled.is_empty() {
             break Ended::Settled;
         }
     };
-    Ok(Outcome { asked: auto.clone(), environment: None, rounds: k, elapsed_s: now().as_secs_f64(), ended, unsettled })
+    Ok(Outcome { asked: auto.clone(), environment: None, against: None, rounds: k, elapsed_s: now().as_secs_f64(), ended, unsettled })
 }
 
 #[cfg(test)]
@@ -78,7 +129,7 @@ mod tests {
         let start = [20.0, 8.0];
         let names = ["a.wide", "b.narrow"];
         let mut now = || clock.get();
-        let mut round = |_k: usize, only: Option<&[String]>| -> Result<Option<Vec<Unsettled>>, ()> {
+        let mut round = |_k: usize, only: Option<&[String]>| -> Result<Option<Look>, ()> {
             asked.push(only.map(<[String]>::to_vec));
             for (i, n) in names.iter().enumerate() {
                 if only.is_none_or(|o| o.iter().any(|x| x == n)) {
@@ -86,18 +137,17 @@ mod tests {
                 }
             }
             clock.set(clock.get() + Duration::from_secs(10));
-            Ok(Some(
-                (0..2)
-                    .map(|i| (i, start[i] / (measured[i] as f64).sqrt()))
-                    .filter(|&(_, hw)| hw > auto.target_pct)
-                    .map(|(i, hw)| Unsettled {
-                        benchmark: names[i].into(),
-                        cell: String::new(),
-                        half_width_pct: hw,
-                        rounds_needed: rounds_for(hw, auto.target_pct, measured[i]),
-                    })
-                    .collect(),
-            ))
+            let unsettled = (0..2)
+                .map(|i| (i, start[i] / (measured[i] as f64).sqrt()))
+                .filter(|&(_, hw)| hw > auto.target_pct)
+                .map(|(i, hw)| Unsettled {
+                    benchmark: names[i].into(),
+                    cell: String::new(),
+                    half_width_pct: hw,
+                    rounds_needed: rounds_for(hw, auto.target_pct, measured[i]),
+                })
+                .collect();
+            Ok(Some(Look { unsettled, all_exact: false }))
         };
         let out = drive(auto, &mut now, &mut round).unwrap();
         (out, asked)
@@ -130,5 +180,35 @@ mod tests {
     fn settles_no_earlier_than_the_fewest_rounds_a_verdict_needs() {
         let (out, _) = fake(&Auto { budget_min: 60.0, target_pct: 50.0, until_verdict: None });
         assert_eq!((out.rounds, out.ended), (MIN_ROUNDS, Ended::Settled));
+    }
+
+    #[test]
+    fn cells_counted_exactly_settle_in_one_round_and_are_not_measured_again() {
+        let result = |id: &str, samples: Vec<Vec<f64>>| {
+            let mut r = crate::data::results::fixture().results.into_iter().find(|r| r.status == CaseStatus::Ok).unwrap();
+            r.benchmark = id.into();
+            r.metrics.truncate(1);
+            r.metrics[0].unit = crate::data::results::UNIT_INSTRUCTIONS.into();
+            r.metrics[0].samples = samples;
+            r
+        };
+        let exact = result("a.counted", vec![vec![311.0; 3]]);
+        let varies = result("b.varies", vec![vec![311.0, 312.0, 311.0]]);
+        let repeats = |_: &str| true;
+        assert_eq!(exact_benchmarks(&[exact.clone(), varies.clone()], &repeats), (vec!["a.counted".to_string()], false));
+        assert_eq!(exact_benchmarks(std::slice::from_ref(&exact), &repeats), (vec!["a.counted".to_string()], true));
+        assert_eq!(exact_benchmarks(&[], &repeats), (vec![], false), "nothing measured is not all exact");
+        let all = || vec!["a.counted".to_string(), "b.varies".to_string()];
+        assert_eq!(without(None, &["a.counted".into()], all), Some(vec!["b.varies".to_string()]));
+        assert_eq!(without(None, &[], all), None, "nothing left out: every benchmark that repeats");
+        // A plan of exact cells only: one round, settled.
+        let auto = Auto { budget_min: 60.0, target_pct: 5.0, until_verdict: None };
+        let mut rounds = 0;
+        let out = drive::<()>(&auto, &mut || Duration::ZERO, &mut |_, _| {
+            rounds += 1;
+            Ok(Some(Look { unsettled: vec![], all_exact: true }))
+        })
+        .unwrap();
+        assert_eq!((out.rounds, out.ended, rounds), (1, Ended::Settled, 1));
     }
 }

@@ -10,6 +10,7 @@
 //! after every round), then computes every cell's interval.
 
 pub mod adaptive;
+pub mod columns;
 pub mod paired;
 
 use crate::analysis::uncertainty::random::SplitMix64;
@@ -121,11 +122,16 @@ pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Resul
         }
         Some(auto) => {
             let t = Instant::now();
+            // Benchmarks whose cells are all counted exactly: settled by their first round.
+            let mut exact: Vec<String> = vec![];
             let mut outcome = adaptive::drive(auto, &mut || t.elapsed(), &mut |k, only| {
-                if !rounds.one(k, 0, only, writer, &mut **rep)? {
+                let ids = adaptive::without(only, &exact, || round_ids(plan, k, &writer.doc.results[rounds.first..], *env, None));
+                if !rounds.one(k, 0, ids.as_deref(), writer, &mut **rep)? {
                     return Ok(None);
                 }
-                Ok(Some(rounds.unsettled(&writer.doc, auto)))
+                let all_exact;
+                (exact, all_exact) = adaptive::exact_benchmarks(&writer.doc.results[rounds.first..], &|id| repeats(plan, id));
+                Ok(Some(adaptive::Look { unsettled: rounds.unsettled(&writer.doc, auto), all_exact }))
             })?;
             outcome.environment = env.map(String::from);
             outcome.describe().iter().for_each(|line| rep.note(line));
@@ -229,7 +235,7 @@ impl Repeated<'_> {
         let mut now = doc.clone();
         now.results.drain(..self.first);
         estimate_all(&mut now, self.spec.seed);
-        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark));
+        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark) && !adaptive::counted_exactly(res));
         if let Some(base) = &self.r.baseline {
             let policy = crate::analysis::uncertainty::verdict::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
             return crate::data::compare::rows(base, &now, &policy)

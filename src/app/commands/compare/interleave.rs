@@ -64,7 +64,7 @@ pub fn measure(a: &CompareArgs, rounds: usize) -> Result<Option<Pooled>> {
     watchdog::install();
     let mut docs: [Vec<RunDoc>; 2] = [Vec::new(), Vec::new()];
     for k in 0..rounds {
-        for i in oscycles::run::runner::interleaved_order(2, k) {
+        for i in oscycles::run::rounds::columns::interleaved_order(2, k) {
             let side = &sides[i];
             eprintln!("round {}/{rounds}: {} ({})", k + 1, side.name, side.options.join(" "));
             match round_of(side, &dir, k, rounds::round_seed(seed, k), None, &[]).map_err(|e| refused(&dir, e))? {

@@ -4,6 +4,7 @@
 use super::read_doc;
 use anyhow::Result;
 use oscycles::app::cli::{self, UsageError};
+use oscycles::data::compare::Method;
 use oscycles::data::documents;
 use oscycles::data::results::RunDoc;
 use oscycles::present::report;
@@ -31,7 +32,7 @@ pub fn compare(a: cli::grammar::CompareArgs) -> Result<ExitCode> {
         let Some((da, db, names)) = interleave::measure(&a, rounds as usize)? else { return Ok(ExitCode::from(130)) };
         let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
         let rows = oscycles::data::compare::rows_paired_if(true, &da, &db, &policy);
-        return judged(&a, &da, &db, &names, &rows, PAIRED);
+        return judged(&a, &da, &db, &names, &rows, (Method::Paired, PAIRED));
     }
     let (da, db, names) = match (&a.baseline, a.runs.as_slice()) {
         (Some(name), [run]) => {
@@ -48,7 +49,7 @@ pub fn compare(a: cli::grammar::CompareArgs) -> Result<ExitCode> {
         (None, _) => return Err(UsageError("compare needs two runs A B, or --baseline NAME and one run".into()).into()),
     };
     let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
-    judged(&a, &da, &db, &names, &oscycles::data::compare::rows(&da, &db, &policy), "")
+    judged(&a, &da, &db, &names, &oscycles::data::compare::rows(&da, &db, &policy), (Method::Independent, ""))
 }
 
 const PAIRED: &str = "(A and B took turns round by round: each verdict rests on paired rounds, the median of per-round ratios and a Wilcoxon signed-rank test, not on Mann-Whitney)";
@@ -68,7 +69,7 @@ fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
     let rows = oscycles::data::compare::rows_with(da, db, &|ma, mb, seed| {
         oscycles::data::compare::judge_sequential(ma, mb, &policy).unwrap_or_else(|| oscycles::data::compare::judge(ma, mb, &policy, seed))
     });
-    let code = judged(a, da, db, &names, &rows, SEQUENTIAL)?;
+    let code = judged(a, da, db, &names, &rows, (Method::Sequential, SEQUENTIAL))?;
     let [f, s, same, unsure] = oscycles::run::rounds::paired::tally(&out.cells);
     let why = match out.end {
         oscycles::run::rounds::paired::End::Settled => "every cell has a verdict",
@@ -85,15 +86,16 @@ fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
     Ok(if out.end == oscycles::run::rounds::paired::End::Interrupted { ExitCode::from(130) } else { code })
 }
 
-/// The comparison of B with A printed (tables or JSON), with `note` below
-/// the tables, and the gate's exit code.
+/// The comparison of B with A printed (tables or JSON), its header saying
+/// how the verdicts were reached (`method`), with `note` below the tables,
+/// and the gate's exit code.
 fn judged(
     a: &cli::grammar::CompareArgs,
     da: &RunDoc,
     db: &RunDoc,
     names: &(String, String),
     rows: &[oscycles::data::compare::Row],
-    note: &str,
+    (method, note): (Method, &str),
 ) -> Result<ExitCode> {
     let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
     if rows.is_empty() {
@@ -102,7 +104,7 @@ fn judged(
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print!("{}", report::for_terminal(&report::compare::render(da, db, rows, &policy)));
+        print!("{}", report::for_terminal(&report::compare::render_by(da, db, rows, &policy, method)));
         if !note.is_empty() {
             println!("{note}");
         }
