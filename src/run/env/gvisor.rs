@@ -343,7 +343,7 @@ fn reap_orphans(base: &Path) {
 
 /// [`launch`] as an environment's error.
 fn launch_at(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outcome, EnvError> {
-    let cpus = helpers::cpus_for(at, &o.cpus)?;
+    let cpus = helpers::cpus_of(at, o)?;
     Ok(launch(spec, o, (at, cpus))?)
 }
 

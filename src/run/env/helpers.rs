@@ -106,10 +106,21 @@ pub fn cpus_for(at: HelperPlacement, cpus: &[usize]) -> Result<(usize, usize), P
     }
 }
 
+/// The run's CPUs, the measured one first: those of `o`, else (options
+/// made without them) the first two this process may use, as a run's are.
+fn run_cpus(o: &EnvOptions) -> Vec<usize> {
+    if o.cpus.is_empty() { placement::allowed_cpus().into_iter().take(2).collect() } else { o.cpus.clone() }
+}
+
+/// The intercepting side's CPU and the program's for `at` in a run with options `o`.
+pub fn cpus_of(at: HelperPlacement, o: &EnvOptions) -> Result<(usize, usize), PlacementError> {
+    cpus_for(at, &run_cpus(o))
+}
+
 /// Refuses placements the run's CPUs cannot give (before anything runs).
 pub fn check(o: &EnvOptions) -> Result<(), EnvError> {
     for at in asked(o)? {
-        cpus_for(at, &o.cpus)?;
+        cpus_of(at, o)?;
     }
     Ok(())
 }
@@ -156,7 +167,6 @@ struct Record {
 /// The processes descending from one, as found so far: each pid seen in
 /// /proc is looked at once (its parent), and kept as long as it exists.
 struct Tree {
-    root: i32,
     depth: HashMap<i32, u32>,
     strangers: HashSet<i32>,
 }
@@ -181,16 +191,17 @@ fn threads(pid: i32) -> Vec<i32> {
 
 impl Tree {
     fn new(root: i32) -> Tree {
-        Tree { root, depth: HashMap::from([(root, 0)]), strangers: HashSet::new() }
+        Tree { depth: HashMap::from([(root, 0)]), strangers: HashSet::new() }
     }
 
-    /// Looks at /proc again: the processes gone are forgotten, the new ones
+    /// Looks at /proc again: the processes gone are forgotten (the root
+    /// too: its pid could be another's once it is reaped), the new ones
     /// whose parent is one of ours are ours (a child and its parent both
     /// new are taken in any order).
     fn scan(&mut self) {
         let Ok(dir) = std::fs::read_dir("/proc") else { return };
         let live: HashSet<i32> = dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
-        self.depth.retain(|p, _| live.contains(p) || *p == self.root);
+        self.depth.retain(|p, _| live.contains(p));
         self.strangers.retain(|p| live.contains(p));
         let mut new: Vec<(i32, i32)> = live
             .iter()
@@ -240,7 +251,8 @@ impl Placer {
             loop {
                 let last = flag.load(Ordering::Relaxed);
                 tree.scan();
-                place(&tree, roles.rule, cpus, &mut rec, last || rec.scans % u64::from(READ_BACK_EVERY) == 1);
+                let read_back = last || rec.scans % u64::from(READ_BACK_EVERY) == 1;
+                place(&tree, roles.rule, cpus, &mut rec, read_back);
                 if last {
                     return rec;
                 }
@@ -410,5 +422,35 @@ mod tests {
         assert_eq!(tree.depth.len(), 3, "{:?}", tree.depth);
         assert_eq!(tree.depth.values().filter(|&&d| d == 1).count(), 2);
         assert!(!tree.depth.contains_key(&me) && tree.strangers.contains(&me));
+    }
+
+    /// A shell (the "intercepting" side) that starts a child after a while:
+    /// the placer puts it and its later child where the rule says, as /proc reads back.
+    #[test]
+    fn the_placer_puts_each_side_on_its_cpu_and_follows_later_children() {
+        let allowed = placement::allowed_cpus();
+        if allowed.len() < 2 {
+            eprintln!("skipped: one CPU");
+            return;
+        }
+        let cpus = (allowed[1], allowed[0]);
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "sleep 0.3; sleep 2 & wait"]);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().unwrap();
+        let roles = Roles { rule: Rule::Below(1), intercepting: "the shell", program: "its children" };
+        let placer = Placer::start(child.id(), HelperPlacement::Cross, cpus, roles);
+        std::thread::sleep(Duration::from_millis(1200));
+        let f = placer.finish();
+        // SAFETY: kill takes no pointers; the group is the one just started.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _ = child.wait();
+        assert_eq!(f["placement"], "cross");
+        assert_eq!(f["failed"], 0, "{f}");
+        assert_eq!(f["processes"]["intercepting"], 1, "{f}");
+        assert!(f["processes"]["program"].as_u64().unwrap() >= 1, "{f}");
+        assert_eq!(f["cpus_allowed_read_back"]["intercepting"], json!([cpus.0.to_string()]), "{f}");
+        assert_eq!(f["cpus_allowed_read_back"]["program"], json!([cpus.1.to_string()]), "{f}");
+        assert!(f["moved"].as_u64().unwrap() >= 2, "{f}");
     }
 }

@@ -176,7 +176,7 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions, extra: &[String]) -> Co
 /// its processes placed `at`.
 fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outcome, EnvError> {
     let kernel = find(o)?;
-    let cpus = helpers::cpus_for(at, &o.cpus)?;
+    let cpus = helpers::cpus_of(at, o)?;
     let files = Files::new("uml", o)?;
     let empty = o.work.join(HOSTFS_ROOT);
     if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&empty)
