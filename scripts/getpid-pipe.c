@@ -9,7 +9,10 @@
  * two seconds of getpid calls: a kernel that has just booted is still busy
  * (as /init of UML, getpid read 35-37k cycles at once, 27-28k three seconds
  * later), and oscycles measures only after its calibration. Prints cycles
- * per operation. */
+ * per operation. Its CPU 0 is the guest's (UML has one; gVisor's Sentry
+ * keeps the mask to itself): where its host processes and the intercepting
+ * one run is set from the host by the script, as oscycles sets it
+ * (--helper-placement same|cross). */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>

@@ -118,6 +118,26 @@ pub mod environment {
     pub const GUEST_CMDLINE: &str = "guest_cmdline";
     /// An independent few-line program's figures, booted the same way.
     pub const INDEPENDENT_CHECK: &str = "independent_check";
+    /// Where uml's and gvisor's intercepting process ran against the
+    /// program's (`--helper-placement`).
+    pub const HELPER_PLACEMENT: &str = "helper_placement";
+
+    /// What [`HELPER_PLACEMENT`] says, as far as the report reads it.
+    #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+    pub struct HelperPlacement {
+        #[serde(default)]
+        pub placement: String,
+        #[serde(default)]
+        pub default: String,
+        #[serde(default)]
+        pub intercepting: String,
+        #[serde(default)]
+        pub intercepting_cpu: Option<u64>,
+        #[serde(default)]
+        pub program: String,
+        #[serde(default)]
+        pub program_cpu: Option<u64>,
+    }
 
     /// What an independent few-line program measured in the environment
     /// (hermit: rdtsc around 10^5 getpid and yield_now calls and 2000 futex
@@ -148,6 +168,8 @@ pub mod environment {
         /// The command line a guest kernel was booted with.
         #[serde(default)]
         pub guest_cmdline: Option<String>,
+        #[serde(default)]
+        pub helper_placement: Option<HelperPlacement>,
     }
 
     impl Facts {

@@ -524,6 +524,7 @@ mod tests {
             kernel: None,
             vm_mem_mib: 128,
             vm_cpus: 1,
+            cpus: vec![0],
             init_timeout: Duration::from_secs(1),
             run_timeout: Duration::from_secs(1),
             guest_mode: crate::run::env::guest::GuestMode::Run,

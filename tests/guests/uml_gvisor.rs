@@ -181,3 +181,73 @@ fn a_uml_guest_that_mounts_hostfs_sees_nothing_of_the_host() {
     assert!(!why.contains("mounted"), "a UML guest mounted the host's files: {why}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Checks a column's placement fact: asked `at`, the intercepting side on
+/// `intercepting`, the program's on CPU 0, and /proc's Cpus_allowed_list
+/// read back during the run saying so for every thread of each side.
+fn assert_placed(doc: &serde_json::Value, col: &str, at: &str, intercepting: u64) {
+    let r = doc["results"].as_array().unwrap().iter().find(|r| r["environment"] == col).unwrap_or_else(|| panic!("no {col}: {doc}"));
+    assert_eq!(r["status"], "ok", "{r}");
+    let p = &doc["environment"]["settings"][col]["helper_placement"];
+    assert_eq!(p["placement"], at, "{p}");
+    assert_eq!(p["default"], "same", "{p}");
+    assert_eq!(p["intercepting_cpu"], intercepting, "{p}");
+    assert_eq!(p["program_cpu"], 0, "{p}");
+    assert_eq!(p["failed"], 0, "{p}");
+    for (side, n) in [("intercepting", p["processes"]["intercepting"].as_u64()), ("program", p["processes"]["program"].as_u64())] {
+        assert!(n.unwrap() >= 1, "no {side} process found: {p}");
+    }
+    let want = |cpu: u64| serde_json::json!([cpu.to_string()]);
+    assert_eq!(p["cpus_allowed_read_back"]["intercepting"], want(intercepting), "{p}");
+    assert_eq!(p["cpus_allowed_read_back"]["program"], want(0), "{p}");
+}
+
+/// Whether this process may run on CPUs 0 and 1 (the placements need two;
+/// a run's CPUs are then 0 and 1 by default: --cpus would be checked again
+/// by the guest's own run, which has one).
+fn two_cpus() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("").trim().to_string();
+    list.starts_with("0-") || list.starts_with("0,1")
+}
+
+#[test]
+fn uml_and_gvisor_at_both_helper_placements_are_a_column_each_placed_as_they_say() {
+    if !two_cpus() {
+        eprintln!("skipped: the helper placements need CPUs 0 and 1");
+        return;
+    }
+    let args =
+        ["--init-timeout", "120", "--vm-mem", "256", "--gvisor-platform", "ptrace", "--helper-placement", "cross,same"];
+    let (doc, _) = run("uml,gvisor", "helper-placement", &args);
+    let cols: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["environment"].as_str().unwrap()).collect();
+    assert_eq!(cols, ["uml helper=same", "uml helper=cross", "gvisor helper=same", "gvisor helper=cross"]);
+    for env in ["uml", "gvisor"] {
+        assert_placed(&doc, &format!("{env} helper=same"), "same", 0);
+        assert_placed(&doc, &format!("{env} helper=cross"), "cross", 1);
+    }
+    // One placement: the plain column, the placement a fact of it.
+    let (doc, _) = run("uml", "helper-placement-default", &["--init-timeout", "120", "--vm-mem", "256"]);
+    assert_placed(&doc, "uml", "same", 0);
+}
+
+#[test]
+fn a_helper_placement_that_cannot_be_is_refused_with_exit_code_2() {
+    for (args, needle) in [
+        (vec!["--helper-placement", "diagonal"], "diagonal"),
+        (vec!["--helper-placement", "cross", "--cpus", "0"], "--helper-placement cross needs a partner CPU"),
+    ] {
+        let d = tempdir("helper-placement-refused");
+        let out = Command::new(bin())
+            .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "native,uml", "--quiet", "--results"])
+            .arg(&d)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0, "nothing measured, nothing written");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -165,6 +165,7 @@ fn thread_options(own: EnvArgs, dir: &std::path::Path) -> EnvOptions {
         kernel: None,
         vm_mem_mib: 128,
         vm_cpus: 1,
+        cpus: vec![0],
         init_timeout: Duration::from_secs(30),
         run_timeout: Duration::from_secs(120),
         guest_mode: GuestMode::Run,

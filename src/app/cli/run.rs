@@ -279,6 +279,7 @@ impl RunArgs {
             kernel: self.kernel.clone(),
             vm_mem_mib: self.vm_mem,
             vm_cpus: self.vm_cpus,
+            cpus: Vec::new(),
             init_timeout: std::time::Duration::from_secs(self.init_timeout),
             run_timeout: std::time::Duration::from_secs(self.env_timeout),
             guest_mode: self.guest_mode,

@@ -34,6 +34,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let list = args.envs()?;
     let exe = p.execution.exe.clone().context("finding the oscycles binary (it carries the loads)")?;
     let mut envs = Environments { list, options: args.env_options(exe, p.execution.scratch.clone()) };
+    envs.options.cpus = p.execution.cpus.clone();
+    envs.list = oscycles::run::env::columns(&envs.list, &envs.options).map_err(|e| UsageError(e.to_string()))?;
     check_fits(&p, &envs)?;
     if let (Some(r), Some(name)) = (p.execution.rounds.as_mut(), spec.auto.as_ref().and_then(|a| a.until_verdict.as_deref())) {
         r.baseline = Some(until_verdict_baseline(&spec, name, &p.plan)?);

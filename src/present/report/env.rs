@@ -159,8 +159,27 @@ pub fn render_emulated(doc: &RunDoc) -> String {
             );
         }
         s += &render_check(doc, &e);
+        s += &render_placement(doc, &e);
     }
     s
+}
+
+/// Where environment `e`'s intercepting process ran against the
+/// program's (uml, gvisor: `--helper-placement`), and the default.
+fn render_placement(doc: &RunDoc, e: &str) -> String {
+    let Some(p) = Facts::read(doc.environment.settings.get(e)).helper_placement else {
+        return String::new();
+    };
+    let cpu = |c: Option<u64>| c.map_or("?".to_string(), |c| c.to_string());
+    let default = if p.placement == p.default { " (the default)".to_string() } else { format!(" (the default is {})", p.default) };
+    format!(
+        "note: in {e}, helper={}{default}: {} on CPU {}, {} on CPU {}\n",
+        p.placement,
+        p.intercepting,
+        cpu(p.intercepting_cpu),
+        p.program,
+        cpu(p.program_cpu)
+    )
 }
 
 /// The independent few-line program's figures beside oscycles' cells of

@@ -79,6 +79,13 @@ pub trait Environment: Sync {
         Ok(())
     }
 
+    /// The columns it is in a run with these options: None, itself; or
+    /// one environment per setting the run measures side by side (uml and
+    /// gvisor at several helper placements, [`super::helpers::At`]).
+    fn columns(&self, _o: &EnvOptions) -> Result<Option<Vec<Env>>, EnvError> {
+        Ok(None)
+    }
+
     /// Starts it once with `spec`, watches it within the timeouts of `o`,
     /// and collects what it sends.
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError>;

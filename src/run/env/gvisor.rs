@@ -15,8 +15,13 @@
 //! processes die with runsc, which dies with oscycles); `runsc delete
 //! --force` on the way out, and a later gvisor run kills the sandbox
 //! processes of a run whose private directory is gone.
+//!
+//! Where the Sentry runs against the stub processes that run the program
+//! is `--helper-placement` ([`super::helpers`]): on the measured CPU with
+//! them (same, the default), or on the partner CPU (cross).
 
 use super::guest::{self, GuestSpec};
+use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::environment::{Environment, Fit, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::{EnvOptions, OwnOptions};
@@ -30,6 +35,20 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub struct Gvisor;
+
+/// The columns of a run that measures gVisor at both helper placements.
+static AT: [At; 2] = [
+    At { base: &Gvisor, at: HelperPlacement::Same, name: "gvisor helper=same", launch: launch_at },
+    At { base: &Gvisor, at: HelperPlacement::Cross, name: "gvisor helper=cross", launch: launch_at },
+];
+
+/// Its processes: runsc, its sandbox (the Sentry) and gofer intercept;
+/// the processes below the sandbox (the stubs) run the program.
+const ROLES: Roles = Roles {
+    rule: Rule::Below(2),
+    intercepting: "runsc's sandbox process (the Sentry), with runsc and its gofer",
+    program: "the stub processes below the sandbox, in which the program runs",
+};
 
 pub const RUNSC: &str = "runsc";
 const INSTALL: &str = "apt-get install runsc (scripts/setup installs it)";
@@ -106,7 +125,7 @@ impl Environment for Gvisor {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<GvisorArgs>("gvisor"))
+        Some(OwnOptions::of::<GvisorArgs>("gvisor").and::<HelperArgs>(helpers::OPTIONS))
     }
 
     fn fit(&self, runs: Venue, _envs: &[super::environment::Env]) -> Fit {
@@ -119,8 +138,16 @@ impl Environment for Gvisor {
         }
     }
 
+    fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        helpers::check(o)
+    }
+
+    fn columns(&self, o: &EnvOptions) -> Result<Option<Vec<super::environment::Env>>, EnvError> {
+        helpers::columns(o, &AT)
+    }
+
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        Ok(launch(spec, o)?)
+        launch_at(spec, o, helpers::single(o)?)
     }
 
     /// Hello, then the run, with the Sentry's own view of itself.
@@ -172,15 +199,25 @@ impl Sandbox {
         cmd
     }
 
-    /// Runs it on `platform`, watched within `init`/`run` timeouts.
-    fn run(&self, platform: Platform, init: Duration, run: Duration) -> Result<super::supervise::Ended, GvisorError> {
+    /// Runs it on `platform`, watched within `init`/`run` timeouts, its
+    /// processes placed as `place` says (at, and the intercepting side's
+    /// and the program's CPUs), with the facts of it.
+    fn run(
+        &self,
+        platform: Platform,
+        init: Duration,
+        run: Duration,
+        place: Option<(HelperPlacement, (usize, usize))>,
+    ) -> Result<(super::supervise::Ended, Option<Value>), GvisorError> {
         let mut cmd = self.runsc(platform);
         cmd.arg("run").arg("--bundle").arg(&self.bundle).arg(&self.id);
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         crate::measure::watchdog::die_with_parent(&mut cmd);
         let start = Instant::now();
         let child = cmd.spawn().map_err(|_| GvisorError::Missing)?;
-        Ok(supervise(child, start, init, run))
+        let placer = place.map(|(at, cpus)| Placer::start(child.id(), at, cpus, ROLES));
+        let end = supervise(child, start, init, run);
+        Ok((end, placer.map(Placer::finish)))
     }
 }
 
@@ -250,7 +287,7 @@ fn platform(o: &EnvOptions) -> Result<(Platform, Vec<String>), GvisorError> {
 fn try_platform(p: Platform, o: &EnvOptions, limit: Duration) -> Result<(), GvisorError> {
     let sandbox = Sandbox::new(o, &["--version"])?;
     // The version line is no frame: a hello never comes, the init timeout ends a hang.
-    let end = sandbox.run(p, limit, limit)?;
+    let (end, _) = sandbox.run(p, limit, limit, None)?;
     match (end.why, end.status) {
         (Some(_), _) => Err(GvisorError::NoAnswer(limit.as_secs())),
         (None, Some(s)) if s.success() => Ok(()),
@@ -304,8 +341,15 @@ fn reap_orphans(base: &Path) {
     }
 }
 
-/// Runs `spec` in a fresh sandbox and collects what it sends.
-fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, GvisorError> {
+/// [`launch`] as an environment's error.
+fn launch_at(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outcome, EnvError> {
+    let cpus = helpers::cpus_of(at, o)?;
+    Ok(launch(spec, o, (at, cpus))?)
+}
+
+/// Runs `spec` in a fresh sandbox, its processes placed as `place` says,
+/// and collects what it sends.
+fn launch(spec: &GuestSpec, o: &EnvOptions, place: (HelperPlacement, (usize, usize))) -> Result<Outcome, GvisorError> {
     let version = runsc_version()?;
     if let Some(base) = o.work.parent() {
         reap_orphans(base);
@@ -313,7 +357,7 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, GvisorError> {
     let (platform, trials) = platform(o)?;
     let spec_json = serde_json::to_string(spec).map_err(|e| io("writing the spec for", &o.work)(e.into()))?;
     let sandbox = Sandbox::new(o, &["__env-child", "--env", "gvisor", "--spec", &spec_json])?;
-    let end = sandbox.run(platform, o.init_timeout, o.run_timeout)?;
+    let (end, placed) = sandbox.run(platform, o.init_timeout, o.run_timeout, Some(place))?;
     drop(sandbox);
     let log_tail = tail(&end.stderr);
     if let Some(why) = end.why {
@@ -330,5 +374,8 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, GvisorError> {
     facts.insert("platform_trials".into(), json!(trials));
     facts.insert("network".into(), json!("none (the sandbox's own loopback)"));
     facts.insert("sandbox_uid".into(), json!(SANDBOX_UID));
+    if let Some(placed) = placed {
+        facts.insert(helpers::FACT.into(), placed);
+    }
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
 }

@@ -28,6 +28,7 @@ pub mod environment;
 pub mod error;
 pub mod frame;
 pub mod guest;
+pub mod helpers;
 pub mod launch;
 pub mod options;
 pub mod output;
@@ -74,6 +75,16 @@ pub fn init_hooks() {
     for e in Env::ALL {
         e.init();
     }
+}
+
+/// The columns of a run over `envs` with options `o`: each environment,
+/// or the columns it makes of itself ([`Environment::columns`]).
+pub fn columns(envs: &[Env], o: &options::EnvOptions) -> Result<Vec<Env>, error::EnvError> {
+    let mut out = Vec::new();
+    for &e in envs {
+        out.extend(e.columns(o)?.unwrap_or_else(|| vec![e]));
+    }
+    Ok(out)
 }
 
 /// `cmd` with the own options of `envs` (each set once, however many

@@ -68,6 +68,9 @@ pub struct EnvOptions {
     pub kernel: Option<PathBuf>,
     pub vm_mem_mib: u32,
     pub vm_cpus: u32,
+    /// The run's CPUs, the measured one first (`--cpus`, else the first
+    /// two allowed): where uml and gvisor place their helpers.
+    pub cpus: Vec<usize>,
     /// Until the guest's /init says hello.
     pub init_timeout: Duration,
     /// For the whole guest run.

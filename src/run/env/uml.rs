@@ -13,9 +13,14 @@
 //! (the memory file, in /dev/shm); its host processes are one process
 //! group, killed on the way out, and die with oscycles (SIGKILL included:
 //! the kernel's process with oscycles, its address spaces' processes with it).
+//!
+//! Where the kernel's process runs against its address spaces' processes
+//! is `--helper-placement` ([`super::helpers`]): on the measured CPU with
+//! them (same, the default), or on the partner CPU (cross).
 
 use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::guest::GuestSpec;
+use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::qemu::{self, Files};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
@@ -29,6 +34,19 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 pub struct Uml;
+
+/// The columns of a run that measures UML at both helper placements.
+static AT: [At; 2] = [
+    At { base: &Uml, at: HelperPlacement::Same, name: "uml helper=same", launch },
+    At { base: &Uml, at: HelperPlacement::Cross, name: "uml helper=cross", launch },
+];
+
+/// Its processes: the kernel's intercepts, those it traces run the program.
+const ROLES: Roles = Roles {
+    rule: Rule::Traced,
+    intercepting: "the UML kernel's process (and its helpers, which it does not trace)",
+    program: "the processes it traces, one per guest address space",
+};
 
 /// The kernel Debian's user-mode-linux installs.
 pub const UML: &str = "linux.uml";
@@ -74,18 +92,23 @@ impl Environment for Uml {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<UmlArgs>("uml").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
+        Some(OwnOptions::of::<UmlArgs>("uml").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS).and::<HelperArgs>(helpers::OPTIONS))
     }
 
     fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
+        helpers::check(o)?;
         match o.own.get::<UmlArgs>()?.uml_kernel {
             Some(k) if !executable(&k) => Err(UmlError::NotExecutable(k).into()),
             _ => Ok(()),
         }
     }
 
+    fn columns(&self, o: &EnvOptions) -> Result<Option<Vec<super::environment::Env>>, EnvError> {
+        helpers::columns(o, &AT)
+    }
+
     fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        launch(spec, o)
+        launch(spec, o, helpers::single(o)?)
     }
 }
 
@@ -149,9 +172,11 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions, extra: &[String]) -> Co
     cmd
 }
 
-/// Boots the UML kernel once with `spec` in its initramfs and watches it.
-fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+/// Boots the UML kernel once with `spec` in its initramfs and watches it,
+/// its processes placed `at`.
+fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outcome, EnvError> {
     let kernel = find(o)?;
+    let cpus = helpers::cpus_of(at, o)?;
     let files = Files::new("uml", o)?;
     let empty = o.work.join(HOSTFS_ROOT);
     if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&empty)
@@ -174,7 +199,9 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
         unsafe { libc::kill(-group, libc::SIGKILL) };
         UmlError::Start(kernel.clone(), e)
     })?;
+    let placer = Placer::start(child.id(), at, cpus, ROLES);
     let end = supervise(child, start, o.init_timeout, o.run_timeout);
+    let placed = placer.finish();
     // SAFETY: kill takes no pointers; the group is the one its kernel led
     // (its address spaces' processes), none of which can have been reaped
     // and reused while its leader's group id is ours to name.
@@ -189,12 +216,13 @@ fn launch(spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     facts.insert("uml_version".into(), json!(version(&kernel)));
     facts.insert("uml_mode".into(), json!(MODE));
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
-    facts.insert("guest_cmdline".into(), json!(cmdline.join(" ")));
+    facts.insert(crate::data::schema_core::environment::GUEST_CMDLINE.into(), json!(cmdline.join(" ")));
     // Debian's UML is built without SMP: one CPU whatever --vm-cpus says.
     facts.insert("vcpus".into(), json!(1));
     if o.vm_cpus > 1 {
         facts.insert("vcpus_asked".into(), json!(o.vm_cpus));
     }
+    facts.insert(helpers::FACT.into(), placed);
     facts.insert("clean_exit".into(), Value::Bool(end.status.is_some_and(|s| s.success())));
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
 }
