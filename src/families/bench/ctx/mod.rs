@@ -184,7 +184,7 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
         let mut t = [token];
         for _ in 0..rounds {
             log_visit(ctl, t[0], 0);
-            std::hint::black_box(bread(ws));
+            std::hint::black_box(bread(&ws));
             t[0] += 1;
             link.send(&t)?;
             link.recv(&mut t)?;
