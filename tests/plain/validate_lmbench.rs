@@ -61,8 +61,20 @@ bw_unix) echo "AF_UNIX sock stream bandwidth: 3100.00 MB/sec" >&2 ;;
 esac
 "#;
 
-const PROGRAMS: &[&str] =
-    &["lat_ctx", "lat_pipe", "lat_unix", "lat_fifo", "lat_syscall", "lat_proc", "lat_pagefault", "bw_file_rd", "bw_mmap_rd", "bw_mem", "bw_pipe", "bw_unix"];
+const PROGRAMS: &[&str] = &[
+    "lat_ctx",
+    "lat_pipe",
+    "lat_unix",
+    "lat_fifo",
+    "lat_syscall",
+    "lat_proc",
+    "lat_pagefault",
+    "bw_file_rd",
+    "bw_mmap_rd",
+    "bw_mem",
+    "bw_pipe",
+    "bw_unix",
+];
 
 fn fake_lmbench(dir: &Path) {
     for p in PROGRAMS {
@@ -106,11 +118,20 @@ fn the_lmbench_rows_run_and_parse_in_tiny_mode() {
 fn a_directory_that_is_not_an_lmbench_build_is_refused() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let empty = tempfile::tempdir().unwrap();
-    let out =
-        Command::new("python3").args(["scripts/validate", "--only", "lmbench", "--lmbench"]).arg(empty.path()).current_dir(root).output().unwrap();
+    let out = Command::new("python3")
+        .args(["scripts/validate", "--only", "lmbench", "--lmbench"])
+        .arg(empty.path())
+        .current_dir(root)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not an lmbench bin directory") && err.contains("lat_ctx"), "{err}");
-    let none = Command::new("python3").args(["scripts/validate", "--only", "lmbench"]).env_remove("LMBENCH_BIN").current_dir(root).output().unwrap();
+    let none = Command::new("python3")
+        .args(["scripts/validate", "--only", "lmbench"])
+        .env_remove("LMBENCH_BIN")
+        .current_dir(root)
+        .output()
+        .unwrap();
     assert_eq!(none.status.code(), Some(2), "--only lmbench without a build is bad usage");
 }

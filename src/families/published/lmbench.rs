@@ -19,7 +19,7 @@ fn latency_rows() -> Vec<Row> {
         for procs in [2, 3, 4, 10] {
             let p = ctx::Params { procs, ws_kib };
             let mut r = Row::new(format!("lat_ctx -s {ws_kib} {procs}"), ctx::id(ctx::RING), p, ctx::SWITCH)
-                .comment("per switch: hop less the ring's pipe + sum cost");
+                .comment("per switch, all on one CPU: hop less the ring's pipe + sum cost");
             r.aside = Some(ctx::OVERHEAD);
             v.push(r);
         }
@@ -114,9 +114,19 @@ fn bandwidth_rows() -> Vec<Row> {
     };
     let (same, cross) = (Some(Cores::Same), Some(Cores::Cross));
     vec![
-        row("bw_file_rd 64M io_only", bw::FILE_RD, None, "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read"),
+        row(
+            "bw_file_rd 64M io_only",
+            bw::FILE_RD,
+            None,
+            "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read",
+        ),
         row("bw_mmap_rd 64M mmap_only", bw::MMAP_RD, None, "sum of a file mapped once; bytes of the file"),
-        row("bw_mmap_rd 64M open2close", bw::MMAP_RD_OPEN, None, "open + mmap + sum + close + munmap; file written in 4 KiB writes (4 KiB folios)"),
+        row(
+            "bw_mmap_rd 64M open2close",
+            bw::MMAP_RD_OPEN,
+            None,
+            "open + mmap + sum + close + munmap; file written in 4 KiB writes (4 KiB folios)",
+        ),
         row("bw_mem rd", bw::MEM_RD, None, "4 bytes read every 16, buffer 4x LLC; bytes of the buffer"),
         row("bw_mem wr", bw::MEM_WR, None, "4 bytes written every 16; bytes of the buffer"),
         row("bw_mem cp", bw::MEM_CP, None, "4 bytes copied every 16; bytes of one buffer"),
