@@ -13,4 +13,5 @@ mod registry;
 mod report;
 mod screen;
 mod uncertainty;
+mod validate_lmbench;
 mod validate_scripts;

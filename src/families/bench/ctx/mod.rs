@@ -3,8 +3,9 @@
 //! before passing the token on. The ring's own cost (a pipe write and read
 //! and the working-set sum, in one process, with no switch, going round N
 //! pipes) is measured the same way and subtracted. As in lmbench, the
-//! working set is read as words (every byte of it), by every member
-//! including the timing one, once per hop. Unlike lmbench on Linux (which
+//! working set is read as words (every byte of it) with lmbench's bread
+//! (scalar adds in blocks of 128 words, not the compiler's vector loop), by
+//! every member including the timing one, once per hop. Unlike lmbench on Linux (which
 //! leaves placement to the scheduler), every member runs on one CPU.
 
 pub mod family;
@@ -73,10 +74,16 @@ fn member(i: usize, n: usize, link: &mut FdStream, ws: &Private, ctl: &RingCtl) 
             return Err(IpcError::Payload { seq: t[0], word: 0 });
         }
         log_visit(ctl, t[0], i);
-        std::hint::black_box(ws.touch());
+        std::hint::black_box(bread(ws));
         t[0] += 1;
         link.send(&t)?;
     }
+}
+
+/// lmbench's bread of the working set: the sum its -O build computes
+/// (scalar adds; a vectorised sum reads a cached set several times faster).
+fn bread(ws: &Private) -> u64 {
+    crate::measure::arch::sum_u64_scalar(ws.words())
 }
 
 /// The ring's cost without switches: per hop, one pipe write and read and
@@ -90,8 +97,12 @@ fn overhead(ws: &Private, procs: usize, overhead_cycles: u64, cfg: &HarnessConfi
         for _ in 0..n {
             links[i].send(&t)?;
             links[i].recv(&mut t)?;
-            i = (i + 1) % procs;
-            std::hint::black_box(ws.touch());
+            // lmbench's `if (++i == procs) i = 0`, not a division.
+            i += 1;
+            if i == procs {
+                i = 0;
+            }
+            std::hint::black_box(bread(ws));
             t[0] += 1;
         }
         watchdog::check().map_err(IpcError::from)
@@ -173,7 +184,7 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
         let mut t = [token];
         for _ in 0..rounds {
             log_visit(ctl, t[0], 0);
-            std::hint::black_box(ws.touch());
+            std::hint::black_box(bread(&ws));
             t[0] += 1;
             link.send(&t)?;
             link.recv(&mut t)?;
@@ -208,6 +219,16 @@ pub fn run(spec: &RingSpec, overhead_cycles: u64, cfg: &HarnessConfig) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bread_reads_every_word_of_the_working_set() {
+        for kib in [0u64, 4, 16, 64] {
+            let ws = Private::new(kib as usize * 1024).unwrap();
+            // Private writes word i as i: the sum of 0..n.
+            let n = kib * 1024 / 8;
+            assert_eq!(bread(&ws), n * n.saturating_sub(1) / 2, "{kib} KiB");
+        }
+    }
 
     #[test]
     fn the_token_visits_every_process_in_order() {
