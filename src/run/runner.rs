@@ -240,7 +240,8 @@ impl EnvironmentsRun<'_> {
             self.rep.environment_started(name, plan.len());
         }
         let spec = GuestSpec {
-            run: RunSpec { round, ..self.spec.for_environment(benchmark_ids(plan)) },
+            // Counted in the first round only, as rounds in this process are.
+            run: RunSpec { round, no_counters: !self.spec.counts_in(round.unwrap_or(0)), ..self.spec.for_environment(benchmark_ids(plan)) },
             mode: self.o.guest_mode,
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,
