@@ -33,6 +33,9 @@ pub struct Breakdown {
     /// Whether the document records the rounds' time (else the first
     /// column holds the cases' own `elapsed_s`, over every round it kept).
     pub recorded: bool,
+    /// What the run's own process did alongside its rounds' processes
+    /// (at the same time, on another CPU): not part of the sum.
+    pub alongside: Vec<(String, f64)>,
 }
 
 impl Breakdown {
@@ -85,15 +88,25 @@ pub fn breakdown(doc: &RunDoc) -> Breakdown {
         let measured: f64 = r.families.values().map(|t| secs(t.measuring_s)).sum();
         lines[6] += process_s - measured - spent.counting_total() - parts.iter().sum::<f64>();
     }
-    // The run's own process: its counting (rounds it ran itself) and its own lines.
+    // The run's own process: its counting (rounds it ran itself) and its
+    // own lines; while rounds run in processes of their own, it reads,
+    // merges and writes alongside them (on another CPU): not in the sum.
     let host = doc.settings.spent.clone().unwrap_or_default();
     add_counting(&mut b.families, 0, &host);
-    own(&host).iter().enumerate().for_each(|(i, v)| lines[i] += v);
+    let host_lines = own(&host);
+    let beside = b.rounds.iter().sum::<usize>() > 0;
+    for (i, v) in host_lines.iter().enumerate() {
+        match i {
+            3 if beside => b.alongside.push((format!("writing the run's document ({} writes)", host.writes), *v)),
+            5 if beside => b.alongside.push(("reading and merging the rounds' documents".into(), *v)),
+            _ => lines[i] += v,
+        }
+    }
     let names = [
         "TSC calibration".to_string(),
         "preparing (suites, plan, directories)".into(),
         "host facts for the documents".into(),
-        format!("document writes ({} of them)", writes(doc)),
+        format!("document writes ({} of them)", writes(doc, beside)),
         "cool-downs after counting passes".into(),
         "reading and merging the rounds' documents".into(),
         "the rounds' processes besides (start, exit, case order)".into(),
@@ -108,10 +121,10 @@ pub fn breakdown(doc: &RunDoc) -> Breakdown {
     b
 }
 
-/// Writes of every process of the run.
-fn writes(doc: &RunDoc) -> u64 {
-    let rounds: u64 = doc.settings.round_log.iter().filter_map(|r| r.spent.as_ref()).map(|s| s.writes).sum();
-    rounds + doc.settings.spent.as_ref().map_or(0, |s| s.writes)
+/// Writes of the rounds' processes, and of the run's own where they are in the sum (not `beside` the rounds).
+fn writes(doc: &RunDoc, beside: bool) -> u64 {
+    let rounds: u64 = doc.settings.round_log.iter().filter(|r| r.process_s.is_some()).filter_map(|r| r.spent.as_ref()).map(|s| s.writes).sum();
+    rounds + if beside { 0 } else { doc.settings.spent.as_ref().map_or(0, |s| s.writes) }
 }
 
 fn s1(v: f64) -> String {
@@ -159,6 +172,9 @@ pub fn render(doc: &RunDoc) -> String {
     }
     rest.row(vec!["total".into(), s1(b.total_s()), format!("{:.0}%", 100.0 * b.total_s() / total)]);
     s += &rest.render();
+    for (what, v) in &b.alongside {
+        s += &format!("  alongside the rounds, in the run's own process: {what}, {} s\n", s1(*v));
+    }
     s
 }
 
@@ -215,9 +231,12 @@ mod tests {
         assert_eq!((s[1].cases, s[1].measuring_s, s[1].counting_s), (3, 15.0, 0.0));
         let line = |what: &str| b.rest.iter().find(|(w, _)| w.starts_with(what)).map(|(_, v)| *v).unwrap();
         assert_eq!(line("TSC calibration"), 0.25 + 0.25 + 0.5);
-        assert_eq!(line("document writes (25"), 2.0 + 2.0 + 1.0);
+        assert_eq!(line("document writes (20"), 2.0 + 2.0);
         assert_eq!(line("cool-downs"), 1.2);
-        assert_eq!(line("reading and merging"), 3.0);
+        // The run's own process reads, merges and writes while the rounds run: beside the sum.
+        assert!(!b.rest.iter().any(|(w, _)| w.starts_with("reading")));
+        let beside: Vec<(&str, f64)> = b.alongside.iter().map(|(w, v)| (w.as_str(), *v)).collect();
+        assert_eq!(beside, [("writing the run's document (5 writes)", 1.0), ("reading and merging the rounds' documents", 3.0)]);
         // Each round's process: what it took less what its lines account for.
         let besides = (30.0 - 20.0 - 4.0 - (0.5 + 0.125 + 2.0 + 1.2)) + (18.0 - 15.0 - (0.5 + 0.125 + 2.0));
         assert!((line("the rounds' processes besides") - besides).abs() < 1e-9);

@@ -514,21 +514,4 @@ mod tests {
         assert!(w.doc.settings.round_log.iter().all(|r| r.families["syscall"].cases == 1 && r.spent.is_some()));
         assert!(w.doc.settings.spent.as_ref().is_some_and(|s| s.writes >= 3), "the merges were written");
     }
-
-    #[test]
-    #[ignore]
-    fn zz_census() {
-        let names = ["syscall","l4-ipc","lmbench","hermit-basic","stream","memcpy","alloc","packet-stream","fwq","control-loop","boot","microvm","net","blk","parallel"];
-        let suites: Vec<_> = names.iter().map(|n| crate::run::registry::find_suite(n).unwrap()).collect();
-        let plan = crate::run::plan::plan(&suites, None);
-        let mut by: std::collections::BTreeMap<(String, bool, String), (usize, f64, usize)> = Default::default();
-        for p in &plan {
-            let e = by.entry((p.benchmark.family.name().to_string(), p.benchmark.repeats_in_rounds(), p.suite.to_string())).or_default();
-            e.0 += 1;
-            e.1 += p.benchmark.planned_s(&p.params).unwrap_or(0.0);
-            e.2 += usize::from(p.benchmark.supported().is_ok());
-        }
-        for ((f, r, s), (n, t, ok)) in by { println!("CENSUS {f:15} {s:14} repeats={r} cases={n} supported={ok} planned_s={t}"); }
-        println!("CENSUS total {}", plan.len());
-    }
 }
