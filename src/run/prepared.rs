@@ -290,7 +290,8 @@ pub fn measure(spec: &RunSpec) -> Result<RunStatus, PrepareError> {
     say(&p.notes);
     let doc = p.document(&["native"]);
     // A round's document is read by the run's own process only.
-    let mut writer = if spec.round.is_some() { RunWriter::create_private(&spec.results, doc)? } else { RunWriter::create(&spec.results, doc)? };
+    let mut writer =
+        if spec.round.is_some() { RunWriter::create_private(&spec.results, doc)? } else { RunWriter::create(&spec.results, doc)? };
     Ok(execute(&p.plan, &p.execution, &mut writer, &mut *progress::for_run(spec.quiet))?)
 }
 

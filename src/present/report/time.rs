@@ -123,7 +123,8 @@ pub fn breakdown(doc: &RunDoc) -> Breakdown {
 
 /// Writes of the rounds' processes, and of the run's own where they are in the sum (not `beside` the rounds).
 fn writes(doc: &RunDoc, beside: bool) -> u64 {
-    let rounds: u64 = doc.settings.round_log.iter().filter(|r| r.process_s.is_some()).filter_map(|r| r.spent.as_ref()).map(|s| s.writes).sum();
+    let rounds: u64 =
+        doc.settings.round_log.iter().filter(|r| r.process_s.is_some()).filter_map(|r| r.spent.as_ref()).map(|s| s.writes).sum();
     rounds + if beside { 0 } else { doc.settings.spent.as_ref().map_or(0, |s| s.writes) }
 }
 
@@ -135,7 +136,8 @@ fn s1(v: f64) -> String {
 pub fn render(doc: &RunDoc) -> String {
     let b = breakdown(doc);
     let later = format!("later rounds ({})", b.rounds[1]);
-    let mut t = TextTable::new(&["family", "round 1: cases", "measuring s", "counting s", later.as_str(), "measuring s", "counting s", "share"], 1);
+    let mut t =
+        TextTable::new(&["family", "round 1: cases", "measuring s", "counting s", later.as_str(), "measuring s", "counting s", "share"], 1);
     let total = b.wall_s.unwrap_or_else(|| b.total_s()).max(f64::MIN_POSITIVE);
     let mut sums = [Share::default(), Share::default()];
     for (f, kinds) in &b.families {
@@ -192,7 +194,9 @@ mod tests {
         let mut doc = fixture();
         doc.started_at = "2026-11-27T10:00:00Z".into();
         doc.finished_at = Some("2026-11-27T10:01:40Z".into());
-        let fam = |n: usize, s: f64| -> BTreeMap<String, FamilyTime> { [("syscall".to_string(), FamilyTime { cases: n, measuring_s: s })].into_iter().collect() };
+        let fam = |n: usize, s: f64| -> BTreeMap<String, FamilyTime> {
+            [("syscall".to_string(), FamilyTime { cases: n, measuring_s: s })].into_iter().collect()
+        };
         let spent = |counting: f64| Spent {
             prepare_s: 0.5,
             calibration_s: 0.25,
@@ -222,7 +226,8 @@ mod tests {
                 ..Default::default()
             },
         ];
-        doc.settings.spent = Some(Spent { prepare_s: 0.75, calibration_s: 0.5, merges_s: 3.0, writes: 5, writes_s: 1.0, ..Spent::default() });
+        doc.settings.spent =
+            Some(Spent { prepare_s: 0.75, calibration_s: 0.5, merges_s: 3.0, writes: 5, writes_s: 1.0, ..Spent::default() });
         let b = breakdown(&doc);
         assert!(b.recorded);
         assert_eq!(b.rounds, [1, 1]);
