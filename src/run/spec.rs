@@ -194,7 +194,7 @@ impl RunSpec {
     /// `--no-counters`). A cell's kernel event counts per operation count
     /// the same code path in every round (the interval is over the timed
     /// batches, not the counts), while a counting pass and its cool-down
-    /// cost a round of short cases about as much as its timed batches.
+    /// cost a round more than its timed batches (memcpy: 154 s against 51 s).
     pub fn counts_in(&self, k: usize) -> bool {
         !self.no_counters && k == 0
     }
