@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     }
     let r = match cli.command {
         Command::List { bench, long, sources } => show::list(bench.as_deref(), long, sources),
-        Command::Show { file, full, json, counters } => show::show(&file, full, json, counters),
+        Command::Show { file, full, json, counters, time } => show::show(&file, full, json, counters, time),
         Command::Completions { shell } => {
             let shell: clap_complete::Shell = shell.parse().expect("clap checked the name");
             clap_complete::generate(shell, &mut Cli::command_with_registry_help(), "oscycles", &mut std::io::stdout());

@@ -2,6 +2,7 @@
 //! temporary file, then renamed over the old one), so the file on disk is
 //! always a complete, parseable document and a crash loses nothing measured.
 
+use crate::data::results::time::Spent;
 use crate::data::results::{CaseResult, OLDEST_SCHEMA_VERSION, RunDoc, RunStatus, SCHEMA, SCHEMA_VERSION, now_rfc3339};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -101,6 +102,10 @@ pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result
 pub struct RunWriter {
     path: PathBuf,
     pub doc: RunDoc,
+    /// Seconds the last write took, counted in by the next.
+    unsaved_s: f64,
+    /// Written without indentation ([`RunWriter::create_private`]).
+    compact: bool,
 }
 
 impl RunWriter {
@@ -110,20 +115,49 @@ impl RunWriter {
     }
 
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
+        Self::create_as(dir, doc, false)
+    }
+
+    /// A round's document, which only the run's own process reads: the same
+    /// document, written without indentation (pretty-printed, its arrays of
+    /// samples take a line per number: the file is about twice as large, and
+    /// it is written after every case and read again by the run's process).
+    pub fn create_private(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
+        Self::create_as(dir, doc, true)
+    }
+
+    fn create_as(dir: &Path, doc: RunDoc, compact: bool) -> Result<Self, DocumentError> {
         check_writable(dir, "results", "--results")?;
-        let w = RunWriter { path: Self::path_in(dir, &doc), doc };
+        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact };
         w.save()?;
         Ok(w)
+    }
+
+    /// What this process spent outside its cases, as the document keeps it
+    /// (`settings.spent`), for the caller to add to.
+    pub fn spent(&mut self) -> &mut Spent {
+        self.doc.settings.spent.get_or_insert_default()
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn save(&self) -> Result<(), DocumentError> {
+    /// Replaces the document on disk, counting the write into the
+    /// document's `spent`: this write, and the time of the writes before
+    /// (a write's own time is known only after it, so the last one's is
+    /// not in the file; the document in memory is always the file's).
+    fn save(&mut self) -> Result<(), DocumentError> {
+        let t = std::time::Instant::now();
+        let unsaved = std::mem::take(&mut self.unsaved_s);
+        let spent = self.spent();
+        spent.writes += 1;
+        spent.writes_s += unsaved;
         let unwritable = |err| DocumentError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
-        let text = serde_json::to_string_pretty(&self.doc).expect("a run document always serialises");
-        write_atomically(&self.path, text).map_err(unwritable)
+        let text = if self.compact { serde_json::to_string(&self.doc) } else { serde_json::to_string_pretty(&self.doc) };
+        write_atomically(&self.path, text.expect("a run document always serialises")).map_err(unwritable)?;
+        self.unsaved_s = t.elapsed().as_secs_f64();
+        Ok(())
     }
 
     pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
@@ -209,6 +243,16 @@ pub fn parse_text(path: &Path, text: String) -> Result<RunDoc, DocumentError> {
 }
 
 fn parse(path: &Path, text: String) -> Result<RunDoc, DocumentError> {
+    // A document of a version this oscycles reads, in one pass straight into
+    // its type (a run reads its rounds' documents again and again); anything
+    // else through a generic value first, for the error that names what is wrong.
+    if let Ok(doc) = serde_json::from_str::<RunDoc>(&text)
+        && doc.schema == SCHEMA
+        && (OLDEST_SCHEMA_VERSION..=SCHEMA_VERSION).contains(&doc.schema_version)
+    {
+        valid_id(&doc.id).map_err(|err| DocumentError::BadId { path: path.into(), err })?;
+        return Ok(doc);
+    }
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| DocumentError::Parse { path: path.into(), err: e.to_string() })?;
     if v.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
         return Err(DocumentError::Parse { path: path.into(), err: format!("no \"schema\": \"{SCHEMA}\" field") });

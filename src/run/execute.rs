@@ -179,6 +179,9 @@ fn count_pass(
         harness.batches = harness.batches.min(counters::COUNTING_BATCHES);
         // Armed with batches, a measured case always carries its counts.
         let r = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
+        let spent = recorder.writer.spent();
+        *spent.counting_s.entry(p.benchmark.family.name().to_string()).or_default() += r.elapsed_s;
+        spent.counted += 1;
         let counts = match (r.status, r.counters) {
             (CaseStatus::Ok, Some(counts)) => counts,
             _ => counters::Counts::none(&format!("not counted: its counting run failed: {}", r.reason.unwrap_or_default())),
@@ -187,6 +190,7 @@ fn count_pass(
     }
     if !to_count.is_empty() {
         std::thread::sleep(COUNTERS_COOL_DOWN);
+        recorder.writer.spent().cool_down_s += COUNTERS_COOL_DOWN.as_secs_f64();
     }
     Ok(())
 }
@@ -251,7 +255,8 @@ pub fn run_plan(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
     watchdog::install();
     let rep = &mut *out.rep;
     let mut recorder = Recorder { writer: &mut *out.writer, env: out.env, done: 0 };
-    rep.plan_started(plan.len() * ex.spec.conditions());
+    let planned: Vec<Option<f64>> = plan.iter().map(|p| p.benchmark.planned_s(&p.params)).collect();
+    rep.plan_started(&planned.repeat(ex.spec.conditions()));
     for &kind in &ex.spec.loads {
         if watchdog::interrupted().is_some() {
             break;

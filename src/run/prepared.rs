@@ -6,6 +6,7 @@
 //! handed, and measure it with [`measure`], the library's, not the binary's.
 
 use crate::data::documents::{self, DocumentError, RunWriter};
+use crate::data::results::time::Spent;
 use crate::data::results::{RunDoc, RunStatus};
 use crate::measure::clock::{self, ClockInfo};
 use crate::measure::placement::{self, Policy};
@@ -62,6 +63,8 @@ pub struct Prepared {
     pub run_dir: Option<RunDir>,
     /// What preparing has to say (directories of dead runs removed).
     pub notes: Vec<String>,
+    /// What preparing took (the document's `settings.spent` starts from it).
+    pub spent: Spent,
 }
 
 impl Prepared {
@@ -71,6 +74,7 @@ impl Prepared {
     /// calibrated (or the parent's rate taken), the run's private directory
     /// made.
     pub fn new(spec: &RunSpec, side: Side) -> Result<Prepared, PrepareError> {
+        let started = std::time::Instant::now();
         let suites = find_suites(&spec.suites)?;
         let cpus = cpus_here(spec.cpus.as_deref())?;
         let usage = |e: DocumentError| PrepareError::Usage(e.to_string());
@@ -84,19 +88,22 @@ impl Prepared {
         let (run_dir, notes) = RunDir::create(&base)
             .map_err(|e| PrepareError::Usage(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
         check_rt(spec)?;
+        let calibrating = std::time::Instant::now();
         let clock = match spec.tsc_hz {
             Some(hz) if hz > 1e6 => clock::known_tsc(hz),
             _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
         }
         .counting(spec.instruction_counter);
+        let calibration_s = calibrating.elapsed().as_secs_f64();
         let execution = execution(spec, cpus, &clock, run_dir.path())?;
-        Ok(Prepared { suites, plan, execution, clock, run_dir: Some(run_dir), notes })
+        let spent = Spent { prepare_s: started.elapsed().as_secs_f64(), calibration_s, ..Spent::default() };
+        Ok(Prepared { suites, plan, execution, clock, run_dir: Some(run_dir), notes, spent })
     }
 
     /// A run made of parts resolved elsewhere (tests, a program embedding
     /// the runner with families of its own).
     pub fn of(plan: Vec<PlannedCase>, execution: Execution, clock: ClockInfo) -> Prepared {
-        Prepared { suites: vec![], plan, execution, clock, run_dir: None, notes: vec![] }
+        Prepared { suites: vec![], plan, execution, clock, run_dir: None, notes: vec![], spent: Spent::default() }
     }
 
     pub fn spec(&self) -> &RunSpec {
@@ -104,12 +111,16 @@ impl Prepared {
     }
 
     /// The run document this run starts, in `envs` (their names): every
-    /// case under every condition in each, the harness of its first suite.
+    /// case under every condition in each, the harness of its first suite;
+    /// what preparing and collecting the host's facts took in its `spent`.
     pub fn document(&self, envs: &[&str]) -> RunDoc {
         let spec = self.spec();
         let cases = self.plan.len() * spec.conditions() * envs.len();
         let harness = self.suites.first().map_or(self.execution.full, |s| self.execution.harness_for(s.scale));
-        spec.document(envs, cases, self.execution.cpus.clone(), harness, self.clock.clone())
+        let t = std::time::Instant::now();
+        let mut doc = spec.document(envs, cases, self.execution.cpus.clone(), harness, self.clock.clone());
+        doc.settings.spent = Some(Spent { facts_s: t.elapsed().as_secs_f64(), ..self.spent.clone() });
+        doc
     }
 }
 
@@ -277,7 +288,10 @@ pub fn measure(spec: &RunSpec) -> Result<RunStatus, PrepareError> {
     say(&recover());
     let p = Prepared::new(spec, Side::Part)?;
     say(&p.notes);
-    let mut writer = RunWriter::create(&spec.results, p.document(&["native"]))?;
+    let doc = p.document(&["native"]);
+    // A round's document is read by the run's own process only.
+    let mut writer =
+        if spec.round.is_some() { RunWriter::create_private(&spec.results, doc)? } else { RunWriter::create(&spec.results, doc)? };
     Ok(execute(&p.plan, &p.execution, &mut writer, &mut *progress::for_run(spec.quiet))?)
 }
 
@@ -297,5 +311,31 @@ pub fn measure_in_child(spec: &RunSpec) -> u8 {
             eprintln!("oscycles: {e}");
             if matches!(e, PrepareError::Usage(_)) { 2 } else { 1 }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_takes_the_parents_tsc_rate_instead_of_calibrating() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = RunSpec {
+            suites: vec!["syscall".into()],
+            tsc_hz: Some(2.5e9),
+            round: Some(1),
+            results: tmp.path().join("results"),
+            scratch: Some(tmp.path().into()),
+            ..RunSpec::default()
+        };
+        let p = Prepared::new(&spec, Side::Part).unwrap();
+        // A calibration never lands on the parent's number exactly.
+        assert_eq!(p.clock.tsc_hz, 2.5e9);
+        assert_eq!(p.execution.spec.tsc_hz, Some(2.5e9), "and hands it on to its own rounds");
+        let doc = p.document(&["native"]);
+        assert_eq!(doc.host.clock.tsc_hz, 2.5e9);
+        let spent = doc.settings.spent.expect("what preparing took is in the document");
+        assert!(spent.prepare_s >= spent.calibration_s && spent.facts_s >= 0.0, "{spent:?}");
     }
 }

@@ -16,8 +16,10 @@ pub trait Reporter {
     /// The run starts: `cases` results to come, `per` of them per condition
     /// and environment, saved to `path`.
     fn run_started(&mut self, _cases: usize, _per: usize, _path: &Path) {}
-    /// A plan of `total` cases (over every condition) starts in this process.
-    fn plan_started(&mut self, _total: usize) {}
+    /// A plan starts in this process: one entry per case to come (over
+    /// every condition, in order), the seconds it is planned to take where
+    /// its family says ([`crate::families::bench::family::Family::planned_s`]).
+    fn plan_started(&mut self, _planned: &[Option<f64>]) {}
     /// Case `i` (from 0) of the plan starts; `condition` is "load/isolation: "
     /// when the plan runs under several, else empty.
     fn case_started(&mut self, _i: usize, _p: &PlannedCase, _condition: &str) {}
@@ -51,7 +53,8 @@ impl Reporter for Quiet {}
 /// the cases so far.
 pub struct Terminal {
     tty: bool,
-    total: usize,
+    /// The plan's cases, with the seconds planned where known.
+    planned: Vec<Option<f64>>,
     started: Instant,
     last: String,
 }
@@ -63,17 +66,27 @@ impl Terminal {
     }
 
     pub fn with_tty(tty: bool) -> Terminal {
-        Terminal { tty, total: 0, started: Instant::now(), last: String::new() }
+        Terminal { tty, planned: vec![], started: Instant::now(), last: String::new() }
     }
 
     /// The line of case `i`: "[3/10, ~4 s left] load/iso: label".
     pub fn case_line(&self, i: usize, what: &str) -> String {
-        let eta = if i > 0 {
-            format!(", ~{:.0} s left", self.started.elapsed().as_secs_f64() / i as f64 * self.total.saturating_sub(i) as f64)
-        } else {
-            String::new()
+        let eta = if i > 0 { format!(", ~{:.0} s left", self.left_s(i, self.started.elapsed().as_secs_f64())) } else { String::new() };
+        format!("[{}/{}{eta}] {what}", i + 1, self.planned.len())
+    }
+
+    /// Seconds left when case `i` starts, `elapsed` after the first: the
+    /// planned seconds of the cases left that have them, and for each of
+    /// the others what a case without them has taken so far.
+    fn left_s(&self, i: usize, elapsed: f64) -> f64 {
+        let (done, left) = self.planned.split_at(i.min(self.planned.len()));
+        let known = |p: &[Option<f64>]| p.iter().flatten().sum::<f64>();
+        let unknown = |p: &[Option<f64>]| p.iter().filter(|x| x.is_none()).count();
+        let per_case = match unknown(done) {
+            0 => elapsed / i.max(1) as f64,
+            n => (elapsed - known(done)).max(0.0) / n as f64,
         };
-        format!("[{}/{}{eta}] {what}", i + 1, self.total)
+        known(left) + unknown(left) as f64 * per_case
     }
 }
 
@@ -88,8 +101,8 @@ impl Reporter for Terminal {
         let per = if cases == per { String::new() } else { format!(" ({per} per condition and environment)") };
         eprintln!("measuring {cases} cases{per}; results go to {}", path.display());
     }
-    fn plan_started(&mut self, total: usize) {
-        self.total = total;
+    fn plan_started(&mut self, planned: &[Option<f64>]) {
+        self.planned = planned.to_vec();
         self.started = Instant::now();
         self.last.clear();
     }
@@ -151,8 +164,8 @@ impl Log {
 
 #[cfg(test)]
 impl Reporter for Log {
-    fn plan_started(&mut self, total: usize) {
-        self.say(format!("plan {total}"));
+    fn plan_started(&mut self, planned: &[Option<f64>]) {
+        self.say(format!("plan {}", planned.len()));
     }
     fn case_started(&mut self, i: usize, p: &PlannedCase, condition: &str) {
         self.say(format!("case {i} {condition}{}", p.benchmark.id));
@@ -184,8 +197,21 @@ mod tests {
     #[test]
     fn the_terminal_line_counts_and_estimates() {
         let mut t = Terminal::with_tty(false);
-        t.plan_started(4);
+        t.plan_started(&[None; 4]);
         assert_eq!(t.case_line(0, "syscall.getpid"), "[1/4] syscall.getpid");
         assert!(t.case_line(2, "x").starts_with("[3/4, ~"), "{}", t.case_line(2, "x"));
+    }
+
+    #[test]
+    fn the_estimate_knows_a_fixed_time_case() {
+        let mut t = Terminal::with_tty(false);
+        // Two short cases took 4 s; an FWQ of 140 s and one short case are left.
+        t.plan_started(&[None, None, Some(140.0), None]);
+        assert_eq!(t.left_s(2, 4.0), 142.0);
+        // After the FWQ (its 140 s taken off what the others took), one short case.
+        assert_eq!(t.left_s(3, 144.0), 2.0);
+        // With only fixed-time cases done, each other case counts as the average case so far.
+        t.plan_started(&[Some(3.0), None]);
+        assert_eq!(t.left_s(1, 3.0), 3.0);
     }
 }

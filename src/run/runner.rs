@@ -302,7 +302,13 @@ impl EnvironmentsRun<'_> {
         }
         let run = self.spec.for_environment(benchmark_ids(plan));
         let spec = GuestSpec {
-            run: RunSpec { round, cases: cases.map(<[String]>::to_vec).or(run.cases.clone()), ..run },
+            // Counted in the first round only, as rounds in this process are.
+            run: RunSpec {
+                round,
+                cases: cases.map(<[String]>::to_vec).or(run.cases.clone()),
+                no_counters: !self.spec.counts_in(round.unwrap_or(0)),
+                ..run
+            },
             mode: self.o.guest_mode,
             vm_cpus: self.o.vm_cpus,
             vm_mem_mib: self.o.vm_mem_mib,

@@ -64,6 +64,47 @@ fn rounds_run_in_fresh_processes_in_recorded_orders_and_every_cell_has_an_interv
     let _ = std::fs::remove_dir_all(d2);
 }
 
+/// The counting pass runs in the first round only, and its counts stay in
+/// the merged cells; every round records what it measured per family and
+/// what its process spent besides, and `show --time` adds it up.
+#[test]
+fn later_rounds_do_not_count_and_the_run_records_where_its_time_went() {
+    let d = tempdir("rounds-time");
+    let out = common::tiny_run(&d, 100, &["--rounds", "3", "--seed", "7"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let path = only_json(&d);
+    let doc = read(&path);
+    let log = doc["settings"]["round_log"].as_array().unwrap();
+    let counted: Vec<bool> = log.iter().map(|r| r["counted"].as_bool().unwrap()).collect();
+    assert_eq!(counted, [true, false, false], "{log:?}");
+    for r in log {
+        let fam = &r["families"]["syscall"];
+        assert_eq!(fam["cases"], 7, "{r}");
+        assert!(r["process_s"].as_f64().unwrap() > 0.0, "{r}");
+        let spent = &r["spent"];
+        assert!(spent["writes"].as_u64().unwrap() >= 7, "a write per case at least: {spent}");
+        // The first round counts its cases once; the later ones none.
+        let counting = spent["counted"].as_u64().unwrap();
+        assert_eq!(counting > 0, r["round"] == 0, "{spent}");
+    }
+    for r in doc["results"].as_array().unwrap() {
+        let c = &r["counters"];
+        assert!(c.is_object(), "the counts of round 1 survive the merge: {r}");
+        if let Some(cs) = c["events"].get("context_switches") {
+            assert_eq!(cs["samples"].as_array().map(Vec::len), Some(1), "counted in one round: {cs}");
+        }
+    }
+    assert!(doc["settings"]["spent"]["merges_s"].as_f64().is_some(), "{}", doc["settings"]);
+    let shown = oscycles(&["show", "--time", path.to_str().unwrap()]);
+    assert!(shown.status.success());
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("where the time went"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("syscall ") && l.contains(" 7 ")), "{text}");
+    let counts = oscycles(&["show", "--counters", path.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&counts.stdout).contains("counting pass of round 1,"), "{}", String::from_utf8_lossy(&counts.stdout));
+    let _ = std::fs::remove_dir_all(d);
+}
+
 /// The fixture (a version 2 copy), its first case's cycles replaced by
 /// `rounds` rounds of 5 batches around `center`; written to `path`.
 fn synthetic(path: &Path, id: &str, center: f64, rounds: usize) -> PathBuf {

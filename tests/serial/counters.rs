@@ -245,7 +245,8 @@ fn a_run_records_counts_and_show_prints_them() {
     let c = &r["counters"];
     assert!(c["kernel"].as_str().is_some_and(|k| !k.is_empty()), "{c}");
     let cs = &c["events"]["context_switches"];
-    assert_eq!(cs["samples"].as_array().map(Vec::len), Some(2), "one list per round: {cs}");
+    // Counted in the first of the two rounds only (the second runs no counting pass).
+    assert_eq!(cs["samples"].as_array().map(Vec::len), Some(1), "one list, of round 1: {cs}");
     assert!(cs["summary"]["median"].as_f64().unwrap() < 0.01, "getpid does not switch: {cs}");
     if oscycles::measure::counters::availability().hardware.is_err() {
         assert!(c["unavailable"]["instructions"].as_str().is_some_and(|w| !w.is_empty()), "{c}");

@@ -48,6 +48,11 @@ pub enum Command {
         /// where a PMU counted them), before the summary.
         #[arg(long, conflicts_with = "json")]
         counters: bool,
+        /// Where the run's time went: per family and kind of round, the
+        /// seconds measuring and counting its cases; then the rest (process
+        /// starts, TSC calibration, planning, writes, cool-downs), before the summary.
+        #[arg(long, conflicts_with = "json")]
+        time: bool,
     },
     /// Shell completions for bash, zsh, fish, elvish or powershell, on standard output.
     Completions {

@@ -64,8 +64,9 @@ pub enum Tables {
 }
 
 /// `oscycles show RUN`: the header and summary; --full every table; --json
-/// the document; --counters the kernel's event counts per operation.
-pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> Result<ExitCode> {
+/// the document; --counters the kernel's event counts per operation;
+/// --time where the run's time went.
+pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool, time: bool) -> Result<ExitCode> {
     let doc = super::read_doc(file)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -76,6 +77,11 @@ pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool) -> R
     if counters {
         let counts = oscycles::tables::tabular::table::within((!full).then(report::terminal_width), || report::counters::render(&doc));
         print!("{}", report::for_terminal(&counts));
+        println!();
+    }
+    if time {
+        let spent = oscycles::tables::tabular::table::within((!full).then(report::terminal_width), || report::time::render(&doc));
+        print!("{}", report::for_terminal(&spent));
         println!();
     }
     print_results(&doc, file, if full { Tables::Full } else { Tables::Fitted });

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub mod adaptive;
 pub mod check;
+pub mod time;
 
 pub const SCHEMA: &str = "oscycles.run";
 /// Version 2 added raw samples by round, intervals, rounds and the case
@@ -152,6 +153,9 @@ pub struct Settings {
     /// `--rounds auto`: how the rounds went, per environment that ran them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adaptive: Vec<adaptive::Outcome>,
+    /// What the run's own process spent outside its cases (absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<time::Spent>,
 }
 
 fn one() -> usize {
@@ -159,7 +163,7 @@ fn one() -> usize {
 }
 
 /// One round as it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundRecord {
     pub round: usize,
     /// The seed of this round's case order.
@@ -177,6 +181,22 @@ pub struct RoundRecord {
     /// Times the round's process was switched out against its will.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub involuntary_switches: Option<u64>,
+    /// Whether the round ran a counting pass after its timed cases (absent
+    /// in older documents, where every round did unless `--no-counters`):
+    /// later rounds of a run do not, a cell's counts per operation being
+    /// the same in every round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<bool>,
+    /// What the round measured, per family.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub families: std::collections::BTreeMap<String, time::FamilyTime>,
+    /// What the round's process spent besides (absent in older documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<time::Spent>,
+    /// Seconds from the start of the round's process to its end, as the
+    /// run's own process timed it (absent where the round ran in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_s: Option<f64>,
 }
 
 /// Which way a metric improves.

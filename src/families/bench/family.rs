@@ -96,6 +96,12 @@ pub trait Family: Sync + 'static {
     fn needs_disk(&self) -> bool {
         false
     }
+    /// Seconds a case is planned to take where its parameters fix them (a
+    /// number of quanta or periods of a set length); None where the machine
+    /// decides (batches doubled to a target). Progress estimates from it.
+    fn planned_s(&self, _variant: usize, _params: &Params) -> Option<f64> {
+        None
+    }
     /// Whether what it measures is time itself (fixed-time windows, noise,
     /// rates over elapsed time, seconds to boot) rather than the cost of an
     /// operation: under QEMU's instruction counter, whose clock advances by
@@ -154,6 +160,8 @@ pub struct Described<V: 'static> {
     pub venue: Venue,
     pub repeats_in_rounds: bool,
     pub needs_disk: bool,
+    /// Seconds a case is planned to take ([`Family::planned_s`]).
+    pub planned_s: fn(V, &Params) -> Option<f64>,
     pub measures_time: bool,
     pub shows: Shows,
     /// Its parameters' round trip through its struct: [`round_trip`]`::<schema::X::Params>`.
@@ -174,6 +182,7 @@ impl<V: 'static> Described<V> {
         venue: Venue::Anywhere,
         repeats_in_rounds: false,
         needs_disk: false,
+        planned_s: |_, _| None,
         measures_time: false,
         shows: Shows::NOTHING,
         params: |_| None,
@@ -210,6 +219,9 @@ impl<V: Copy + Sync + 'static> Family for Described<V> {
     }
     fn needs_disk(&self) -> bool {
         self.needs_disk
+    }
+    fn planned_s(&self, variant: usize, params: &Params) -> Option<f64> {
+        (self.planned_s)(self.variants[variant], params)
     }
     fn measures_time(&self) -> bool {
         self.measures_time
@@ -342,6 +354,11 @@ impl Benchmark {
 
     pub fn needs_disk(&self) -> bool {
         self.family.needs_disk()
+    }
+
+    /// Seconds a case of it is planned to take, where its family says.
+    pub fn planned_s(&self, params: &Params) -> Option<f64> {
+        self.family.planned_s(self.variant, params)
     }
 
     pub fn measures_time(&self) -> bool {

@@ -94,14 +94,35 @@ pub fn render(doc: &RunDoc) -> String {
         }
         t.row(row);
     }
-    let mut s = format!(
-        "kernel event counts per operation (of the operation the first metric times; median over the counting batches of each round's counting pass, after its timed cases, \
-         +- half the range of the round medians)\n{}",
-        kernels(doc, &counted)
-    );
+    let mut s = match counted_rounds(doc) {
+        Some(rounds) => format!(
+            "kernel event counts per operation (of the operation the first metric times; median over the counting batches of the counting pass of round {rounds}, \
+             after its timed cases: the later rounds ran none)\n{}",
+            kernels(doc, &counted)
+        ),
+        None => format!(
+            "kernel event counts per operation (of the operation the first metric times; median over the counting batches of each round's counting pass, after its timed cases, \
+             +- half the range of the round medians)\n{}",
+            kernels(doc, &counted)
+        ),
+    };
     s += &t.render();
     s += &reasons(&counted);
     s
+}
+
+/// The rounds (from 1) whose counting pass the counts come from, where the
+/// document says some rounds ran none; None where every round counted (or
+/// the document does not say).
+fn counted_rounds(doc: &RunDoc) -> Option<String> {
+    let log = &doc.settings.round_log;
+    if !log.iter().any(|r| r.counted == Some(false)) {
+        return None;
+    }
+    let mut counted: Vec<usize> = log.iter().filter(|r| r.counted == Some(true)).map(|r| r.round + 1).collect();
+    counted.sort_unstable();
+    counted.dedup();
+    Some(counted.iter().map(usize::to_string).collect::<Vec<_>>().join(", "))
 }
 
 /// An event's column heading, from its name in a document.

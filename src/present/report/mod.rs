@@ -16,6 +16,7 @@ pub mod plot;
 pub mod summary;
 pub mod tables;
 pub mod terminal;
+pub mod time;
 
 use crate::data::results::{CaseResult, RunDoc};
 use crate::tables::tabular::tables::Layout;

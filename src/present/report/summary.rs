@@ -91,8 +91,8 @@ pub struct Parts {
 }
 
 /// Where a run's time went: its wall time (start to end, whole seconds)
-/// and the share of it spent measuring its cases (each case's timed
-/// batches with their calibration and warm-up); the rest is the counting
+/// and the share of it spent measuring its cases in every round (each
+/// case's timed batches with their calibration and warm-up); the rest is the counting
 /// pass and its cool-down, process starts, TSC calibration, planning, loads
 /// settling, writes.
 /// Empty for a run not finished.
@@ -101,12 +101,15 @@ fn measured_share(doc: &RunDoc) -> String {
     let Some(wall) = doc.finished_at.as_deref().and_then(secs).zip(secs(&doc.started_at)).map(|(e, s)| e.saturating_sub(s)) else {
         return String::new();
     };
-    let cases: f64 = doc.results.iter().map(|r| r.elapsed_s).filter(|t| t.is_finite() && *t >= 0.0).sum();
+    // Every round's where the document records them, else the cases' own seconds.
+    let spent = super::time::breakdown(doc);
+    let cases: f64 = spent.families.values().flat_map(|k| k.iter()).map(|s| s.measuring_s).sum();
     if wall == 0 {
         return format!("  time: under a second, {cases:.1} s of it measuring the cases\n");
     }
+    let rest = if spent.recorded { "; show --time: where it went" } else { "" };
     format!(
-        "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases (timed batches, their calibration and warm-up; the rest: counting pass, process starts, writes)\n",
+        "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases (timed batches, their calibration and warm-up; the rest: counting pass, process starts, writes{rest})\n",
         (100.0 * cases / wall as f64).min(100.0)
     )
 }

@@ -16,6 +16,7 @@ pub mod paired;
 use crate::analysis::uncertainty::random::SplitMix64;
 use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::adaptive::{Auto, Unsettled};
+use crate::data::results::time::by_family;
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::measure::watchdog;
 use crate::run::execute::{self, Destination, Execution};
@@ -84,6 +85,9 @@ pub fn run_here(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> 
         status,
         steal_pct: ticks.zip(crate::measure::host::cpu_ticks(&ex.cpus)).and_then(|(b, a)| crate::measure::host::steal_pct(b, a)),
         involuntary_switches: switches_before.zip(switches()).map(|(b, a)| a.saturating_sub(b)),
+        counted: Some(ex.counters()),
+        families: by_family(&out.writer.doc.results[first..]),
+        ..RoundRecord::default()
     };
     out.writer.update(|doc| {
         doc.settings.round_log.push(rec);
@@ -204,8 +208,9 @@ impl Repeated<'_> {
         let (r, env) = (self.r, self.env);
         let dir = r.work.join(format!("round-{k}"));
         let spec = self.spec.for_round(k, ids, dir.clone(), r.work.clone());
-        match run_round(self.exe, &spec, &dir, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
-            Ok(()) => {}
+        let mut reading_s = 0.0;
+        match run_round(self.exe, &spec, &dir, &mut reading_s, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
+            Ok(()) => writer.spent().merges_s += reading_s,
             Err(RoundError::Store(e)) => return Err(e),
             Err(RoundError::Failed(why)) => {
                 rep.warning(&format!("round {} failed: {why}", k + 1));
@@ -213,12 +218,8 @@ impl Repeated<'_> {
                     run.settings.round_log.push(RoundRecord {
                         round: k,
                         seed: round_seed(self.spec.seed, k),
-                        pid: 0,
-                        order: vec![],
-                        elapsed_s: 0.0,
                         status: format!("failed: {why}"),
-                        steal_pct: None,
-                        involuntary_switches: None,
+                        ..RoundRecord::default()
                     })
                 })?
             }
@@ -282,6 +283,7 @@ pub fn merge_round(
     if fresh == 0 && !last {
         return Ok(merged);
     }
+    let n = doc.results.len();
     // The round's counting pass comes after its timed cases, writing counts
     // into results already there: a round's counts are merged once, at its end.
     let new = doc.results[merged..].iter().cloned().map(|mut res| {
@@ -289,19 +291,26 @@ pub fn merge_round(
         res.counters = None;
         res
     });
+    let mut took = 0.0;
     writer.update(|run| {
+        let t = Instant::now();
         merge(run, new);
         if last {
             let tagged =
                 doc.results.iter().filter(|r| r.counters.is_some()).map(|r| CaseResult { environment: env.map(String::from), ..r.clone() });
             merge_counts(run, tagged);
+            let spent = doc.settings.spent;
             run.settings.round_log.extend(doc.settings.round_log.into_iter().map(|mut rec| {
                 rec.round = k;
+                rec.spent = rec.spent.or_else(|| spent.clone());
                 rec
             }));
         }
+        took = t.elapsed().as_secs_f64();
     })?;
-    Ok(doc.results.len())
+    // Its write is counted with the others (`writes_s`).
+    writer.spent().merges_s += took;
+    Ok(n)
 }
 
 /// Why a round gave nothing (more).
@@ -319,19 +328,26 @@ impl From<String> for RoundError {
 /// The round's document as it is on disk now (it is replaced whole, never
 /// written in place), if there is one.
 fn round_doc(dir: &std::path::Path) -> Option<RunDoc> {
-    let p = std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))?;
-    crate::data::documents::load(&p).ok()
+    crate::data::documents::load(&round_path(dir)?).ok()
+}
+
+/// Where the round's document is in `dir`, once it has one.
+fn round_path(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))
 }
 
 /// Starts a round's process (`exe __round --spec JSON`, its document in
-/// `dir`) and waits for it, handing `sink` its document whenever it grew,
-/// with how many of its results are merged already and whether it has
-/// ended; `sink` returns how many are merged now. Results are merged as the
-/// round saves them: a run killed mid-round keeps every case measured so far.
+/// `dir`) and waits for it, handing `sink` its document whenever it was
+/// saved again, with how many of its results are merged already and
+/// whether it has ended; `sink` returns how many are merged now. Results
+/// are merged as the round saves them: a run killed mid-round keeps every
+/// case measured so far. The round's records get the seconds its process
+/// took; `reading_s` the seconds spent reading its document.
 fn run_round(
     exe: &std::path::Path,
     spec: &RunSpec,
     dir: &std::path::Path,
+    reading_s: &mut f64,
     sink: &mut dyn FnMut(RunDoc, usize, bool) -> Result<usize, DocumentError>,
 ) -> Result<(), RoundError> {
     let k = spec.round.unwrap_or(0);
@@ -341,12 +357,14 @@ fn run_round(
     cmd.arg("__round").arg("--spec").arg(json);
     cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
     watchdog::die_with_parent(&mut cmd);
+    let spawned = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
     // SIGINT/SIGTERM reach this process (the round's own process group may
     // not be the terminal's): pass them on, so the round saves and stops.
     let mut passed_on = false;
     let mut polled = Instant::now();
     let mut merged = 0;
+    let mut seen = None;
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
@@ -355,7 +373,7 @@ fn run_round(
         }
         if polled.elapsed() > std::time::Duration::from_millis(250) {
             polled = Instant::now();
-            if let Some(doc) = round_doc(dir) {
+            if let Some(doc) = saved_again(dir, &mut seen, reading_s) {
                 merged = sink(doc, merged, false).map_err(RoundError::Store)?;
             }
         }
@@ -366,8 +384,30 @@ fn run_round(
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    let doc = round_doc(dir).ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
+    let process_s = spawned.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut doc = round_doc(dir).ok_or_else(|| format!("round {k} saved no document (it ended with {status})"))?;
+    *reading_s += t.elapsed().as_secs_f64();
+    doc.settings.round_log.iter_mut().for_each(|rec| rec.process_s = Some(process_s));
     sink(doc, merged, true).map(|_| ()).map_err(RoundError::Store)
+}
+
+/// The round's document if it was saved again since `seen` (each save
+/// replaces the file, a new inode; a look at its metadata is cheap, reading
+/// a document of a thousand cases is not), adding the time to `reading_s`.
+fn saved_again(dir: &std::path::Path, seen: &mut Option<(u64, i64, i64, u64)>, reading_s: &mut f64) -> Option<RunDoc> {
+    use std::os::unix::fs::MetadataExt;
+    let t = Instant::now();
+    let p = round_path(dir)?;
+    let m = std::fs::symlink_metadata(&p).ok()?;
+    let now = Some((m.ino(), m.mtime(), m.mtime_nsec(), m.len()));
+    if now == *seen {
+        return None;
+    }
+    *seen = now;
+    let doc = crate::data::documents::load(&p).ok();
+    *reading_s += t.elapsed().as_secs_f64();
+    doc
 }
 
 /// The counts of `results` into the run's same cells.
@@ -434,5 +474,50 @@ mod tests {
         let mut orig = labels(&plan);
         orig.sort();
         assert_eq!(sorted, orig, "a permutation of the plan");
+    }
+
+    /// Round k's document of one getpid cell: its samples, its counts
+    /// where the round counted, its round record.
+    fn round_doc_of(k: usize, counted: bool) -> RunDoc {
+        use crate::data::results::{Metric, time::FamilyTime};
+        let suites = [crate::run::registry::find_suite("syscall").unwrap()];
+        let plan = crate::run::plan::plan(&suites, Some(&["syscall.getpid".to_string()]));
+        let clock = crate::measure::clock::known_tsc(1e9);
+        let spec = RunSpec { round: Some(k), ..RunSpec::default() };
+        let mut doc = spec.document(&["native"], 1, vec![0], crate::measure::harness::HarnessConfig::tiny(), clock.clone());
+        let cond = crate::run::execute::condition(crate::run::load::LoadKind::Idle, crate::run::isolation::Isolation::Pinned, None);
+        let mut r = crate::run::plan::not_measured(&plan[0], CaseStatus::Ok, "", cond);
+        let samples = vec![100.0 + k as f64, 101.0];
+        let mut m = Metric::cycles("cycles", crate::analysis::stats::Summary::of(&samples).unwrap(), &clock);
+        m.samples = vec![samples];
+        r.metrics = vec![m];
+        r.counters = counted.then(|| crate::measure::counters::Counts::none("counted in round 1"));
+        doc.results.push(r);
+        let families = [("syscall".to_string(), FamilyTime { cases: 1, measuring_s: 0.5 })].into_iter().collect();
+        doc.settings.round_log.push(RoundRecord { round: k, counted: Some(counted), families, ..RoundRecord::default() });
+        doc.settings.spent = Some(Default::default());
+        doc
+    }
+
+    #[test]
+    fn the_counts_of_the_first_round_survive_the_later_rounds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = round_doc_of(0, true);
+        let mut run = first.clone();
+        run.results.clear();
+        run.settings.round_log.clear();
+        let mut w = RunWriter::create(tmp.path(), run).unwrap();
+        merge_round(&mut w, None, 0, first.clone(), 0, true).unwrap();
+        for k in 1..3 {
+            merge_round(&mut w, None, k, round_doc_of(k, false), 0, true).unwrap();
+        }
+        assert_eq!(w.doc.results.len(), 1, "one cell");
+        let cell = &w.doc.results[0];
+        assert_eq!(cell.metrics[0].samples.len(), 3, "every round's samples");
+        assert_eq!(cell.counters, first.results[0].counters, "the first round's counts");
+        let counted: Vec<Option<bool>> = w.doc.settings.round_log.iter().map(|r| r.counted).collect();
+        assert_eq!(counted, [Some(true), Some(false), Some(false)]);
+        assert!(w.doc.settings.round_log.iter().all(|r| r.families["syscall"].cases == 1 && r.spent.is_some()));
+        assert!(w.doc.settings.spent.as_ref().is_some_and(|s| s.writes >= 3), "the merges were written");
     }
 }

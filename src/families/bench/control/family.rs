@@ -67,6 +67,11 @@ pub const CONTROL: Described<Wait> = Described {
     info: |w| (w.name(), w.description(), "iterations 300 (quick) / 3,000", "-"),
     cases: |_, scale| cases(scale),
     run,
+    // Its periods, each of the period's length (3 s at full scale).
+    planned_s: |_, p| {
+        use crate::data::schema_core::CaseParams;
+        schema::control::Params::from_params(p).map(|p| p.samples as f64 * CONTROL_PERIOD_NS as f64 / 1e9)
+    },
     // Under QEMU's instruction counter the time it measures is fictitious (the control loop wakes on a timer period).
     measures_time: true,
     shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::ControlHeadline) },

@@ -106,6 +106,11 @@ pub const NOISE: Described<()> = Described {
     },
     cases: |(), scale| fwq_cases(scale),
     run: |(), ctx| run_fwq(ctx),
+    // Its quanta, each of the quantum's time (140 s at full scale).
+    planned_s: |(), p| {
+        use crate::data::schema_core::CaseParams;
+        schema::noise::Params::from_params(p).map(|p| p.quantum_us as f64 * p.samples as f64 / 1e6)
+    },
     // Under QEMU's instruction counter the time it measures is fictitious (noise (FWQ) is time lost in fixed work quanta).
     measures_time: true,
     shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::JitterHistograms], headline: Some(&table::NoiseHeadline) },
