@@ -107,6 +107,15 @@ pub enum Method {
 }
 
 impl Method {
+    /// How a table's verdicts were reached, as its legend says it.
+    pub fn verdict_words(self) -> &'static str {
+        match self {
+            Method::Independent => "the interval over rounds and a Mann-Whitney test, as in compare",
+            Method::Paired => "paired rounds: the median of per-round ratios and a Wilcoxon signed-rank test",
+            Method::Sequential => "paired rounds judged after every round by a confidence sequence, as the comparison's cells",
+        }
+    }
+
     /// How the rounds were paired and judged, as a table's note says it
     /// (None: they were not paired).
     pub fn paired_words(self) -> Option<&'static str> {
@@ -137,12 +146,16 @@ pub fn method_in(doc: &RunDoc) -> Method {
 /// the run settled its cells on), falling back to `judge` where the rounds
 /// do not pair.
 pub fn judge_in(doc: &RunDoc, a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
-    match method_in(doc) {
-        Method::Sequential => {
-            let target = doc.settings.adaptive.iter().find(|o| o.against.is_some()).map(|o| o.asked.target_pct / 100.0);
-            let policy = Thresholds { margin: target.unwrap_or(policy.margin), ..*policy };
-            judge_sequential(a, b, &policy).unwrap_or_else(|| judge(a, b, &policy, seed))
-        }
+    let target = doc.settings.adaptive.iter().find(|o| o.against.is_some()).map(|o| o.asked.target_pct / 100.0);
+    let policy = Thresholds { margin: target.unwrap_or(policy.margin), ..*policy };
+    judge_by(method_in(doc), a, b, &policy, seed)
+}
+
+/// Compares metric B with metric A as `method` says (sequentially or on
+/// paired rounds where the rounds pair, else as `judge`).
+pub fn judge_by(method: Method, a: &Metric, b: &Metric, policy: &Thresholds, seed: u64) -> Judged {
+    match method {
+        Method::Sequential => judge_sequential(a, b, policy).unwrap_or_else(|| judge(a, b, policy, seed)),
         m => judge_paired_if(m == Method::Paired, a, b, policy, seed),
     }
 }

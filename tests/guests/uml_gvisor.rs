@@ -217,8 +217,7 @@ fn uml_and_gvisor_at_both_helper_placements_are_a_column_each_placed_as_they_say
         eprintln!("skipped: the helper placements need CPUs 0 and 1");
         return;
     }
-    let args =
-        ["--init-timeout", "120", "--vm-mem", "256", "--gvisor-platform", "ptrace", "--helper-placement", "cross,same"];
+    let args = ["--init-timeout", "120", "--vm-mem", "256", "--gvisor-platform", "ptrace", "--helper-placement", "cross,same"];
     let (doc, _) = run("uml,gvisor", "helper-placement", &args);
     let cols: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["environment"].as_str().unwrap()).collect();
     assert_eq!(cols, ["uml helper=same", "uml helper=cross", "gvisor helper=same", "gvisor helper=cross"]);

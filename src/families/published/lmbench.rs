@@ -3,7 +3,7 @@
 //! with a relative-performance column (above 1: the second run is better).
 
 use crate::base::sources::Source;
-use crate::data::compare::{judge, seed_of, verdict_word};
+use crate::data::compare::{Method, judge_by, method_in, seed_of, verdict_word};
 use crate::data::results::{CaseResult, Metric, RunDoc};
 use crate::families::bench::schema::ipc::{Cores, Mechanism, Space};
 use crate::families::bench::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
@@ -158,17 +158,19 @@ fn mbs(m: &Metric) -> String {
     format!("{:.0}", m.summary.median)
 }
 
+/// The runs a table shows (one or two), their columns' names and how two
+/// are judged.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    runs: &'a [&'a RunDoc],
+    names: [&'a str; 2],
+    method: Method,
+}
+
 /// One table: with one run, value, cycles and CV; with two, their columns
 /// (named `names`) and Rel.
-fn table(
-    title: &str,
-    head: &str,
-    rows: &[Row],
-    runs: &[&RunDoc],
-    names: [&str; 2],
-    value: fn(&Metric) -> String,
-    show_cycles: bool,
-) -> String {
+fn table(title: &str, head: &str, rows: &[Row], sides: Sides, value: fn(&Metric) -> String, show_cycles: bool) -> String {
+    let Sides { runs, names, method } = sides;
     let mut headers: Vec<String> = vec![head.into()];
     match runs {
         [_] => {
@@ -222,7 +224,7 @@ fn table(
                 cells.push(b.map_or_else(|| no_value(1), value));
                 cells.push(match (a, b) {
                     (Some(a), Some(b)) => {
-                        let j = judge(a, b, &crate::analysis::uncertainty::verdict::Thresholds::default(), seed_of(&r.label));
+                        let j = judge_by(method, a, b, &crate::analysis::uncertainty::verdict::Thresholds::default(), seed_of(&r.label));
                         format!("{:.2} {}", j.ratio, verdict_word(j.verdict))
                     }
                     _ => "-".into(),
@@ -239,37 +241,36 @@ fn table(
     if t.rows.is_empty() { String::new() } else { t.render() }
 }
 
-/// The LMBench tables for the runs given (one or two, named A and B).
-pub fn render(runs: &[&RunDoc]) -> String {
-    render_named(runs, ["A", "B"])
+/// The LMBench tables for the runs given (one or two, named A and B),
+/// two judged as `method` says (as the comparison they are part of was).
+pub fn render(runs: &[&RunDoc], method: Method) -> String {
+    render_named(runs, ["A", "B"], method)
 }
 
 /// The LMBench tables for one or two runs, the two named `names` (two
 /// environments of one run: Linux and para-virtualised Linux).
-pub fn render_named(runs: &[&RunDoc], names: [&str; 2]) -> String {
+pub fn render_named(runs: &[&RunDoc], names: [&str; 2], method: Method) -> String {
     let mut s = String::new();
     let two = runs.len() == 2;
     let rel = if two {
-        format!(
-            " Rel. Perf above 1: {} is better; then the verdict (faster, slower, same, unsure: the interval over rounds and a Mann-Whitney test, as in compare).",
-            names[1]
-        )
+        format!(" Rel. Perf above 1: {} is better; then the verdict (faster, slower, same, unsure: {}).", names[1], method.verdict_words())
     } else {
         String::new()
     };
-    let lat = table("us", "Latencies", &latency_rows(), runs, names, us, true);
+    let sides = Sides { runs, names, method };
+    let lat = table("us", "Latencies", &latency_rows(), sides, us, true);
     if !lat.is_empty() {
         s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n");
         s += &lat;
     }
-    let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), runs, names, mbs, false);
+    let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), sides, mbs, false);
     if !bw.is_empty() {
         s += &format!(
             "\nlmbench bandwidths: MB/s (1e6 bytes/s), higher is better; bytes as each row's benchmark counts them (see `oscycles list`).{rel}\n"
         );
         s += &bw;
     }
-    let aim = table("jobs/min/task", "Metric", &aim_rows(), runs, names, |m| format!("{:.1}", m.summary.median), false);
+    let aim = table("jobs/min/task", "Metric", &aim_rows(), sides, |m| format!("{:.1}", m.summary.median), false);
     if !aim.is_empty() {
         s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n");
         s += &aim;
@@ -290,7 +291,7 @@ impl Table for LmbenchTable {
         Draws::Suites { own: &["lmbench"], also: &["quick"] }
     }
     fn render(&self, doc: &RunDoc) -> String {
-        render(&[doc])
+        render(&[doc], Method::Independent)
     }
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
         type Named<'a> = (&'a str, &'a RunDoc);
@@ -302,7 +303,7 @@ impl Table for LmbenchTable {
             }
         };
         let tables: Vec<String> =
-            pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b])).filter(|t| !t.is_empty()).collect();
+            pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b], method_in(da))).filter(|t| !t.is_empty()).collect();
         tables.join("\n")
     }
 }
@@ -354,7 +355,7 @@ fn rel_bars(doc: &RunDoc, pairs: &[&(&String, &String)], rows: &[Row], title: St
     let docs: Vec<(RunDoc, RunDoc)> = pairs.iter().map(|(a, b)| (of_environment(doc, a), of_environment(doc, b))).collect();
     let policy = crate::analysis::uncertainty::verdict::Thresholds::default();
     let rel = |r: &Row, (da, db): &(RunDoc, RunDoc)| {
-        let j = judge(r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
+        let j = judge_by(method_in(doc), r.value(da)?, r.value(db)?, &policy, seed_of(&r.label));
         Some(match j.interval {
             Some(iv) => Point { x: 0.0, y: j.ratio, lo: iv.lo, hi: iv.hi },
             None => Point::bare(0.0, j.ratio),
@@ -400,7 +401,24 @@ mod tests {
     }
 
     fn ctx_line(doc: &RunDoc) -> String {
-        render(&[doc]).lines().find(|l| l.starts_with("lat_ctx -s 0 2")).unwrap_or_else(|| panic!("no row: {}", render(&[doc]))).to_string()
+        render(&[doc], Method::Independent)
+            .lines()
+            .find(|l| l.starts_with("lat_ctx -s 0 2"))
+            .unwrap_or_else(|| panic!("no row: {}", render(&[doc], Method::Independent)))
+            .to_string()
+    }
+
+    /// Two runs' verdicts come from the comparison's own method, and the
+    /// legend names it (a sequential comparison's table said Mann-Whitney).
+    #[test]
+    fn two_runs_are_judged_and_described_as_their_comparison_was() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json"));
+        let doc = crate::data::documents::load(path).unwrap();
+        let legend = |m: Method| render(&[&doc, &doc], m).lines().next().unwrap_or_default().to_string();
+        assert!(legend(Method::Independent).contains("Mann-Whitney"), "{}", legend(Method::Independent));
+        assert!(legend(Method::Paired).contains("Wilcoxon"), "{}", legend(Method::Paired));
+        let seq = legend(Method::Sequential);
+        assert!(seq.contains("confidence sequence") && !seq.contains("Mann-Whitney"), "{seq}");
     }
 
     /// The rows whose number depends on how their file was written (the

@@ -133,7 +133,7 @@ pub fn render_by(a: &RunDoc, b: &RunDoc, rows: &[Row], policy: &Thresholds, meth
     }
     s += &t.render();
     s += &tally_lines(rows, policy);
-    let seed = crate::families::published::lmbench::render(&[a, b]);
+    let seed = crate::families::published::lmbench::render(&[a, b], method);
     if !seed.is_empty() {
         s += "\n";
         s += &seed;
