@@ -121,7 +121,9 @@ pub fn preempt_mode(model: &str, cmdline: &str, debugfs: Result<String, String>,
                 let (mode, source) = match (from_cmdline, built) {
                     (Some(m), _) => (Some(m), "preempt= on the kernel command line".to_string()),
                     (None, Some(m)) => (Some(m.to_string()), "the kernel config's boot default".to_string()),
-                    (None, None) => (None, "PREEMPT_DYNAMIC, no preempt= on the command line, no config in /boot".to_string()),
+                    (None, None) => {
+                        (None, "PREEMPT_DYNAMIC, no preempt= on the command line, no config in /boot or /proc/config.gz".to_string())
+                    }
                 };
                 PreemptMode { mode, source, fixed_because: Some(format!("{SCHED_PREEMPT}: {why}")) }
             }
@@ -149,8 +151,18 @@ fn preempt_here(model: &str, release: &str, cmdline: &str) -> PreemptMode {
         Err(_) if model == "PREEMPT_DYNAMIC" && unsafe { libc::geteuid() } == 0 && !debugfs_mounted() => private_debugfs::read_preempt(),
         other => other,
     };
-    let config = fs::read_to_string(format!("/boot/config-{release}")).ok();
+    let config = fs::read_to_string(format!("/boot/config-{release}")).ok().or_else(running_config);
     preempt_mode(model, cmdline, debugfs, config.as_deref())
+}
+
+/// The running kernel's own config (/proc/config.gz, where it was built
+/// with IKCONFIG_PROC), read to at most 4 MiB of text.
+fn running_config() -> Option<String> {
+    use std::io::Read;
+    let file = fs::File::open("/proc/config.gz").ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file).take(4 << 20).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Whether something is mounted at /sys/kernel/debug.
@@ -508,6 +520,17 @@ mod tests {
     fn finds_the_isolation_words_of_a_command_line() {
         assert_eq!(isolation_params("quiet isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3 panic=1"), "isolcpus=2,3 nohz_full=2-3 rcu_nocbs=2-3");
         assert_eq!(isolation_params("console=ttyS0 quiet"), "none");
+    }
+
+    #[test]
+    fn the_running_kernels_config_is_read_where_it_has_one() {
+        match std::fs::metadata("/proc/config.gz") {
+            Ok(_) => {
+                let text = super::running_config().expect("/proc/config.gz is there but did not read");
+                assert!(text.lines().any(|l| l.starts_with("CONFIG_")), "{}", &text[..text.len().min(200)]);
+            }
+            Err(_) => assert_eq!(super::running_config(), None),
+        }
     }
 
     #[test]
