@@ -48,7 +48,7 @@ fn results_a_guest_returns_pass_the_document_check_and_stay_within_the_plan() {
         let d = tempdir(&format!("guest-{mode}"));
         let out = tiny(&d, &["--env", "container", "--guest-mode", mode]);
         let err = String::from_utf8_lossy(&out.stderr);
-        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+        let doc = common::only_doc(&d);
         let results = doc["results"].as_array().unwrap();
         assert_eq!(results.len(), 1, "{mode}: one case planned, {} saved: {err}", results.len());
         assert_eq!(results[0]["benchmark"], "syscall.getpid");

@@ -129,27 +129,9 @@ fn absurd_numbers_in_documents_are_refused_naming_the_field() {
 #[test]
 fn a_baseline_whose_statistics_overflow_is_refused_not_written_as_null() {
     let d = tempdir("overflow");
-    let out = Command::new(bin())
-        .args([
-            "run",
-            "--suite",
-            "syscall",
-            "--bench",
-            "syscall.getpid",
-            "--batches",
-            "2",
-            "--batch-ms",
-            "0.05",
-            "--rounds",
-            "2",
-            "--quiet",
-        ])
-        .arg("--results")
-        .arg(&d)
-        .output()
-        .unwrap();
+    let out = tiny_rounds(&d, "2", &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let run = common::only_doc(&d);
     let docs: Vec<PathBuf> = ["big-a", "big-b"]
         .iter()
         .map(|id| {

@@ -144,7 +144,7 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
         assert!(what.contains("uid 0"), "{name} belongs to root: {what}");
     }
     // The lmbench exec row timed oscycles' own helper.
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&shared)).unwrap()).unwrap();
+    let doc = common::only_doc(&shared);
     let exec = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "proc.exec").unwrap();
     assert_eq!(exec["status"], "ok", "{exec}");
     let _ = std::fs::remove_dir_all(&shared);

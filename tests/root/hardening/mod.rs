@@ -122,26 +122,14 @@ fn doc_with_id(dir: &Path, id: &str) -> PathBuf {
 
 /// A tiny root run of one syscall case into `results`, with `extra` arguments.
 fn tiny(results: &Path, extra: &[&str]) -> Output {
-    Command::new(bin())
-        .args([
-            "run",
-            "--suite",
-            "syscall",
-            "--bench",
-            "syscall.getpid",
-            "--batches",
-            "2",
-            "--batch-ms",
-            "0.05",
-            "--rounds",
-            "1",
-            "--quiet",
-        ])
-        .arg("--results")
-        .arg(results)
-        .args(extra)
-        .output()
-        .unwrap()
+    tiny_rounds(results, "1", extra)
+}
+
+/// [`tiny`] in `rounds` rounds: `common::tiny_run` of syscall.getpid.
+fn tiny_rounds(results: &Path, rounds: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["--bench", "syscall.getpid", "--rounds", rounds];
+    args.extend_from_slice(extra);
+    common::tiny_run(results, 100, &args)
 }
 
 /// A pid no process has (a journal of it is a dead run's).

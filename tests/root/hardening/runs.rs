@@ -55,7 +55,7 @@ fn timeout_stops_cpu_bound_cases() {
         // Its only case failed: the run measured nothing (issue 30, item 9).
         assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(t.elapsed() < Duration::from_secs(5), "{extra:?}: {:?}", t.elapsed());
-        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+        let doc = common::only_doc(&d);
         let res = &doc["results"][0];
         assert_eq!(res["status"], "failed", "{res}");
         assert!(res["reason"].as_str().unwrap().contains("timed out"), "{res}");
@@ -124,7 +124,7 @@ fn a_run_that_measured_nothing_fails_and_says_why() {
     let out = tiny(&d, &["--iterations", "1000000000000", "--timeout", "2"]);
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no case measured successfully"), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let doc = common::only_doc(&d);
     assert_eq!(doc["status"], "failed");
     let runs = oscycles(&["runs", "--db", d.join("oscycles.sqlite").to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&runs.stdout).contains("failed"), "{}", String::from_utf8_lossy(&runs.stdout));
@@ -135,7 +135,7 @@ fn a_run_that_measured_nothing_fails_and_says_why() {
         .args(["--rounds", "1", "--quiet", "--results", d.to_str().unwrap()])
         .output()
         .unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let doc = common::only_doc(&d);
     for r in doc["results"].as_array().unwrap() {
         let why = r["reason"].as_str().unwrap_or_default();
         assert!(!why.contains("waiting for the peer"), "{r}");
@@ -161,7 +161,7 @@ fn microvm_cases_without_kvm_access_are_not_applicable() {
         .arg(&d)
         .output()
         .unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let doc = common::only_doc(&d);
     let kvm_open = Command::new("runuser").args(["-u", &user.name, "--", "sh", "-c", "exec 3<>/dev/kvm"]).status().unwrap().success();
     for r in doc["results"].as_array().unwrap() {
         if kvm_open {
@@ -207,7 +207,7 @@ fn a_disk_that_fills_mid_run_ends_it_failed_with_the_reason() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("No space left on device"), "stderr says why: {err}");
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&disk.0)).unwrap()).unwrap();
+    let doc = common::only_doc(&disk.0);
     assert_eq!(doc["status"], "failed", "the document is not left running");
     assert!(doc["reason"].as_str().unwrap_or_default().contains("No space left on device"), "{}", doc["reason"]);
     let runs = oscycles(&["runs", "--db", db.to_str().unwrap()]);
@@ -227,7 +227,7 @@ fn a_run_where_every_case_is_not_applicable_fails_with_the_reasons() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("no case measured successfully") && err.contains("document check"), "the reasons: {err}");
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let doc = common::only_doc(&d);
     assert_eq!(doc["status"], "failed");
     let why = doc["reason"].as_str().unwrap();
     assert!(why.contains("1 not applicable") && why.contains("document check"), "{why}");
@@ -235,7 +235,7 @@ fn a_run_where_every_case_is_not_applicable_fails_with_the_reasons() {
     std::fs::remove_file(only_json(&d)).unwrap();
     let out = tiny(&d, &["--env", "native,container", "--guest-mode", "bad-numbers"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(only_json(&d)).unwrap()).unwrap();
+    let doc = common::only_doc(&d);
     assert_eq!(doc["status"], "complete");
     assert!(doc.get("reason").is_none(), "{doc}");
     let _ = std::fs::remove_dir_all(&d);
