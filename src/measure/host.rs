@@ -66,8 +66,17 @@ pub struct PreemptMode {
     pub fixed_because: Option<String>,
 }
 
+/// Where debugfs is mounted (and where oscycles mounts it for the mode).
+pub const DEBUGFS: &str = "/sys/kernel/debug";
+
 /// Where a PREEMPT_DYNAMIC kernel shows (and takes) its current mode.
 pub const SCHED_PREEMPT: &str = "/sys/kernel/debug/sched/preempt";
+
+/// Whether `dir` is a mount point (a line of /proc/self/mountinfo names it).
+pub fn mounted_at(dir: &str) -> bool {
+    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines().any(|l| l.split_whitespace().nth(4) == Some(dir))
+}
 
 impl PreemptMode {
     /// One phrase for a header: "none (from SOURCE); switchable by root" or "...; fixed: WHY".
@@ -148,7 +157,7 @@ fn preempt_here(model: &str, release: &str, cmdline: &str) -> PreemptMode {
     });
     let debugfs = match debugfs {
         // SAFETY: geteuid has no arguments.
-        Err(_) if model == "PREEMPT_DYNAMIC" && unsafe { libc::geteuid() } == 0 && !debugfs_mounted() => private_debugfs::read_preempt(),
+        Err(_) if model == "PREEMPT_DYNAMIC" && unsafe { libc::geteuid() } == 0 && !mounted_at(DEBUGFS) => private_debugfs::read_preempt(),
         other => other,
     };
     let config = fs::read_to_string(format!("/boot/config-{release}")).ok().or_else(running_config);
@@ -163,12 +172,6 @@ fn running_config() -> Option<String> {
     let mut text = String::new();
     flate2::read::GzDecoder::new(file).take(4 << 20).read_to_string(&mut text).ok()?;
     Some(text)
-}
-
-/// Whether something is mounted at /sys/kernel/debug.
-fn debugfs_mounted() -> bool {
-    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    info.lines().any(|l| l.split_whitespace().nth(4) == Some("/sys/kernel/debug"))
 }
 
 /// Reading sched/preempt through a debugfs mounted in a child's private
@@ -346,6 +349,28 @@ pub fn proc_stat(line: &str) -> Option<(u32, &str, Vec<&str>)> {
     }
     let pid = line[..open].trim().parse().ok()?;
     Some((pid, &line[open + 1..close], line[close + 1..].split_whitespace().collect()))
+}
+
+/// The parent of process `pid`, from its /proc/PID/stat.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    proc_stat(&stat)?.2.get(1)?.parse().ok()
+}
+
+/// The processes this one can see in /proc.
+pub fn pids() -> Vec<i32> {
+    numbered_entries("/proc")
+}
+
+/// The threads of process `pid` (none when it is gone).
+pub fn threads_of(pid: i32) -> Vec<i32> {
+    numbered_entries(&format!("/proc/{pid}/task"))
+}
+
+/// The entries of `dir` named by a number.
+fn numbered_entries(dir: &str) -> Vec<i32> {
+    let Ok(d) = fs::read_dir(dir) else { return vec![] };
+    d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
 }
 
 /// CPU time of `cpus` so far, from /proc/stat, in clock ticks: (stolen by

@@ -19,6 +19,7 @@
 
 use crate::analysis::stats::Summary;
 use crate::base::named::Named;
+use crate::measure::host;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashSet};
@@ -146,27 +147,16 @@ impl Availability {
 
 /// The kernel that counts: its release, as uname gives it to this process.
 pub fn kernel() -> String {
-    crate::measure::host::kernel_release()
-}
-
-/// The threads of process `pid`.
-fn threads_of(pid: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return vec![] };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
+    host::kernel_release()
 }
 
 /// Every thread of this process and of its descendants.
 fn family_tasks() -> Vec<i32> {
     let me = std::process::id() as i32;
     let mut parents: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()) {
-            let ppid = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| crate::measure::host::proc_stat(&s).and_then(|f| f.2.get(1).and_then(|p| p.parse::<i32>().ok())));
-            if let Some(ppid) = ppid {
-                parents.entry(ppid).or_default().push(pid);
-            }
+    for pid in host::pids() {
+        if let Some(ppid) = host::parent_of(pid) {
+            parents.entry(ppid).or_default().push(pid);
         }
     }
     let (mut procs, mut next) = (vec![], vec![me]);
@@ -174,7 +164,7 @@ fn family_tasks() -> Vec<i32> {
         procs.push(p);
         next.extend(parents.get(&p).into_iter().flatten());
     }
-    procs.into_iter().flat_map(threads_of).collect()
+    procs.into_iter().flat_map(host::threads_of).collect()
 }
 
 fn gettid() -> i32 {

@@ -22,7 +22,7 @@ use super::error::EnvError;
 use super::guest::GuestSpec;
 use super::options::EnvOptions;
 use crate::families::bench::Venue;
-use crate::measure::placement;
+use crate::measure::{host, placement};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -171,22 +171,10 @@ struct Tree {
     strangers: HashSet<i32>,
 }
 
-/// The parent of `pid` from /proc/PID/stat (after the command's closing parenthesis).
-fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.get(stat.rfind(')')? + 1..)?.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// Whether another process traces `pid` (TracerPid in /proc/PID/status).
 fn traced(pid: i32) -> bool {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status.lines().find_map(|l| l.strip_prefix("TracerPid:")).is_some_and(|v| v.trim() != "0")
-}
-
-/// The threads of `pid`.
-fn threads(pid: i32) -> Vec<i32> {
-    let Ok(d) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return vec![] };
-    d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect()
 }
 
 impl Tree {
@@ -199,14 +187,16 @@ impl Tree {
     /// whose parent is one of ours are ours (a child and its parent both
     /// new are taken in any order).
     fn scan(&mut self) {
-        let Ok(dir) = std::fs::read_dir("/proc") else { return };
-        let live: HashSet<i32> = dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+        let live: HashSet<i32> = host::pids().into_iter().collect();
+        if live.is_empty() {
+            return;
+        }
         self.depth.retain(|p, _| live.contains(p));
         self.strangers.retain(|p| live.contains(p));
         let mut new: Vec<(i32, i32)> = live
             .iter()
             .filter(|p| !self.depth.contains_key(p) && !self.strangers.contains(p))
-            .filter_map(|&p| parent_of(p).map(|pp| (p, pp)))
+            .filter_map(|&p| host::parent_of(p).map(|pp| (p, pp)))
             .collect();
         loop {
             let before = new.len();
@@ -287,7 +277,7 @@ fn place(tree: &Tree, rule: Rule, cpus: (usize, usize), rec: &mut Record, read_b
         };
         rec.processes.insert(pid, side);
         let cpu = if side == Side::Program { cpus.1 } else { cpus.0 };
-        for tid in threads(pid) {
+        for tid in host::threads_of(pid) {
             rec.threads[side as usize].insert(tid);
             if placement::affinity_of(tid as u32) != [cpu] {
                 match placement::set_affinity_of(tid as u32, &[cpu]) {

@@ -187,7 +187,7 @@ pub fn allowed(c: &Change, pid: u32, roots: &[PathBuf]) -> bool {
                 && plain(to)
                 && roots.iter().any(|r| to.starts_with(r))
         }
-        Change::Mount { path } => path == Path::new(super::preempt::DEBUGFS),
+        Change::Mount { path } => path == Path::new(crate::measure::host::DEBUGFS),
         // Threads of the dead process: gone, their ids maybe another's now.
         Change::Affinity { .. } | Change::MemoryLocked => false,
     }

@@ -11,7 +11,7 @@
 
 use super::{Applied, Change, JournalError};
 use crate::data::schema_core::condition;
-use crate::measure::host::SCHED_PREEMPT;
+use crate::measure::host::{DEBUGFS, SCHED_PREEMPT, mounted_at};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -23,9 +23,6 @@ crate::named_enum! {
         Lazy = "lazy",
     }
 }
-
-/// Where debugfs is mounted for the mode (and where a journal may unmount it).
-pub const DEBUGFS: &str = "/sys/kernel/debug";
 
 /// Why a preemption mode could not be put in force.
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +43,6 @@ pub enum PreemptError {
     Kept { mode: &'static str, now: String },
     #[error(transparent)]
     Journal(#[from] JournalError),
-}
-
-/// Whether `dir` is a mount point (a line of /proc/self/mountinfo names it).
-fn mounted_at(dir: &str) -> bool {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    info.lines().any(|l| l.split_whitespace().nth(4) == Some(dir))
 }
 
 /// Mounts debugfs at [`DEBUGFS`] where nothing is mounted there; journalled.
