@@ -101,7 +101,7 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
     let mut calibration = Vec::new();
     // Warm-up: one operation alone, then the doubling itself (or one
     // discarded batch when the inner count is fixed).
-    timed(1)?;
+    let first = timed(1)?;
     let inner = match cfg.fixed_inner {
         Some(n) => {
             let c = timed(n)?;
@@ -109,7 +109,9 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
             n
         }
         None => {
-            let mut n = 1u64;
+            // From the count an earlier round settled on, where one is
+            // known and plausible, else from one operation.
+            let mut n = known_start(first, cfg).unwrap_or(1);
             loop {
                 let c = timed(n)?;
                 calibration.push((n, c));
@@ -120,6 +122,7 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
             }
         }
     };
+    settled(inner);
     let mut per_op_cycles = Vec::with_capacity(cfg.batches);
     for _ in 0..cfg.batches {
         let c = timed(inner)?;
@@ -131,11 +134,73 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
         Some(0) => counters::record(counters::Counted::Deferred),
         Some(k) => {
             let cost = per_op.unwrap_or(0.0) * inner as f64 / crate::measure::clock::tsc_hz_hint();
-            counters::record(count_batches(k.min(cfg.batches), inner, cost, &mut prepare, &mut run)?);
+            counters::record(count_batches(k, inner, cost, &mut prepare, &mut run)?);
         }
         None => {}
     }
     Ok(Measurement { per_op_cycles, inner, calibration, overhead_cycles: overhead })
+}
+
+/// Inner counts carried from one measurement of a case to the next of the
+/// same case (from round 1 to the later rounds, from the timed pass to the
+/// counting pass), per thread, in the order the case's harness
+/// measurements run.
+struct Carried {
+    /// Counts to start the doubling at, in order (one per measurement).
+    known: std::collections::VecDeque<u64>,
+    /// The counts this case's measurements settled on, in order.
+    settled: Vec<u64>,
+}
+
+thread_local! {
+    static CARRIED: std::cell::RefCell<Option<Carried>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While alive, the harness on this thread starts each measurement's
+/// doubling at the next of `known` (the count an earlier run of the same
+/// case settled on) instead of at 1, and notes the count it settles on.
+/// Made by the runner around a case. The doubling then costs one batch
+/// instead of about two: the batches before the last ones double from 1
+/// add up to as much as the last. A known count is only a starting
+/// point: the batch must still last the target, or the doubling goes on;
+/// one that the warm-up operation says would last more than 16 targets
+/// (a case whose measurements changed order or nature) is not used.
+pub struct Inners(());
+
+impl Inners {
+    pub fn arm(known: &[u64]) -> Inners {
+        let carried = Carried { known: known.iter().copied().collect(), settled: vec![] };
+        CARRIED.with(|c| *c.borrow_mut() = Some(carried));
+        Inners(())
+    }
+
+    /// The inner counts the case's measurements settled on, in order.
+    pub fn finish(self) -> Vec<u64> {
+        CARRIED.with(|c| c.borrow_mut().take()).map(|c| c.settled).unwrap_or_default()
+    }
+}
+
+impl Drop for Inners {
+    fn drop(&mut self) {
+        CARRIED.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Longest a known count may predict a batch to last, in targets.
+const KNOWN_AT_MOST_TARGETS: u64 = 16;
+
+/// Where the doubling starts when a count is known for this measurement:
+/// that count, if it is within `max_inner` and the warm-up operation
+/// (`first_cycles`, an upper bound of a warm one) does not predict a batch
+/// longer than [`KNOWN_AT_MOST_TARGETS`] targets.
+fn known_start(first_cycles: u64, cfg: &HarnessConfig) -> Option<u64> {
+    let n = CARRIED.with(|c| c.borrow_mut().as_mut().and_then(|c| c.known.pop_front()))?;
+    let predicted = first_cycles.saturating_mul(n);
+    (n >= 1 && n <= cfg.max_inner && predicted <= cfg.target_batch_cycles.saturating_mul(KNOWN_AT_MOST_TARGETS)).then_some(n)
+}
+
+fn settled(inner: u64) {
+    CARRIED.with(|c| c.borrow_mut().as_mut().map(|c| c.settled.push(inner)));
 }
 
 /// The counting batches after the timed ones: `k` more batches of `inner`
@@ -216,6 +281,39 @@ mod tests {
         assert!(m.calibration.iter().all(|&(n, c)| c == n * 250 + 30));
         assert_eq!(m.per_op_cycles, vec![250.0; 7]);
         assert_eq!(ops, 1 + (1 << 10) - 1 + 7 * 512);
+    }
+
+    /// 250 cycles an operation against a target of 100,000 (512 settles).
+    fn at_250(clock: &FakeClock, ops: &mut u64) -> Measurement {
+        let cfg = HarnessConfig { target_batch_cycles: 100_000, batches: 2, fixed_inner: None, max_inner: 1 << 30 };
+        measure(clock, 0, &cfg, |n| {
+            *ops += n;
+            clock.t.set(clock.t.get() + n * 250);
+            Ok::<(), Stop>(())
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_known_inner_count_starts_the_doubling_and_the_settled_ones_are_noted() {
+        let clock = FakeClock { t: Cell::new(0), read_cost: 0 };
+        let mut ops = 0;
+        // Known right, known too small (doubles on), known implausibly
+        // large (4096 x 250 > 16 targets would not be, 2^20 is: from 1).
+        let carried = Inners::arm(&[512, 128, 1 << 20]);
+        let steps = |m: &Measurement| m.calibration.iter().map(|s| s.0).collect::<Vec<_>>();
+        let right = at_250(&clock, &mut ops);
+        assert_eq!((right.inner, steps(&right)), (512, vec![512]));
+        assert_eq!(ops, 1 + 512 + 2 * 512, "warm-up operation, one calibration batch, the timed ones");
+        let small = at_250(&clock, &mut ops);
+        assert_eq!((small.inner, steps(&small)), (512, vec![128, 256, 512]));
+        let wild = at_250(&clock, &mut ops);
+        assert_eq!((wild.inner, steps(&wild).len()), (512, 10), "doubled from 1");
+        let none_left = at_250(&clock, &mut ops);
+        assert_eq!(steps(&none_left).len(), 10);
+        assert_eq!(carried.finish(), vec![512; 4]);
+        // Disarmed: nothing carried, nothing noted.
+        assert_eq!(steps(&at_250(&clock, &mut ops)).len(), 10);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::data::results::{CaseResult, CaseStatus, Condition};
 use crate::families::bench::{CaseCtx, CaseError};
 use crate::measure::clock::ClockInfo;
 use crate::measure::counters;
-use crate::measure::harness::HarnessConfig;
+use crate::measure::harness::{self, HarnessConfig};
 use crate::measure::placement::{self, Policy};
 use crate::measure::watchdog;
 use crate::run::isolation::preempt::Preempt;
@@ -76,6 +76,11 @@ impl Execution {
             Scale::Full => self.full,
         }
     }
+
+    /// The harness of case `p`: its scale's, with its suite's shortest batch.
+    fn harness_of(&self, p: &PlannedCase, tsc_hz: f64) -> HarnessConfig {
+        self.harness_for(p.scale).at_least_s(if self.suite_batches { p.min_batch_s } else { 0.0 }, tsc_hz)
+    }
 }
 
 /// What an isolation mode means to a case.
@@ -97,14 +102,24 @@ impl Mode {
 /// such a result leaves its counters empty (`None`) for [`count_pass`],
 /// which counts it after the round's timed cases.
 pub fn run_case(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
-    let harness = ex.harness_for(p.scale).at_least_s(if ex.suite_batches { p.min_batch_s } else { 0.0 }, clock.tsc_hz);
-    measure(p, ex, clock, mode, harness, ex.counters().then_some(0))
+    let harness = ex.harness_of(p, clock.tsc_hz);
+    let known = ex.spec.inners.get(&p.label()).map_or(&[][..], Vec::as_slice);
+    measure(p, ex, clock, mode, harness, (ex.counters().then_some(0), known))
 }
 
 /// A case run with `harness`, the counters armed with `counting` batches
 /// if given: with batches, its counts are in the result; with 0 (the timed
-/// pass), a case that times batches leaves them empty.
-fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harness: HarnessConfig, counting: Option<usize>) -> CaseResult {
+/// pass), a case that times batches leaves them empty. Its calibration
+/// starts at the `known` inner counts (`harness::Inners`), one per
+/// measurement, where given.
+fn measure(
+    p: &PlannedCase,
+    ex: &Execution,
+    clock: &ClockInfo,
+    mode: Mode,
+    harness: HarnessConfig,
+    (counting, known): (Option<usize>, &[u64]),
+) -> CaseResult {
     let t = Instant::now();
     let ctx = CaseCtx {
         params: &p.params,
@@ -124,7 +139,9 @@ fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harne
     // after it, polling loops and the harness stop at it.
     let deadline = watchdog::Deadline::arm(ex.timeout());
     let armed = counting.map(|k| counters::Armed::arm(k, true));
+    let carried = harness::Inners::arm(known);
     let mut r = p.benchmark.run(&ctx);
+    let inners = carried.finish();
     let counted = armed.map(counters::Armed::finish).unwrap_or_default();
     if deadline.as_ref().is_ok_and(|d| d.passed()) && r.is_err() && watchdog::interrupted().is_none() {
         r = Err(CaseError::Failed(format!(
@@ -140,6 +157,7 @@ fn measure(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode, harne
             out.placement = Some(d.placement);
             out.metrics = d.metrics;
             out.details = d.details;
+            out.inners = inners;
             let deferred = counted.iter().any(|c| matches!(c, counters::Counted::Deferred));
             if counting.is_some() && !deferred {
                 out.counters = Some(counters::Counts::of_case(&counted));
@@ -175,10 +193,14 @@ fn count_pass(
         if watchdog::interrupted().is_some() {
             return Ok(());
         }
-        let mut harness = ex.harness_for(p.scale);
-        harness.batches = harness.batches.min(counters::COUNTING_BATCHES);
-        // Armed with batches, a measured case always carries its counts.
-        let r = measure(p, ex, clock, mode, harness, Some(counters::COUNTING_BATCHES));
+        // One timed batch (the family needs a sample to make its result;
+        // the counting batches follow it), as long as the timed pass's:
+        // counts per operation over the same batches.
+        let harness = HarnessConfig { batches: 1, ..ex.harness_of(p, clock.tsc_hz) };
+        // Armed with batches, a measured case always carries its counts;
+        // it calibrates from where its timed pass settled.
+        let known = recorder.writer.doc.results[i].inners.clone();
+        let r = measure(p, ex, clock, mode, harness, (Some(counters::COUNTING_BATCHES), &known));
         let spent = recorder.writer.spent();
         *spent.counting_s.entry(p.benchmark.family.name().to_string()).or_default() += r.elapsed_s;
         spent.counted += 1;

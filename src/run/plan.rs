@@ -21,7 +21,7 @@ pub struct PlannedCase {
 
 impl PlannedCase {
     pub fn label(&self) -> String {
-        format!("{} {}", self.benchmark.id, crate::data::results::params_label(&self.params)).trim().to_string()
+        case_label(&self.benchmark.id, &self.params)
     }
 }
 
@@ -142,7 +142,14 @@ pub fn blank(p: &PlannedCase) -> CaseResult {
         condition: None,
         environment: None,
         counters: None,
+        inners: vec![],
     }
+}
+
+/// A case's label: its benchmark id and its parameters (`--cases` takes
+/// these, round records list them).
+pub fn case_label(id: &str, params: &crate::data::schema_core::Params) -> String {
+    format!("{id} {}", crate::data::results::params_label(params)).trim().to_string()
 }
 
 pub fn not_measured(p: &PlannedCase, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {

@@ -109,6 +109,12 @@ pub struct RunSpec {
     /// guest instructions, and the clock records it. The environment sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instruction_counter: bool,
+    /// The inner counts round 1 settled on, per case label
+    /// (`PlannedCase::label`): a later round starts each case's
+    /// calibration there (`harness::Inners`), one batch instead of about
+    /// two. Empty in round 1, outside rounds and in environments' children.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub inners: std::collections::BTreeMap<String, Vec<u64>>,
 }
 
 /// What `oscycles run` measures without options: the quick suite at idle,
@@ -147,6 +153,7 @@ impl Default for RunSpec {
             label: None,
             fleet: None,
             instruction_counter: false,
+            inners: Default::default(),
         }
     }
 }
@@ -170,6 +177,7 @@ impl RunSpec {
             results: PathBuf::from("oscycles-results"),
             scratch: None,
             db: None,
+            inners: Default::default(),
             ..self.clone()
         }
     }
@@ -353,6 +361,7 @@ mod tests {
         let mut s = RunSpec::boot(7);
         s.loads = vec![LoadKind::Idle, LoadKind::Io];
         s.isolations = vec![Isolation::None, Isolation::Rt];
+        s.inners.insert("ctx.ring procs=2 ws_kib=0".into(), vec![262_144, 32_768]);
         let text = serde_json::to_string(&s).unwrap();
         assert!(text.contains(r#""loads":["idle","io"]"#), "{text}");
         assert_eq!(serde_json::from_str::<RunSpec>(&text).unwrap(), s);
@@ -367,6 +376,7 @@ mod tests {
         assert_eq!(r.benchmarks.as_deref(), Some(&["syscall.getppid".to_string()][..]));
         let e = s.for_environment(vec!["syscall.getpid".into()]);
         assert!(e.quiet && e.round.is_none() && e.scratch.is_none());
+        assert!(e.inners.is_empty() && !r.inners.is_empty(), "a round starts from the counts given, a child calibrates");
         assert_eq!(e.rounds_here(), s.rounds);
     }
 

@@ -88,6 +88,7 @@ fn later_rounds_do_not_count_and_the_run_records_where_its_time_went() {
         assert_eq!(counting > 0, r["round"] == 0, "{spent}");
     }
     for r in doc["results"].as_array().unwrap() {
+        assert!(r["inners"].as_array().is_some_and(|i| !i.is_empty()), "round 1's inner counts stay: {r}");
         let c = &r["counters"];
         assert!(c.is_object(), "the counts of round 1 survive the merge: {r}");
         if let Some(cs) = c["events"].get("context_switches") {
@@ -102,6 +103,48 @@ fn later_rounds_do_not_count_and_the_run_records_where_its_time_went() {
     assert!(text.lines().any(|l| l.starts_with("syscall ") && l.contains(" 7 ")), "{text}");
     let counts = oscycles(&["show", "--counters", path.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&counts.stdout).contains("counting pass of round 1,"), "{}", String::from_utf8_lossy(&counts.stdout));
+    let _ = std::fs::remove_dir_all(d);
+}
+
+/// A later round's process reads its spec from stdin (however long: here
+/// with 5,000 cases' inner counts, past the 128 KiB an argument may hold)
+/// and starts each case's calibration at the inner count given for it;
+/// its result notes the count it settled on.
+#[test]
+fn a_later_round_calibrates_from_the_count_its_first_round_settled_on() {
+    use std::io::Write;
+    let d = tempdir("round-inners");
+    let mut spec = oscycles::run::spec::RunSpec {
+        suites: vec!["syscall".into()],
+        benchmarks: Some(vec!["syscall.getpid".into()]),
+        batches: Some(2),
+        batch_ms: Some(0.5),
+        no_counters: true,
+        round: Some(1),
+        quiet: true,
+        results: d.clone(),
+        ..Default::default()
+    };
+    spec.inners = (0..5000).map(|i| (format!("memcpy.libc bytes={i}"), vec![i])).collect();
+    // Used unless the warm-up call predicts a batch of more than 16
+    // targets (over 10,000 cycles a call: never for getpid).
+    spec.inners.insert("syscall.getpid".into(), vec![2048]);
+    let json = serde_json::to_string(&spec).unwrap();
+    assert!(json.len() > 128 << 10, "{}", json.len());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["__round", "--spec", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = read(&only_json(&d));
+    let r = &doc["results"][0];
+    assert_eq!(r["benchmark"], "syscall.getpid");
+    assert_eq!(r["details"]["calibration"][0][0], 2048, "the doubling started at the given count: {r}");
+    assert_eq!(r["inners"], serde_json::json!([r["details"]["inner"]]), "the count it settled on: {r}");
     let _ = std::fs::remove_dir_all(d);
 }
 

@@ -360,7 +360,8 @@ pub struct EnvChildArgs {
 
 #[derive(Args, Debug)]
 pub struct RoundArgs {
-    /// The run's settings with this round's (a run spec, JSON).
+    /// The run's settings with this round's (a run spec, JSON; `-`: read
+    /// from stdin, as the run hands it).
     #[arg(long)]
     pub spec: String,
 }

@@ -143,10 +143,23 @@ fn finish(writer: &RunWriter, status: RunStatus, args: &RunArgs) -> Result<ExitC
     })
 }
 
-/// `oscycles __round --spec JSON`: one round of a run, measured by the
+/// Longest spec a round reads from stdin (a run of every suite's cases
+/// with their inner counts is some 100 KB).
+const ROUND_SPEC_MAX: u64 = 64 << 20;
+
+/// `oscycles __round --spec JSON|-`: one round of a run, measured by the
 /// library; 130 when interrupted.
 pub fn round(a: RoundArgs) -> Result<ExitCode> {
-    let spec: RunSpec = serde_json::from_str(&a.spec).map_err(|e| UsageError(format!("--spec: {e}")))?;
+    let text = match a.spec.as_str() {
+        "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::Read::take(std::io::stdin(), ROUND_SPEC_MAX), &mut s)
+                .map_err(|e| UsageError(format!("--spec -: reading stdin: {e}")))?;
+            s
+        }
+        json => json.to_string(),
+    };
+    let spec: RunSpec = serde_json::from_str(&text).map_err(|e| UsageError(format!("--spec: {e}")))?;
     let status = prepared::measure(&spec).map_err(usage)?;
     Ok(ExitCode::from(if status == RunStatus::Interrupted { 130 } else { 0 }))
 }

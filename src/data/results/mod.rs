@@ -418,6 +418,12 @@ pub struct CaseResult {
     /// the timed ones (absent before version 3, and with `--no-counters`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<crate::measure::counters::Counts>,
+    /// The inner counts its harness measurements on the runner's thread
+    /// settled on, in order (`harness::Inners`): the counting pass and the
+    /// later rounds start their calibration there. A merged cell keeps
+    /// its first round's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inners: Vec<u64>,
 }
 
 impl CaseResult {

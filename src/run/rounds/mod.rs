@@ -166,6 +166,16 @@ pub fn round_ids(plan: &[PlannedCase], k: usize, results: &[CaseResult], env: Op
     ids
 }
 
+/// The inner counts each case of `env` settled on in its first round
+/// (a merged cell keeps its first round's), by case label.
+fn inners_of(results: &[CaseResult], env: Option<&str>) -> std::collections::BTreeMap<String, Vec<u64>> {
+    results
+        .iter()
+        .filter(|r| r.environment.as_deref() == env && !r.inners.is_empty())
+        .map(|r| (plan::case_label(&r.benchmark, &r.params), r.inners.clone()))
+        .collect()
+}
+
 /// A plan measured round after round, each round in a fresh process.
 pub struct Repeated<'a> {
     pub exe: &'a std::path::Path,
@@ -207,7 +217,10 @@ impl Repeated<'_> {
         rep.round_started(k, count, &what);
         let (r, env) = (self.r, self.env);
         let dir = r.work.join(format!("round-{k}"));
-        let spec = self.spec.for_round(k, ids, dir.clone(), r.work.clone());
+        let mut spec = self.spec.for_round(k, ids, dir.clone(), r.work.clone());
+        if k > 0 {
+            spec.inners = inners_of(&writer.doc.results[self.first..], env);
+        }
         let mut reading_s = 0.0;
         match run_round(self.exe, &spec, &dir, &mut reading_s, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
             Ok(()) => writer.spent().merges_s += reading_s,
@@ -336,7 +349,8 @@ fn round_path(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "json"))
 }
 
-/// Starts a round's process (`exe __round --spec JSON`, its document in
+/// Starts a round's process (`exe __round --spec -`, the spec's JSON on its
+/// stdin, which has no length limit as an argument has; its document in
 /// `dir`) and waits for it, handing `sink` its document whenever it was
 /// saved again, with how many of its results are merged already and
 /// whether it has ended; `sink` returns how many are merged now. Results
@@ -354,11 +368,18 @@ fn run_round(
     std::fs::create_dir(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let json = serde_json::to_string(spec).map_err(|e| format!("round {k}: {e}"))?;
     let mut cmd = Command::new(exe);
-    cmd.arg("__round").arg("--spec").arg(json);
-    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit());
+    cmd.arg("__round").arg("--spec").arg("-");
+    cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::inherit());
     watchdog::die_with_parent(&mut cmd);
     let spawned = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("starting round {k} ({}): {e}", exe.display()))?;
+    // Written whole, then closed: the round reads to the end before it measures.
+    let handed = child.stdin.take().map(|mut pipe| std::io::Write::write_all(&mut pipe, json.as_bytes()));
+    if let Some(Err(e)) = handed {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("handing round {k} its spec: {e}").into());
+    }
     // SIGINT/SIGTERM reach this process (the round's own process group may
     // not be the terminal's): pass them on, so the round saves and stops.
     let mut passed_on = false;
@@ -492,6 +513,7 @@ mod tests {
         m.samples = vec![samples];
         r.metrics = vec![m];
         r.counters = counted.then(|| crate::measure::counters::Counts::none("counted in round 1"));
+        r.inners = vec![1000 + k as u64];
         doc.results.push(r);
         let families = [("syscall".to_string(), FamilyTime { cases: 1, measuring_s: 0.5 })].into_iter().collect();
         doc.settings.round_log.push(RoundRecord { round: k, counted: Some(counted), families, ..RoundRecord::default() });
@@ -515,6 +537,12 @@ mod tests {
         let cell = &w.doc.results[0];
         assert_eq!(cell.metrics[0].samples.len(), 3, "every round's samples");
         assert_eq!(cell.counters, first.results[0].counters, "the first round's counts");
+        let later_rounds_start_at = inners_of(&w.doc.results, None);
+        assert_eq!(
+            later_rounds_start_at.into_iter().collect::<Vec<_>>(),
+            [("syscall.getpid".to_string(), vec![1000])],
+            "the first round's inner counts"
+        );
         let counted: Vec<Option<bool>> = w.doc.settings.round_log.iter().map(|r| r.counted).collect();
         assert_eq!(counted, [Some(true), Some(false), Some(false)]);
         assert!(w.doc.settings.round_log.iter().all(|r| r.families["syscall"].cases == 1 && r.spent.is_some()));
