@@ -4,9 +4,17 @@ use super::forker::Forker;
 use super::helper::{DYNAMIC_PROGRAM, Helper, is_dynamic_elf};
 use super::*;
 
+/// Where the procedure adds its argument, as lmbench's `use_int` adds
+/// into `use_result_dummy`.
+static SINK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// lmbench's procedure: a call that adds its argument into a global (a
+/// load, an add, a store: each call waits on the last one's store), and
+/// returns. Relaxed atomics compile to the plain load and store.
 #[inline(never)]
-fn procedure(x: u64) -> u64 {
-    std::hint::black_box(x).wrapping_add(1)
+fn procedure(x: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    SINK.store(SINK.load(Relaxed).wrapping_add(x), Relaxed);
 }
 
 /// Runs one operation `n` times.
@@ -40,15 +48,15 @@ impl Prepared {
         if let Some(f) = self.forker.as_mut() {
             return f.run(n);
         }
+        // The argument is read once, as lmbench reads its cookie.
+        let r = std::hint::black_box(1);
         for i in 0..n {
             if i % crate::measure::watchdog::POLL_EVERY == 0 && crate::measure::watchdog::check().is_err() {
                 return Err(io::Error::from_raw_os_error(libc::EINTR));
             }
             match self.op {
                 ProcOp::Thread => std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked"))?,
-                _ => {
-                    std::hint::black_box(procedure(std::hint::black_box(1)));
-                }
+                _ => procedure(r),
             }
         }
         Ok(())
