@@ -8,6 +8,35 @@ use std::arch::asm;
 use std::arch::x86_64::{__cpuid_count, __rdtscp, _mm_lfence, _rdtsc};
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// Where [`add_into_global`] adds.
+static GLOBAL_SUM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// lmbench's procedure (lat_proc procedure: `use_int`, which adds its
+/// argument into the global `use_result_dummy`): a call that loads a
+/// global, adds and stores it back, three instructions, each call's load
+/// waiting on the last one's store. In assembly because the compiler
+/// fuses the three into one memory-destination `add`, which ran 0.5 cycle
+/// a call dearer than lmbench's on this VM's AMD EPYC (1.30 ns against
+/// 1.10, 2026-11-27).
+#[inline(never)]
+pub fn add_into_global(x: u64) {
+    // SAFETY: an aligned 8-byte load from and store to GLOBAL_SUM, a static
+    // AtomicU64 (on x86-64 a plain mov is a relaxed atomic load or store,
+    // so concurrent callers can only lose adds, as lmbench's could); one
+    // scratch register and the flags change; no stack is touched.
+    unsafe {
+        asm!(
+            "mov {t}, qword ptr [rip + {g}]",
+            "add {t}, {x}",
+            "mov qword ptr [rip + {g}], {t}",
+            g = sym GLOBAL_SUM,
+            x = in(reg) x,
+            t = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
 /// Whether the CPU has `rdtscp` (cpuid 0x80000001 edx bit 27): 0 not
 /// asked yet, 1 yes, 2 no.
 static RDTSCP: AtomicU8 = AtomicU8::new(0);
@@ -180,6 +209,45 @@ pub fn sum_u64_scalar(words: &[u64]) -> u64 {
     let p = blocks!(words.as_ptr(), wide, acc, 128);
     blocks!(p, narrow, acc, 16);
     words[128 * wide + 16 * narrow..].iter().fold(acc, |a, &w| a.wrapping_add(w))
+}
+
+/// bw_mem rd as lmbench compiles it (its makefile's -O): per 512-byte
+/// block, a chain of 32 scalar 4-byte `add`s from memory, one word every
+/// 16 bytes (`p[0] + p[4] + ... + p[124]` over ints), added into the sum at
+/// the block's end; whole blocks only, as lmbench reads. The compiler's own
+/// loop for the same sum (five instructions a load, not unrolled) read a
+/// 128 MiB buffer at 0.87 of lmbench's rate (2026-11-27, 3 interleaved
+/// rounds): fewer loads in flight.
+pub fn sum_every_fourth_u32(words: &[u64]) -> u32 {
+    let blocks = words.len() / 64;
+    let mut acc = 0u32;
+    if blocks > 0 {
+        // SAFETY: the loop reads 512 bytes a block from `p`, `blocks` blocks,
+        // which the slice holds (64 u64 a block); registers declared; no
+        // stack is touched.
+        unsafe {
+            asm!(
+                "2:",
+                "mov {t:e}, dword ptr [{p} + 16]",
+                "add {t:e}, dword ptr [{p}]",
+                ".set oscycles_off, 32",
+                ".rept 30",
+                "add {t:e}, dword ptr [{p} + oscycles_off]",
+                ".set oscycles_off, oscycles_off + 16",
+                ".endr",
+                "add {a:e}, {t:e}",
+                "add {p}, 512",
+                "dec {n}",
+                "jnz 2b",
+                a = inout(reg) acc,
+                p = inout(reg) words.as_ptr() => _,
+                n = inout(reg) blocks => _,
+                t = out(reg) _,
+                options(nostack, readonly),
+            );
+        }
+    }
+    acc
 }
 
 /// The four forms of STREAM's loops over doubles.

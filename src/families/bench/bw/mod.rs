@@ -133,10 +133,11 @@ fn ints_mut(words: &mut [u64]) -> &mut [u32] {
     unsafe { words.align_to_mut::<u32>().1 }
 }
 
-/// bw_mem rd: the sum of one 4-byte word every 16 bytes, block by block.
+/// bw_mem rd: the sum of one 4-byte word every 16 bytes, block by block,
+/// in lmbench's instructions (`arch::sum_every_fourth_u32`).
 #[inline(never)]
 pub fn lm_read(words: &[u64]) -> u32 {
-    ints(words).chunks_exact(BLOCK_INTS).fold(0u32, |sum, b| b.iter().step_by(STRIDE_INTS).fold(sum, |a, &x| a.wrapping_add(x)))
+    crate::measure::arch::sum_every_fourth_u32(words)
 }
 
 /// bw_mem wr: one 4-byte store every 16 bytes, block by block.

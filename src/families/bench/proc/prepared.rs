@@ -4,19 +4,6 @@ use super::forker::Forker;
 use super::helper::{DYNAMIC_PROGRAM, Helper, is_dynamic_elf};
 use super::*;
 
-/// Where the procedure adds its argument, as lmbench's `use_int` adds
-/// into `use_result_dummy`.
-static SINK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// lmbench's procedure: a call that adds its argument into a global (a
-/// load, an add, a store: each call waits on the last one's store), and
-/// returns. Relaxed atomics compile to the plain load and store.
-#[inline(never)]
-fn procedure(x: u64) {
-    use std::sync::atomic::Ordering::Relaxed;
-    SINK.store(SINK.load(Relaxed).wrapping_add(x), Relaxed);
-}
-
 /// Runs one operation `n` times.
 pub struct Prepared {
     op: ProcOp,
@@ -50,14 +37,21 @@ impl Prepared {
         }
         // The argument is read once, as lmbench reads its cookie.
         let r = std::hint::black_box(1);
-        for i in 0..n {
-            if i % crate::measure::watchdog::POLL_EVERY == 0 && crate::measure::watchdog::check().is_err() {
-                return Err(io::Error::from_raw_os_error(libc::EINTR));
-            }
+        let every = crate::measure::watchdog::POLL_EVERY;
+        let mut done = 0;
+        while done < n {
+            crate::measure::watchdog::check().map_err(|_| io::Error::from_raw_os_error(libc::EINTR))?;
+            let k = (n - done).min(every);
             match self.op {
-                ProcOp::Thread => std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked"))?,
-                _ => procedure(r),
+                ProcOp::Thread => {
+                    for _ in 0..k {
+                        std::thread::spawn(|| {}).join().map_err(|_| io::Error::other("thread panicked"))?;
+                    }
+                }
+                // lmbench's loop: nothing but the call and the count.
+                _ => (0..k).for_each(|_| crate::measure::arch::add_into_global(r)),
             }
+            done += k;
         }
         Ok(())
     }
