@@ -60,7 +60,7 @@ fn proc_rows() -> Vec<Row> {
     };
     let none = proc::Params::NONE;
     let mut v = vec![
-        row("lat_proc procedure", proc::PROCEDURE, none, "a call the compiler may not inline"),
+        row("lat_proc procedure", proc::PROCEDURE, none, "a call that adds its argument into a global, in lmbench's instructions"),
         row(
             "lat_proc fork",
             proc::FORK_DYNAMIC,
@@ -118,7 +118,7 @@ fn bandwidth_rows() -> Vec<Row> {
             "bw_file_rd 64M io_only",
             bw::FILE_RD,
             None,
-            "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read",
+            "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read; a new file each run, and files written alike read up to 2x apart",
         ),
         row("bw_mmap_rd 64M mmap_only", bw::MMAP_RD, None, "sum of a file mapped once; bytes of the file"),
         row(

@@ -8,18 +8,12 @@ use std::arch::asm;
 use std::arch::x86_64::{__cpuid_count, __rdtscp, _mm_lfence, _rdtsc};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// Where [`add_into_global`] adds.
+/// Where [`procedure_calls`] adds.
 static GLOBAL_SUM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-/// lmbench's procedure (lat_proc procedure: `use_int`, which adds its
-/// argument into the global `use_result_dummy`): a call that loads a
-/// global, adds and stores it back, three instructions, each call's load
-/// waiting on the last one's store. In assembly because the compiler
-/// fuses the three into one memory-destination `add`, which ran 0.5 cycle
-/// a call dearer than lmbench's on this VM's AMD EPYC (1.30 ns against
-/// 1.10, 2026-11-27).
-#[inline(never)]
-pub fn add_into_global(x: u64) {
+/// lmbench's `use_int`: load a global, add the argument, store it back
+/// (each call's load waits on the last one's store), return.
+extern "C" fn add_into_global(x: u64) {
     // SAFETY: an aligned 8-byte load from and store to GLOBAL_SUM, a static
     // AtomicU64 (on x86-64 a plain mov is a relaxed atomic load or store,
     // so concurrent callers can only lose adds, as lmbench's could); one
@@ -33,6 +27,36 @@ pub fn add_into_global(x: u64) {
             x = in(reg) x,
             t = out(reg) _,
             options(nostack),
+        );
+    }
+}
+
+/// lmbench's lat_proc procedure loop as its -O build runs it: `n` direct
+/// calls of `use_int(x)`, the loop nothing but the argument's move, the
+/// call and the count. Compiled from Rust the same loop came out 1.27x
+/// and 1.47x lmbench's per call on this VM's AMD EPYC (2026-11-27): the
+/// compiler fused the callee's load, add and store into one
+/// memory-destination add, or called through a register.
+pub fn procedure_calls(n: u64, x: u64) {
+    if n == 0 {
+        return;
+    }
+    // SAFETY: calls add_into_global (C ABI: argument in rdi, caller-saved
+    // registers clobbered, as clobber_abi declares) n times; the count and
+    // the argument live in callee-saved registers the call keeps; the
+    // stack (aligned for a call at the asm's start, as asm! without
+    // `nostack` guarantees) is only used by the call itself.
+    unsafe {
+        asm!(
+            "2:",
+            "mov rdi, r12",
+            "call {f}",
+            "dec r13",
+            "jnz 2b",
+            f = sym add_into_global,
+            in("r12") x,
+            inout("r13") n => _,
+            clobber_abi("C"),
         );
     }
 }
@@ -361,6 +385,22 @@ pub fn spin_hint() {
 #[cfg(test)]
 mod tests {
     use super::{F64Loop, aligned16, stream_f64};
+
+    #[test]
+    fn the_procedure_loop_makes_every_call_and_the_read_sum_reads_every_fourth_int() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let before = super::GLOBAL_SUM.load(Relaxed);
+        super::procedure_calls(1000, 3);
+        super::procedure_calls(0, 3);
+        // Only the proc family's procedure case calls it besides.
+        assert!(super::GLOBAL_SUM.load(Relaxed).wrapping_sub(before) >= 3000);
+        // Two 512-byte blocks and a rest that is not read.
+        let words: Vec<u64> = (0..64 * 2 + 5).map(|i| i * 0x1_0000_0001).collect();
+        let ints: Vec<u32> = words[..128].iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect();
+        let want = ints.iter().step_by(4).fold(0u32, |a, &x| a.wrapping_add(x));
+        assert_eq!(super::sum_every_fourth_u32(&words), want);
+        assert_eq!(super::sum_every_fourth_u32(&words[..63]), 0, "no whole block");
+    }
 
     #[test]
     fn each_stream_loop_computes_its_form_over_odd_and_even_lengths() {

@@ -49,7 +49,7 @@ impl Prepared {
                     }
                 }
                 // lmbench's loop: nothing but the call and the count.
-                _ => (0..k).for_each(|_| crate::measure::arch::add_into_global(r)),
+                _ => crate::measure::arch::procedure_calls(k, r),
             }
             done += k;
         }
