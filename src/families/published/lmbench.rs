@@ -118,7 +118,7 @@ fn bandwidth_rows() -> Vec<Row> {
             "bw_file_rd 64M io_only",
             bw::FILE_RD,
             None,
-            "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read; a new file each run, and files written alike read up to 2x apart",
+            "64 KiB read(2)s of a cached file written in 4 KiB writes, each summed; bytes read; files written alike read up to 2x apart",
         ),
         row("bw_mmap_rd 64M mmap_only", bw::MMAP_RD, None, "sum of a file mapped once; bytes of the file"),
         row(

@@ -53,7 +53,7 @@ pub const HELPER_STATUS: i32 = 7;
 impl ProcOp {
     pub fn description(self) -> &'static str {
         match self {
-            ProcOp::Procedure => "a call of a function the compiler may not inline",
+            ProcOp::Procedure => "lmbench's procedure: a call that adds its argument into a global, in its compiled instructions",
             ProcOp::ForkDynamic => {
                 "lat_proc fork: a small dynamically linked C process (a worker child, as lmbench's benchmp) forks, its child exit()s, it waits"
             }
