@@ -172,7 +172,7 @@ fn inners_of(results: &[CaseResult], env: Option<&str>) -> std::collections::BTr
     results
         .iter()
         .filter(|r| r.environment.as_deref() == env && !r.inners.is_empty())
-        .map(|r| (plan::case_label(&r.benchmark, &r.params), r.inners.clone()))
+        .map(|r| (paired::case_label(r), r.inners.clone()))
         .collect()
 }
 

@@ -71,7 +71,7 @@ pub struct Outcome {
 
 /// The label `--cases` takes for a result: "benchmark params".
 pub fn case_label(r: &CaseResult) -> String {
-    format!("{} {}", r.benchmark, crate::data::results::params_label(&r.params)).trim().to_string()
+    crate::run::plan::case_label(&r.benchmark, &r.params)
 }
 
 /// Every cell measured on both sides, judged by the sequential rule:
