@@ -22,7 +22,7 @@ use super::qemu::{Accel, AccelArgs};
 use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::EnvOptions;
-use super::output::tail;
+use super::output::{complete_lines, tail};
 use crate::data::results::CaseStatus;
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;
@@ -244,6 +244,8 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     cmd.arg("-kernel").arg(&kernel.path).arg("-initrd").arg(&line).args(["-append", "console=com0"]);
     super::qemu::serial_on_stdout(&mut cmd, &files.console);
     let console_path = files.console.clone();
+    // While the guest runs, whole lines only: a panic line read before its
+    // end names half its reason (seen: "panic ../kern/bootstrap.c:810: us").
     let mut panicked = move || panic_line(complete_lines(&std::fs::read_to_string(&console_path).unwrap_or_default()));
     let super::qemu::Ran { end, console, log_tail } = super::qemu::watch(cmd, &files.console, o, &mut panicked)
         .map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
@@ -261,14 +263,6 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     facts.insert("kernel".into(), json!(kernel.path.display().to_string()));
     facts.insert("clean_exit".into(), json!(end.status.is_some_and(|s| s.success())));
     Ok(Booted { out: Outcome { messages: end.messages, status: end.status, facts, log_tail }, console })
-}
-
-/// The console up to its last line end. The serial port sends a character
-/// at a time, and a panic line read before its end names half its reason
-/// (seen: "panic ../kern/bootstrap.c:810: us" when the guest was stopped on
-/// it): while the guest runs, only whole lines are read for a panic.
-fn complete_lines(console: &str) -> &str {
-    console.rfind('\n').map_or("", |i| &console[..=i])
 }
 
 /// The console's panic line, if the kernel panicked (`panic: ...`,

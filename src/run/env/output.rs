@@ -45,6 +45,13 @@ impl StderrTail {
     }
 }
 
+/// A console up to its last line end: the lines that are whole. A serial
+/// port sends a character at a time, so the last line of a console read
+/// while the guest runs may still be on its way.
+pub fn complete_lines(console: &str) -> &str {
+    console.rfind('\n').map_or("", |i| &console[..=i])
+}
+
 /// The last lines of a log for an error message, led by the kernel's panic
 /// line if there is one (the lines after it are a register dump).
 pub fn tail(log: &str) -> String {

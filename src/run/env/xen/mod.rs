@@ -367,8 +367,7 @@ impl ConsoleWatch {
 /// line saying dom0 crashed, as one line, once the reason is there.
 pub fn xen_fatal(console: &str) -> Option<String> {
     // Whole lines only: the reason may still be on its way.
-    let complete = &console[..console.rfind('\n').map_or(0, |i| i + 1)];
-    let lines: Vec<&str> = complete.lines().map(|l| l.trim_start_matches("(XEN)").trim()).collect();
+    let lines: Vec<&str> = super::output::complete_lines(console).lines().map(|l| l.trim_start_matches("(XEN)").trim()).collect();
     if let Some(i) = lines.iter().position(|l| l.starts_with("Panic on CPU")) {
         let reason = lines.get(i + 1).filter(|r| !r.is_empty())?;
         return Some(format!("Xen: {} {reason}", lines[i]));
