@@ -22,7 +22,7 @@ use super::qemu::{Accel, AccelArgs};
 use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::EnvOptions;
-use super::output::{complete_lines, tail};
+use super::output::{ConsoleLog, complete_lines, tail};
 use crate::data::results::CaseStatus;
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;
@@ -243,10 +243,10 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     cmd.args(["-machine", "pc"]).args(accel.qemu_args());
     cmd.arg("-kernel").arg(&kernel.path).arg("-initrd").arg(&line).args(["-append", "console=com0"]);
     super::qemu::serial_on_stdout(&mut cmd, &files.console);
-    let console_path = files.console.clone();
+    let mut watch = ConsoleLog::new(&files.console);
     // While the guest runs, whole lines only: a panic line read before its
     // end names half its reason (seen: "panic ../kern/bootstrap.c:810: us").
-    let mut panicked = move || panic_line(complete_lines(&std::fs::read_to_string(&console_path).unwrap_or_default()));
+    let mut panicked = move || watch.grown().and_then(|seen| panic_line(complete_lines(seen)));
     let super::qemu::Ran { end, console, log_tail } = super::qemu::watch(cmd, &files.console, o, &mut panicked)
         .map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
     if let Some(p) = panic_line(&console) {

@@ -52,6 +52,41 @@ pub fn complete_lines(console: &str) -> &str {
     console.rfind('\n').map_or("", |i| &console[..=i])
 }
 
+/// A console log read as it grows, at most every [`ConsoleLog::EVERY`]:
+/// for a watcher that looks for a guest's end while it runs (each read
+/// takes only the bytes written since the last).
+pub struct ConsoleLog {
+    path: std::path::PathBuf,
+    seen: String,
+    read: u64,
+    last: std::time::Instant,
+}
+
+impl ConsoleLog {
+    pub const EVERY: Duration = Duration::from_millis(250);
+
+    pub fn new(path: &std::path::Path) -> ConsoleLog {
+        ConsoleLog { path: path.to_path_buf(), seen: String::new(), read: 0, last: std::time::Instant::now() }
+    }
+
+    /// The console so far, when [`ConsoleLog::EVERY`] has passed since the
+    /// last look (else, or when the log cannot be read, nothing).
+    pub fn grown(&mut self) -> Option<&str> {
+        use std::io::Seek;
+        if self.last.elapsed() < Self::EVERY {
+            return None;
+        }
+        self.last = std::time::Instant::now();
+        let mut f = std::fs::File::open(&self.path).ok()?;
+        f.seek(std::io::SeekFrom::Start(self.read)).ok()?;
+        let mut more = Vec::new();
+        f.read_to_end(&mut more).ok()?;
+        self.read += more.len() as u64;
+        self.seen += &String::from_utf8_lossy(&more);
+        Some(&self.seen)
+    }
+}
+
 /// The last lines of a log for an error message, led by the kernel's panic
 /// line if there is one (the lines after it are a register dump).
 pub fn tail(log: &str) -> String {
@@ -64,5 +99,27 @@ pub fn tail(log: &str) -> String {
     match lines.iter().rev().find(|l| l.contains("Kernel panic")) {
         Some(p) => format!("{} | ... | {last}", p.trim()),
         None => last,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_console_log_is_read_as_it_grows_at_most_every_quarter_second_and_by_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console");
+        std::fs::write(&path, "boot\npanic: half").unwrap();
+        let mut log = ConsoleLog::new(&path);
+        assert_eq!(log.grown(), None, "not before a quarter second");
+        std::thread::sleep(ConsoleLog::EVERY);
+        assert_eq!(log.grown().map(complete_lines), Some("boot\n"));
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b" of it\nmore").unwrap();
+        assert_eq!(log.grown(), None, "not again at once");
+        std::thread::sleep(ConsoleLog::EVERY);
+        assert_eq!(log.grown(), Some("boot\npanic: half of it\nmore"));
+        assert_eq!(complete_lines("no end"), "");
     }
 }

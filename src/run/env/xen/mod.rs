@@ -27,12 +27,12 @@ use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::{EnvOptions, OwnOptions};
+use super::output::{ConsoleLog, complete_lines};
 use crate::families::bench::schema::boot::RESTARTED_AFTER;
 use dom0::{DomUPlan, MODULES, PLAN_PATH, dom0_main, is_dom0_init};
 use serde_json::{Map, Value, json};
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 mod dom0;
 
@@ -300,8 +300,8 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         (Accel::Kvm, _) => 1,
     };
     let o = EnvOptions { init_timeout: o.init_timeout * scale, ..o.clone() };
-    let mut watch = ConsoleWatch::new(&files.console);
-    let Ran { end, console, log_tail } = qemu::start(name, cmd, &files, &o, &mut || watch.fatal())?;
+    let mut watch = ConsoleLog::new(&files.console);
+    let Ran { end, console, log_tail } = qemu::start(name, cmd, &files, &o, &mut || watch.grown().and_then(fatal))?;
     // Xen's dumps bury what went wrong: its first telling line leads.
     let log_tail = match telling(&console) {
         Some(l) if !log_tail.contains(l) => format!("{l} | ... | {log_tail}"),
@@ -335,39 +335,18 @@ fn xen_version() -> String {
     std::fs::read_to_string(xen_dir().join("version")).map(|v| v.trim().to_string()).unwrap_or_else(|_| "4.17".into())
 }
 
-/// Reads the console log as it grows and finds Xen's end: its panic, a
-/// dom0 that crashed (Xen then idles with `noreboot`), or a guest stuck in
-/// its kernel ([`stuck`]).
-struct ConsoleWatch {
-    path: PathBuf,
-    seen: String,
-    last: Instant,
-}
-
-impl ConsoleWatch {
-    fn new(path: &Path) -> ConsoleWatch {
-        ConsoleWatch { path: path.to_path_buf(), seen: String::new(), last: Instant::now() }
-    }
-
-    fn fatal(&mut self) -> Option<String> {
-        if self.last.elapsed() < Duration::from_millis(250) {
-            return None;
-        }
-        self.last = Instant::now();
-        let mut f = std::fs::File::open(&self.path).ok()?;
-        f.seek(std::io::SeekFrom::Start(self.seen.len() as u64)).ok()?;
-        let mut more = Vec::new();
-        f.read_to_end(&mut more).ok()?;
-        self.seen += &String::from_utf8_lossy(&more);
-        xen_fatal(&self.seen).or_else(|| stuck(&self.seen).map(|l| format!("a guest stuck in its kernel: {l}")))
-    }
+/// Xen's end on the console read so far: its panic, a dom0 that crashed
+/// (Xen then idles with `noreboot`), or a guest stuck in its kernel
+/// ([`stuck`]).
+fn fatal(console: &str) -> Option<String> {
+    xen_fatal(console).or_else(|| stuck(console).map(|l| format!("a guest stuck in its kernel: {l}")))
 }
 
 /// Xen's panic ("Panic on CPU n:" and the reason on the next line) or the
 /// line saying dom0 crashed, as one line, once the reason is there.
 pub fn xen_fatal(console: &str) -> Option<String> {
     // Whole lines only: the reason may still be on its way.
-    let lines: Vec<&str> = super::output::complete_lines(console).lines().map(|l| l.trim_start_matches("(XEN)").trim()).collect();
+    let lines: Vec<&str> = complete_lines(console).lines().map(|l| l.trim_start_matches("(XEN)").trim()).collect();
     if let Some(i) = lines.iter().position(|l| l.starts_with("Panic on CPU")) {
         let reason = lines.get(i + 1).filter(|r| !r.is_empty())?;
         return Some(format!("Xen: {} {reason}", lines[i]));
