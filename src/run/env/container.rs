@@ -6,9 +6,9 @@
 //! Where cgroup v2 offers the cpu and memory controllers, the container is
 //! placed in a cgroup with limits; otherwise the facts say why not.
 
-use super::guest::{self, GuestSpec};
 use super::environment::{Environment, Outcome};
 use super::error::EnvError;
+use super::guest::{self, GuestSpec};
 use super::launch::launch_child;
 use super::options::EnvOptions;
 use serde_json::{Map, Value, json};

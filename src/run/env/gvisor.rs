@@ -20,10 +20,10 @@
 //! is `--helper-placement` ([`super::helpers`]): on the measured CPU with
 //! them (same, the default), or on the partner CPU (cross).
 
-use super::guest::{self, GuestSpec};
-use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::environment::{Environment, Fit, Outcome};
 use super::error::{EnvError, OwnError};
+use super::guest::{self, GuestSpec};
+use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::tail;
 use super::supervise::supervise;

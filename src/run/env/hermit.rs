@@ -15,11 +15,11 @@
 //! independent few-line Hermit program (`hermit/check`: rdtsc around 10^5
 //! getpid and yield_now calls) and records its figures beside the run's.
 
-use super::program;
-use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::EnvOptions;
+use super::program;
+use super::qemu::{Accel, AccelArgs, QemuArgs};
 use crate::families::bench::schema;
 use crate::measure::clock::ClockInfo;
 use crate::run::plan::PlannedCase;

@@ -17,12 +17,12 @@
 //! invocation boots an independent few-line task (guest/mach/check.c: rdtsc
 //! around 10^5 empty mach_msg round trips) and records its figures.
 
-use super::program;
-use super::qemu::{Accel, AccelArgs};
 use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::EnvOptions;
 use super::output::{ConsoleLog, complete_lines, tail};
+use super::program;
+use super::qemu::{Accel, AccelArgs};
 use crate::data::results::CaseStatus;
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;

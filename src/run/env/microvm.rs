@@ -3,9 +3,9 @@
 //! runs nothing else; a boot measurement starts `oscycles __env-child --env
 //! microvm`, whose hello is the guest's first instruction.
 
-use super::guest::{self, GuestSpec};
 use super::environment::{Environment, Fit, Outcome};
 use super::error::EnvError;
+use super::guest::{self, GuestSpec};
 use super::launch::launch_child;
 use super::options::EnvOptions;
 use crate::families::bench::Venue;

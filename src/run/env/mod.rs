@@ -4,7 +4,7 @@
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
 //! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
-//! one line in `environments!` below: the file says what it is (`--env`'s
+//! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
 //! its own options to `oscycles run` ([`Environment::options`], read back
 //! typed with [`EnvArgs::get`]), may take over a guest's first process
@@ -39,34 +39,44 @@ use crate::base::named::Named;
 use environment::{Env, Environment};
 use options::EnvArgs;
 
-/// Declares each environment's module and registers its values, in the
-/// order `--env`'s help lists them (`module: Type::VALUE, ...;`, one line
-/// an environment's file): [`Env::ALL`](Named::ALL) is this list.
-macro_rules! environments {
-    ($($module:ident: $($($value:ident)::+),+;)+) => {
-        $(pub mod $module;)+
+// The environments, one module each, in the order `--env`'s help lists them.
+pub mod container;
+pub mod gvisor;
+pub mod hermit;
+pub mod mach;
+pub mod microvm;
+pub mod native;
+pub mod qemu;
+pub mod sel4;
+pub mod uml;
+pub mod xen;
 
-        impl Named for Env {
-            const ALL: &'static [Env] = &[$($(&$module::$($value)::+),+),+];
+/// Every environment, in the order `--env`'s help lists them: another
+/// environment is its file, its `pub mod` line above and its value here.
+const ALL: &[Env] = &[
+    &native::Native,
+    &container::Container,
+    &qemu::Qemu::TCG,
+    &qemu::Qemu::KVM,
+    &microvm::Microvm,
+    &xen::Xen::PV,
+    &xen::Xen::PVH,
+    &xen::Xen::HVM,
+    &xen::Xen::PVH_DOMU,
+    &uml::Uml,
+    &gvisor::Gvisor,
+    &hermit::Hermit::QEMU,
+    &hermit::Hermit::MICROVM,
+    &sel4::Sel4,
+    &mach::Mach,
+];
 
-            fn name(&self) -> &'static str {
-                Environment::name(*self)
-            }
-        }
-    };
-}
+impl Named for Env {
+    const ALL: &'static [Env] = ALL;
 
-environments! {
-    native: Native;
-    container: Container;
-    qemu: Qemu::TCG, Qemu::KVM;
-    microvm: Microvm;
-    xen: Xen::PV, Xen::PVH, Xen::HVM, Xen::PVH_DOMU;
-    uml: Uml;
-    gvisor: Gvisor;
-    hermit: Hermit::QEMU, Hermit::MICROVM;
-    sel4: Sel4;
-    mach: Mach;
+    fn name(&self) -> &'static str {
+        Environment::name(*self)
+    }
 }
 
 /// Calls every environment's init hook ([`Environment::init`]): returns

@@ -2,9 +2,9 @@
 //! (in rounds, each a fresh process); a boot measurement starts `oscycles
 //! __env-child --env native`, which serves the smallest run like a guest.
 
-use super::guest::GuestSpec;
 use super::environment::{Environment, Outcome};
 use super::error::EnvError;
+use super::guest::GuestSpec;
 use super::launch::launch_child;
 use super::options::EnvOptions;
 

@@ -6,9 +6,9 @@
 
 use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::cpio::Cpio;
-use super::guest::{GuestSpec, SPEC_PATH};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
+use super::guest::{GuestSpec, SPEC_PATH};
 use super::options::{EnvOptions, NoSuchKernel, OwnOptions};
 use super::output::tail;
 use crate::data::schema_core::environment::ACCEL;

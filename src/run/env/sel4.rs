@@ -19,11 +19,11 @@
 //! ipc.sel4-call also boots the independent check (guest/sel4/check.c:
 //! 10^5 round trips in one rdtsc pair) and records its figure.
 
-use super::program;
-use super::qemu::{Accel, AccelArgs, QemuArgs};
 use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
 use super::options::EnvOptions;
+use super::program;
+use super::qemu::{Accel, AccelArgs, QemuArgs};
 use crate::families::bench::schema;
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};

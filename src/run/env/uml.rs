@@ -19,13 +19,13 @@
 //! them (same, the default), or on the partner CPU (cross).
 
 use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
-use super::guest::GuestSpec;
-use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
-use super::qemu::{self, Files};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
+use super::guest::GuestSpec;
+use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::tail;
+use super::qemu::{self, Files};
 use super::supervise::supervise;
 use serde_json::{Map, Value, json};
 use std::os::unix::fs::DirBuilderExt;

@@ -22,12 +22,12 @@
 //! watches for Xen's panic: with `noreboot` QEMU would idle on after it.
 
 use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
-use super::guest::{GuestMode, GuestSpec, PORT_PATH};
-use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
+use super::guest::{GuestMode, GuestSpec, PORT_PATH};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::{ConsoleLog, complete_lines};
+use super::qemu::{self, Accel, AccelArgs, Files, Ran};
 use crate::families::bench::schema::boot::RESTARTED_AFTER;
 use dom0::{DomUPlan, MODULES, PLAN_PATH, dom0_main, is_dom0_init};
 use serde_json::{Map, Value, json};
@@ -273,7 +273,13 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
             (line.clone(), line)
         }
         Some(kind) => {
-            write_dom0_initramfs(&files.initrd, &kernel, &spec, o, DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus, cmdline: line.clone() })?;
+            write_dom0_initramfs(
+                &files.initrd,
+                &kernel,
+                &spec,
+                o,
+                DomUPlan { kind: kind.into(), memory_mib: o.vm_mem_mib, vcpus: o.vm_cpus, cmdline: line.clone() },
+            )?;
             (format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), line)
         }
     };
