@@ -181,8 +181,8 @@ impl Sandbox {
         for d in [&root, &s.state] {
             std::fs::create_dir_all(d).map_err(io("creating", d))?;
         }
-        let bin =
-            super::initramfs::guest_image(&o.exe, &s.bundle.join("oscycles")).map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
+        let bin = super::initramfs::guest_image(&o.exe, &s.bundle.join("oscycles"))
+            .map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
         let exe = root.join("oscycles");
         let f = crate::measure::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
         std::io::Write::write_all(&mut std::io::BufWriter::new(f), &bin).map_err(io("writing", &exe))?;
