@@ -314,7 +314,7 @@ impl EnvironmentsRun<'_> {
             vm_mem_mib: self.o.vm_mem_mib,
         };
         let conditions = self.spec.conditions();
-        let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = launch::run_in(env, &spec, plan, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
             (Ok((doc, mut facts, dropped)), _) => {
@@ -501,7 +501,7 @@ mod tests {
         fn about(&self) -> &'static str {
             "a test's environment"
         }
-        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
+        fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], _o: &EnvOptions) -> Result<Outcome, EnvError> {
             if !self.up {
                 return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
@@ -515,7 +515,7 @@ mod tests {
             // As Xen under TCG says a start it repeated after a triple fault.
             let facts =
                 [(crate::families::bench::schema::boot::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
-            Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
+            Ok(Outcome { messages, status: None, facts, log_tail: String::new(), doc: None })
         }
     }
 

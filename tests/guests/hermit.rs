@@ -205,3 +205,12 @@ fn a_sigkilled_run_leaves_no_hermit_qemu() {
     }
     common::sigkill_leaves_no_qemu("hermit", "hermit-sigkill", &GETPID);
 }
+
+/// A Hermit program that never says hello is given up, and its console is
+/// kept beside the run's document (the reason says where).
+#[test]
+#[ignore = "needs scripts/setup-hermit"]
+fn a_failed_hermit_guest_leaves_its_console_beside_the_run() {
+    let args = [&GETPID[..], &["--accel", "tcg", "--guest-mode", "no-init", "--init-timeout", "10"]].concat();
+    common::assert_failed_guest_console_kept("hermit", "hermit-kept", &args, "Hermit");
+}

@@ -134,3 +134,12 @@ fn a_sigkilled_run_leaves_no_mach_qemu() {
         common::sigkill_leaves_no_qemu("mach", "mach-sigkill", &GETPID);
     }
 }
+
+/// A kernel that panics is stopped, and its console is kept beside the
+/// run's document (the reason says where).
+#[test]
+#[ignore = "needs scripts/setup-mach"]
+fn a_failed_mach_guest_leaves_its_console_beside_the_run() {
+    let args = [&GETPID[..], &["--rounds", "1", "--guest-mode", "panic", "--init-timeout", "15"]].concat();
+    common::assert_failed_guest_console_kept("mach", "mach-kept", &args, "Cannot load user executable module");
+}

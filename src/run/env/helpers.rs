@@ -362,7 +362,7 @@ impl Environment for At {
         self.base.check(o)
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         (self.launch)(spec, o, self.at)
     }
 

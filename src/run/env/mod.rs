@@ -29,11 +29,13 @@ pub mod error;
 pub mod frame;
 pub mod guest;
 pub mod helpers;
+pub mod initramfs;
 pub mod launch;
 pub mod options;
 pub mod output;
 pub mod program;
 pub mod supervise;
+pub mod vm;
 
 use crate::base::named::Named;
 use environment::{Env, Environment};
@@ -65,10 +67,10 @@ const ALL: &[Env] = &[
     &xen::Xen::PVH_DOMU,
     &uml::Uml,
     &gvisor::Gvisor,
-    &hermit::Hermit::QEMU,
-    &hermit::Hermit::MICROVM,
-    &sel4::Sel4,
-    &mach::Mach,
+    &program::Program(hermit::Hermit::QEMU),
+    &program::Program(hermit::Hermit::MICROVM),
+    &program::Program(sel4::Sel4),
+    &program::Program(mach::Mach),
 ];
 
 impl Named for Env {
