@@ -1,8 +1,8 @@
-//! Running suites: plan the cases, run them in every environment of the run
-//! ([`run`]: in this process, in rounds, or in a child an environment
-//! launches), under every condition ([`run_plan`]), hand each result to the
-//! store as soon as it exists, tell a [`Reporter`] how far it got, stop
-//! cleanly on SIGINT/SIGTERM.
+//! Running suites: a prepared plan ([`Prepared`]) in every environment of the
+//! run ([`run`]: in this process, in rounds, or in a child an environment
+//! launches), under every condition ([`crate::run::execute::run_plan`]); each
+//! result written to the run's document as soon as it exists ([`RunWriter`]),
+//! a [`Reporter`] told how far it got, a SIGINT or SIGTERM ending it cleanly.
 
 use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::adaptive::Auto;

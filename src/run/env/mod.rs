@@ -2,7 +2,10 @@
 //! `native` (this process), `container` (namespaces oscycles makes itself),
 //! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
-//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]), `uml`
+//! and `gvisor` (a kernel in user space, a sandbox), and guest programs of
+//! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4` and
+//! `mach` (microkernels) ([`program`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
 //! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
