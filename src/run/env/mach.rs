@@ -236,8 +236,7 @@ fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions
     if files.initrd.to_string_lossy().contains([',', ' ']) {
         return Err(MachError::WorkPath(o.work.clone()).into());
     }
-    crate::measure::scratch::create_new(&files.initrd, 0o600).map_err(EnvError::io(format!("creating {}", files.initrd.display())))?;
-    std::fs::write(&files.initrd, module).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
+    crate::base::fsafe::write_new(&files.initrd, module).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
     let line = format!("{} ${{host-port}} ${{device-port}} {args} $(task-create) $(task-resume)", files.initrd.display());
     let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
     cmd.args(["-machine", "pc"]).args(accel.qemu_args());

@@ -272,8 +272,9 @@ pub fn watch(mut cmd: Command, console: &Path, o: &EnvOptions, fatal: &mut dyn F
     crate::measure::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn()?;
-    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
-    let console = std::fs::read_to_string(console).unwrap_or_default();
+    let mut cap = super::output::ConsoleCap::new(console);
+    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut || cap.check().or_else(&mut *fatal));
+    let console = super::output::read_console(console);
     let log_tail = tail(&format!("{console}\n{}", end.stderr));
     Ok(Ran { end, console, log_tail })
 }
@@ -284,7 +285,7 @@ fn keep_console(files: &Files, o: &EnvOptions) -> Option<PathBuf> {
     let prefix = o.keep_console.as_ref()?;
     let name = files.console.file_name()?.to_string_lossy().to_string();
     let kept = PathBuf::from(format!("{}.{}", prefix.display(), name.trim_start_matches("oscycles-")));
-    std::fs::copy(&files.console, &kept).ok().map(|_| kept)
+    crate::base::fsafe::write_file(&kept, super::output::read_console(&files.console)).ok().map(|_| kept)
 }
 
 /// QEMU's common arguments: no defaults, no display, no reboot.

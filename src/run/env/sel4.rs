@@ -171,7 +171,7 @@ fn boot(kernel: &Path, root_task: &[u8], accel: Accel, o: &EnvOptions) -> Result
         EnvError::kvm_usable(name)?;
     }
     let files = super::qemu::Files::new(name, o)?;
-    std::fs::write(&files.initrd, root_task).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
+    crate::base::fsafe::write_new(&files.initrd, root_task).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
     let machine = o.own.get::<QemuArgs>()?.machine;
     // One CPU (a one-node kernel); at most 1 GiB (ia32: the kernel maps
     // the low memory into its window).
