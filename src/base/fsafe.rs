@@ -110,8 +110,6 @@ fn link_target(dir: &File, name: &OsStr) -> std::io::Result<PathBuf> {
     Ok(PathBuf::from(OsString::from_vec(buf)))
 }
 
-
-
 /// `mkdirat(dir, name, mode)`.
 fn mkdir_at(dir: &File, name: &OsStr, mode: libc::mode_t) -> std::io::Result<()> {
     let n = c_name(name)?;

@@ -199,7 +199,9 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     if let Ok(i) = &imported {
         (m.imported, m.already_stored) = (i.added.clone(), i.unchanged.clone());
     }
-    out_dir.write("manifest.json", serde_json::to_string_pretty(&m)?).map_err(|e| super::store::out_error(&out.join("manifest.json"), e))?;
+    out_dir
+        .write("manifest.json", serde_json::to_string_pretty(&m)?)
+        .map_err(|e| super::store::out_error(&out.join("manifest.json"), e))?;
     imported?;
     print_hosts(&m, &out);
     let all_ok = m.hosts.iter().all(|h| h.status == HostStatus::Ok);

@@ -41,7 +41,10 @@ pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, end
 pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
     let out = env.launch(spec, o)?;
     if let Some(e) = out.first("error") {
-        return Err(EnvError::Child { env: env.name(), message: frame::plain(&String::from_utf8_lossy(&e.bytes), 4096) });
+        return Err(EnvError::Child {
+            env: env.name(),
+            message: frame::plain(&String::from_utf8_lossy(&e.bytes), crate::data::results::check::MAX_TEXT),
+        });
     }
     let Some(m) = out.first("run") else {
         let status = out.status.map_or("killed".into(), |s| s.to_string());

@@ -182,7 +182,7 @@ pub fn document(
                 (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
                 r.placement = Some(placement(g, p));
             }
-            Err((status, why)) => (r.status, r.reason) = (status, Some(why)),
+            Err((status, why)) => (r.status, r.reason) = (status, Some(crate::data::results::check::bounded_text(&why))),
         }
         doc.results.push(r);
     }
@@ -261,6 +261,7 @@ fn measurement(c: &Value) -> Result<crate::measure::harness::Measurement, (CaseS
     if samples.is_empty() {
         return Err((CaseStatus::Failed, "the program sent no samples".to_string()));
     }
+    crate::data::results::check::guest_costs(&samples).map_err(|e| (CaseStatus::Failed, format!("the program sent {e}")))?;
     let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
     Ok(crate::measure::harness::Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
 }
@@ -328,5 +329,26 @@ mod tests {
         let doc =
             document(&GUEST, &run, &plan, &none, crate::measure::harness::HarnessConfig::tiny(), crate::measure::clock::known_tsc(1e9));
         assert_eq!(doc.case("syscall.getpid", |_| true).unwrap().status, CaseStatus::Failed, "no inner: no samples");
+    }
+
+    #[test]
+    fn a_guests_nonsense_costs_are_refused_and_its_reasons_bounded() {
+        // Issue 58, items 6 and 9: what a seL4 or Mach guest sends.
+        let run = spec(&["syscall"]);
+        let plan = plan_of(&run).unwrap();
+        let one = |case: Value| {
+            let samples = json!({ "cases": [case] });
+            let clock = crate::measure::clock::known_tsc(1e9);
+            let doc = document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock);
+            crate::data::results::check::check(&doc).unwrap();
+            doc.case("syscall.getpid", |_| true).unwrap().clone()
+        };
+        for bad in [json!([-5.5, -5.5, -5.5]), json!([5.4e280, 5.4e280, 5.4e280]), json!([100.0, 0.0, 100.0])] {
+            let r = one(json!({"benchmark": "syscall.getpid", "status": "ok", "inner": 1, "per_op_cycles": bad}));
+            assert_eq!(r.status, CaseStatus::Failed, "{bad}");
+            assert!(r.reason.as_deref().unwrap().contains("per_op_cycles"), "{:?}", r.reason);
+        }
+        let r = one(json!({"benchmark": "syscall.getpid", "status": "failed", "reason": "x".repeat(200_000)}));
+        assert_eq!(r.reason.as_deref().unwrap().chars().count(), crate::data::results::check::MAX_TEXT);
     }
 }
