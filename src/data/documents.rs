@@ -78,7 +78,9 @@ pub fn valid_id(id: &str) -> Result<(), InvalidRunId> {
 /// measuring starts. `what` goes there ("results"), chosen by `option`.
 pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), DocumentError> {
     let unwritable = |err| DocumentError::Unwritable { path: dir.to_path_buf(), err, what, option };
-    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    // Every directory on its path this user's or root's, closed to others:
+    // what the run then writes or runs there by name stays what it put there.
+    crate::base::fsafe::check_dir(dir, true).map_err(|e| unwritable(std::io::Error::other(e.to_string())))?;
     // A randomly named file created exclusively (never a predictable path
     // another user could have planted), removed when dropped.
     tempfile::Builder::new().prefix(".oscycles-probe-").tempfile_in(dir).map_err(unwritable)?;
@@ -86,17 +88,14 @@ pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> R
 }
 
 /// Replaces `path` with `bytes` so that a reader sees the old content or
-/// the new, never a part: written beside it, then renamed over it.
-/// The new content goes to a randomly named file created exclusively in the
-/// same directory; rename replaces a symlink at `path`, never follows it.
+/// the new, never a part: written beside it, then renamed over it
+/// ([`crate::base::fsafe::write_file`]: its directory checked, a link at
+/// `path` replaced, never followed).
 pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".oscycles-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes.as_ref())?;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    tmp.persist(path).map(drop).map_err(|e| e.error)
+    crate::base::fsafe::write_file(path, bytes).map_err(|e| match e {
+        crate::base::fsafe::UnsafePath::Io(_, e) => e,
+        e => std::io::Error::other(e.to_string()),
+    })
 }
 
 pub struct RunWriter {

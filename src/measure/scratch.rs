@@ -31,11 +31,7 @@ pub fn unique_name(prefix: &str) -> String {
     format!("oscycles-{prefix}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Creates `path` exclusively for writing, never following a symlink:
-/// fails with `AlreadyExists` if anything is there.
-pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
-    OpenOptions::new().write(true).read(true).create_new(true).mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
-}
+pub use crate::base::fsafe::create_new;
 
 /// A private directory (0700) for one run, removed with everything in it on
 /// drop; while it lives its lock is held.
@@ -49,7 +45,20 @@ impl RunDir {
     /// A new private directory under `base`, after removing the directories
     /// dead runs left there. Returns the lines saying what was removed.
     pub fn create(base: &Path) -> io::Result<(RunDir, Vec<String>)> {
+        // The base checked (every directory on its path this user's or
+        // root's, closed to others): no other user can swap the private
+        // directory made in it, nor what the run executes from there.
+        crate::base::fsafe::check_dir(base, false).map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))?;
         let reaped = reap_dead(base);
+        Ok((RunDir::private(base)?, reaped))
+    }
+
+    /// A new private directory under `base`, locked, without checking the
+    /// base or reaping: for an environment's child in namespaces of its own
+    /// (in a user namespace the base's owner may read as nobody), under the
+    /// system's temporary directory. Left by a killed child, the next run's
+    /// [`reap_dead`] removes it.
+    pub fn private(base: &Path) -> io::Result<RunDir> {
         let dir = tempfile::Builder::new()
             .prefix(RUN_DIR_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -59,7 +68,7 @@ impl RunDir {
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((RunDir { dir, _lock: lock }, reaped))
+        Ok(RunDir { dir, _lock: lock })
     }
 
     pub fn path(&self) -> &Path {

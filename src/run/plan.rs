@@ -153,7 +153,8 @@ pub fn case_label(id: &str, params: &crate::data::schema_core::Params) -> String
 }
 
 pub fn not_measured(p: &PlannedCase, status: CaseStatus, why: &str, condition: Condition) -> CaseResult {
-    CaseResult { status, reason: Some(why.into()), condition: Some(condition), ..blank(p) }
+    // A reason may carry what a guest or a child wrote: cut to the one limit of a document's texts.
+    CaseResult { status, reason: Some(crate::data::results::check::bounded_text(why)), condition: Some(condition), ..blank(p) }
 }
 
 /// The distinct benchmark ids of a plan, in plan order.

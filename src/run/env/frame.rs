@@ -87,7 +87,10 @@ pub fn plain(text: &str, max: usize) -> String {
     let n = text.chars().count();
     let kept = text.chars().skip(n.saturating_sub(max));
     let body: String = kept
-        .map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { c.escape_unicode().to_string() } else { c.to_string() })
+        .map(|c| {
+            let bad = c.is_control() || c == '\u{2028}' || c == '\u{2029}' || crate::data::results::check::invisible(c);
+            if bad { c.escape_unicode().to_string() } else { c.to_string() }
+        })
         .collect();
     if n > max { format!("...{body}") } else { body }
 }

@@ -178,8 +178,8 @@ impl Sandbox {
         let id = crate::measure::scratch::unique_name("gvisor");
         let s = Sandbox { bundle: o.work.join(format!("{id}.bundle")), state: o.work.join(format!("{id}.state")), id };
         let root = s.bundle.join("rootfs");
-        for d in [&root, &s.state] {
-            std::fs::create_dir_all(d).map_err(io("creating", d))?;
+        for d in [&s.bundle, &root, &s.state] {
+            crate::base::fsafe::make_dir(d).map_err(io("creating", d))?;
         }
         let bin = super::initramfs::guest_image(&o.exe, &s.bundle.join("oscycles"))
             .map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
@@ -187,7 +187,7 @@ impl Sandbox {
         let f = crate::measure::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
         std::io::Write::write_all(&mut std::io::BufWriter::new(f), &bin).map_err(io("writing", &exe))?;
         let config = s.bundle.join("config.json");
-        std::fs::write(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
+        crate::base::fsafe::write_new(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
         Ok(s)
     }
 

@@ -43,7 +43,10 @@ pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, end
 pub fn run_in(env: Env, spec: &GuestSpec, plan: &[PlannedCase], o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
     let mut out = env.launch(spec, plan, o)?;
     if let Some(e) = out.first("error") {
-        return Err(EnvError::Child { env: env.name(), message: frame::plain(&String::from_utf8_lossy(&e.bytes), 4096) });
+        return Err(EnvError::Child {
+            env: env.name(),
+            message: frame::plain(&String::from_utf8_lossy(&e.bytes), crate::data::results::check::MAX_TEXT),
+        });
     }
     let doc = match (out.doc.take(), out.first("run")) {
         (Some(doc), _) => *doc,

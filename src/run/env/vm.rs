@@ -102,8 +102,9 @@ pub fn watch(
     crate::measure::watchdog::die_with_parent(&mut cmd);
     let start = Instant::now();
     let child = cmd.spawn()?;
-    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, fatal);
-    let console = std::fs::read_to_string(&files.console).unwrap_or_default();
+    let mut cap = super::output::ConsoleCap::new(&files.console);
+    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut || cap.check().or_else(&mut *fatal));
+    let console = super::output::read_console(&files.console);
     let mut log_tail = tail(&format!("{console}\n{}", end.stderr));
     if let Some(kind) = answer
         && !end.messages.iter().any(|m| m.kind == kind)

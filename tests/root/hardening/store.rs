@@ -250,11 +250,15 @@ fn a_password_in_a_postgres_url_is_never_printed() {
         "postgres://u@127.0.0.1:1/db?password=sekret1",
         "postgresql://u@127.0.0.1:1/db?sslmode=disable&PASSWORD=sekret1&application_name=x",
         "postgres://u:sekret1@127.0.0.1:1/db",
+        // Percent-encoded, the key or the password (issue 58, item 11).
+        "postgres://u@127.0.0.1:1/db?%70assword=sekret1",
+        "postgres://u@127.0.0.1:1/db?pass%77ord=sekret1",
+        "postgres://u:sek%72et1@127.0.0.1:1/db",
     ] {
         let out = oscycles(&["runs", "--db", url]);
         let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(!out.status.success(), "{all}");
-        assert!(!all.contains("sekret1"), "{url}: {all}");
+        assert!(!all.contains("sekret1") && !all.contains("sek%72"), "{url}: {all}");
         assert!(all.contains("***"), "{url}: {all}");
     }
 }

@@ -168,9 +168,10 @@ fn refused(dir: &Path, e: anyhow::Error) -> anyhow::Error {
 /// The directory of this invocation's rounds, under --results.
 fn results_dir(a: &CompareArgs) -> Result<PathBuf, UsageError> {
     let stamp: String = oscycles::data::results::now_rfc3339().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    let dir = a.results.join(format!("interleaved-{stamp}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
-    Ok(dir)
+    let name = format!("interleaved-{stamp}-{}", std::process::id());
+    // --results checked, the rounds' directory made new in it (one already there, whoever made it, is refused).
+    let made = super::super::store::out_dir(&a.results)?.make_dir(&name).map_err(|e| UsageError(e.to_string()))?;
+    Ok(made.path().to_path_buf())
 }
 
 /// Round k of one side, `run --rounds 1 --seed S` in a process of its
@@ -184,7 +185,7 @@ fn round_of(side: &Side, dir: &Path, k: usize, seed: u64, cases: Option<&[String
     cmd.args(extra.iter().filter(|o| !side.options.contains(o)));
     if let Some(cases) = cases {
         let list = dir.join(format!("{}-round-{k}.cases", side.name));
-        std::fs::write(&list, cases.join("\n") + "\n").with_context(|| format!("writing {}", list.display()))?;
+        oscycles::base::fsafe::write_new(&list, cases.join("\n") + "\n").with_context(|| format!("writing {}", list.display()))?;
         cmd.arg("--cases").arg(list);
     }
     cmd.arg("--results").arg(&results).arg("--db").arg(dir.join("store.sqlite"));

@@ -134,8 +134,7 @@ pub fn baseline(action: cli::grammar::BaselineAction) -> Result<ExitCode> {
             // Statistics over the pooled runs that overflow would be written as null, never to be read back.
             oscycles::data::results::check::check(&pooled)
                 .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
-            std::fs::create_dir_all(path.parent().expect("a directory"))
-                .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
+            oscycles::base::fsafe::check_dir(path.parent().expect("a directory"), true).map_err(|e| UsageError(e.to_string()))?;
             documents::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
                 .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
             println!(

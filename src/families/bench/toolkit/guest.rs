@@ -58,6 +58,8 @@ impl GuestCase<'_> {
         if samples.is_empty() {
             return Err(CaseError::Failed("the program sent no samples".into()));
         }
+        // A negative or absurd cost is refused as a document's is (issue 58).
+        crate::data::results::check::guest_costs(&samples).map_err(|e| CaseError::Failed(format!("the program sent {e}")))?;
         let calibration: Vec<(u64, u64)> = c.get("calibration").cloned().and_then(|v| serde_json::from_value(v).ok()).unwrap_or_default();
         Ok(Measurement { per_op_cycles: samples, inner, calibration, overhead_cycles: 0 })
     }

@@ -202,6 +202,27 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_guests_nonsense_costs_are_refused_and_its_reasons_bounded() {
+        // Issue 58, items 6 and 9: what a seL4 or Mach guest sends.
+        let run = spec(&["syscall"]);
+        let plan = plan(&run);
+        let one = |case: Value| {
+            let samples = json!({ "cases": [case] });
+            let clock = crate::measure::clock::known_tsc(1e9);
+            let doc = document(&GUEST, &run, &plan, &samples, HarnessConfig::tiny(), clock);
+            crate::data::results::check::check(&doc).unwrap();
+            doc.case("syscall.getpid", |_| true).unwrap().clone()
+        };
+        for bad in [json!([-5.5, -5.5, -5.5]), json!([5.4e280, 5.4e280, 5.4e280]), json!([100.0, 0.0, 100.0])] {
+            let r = one(json!({"benchmark": "syscall.getpid", "status": "ok", "inner": 1, "per_op_cycles": bad}));
+            assert_eq!(r.status, CaseStatus::Failed, "{bad}");
+            assert!(r.reason.as_deref().unwrap().contains("per_op_cycles"), "{:?}", r.reason);
+        }
+        let r = one(json!({"benchmark": "syscall.getpid", "status": "failed", "reason": "x".repeat(200_000)}));
+        assert!(r.reason.as_deref().unwrap().chars().count() <= crate::data::results::check::MAX_TEXT, "{:?}", r.reason.map(|r| r.len()));
+    }
+
+    #[test]
     fn a_check_line_is_read_from_within_a_console_line() {
         let v = check_line("[0.1] boot\nstart /x: sel4-check round_trips=100000 total=51509000 rate=1.5\n", "sel4-check ");
         assert_eq!(v, json!({"round_trips": 100000, "total": 51509000, "rate": 1.5}));
