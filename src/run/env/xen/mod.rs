@@ -298,8 +298,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         return Err(XenError::Commas { env: name, modules }.into());
     }
     cmd.arg("-initrd").arg(&modules);
-    // Under TCG, Xen and a domU boot in tens of seconds to minutes where a
-    // plain kernel takes seconds: a longer wait for /init.
+    // Under TCG, Xen and a domU boot in tens of seconds to minutes (a plain kernel: seconds): a longer wait for /init.
     let scale = match (accel, env.mode.domu()) {
         (Accel::Tcg | Accel::Icount, None) => 4,
         (Accel::Tcg | Accel::Icount, Some(_)) => 12,
