@@ -336,11 +336,11 @@ pub fn write_new(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
     create_new(path, 0o644)?.write_all(bytes.as_ref())
 }
 
-/// Makes the directory `path` new (0700), refusing one already there: for
-/// a directory inside one the run made or checked.
-pub fn make_dir(path: &Path) -> std::io::Result<()> {
+/// Makes the directory `path` new (`mode`), refusing one already there:
+/// for a directory inside one the run made or checked.
+pub fn make_dir(path: &Path, mode: u32) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new().mode(0o700).create(path)
+    std::fs::DirBuilder::new().mode(mode).create(path)
 }
 
 /// Writes `bytes` into the kernel's file `path` (under /proc or /sys, a

@@ -93,7 +93,7 @@ fn render(dir: &Path, a: &FleetRunArgs, id: &str, out: &Path) -> Result<()> {
     use oscycles::base::fsafe::{make_dir, write_new};
     write_new(&dir.join("ansible.cfg"), fleet::config(a.forks, a.connect_timeout, &dir.display().to_string()))?;
     write_new(&dir.join("playbook.yml"), fleet::PLAYBOOK)?;
-    make_dir(&dir.join("callback_plugins"))?;
+    make_dir(&dir.join("callback_plugins"), 0o700)?;
     write_new(&dir.join("callback_plugins").join("oscycles.py"), fleet::CALLBACK)?;
     write_new(&dir.join("vars.json"), serde_json::to_string_pretty(&vars)?)?;
     Ok(())

@@ -53,7 +53,7 @@ enum Reply {
 /// not shown at all.
 pub fn redact(url: &str) -> String {
     let Ok(c) = url.parse::<postgres::Config>() else {
-        return "a PostgreSQL URL that does not parse (not shown: it may hold a password)".into();
+        return "postgresql://*** (a URL the PostgreSQL client cannot parse, not shown: it may hold a password)".into();
     };
     let user = c.get_user().unwrap_or("");
     let password = if c.get_password().is_some() { ":***" } else { "" };

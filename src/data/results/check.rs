@@ -167,9 +167,6 @@ pub fn guest_costs(samples: &[f64]) -> Result<(), BadNumber> {
 }
 
 fn check_metric(at: &str, m: &Metric) -> Result<(), BadNumber> {
-    if matches!(m.unit.as_str(), UNIT_CYCLES | UNIT_INSTRUCTIONS | "cycles") && m.summary.max > MAX_COST {
-        return Err(bad(format!("{at}.summary.max"), m.summary.max, "at most 1e13, more than any one operation costs"));
-    }
     let rate = m.better == Better::Higher;
     let difference = m.samples.iter().flatten().any(|&x| x < 0.0);
     let must_be_positive = rate || (is_time(&m.unit) && !difference);
@@ -304,7 +301,6 @@ mod tests {
         assert_eq!(field(&|d| d.environment.name = "native\r\nforged".into()), Err("environment.name".into()));
         assert_eq!(field(&|d| d.results[0].benchmark = "b\u{1b}[2J".into()), Err("results[0].benchmark".into()));
         assert_eq!(bounded_text(&"y".repeat(10_000)).chars().count(), MAX_TEXT);
-        assert!(field(&|d| first_metric(d).summary.max = 5.4e280).unwrap_err().ends_with(".summary.max"));
         assert!(guest_costs(&[1.0, 2.0]).is_ok() && guest_costs(&[-5.5]).is_err() && guest_costs(&[5.4e280]).is_err());
     }
 

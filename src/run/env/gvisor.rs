@@ -179,7 +179,7 @@ impl Sandbox {
         let s = Sandbox { bundle: o.work.join(format!("{id}.bundle")), state: o.work.join(format!("{id}.state")), id };
         let root = s.bundle.join("rootfs");
         for d in [&s.bundle, &root, &s.state] {
-            crate::base::fsafe::make_dir(d).map_err(io("creating", d))?;
+            crate::base::fsafe::make_dir(d, 0o755).map_err(io("creating", d))?;
         }
         let bin = super::initramfs::guest_image(&o.exe, &s.bundle.join("oscycles"))
             .map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;

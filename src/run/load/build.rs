@@ -41,7 +41,7 @@ all: libload.a\n\nlibload.a: $(OBJS)\n\tar rcs $@ $^\n\n%.o: %.c\n\t$(CC) $(CFLA
 pub fn generate(dir: &Path) -> io::Result<()> {
     use crate::base::fsafe::write_new;
     if !dir.is_dir() {
-        crate::base::fsafe::make_dir(dir)?;
+        crate::base::fsafe::make_dir(dir, 0o700)?;
     }
     for u in 0..UNITS {
         write_new(&dir.join(format!("unit{u:02}.c")), unit_source(u))?;

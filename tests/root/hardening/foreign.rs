@@ -13,6 +13,9 @@ mode, d, target, marker = sys.argv[1:5]
 libc = ctypes.CDLL(None, use_errno=True)
 def exchange(a, b):
     return libc.renameat2(-100, a.encode(), -100, b.encode(), 2)
+def cmdline(p):
+    try: return open(p, 'rb').read()
+    except OSError: return b''
 def links_in(fake, names):
     os.makedirs(fake, exist_ok=True)
     for n in names:
@@ -23,18 +26,19 @@ done = set()
 while time.time() < deadline:
     if mode == "exec":
         for p in glob.glob('/proc/[0-9]*/cmdline'):
-            try: args = open(p, 'rb').read().split(b'\0')
-            except OSError: continue
-            for a in (x.decode(errors='replace') for x in args):
-                if a.startswith(d + '/oscycles-run-') and '/oscycles-exec-' in a and a not in done:
-                    done.add(a)
-                    rel = a[len(d) + 1:].split('/')
-                    fake = os.path.join(d, 'fake-' + rel[0])
-                    prog = os.path.join(fake, *rel[1:])
+            args = cmdline(p).split(b'\0')
+            # Every program of the run's directory the command line names (the forker, what it executes).
+            progs = [a for a in (x.decode(errors='replace') for x in args) if a.startswith(d + '/oscycles-run-') and '/oscycles-exec-' in a]
+            if progs and progs[-1] not in done:
+                done.update(progs)
+                run = progs[-1][len(d) + 1:].split('/')[0]
+                fake = os.path.join(d, 'fake-' + run)
+                for a in progs:
+                    prog = os.path.join(fake, *a[len(d) + 1:].split('/')[1:])
                     os.makedirs(os.path.dirname(prog), exist_ok=True)
                     open(prog, 'w').write('#!/bin/sh\nid >> %s\nexit 7\n' % marker)
                     os.chmod(prog, 0o755)
-                    print('exchanged', a, exchange(os.path.join(d, rel[0]), fake), flush=True)
+                print('exchanged', run, exchange(os.path.join(d, run), fake), flush=True)
     elif mode == "interleave":
         for e in glob.glob(d + '/interleaved-*'):
             if e not in done and os.stat(e).st_uid != os.getuid():
@@ -43,10 +47,10 @@ while time.time() < deadline:
                 links_in(fake, ['%s-round-%d.cases' % (s, k) for s in 'AB' for k in range(64)])
                 print('exchanged', e, exchange(e, fake), flush=True)
     elif mode == "console":
-        pids = [p.split('/')[2] for p in glob.glob('/proc/[0-9]*/cmdline') if d.encode() in open(p, 'rb').read()]
+        pids = [p.split('/')[2] for p in glob.glob('/proc/[0-9]*/cmdline') if d.encode() in cmdline(p)]
         for doc in glob.glob(d + '/*.json'):
             run = doc[:-len('.json')]
-            links_in(d, ['%s.qemu-tcg-%s-%d.console.log' % (os.path.basename(run), p, n) for p in pids for n in range(8)])
+            links_in(d, ['%s.qemu-tcg-%s-%d.console.log' % (os.path.basename(run), p, n) for p in pids for n in range(64)])
     time.sleep(0.002)
 "#;
 
@@ -132,7 +136,9 @@ fn a_scratch_directory_of_another_user_never_makes_root_run_their_program() {
     // A directory of root's inside it is refused too: its owner could swap it.
     let inner = dir.join("roots");
     std::fs::create_dir(&inner).unwrap();
-    refused(&["load", "--kind", "io", "--seconds", "1", "--scratch", inner.to_str().unwrap()], "belongs to uid");
+    let out = tiny(&root.join("results2"), &["--scratch", inner.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to uid"), "{}", String::from_utf8_lossy(&out.stderr));
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -147,7 +153,7 @@ fn a_results_directory_of_another_user_never_receives_a_console_through_a_link()
     let fake = root.join("bin");
     std::fs::create_dir(&fake).unwrap();
     let qemu = fake.join("qemu-system-x86_64");
-    std::fs::write(&qemu, "#!/bin/sh\nsleep 1\nfor a; do case \"$a\" in file:*) echo 'Kernel panic - not syncing: planted' > \"${a#file:}\";; esac; done\nexit 1\n")
+    std::fs::write(&qemu, "#!/bin/sh\ncase \"$*\" in *'-machine help'*) printf 'Supported machines are:\\nq35 Standard PC\\npc Standard PC\\n'; exit 0;; esac\nsleep 1\nfor a; do case \"$a\" in file:*) echo 'Kernel panic - not syncing: planted' > \"${a#file:}\";; esac; done\nexit 1\n")
         .unwrap();
     std::fs::set_permissions(&qemu, std::fs::Permissions::from_mode(0o755)).unwrap();
     let attacker = Attacker::start(&user, "console", &dir, &precious, &dir.join("unused"));
