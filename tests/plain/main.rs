@@ -8,6 +8,7 @@ mod common;
 
 mod catalogue;
 mod cli;
+mod file_writes;
 mod import_map;
 mod registry;
 mod report;
