@@ -8,6 +8,7 @@ mod common;
 
 mod catalogue;
 mod cli;
+mod file_writes;
 mod fsafe_rule;
 mod import_map;
 mod registry;

@@ -70,6 +70,12 @@ pub trait Family: Sync + 'static {
     fn cases(&self, _variant: usize, _scale: Scale) -> Vec<Params> {
         vec![NoParams {}.to_params()]
     }
+    /// Parameter points beyond [`Family::cases`] that a run measures only
+    /// where `--where` names one of their values (another layout of a
+    /// file, say); by default none.
+    fn offered(&self, _variant: usize) -> Vec<Params> {
+        Vec::new()
+    }
     /// Whether a benchmark can run on this host at all; the reason when not.
     fn supported(&self, _variant: usize) -> Result<(), Unsupported> {
         Ok(())
@@ -165,6 +171,8 @@ pub struct Described<V: 'static> {
     /// The parameter points of a variant at a scale (by default one point
     /// without parameters).
     pub cases: fn(V, Scale) -> Vec<Params>,
+    /// Points run only where `--where` names them ([`Family::offered`]).
+    pub offered: fn(V) -> Vec<Params>,
     pub supported: fn(V) -> Result<(), Unsupported>,
     pub run: fn(V, &CaseCtx) -> Result<CaseData, CaseError>,
     /// How it is measured from the host ([`Venue::FromHost`] families).
@@ -190,6 +198,7 @@ impl<V: 'static> Described<V> {
         variants: &[],
         info: |_| ("", "", "", ""),
         cases: |_, _| vec![NoParams {}.to_params()],
+        offered: |_| Vec::new(),
         supported: |_| Ok(()),
         run: |_, _| Err(CaseError::Failed("this family measures nothing itself".into())),
         run_from_host: None,
@@ -213,6 +222,9 @@ impl<V: Copy + Sync + 'static> Family for Described<V> {
     }
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         (self.cases)(self.variants[variant], scale)
+    }
+    fn offered(&self, variant: usize) -> Vec<Params> {
+        (self.offered)(self.variants[variant])
     }
     fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         (self.supported)(self.variants[variant])
@@ -352,6 +364,11 @@ impl Benchmark {
 
     pub fn cases(&self, scale: Scale) -> Vec<Params> {
         self.family.cases(self.variant, scale)
+    }
+
+    /// Its points that run only where `--where` names them.
+    pub fn offered(&self) -> Vec<Params> {
+        self.family.offered(self.variant)
     }
 
     pub fn run(&self, ctx: &CaseCtx) -> Result<CaseData, CaseError> {

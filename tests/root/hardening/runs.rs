@@ -22,7 +22,10 @@ fn inputs_that_cannot_work_are_refused_with_exit_code_2() {
     refused(&["run", "--results", r, "--cpus", "0,0"], "a CPU is named twice");
     refused(&["run", "--results", r, "--suite", "lmbench", "--where", "procs"], "is not KEY=VALUE");
     refused(&["run", "--results", r, "--suite", "lmbench", "--where", "nosuch=1"], "no case chosen has that parameter");
-    refused(&["run", "--results", r, "--suite", "lmbench", "--bench", "ctx.ring", "--where", "procs=99"], "keeps no case");
+    refused(
+        &["run", "--results", r, "--suite", "lmbench", "--bench", "ctx.ring", "--where", "procs=99"],
+        "--where procs=99: no case has that value; the values there are: procs (2, 3, 4, 10)",
+    );
     let garbage = d.join("garbage.sqlite");
     std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
     refused(&["run", "--results", r, "--db", garbage.to_str().unwrap()], "--db");
