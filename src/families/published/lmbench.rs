@@ -38,7 +38,7 @@ fn latency_rows() -> Vec<Row> {
     );
     v.push(
         Row::new("(raw getppid)", syscall::id(syscall::GETPPID), NoParams {}, syscall::PER_CALL)
-            .comment("the syscall instruction inline, no wrapper"),
+            .comment("the syscall instruction inline, no wrapper: the same instructions as lat_syscall null (icount: 338 a call), ~20 cycles less on AMD EPYC (the return after the kernel's)"),
     );
     v.extend(proc_rows());
     // Page faults report per page.
