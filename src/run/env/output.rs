@@ -220,4 +220,38 @@ mod tests {
         assert_eq!(log.grown(), Some("boot\npanic: half of it\nmore"));
         assert_eq!(complete_lines("no end"), "");
     }
+
+    #[test]
+    fn a_guest_that_writes_without_end_fills_neither_memory_nor_disk() {
+        // Issue 58, item 7: a guest writing its console as QEMU does (one
+        // writer, its own offset), 40 MiB of it, watched as a run watches it.
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console");
+        let mut guest = std::fs::File::create(&path).unwrap();
+        let (mut cap, mut log) = (ConsoleCap::new(&path), ConsoleLog::new(&path));
+        let line = format!("{}\n", "x".repeat(1023));
+        guest.write_all(b"boot: first line\n").unwrap();
+        for mib in 0..40 {
+            for _ in 0..1024 {
+                guest.write_all(line.as_bytes()).unwrap();
+            }
+            if mib % 8 == 7 {
+                std::thread::sleep(ConsoleLog::EVERY);
+                assert_eq!(cap.check(), None);
+                assert!(log.grown().unwrap().len() as u64 <= CONSOLE_KEPT);
+            }
+        }
+        guest.write_all(b"panic: the last line\n").unwrap();
+        std::thread::sleep(ConsoleLog::EVERY);
+        assert_eq!(cap.check(), None);
+        let on_disk = std::fs::metadata(&path).unwrap().blocks() * 512;
+        assert!(on_disk <= CONSOLE_FILE_BYTES, "{on_disk} bytes on disk");
+        let seen = log.grown().unwrap();
+        assert!(seen.len() as u64 <= CONSOLE_KEPT && seen.ends_with("panic: the last line\n"));
+        let text = read_console(&path);
+        assert!(text.len() as u64 <= CONSOLE_HEAD + CONSOLE_KEPT + 200, "{}", text.len());
+        assert!(text.starts_with("boot: first line\n") && text.ends_with("panic: the last line\n"));
+        assert!(text.contains("bytes of the console left out here"), "the cut is said");
+    }
 }
