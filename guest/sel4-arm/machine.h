@@ -1,0 +1,173 @@
+/*
+ * machine.h: what a root task on the two boards does beyond seL4's calls
+ * (used by roottask.c and check.c): device pages mapped from the device
+ * untyped that covers them, the console UART, QEMU's end through the
+ * watchdog, and the clock:
+ *   imx7  PMCCNTR, the Cortex-A7's PMU cycle counter, read in user mode
+ *         (the kernel's CONFIG_EXPORT_PMU_USER): one count a guest
+ *         instruction under QEMU's -icount shift=0;
+ *   imx6  the i.MX GPT, free running at 66 MHz in QEMU 7.2 (15.15 guest
+ *         instructions a tick): QEMU's Cortex-A9 cycle counter stays 0.
+ * Both are 32 bits wide; a batch's count is the difference modulo 2^32.
+ */
+#ifndef OSCYCLES_SEL4_ARM_MACHINE_H
+#define OSCYCLES_SEL4_ARM_MACHINE_H
+
+#include "board.h"
+#include "sel4.h"
+
+#if defined(BOARD_IMX7)
+#define CLOCK_NAME "PMCCNTR (the Cortex-A7's PMU cycle counter, read in user mode)"
+#define CLOCK_HZ 1000000000u
+#else
+#define CLOCK_NAME "the i.MX GPT, free running on the 66 MHz ipg clock"
+#define CLOCK_HZ 66000000u
+#endif
+
+/* Device pages, one 4 KiB page each from here (a page table of their own). */
+#define DEVICE_VA 0x10000000u
+/* seL4 5.0.0 retypes at most this many objects in one call. */
+#define RETYPE_MAX 256u
+
+struct machine {
+    seL4_BootInfo *bi;
+    seL4_CPtr free_slot;
+    volatile uint32_t *uart, *wdog, *gpt;
+    int devices;
+};
+
+/* What gcc may call for struct copies and zeroing, freestanding (one
+ * program includes this header once). */
+void *memset(void *d, int c, unsigned n)
+{
+    char *p = d;
+    while (n--)
+        *p++ = (char)c;
+    return d;
+}
+void *memcpy(void *d, const void *s, unsigned n)
+{
+    char *p = d;
+    const char *q = s;
+    while (n--)
+        *p++ = *q++;
+    return d;
+}
+
+/* Reports a failure (machine_fail, in the program) and does not return. */
+static void machine_fail(const char *what, seL4_Word err);
+
+/* The largest untyped of memory (not of devices): where objects come from. */
+static seL4_CPtr largest_untyped(const seL4_BootInfo *bi)
+{
+    int best = -1;
+    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
+        const seL4_UntypedDesc *u = &bi->untypedList[i];
+        if (!u->isDevice && (best < 0 || u->sizeBits > bi->untypedList[best].sizeBits))
+            best = (int)i;
+    }
+    if (best < 0)
+        machine_fail("no untyped memory", 0);
+    return bi->untyped.start + (seL4_Word)best;
+}
+
+/* The device page at `paddr` mapped in the root task's address space: the
+ * device untyped that covers it retyped into pages up to it (in steps the
+ * kernel allows), the last one mapped uncached. */
+static volatile uint32_t *map_device(struct machine *m, seL4_Word paddr)
+{
+    seL4_BootInfo *bi = m->bi;
+    if (m->devices == 0) {
+        seL4_CPtr pt = m->free_slot++;
+        if (untyped_retype(largest_untyped(bi), seL4_ARM_PageTableObject, 0, pt, 1) ||
+            page_table_map(pt, seL4_CapInitThreadVSpace, DEVICE_VA))
+            machine_fail("a page table for the devices", 0);
+    }
+    for (seL4_Word i = 0; i < bi->untyped.end - bi->untyped.start; i++) {
+        seL4_UntypedDesc *u = &bi->untypedList[i];
+        if (!u->isDevice || paddr < u->paddr || paddr - u->paddr >= (1u << u->sizeBits))
+            continue;
+        seL4_Word pages = ((paddr - u->paddr) >> 12) + 1, err = 0;
+        while (pages > 0 && !err) {
+            seL4_Word n = pages < RETYPE_MAX ? pages : RETYPE_MAX;
+            err = untyped_retype(bi->untyped.start + i, seL4_ARM_SmallPageObject, 0, m->free_slot, n);
+            m->free_slot += n;
+            pages -= n;
+        }
+        seL4_Word va = DEVICE_VA + (seL4_Word)m->devices * 4096u;
+        if (err || page_map(m->free_slot - 1, seL4_CapInitThreadVSpace, va, ARM_UNCACHED))
+            machine_fail("mapping a device page", paddr);
+        m->devices++;
+        return (volatile uint32_t *)va;
+    }
+    machine_fail("no device untyped covers", paddr);
+    return 0;
+}
+
+static void uart_put(char c, void *ctx)
+{
+    volatile uint32_t *uart = ((struct machine *)ctx)->uart;
+    while (!(uart[UART_USR2 / 4] & UART_USR2_TXFE))
+        ;
+    uart[UART_UTXD / 4] = (uint8_t)c;
+}
+
+/* The console and the watchdog (and the GPT where it is the clock) mapped,
+ * the UART switched on (QEMU's i.MX UART drops what it gets while off). */
+static void machine_init(struct machine *m, seL4_BootInfo *bi)
+{
+    m->bi = bi;
+    m->free_slot = bi->empty.start;
+    m->devices = 0;
+    m->uart = map_device(m, UART_PADDR);
+    m->uart[UART_UCR1 / 4] = UART_UCR1_ON;
+    m->uart[UART_UCR2 / 4] = UART_UCR2_ON;
+    m->wdog = map_device(m, WDOG_PADDR);
+#if defined(BOARD_IMX6)
+    m->gpt = map_device(m, GPT_PADDR);
+    m->gpt[GPT_CR / 4] = 0;
+    m->gpt[GPT_PR / 4] = 0;
+    m->gpt[GPT_CR / 4] = GPT_CR_RUN;
+#else
+    uint32_t pmcr;
+    asm volatile("mrc p15, 0, %0, c9, c12, 0" : "=r"(pmcr));
+    asm volatile("mcr p15, 0, %0, c9, c12, 0" ::"r"(pmcr | 5u));    /* PMCR.E, .C (reset) */
+    asm volatile("mcr p15, 0, %0, c9, c12, 1" ::"r"(1u << 31));    /* PMCNTENSET.C */
+#endif
+}
+
+static inline uint32_t clock_read(const struct machine *m)
+{
+#if defined(BOARD_IMX6)
+    return m->gpt[GPT_CNT / 4];
+#else
+    (void)m;
+    uint32_t v;
+    asm volatile("mrc p15, 0, %0, c9, c13, 0" : "=r"(v));
+    return v;
+#endif
+}
+
+/* The harness's target batch in the clock's counts: at least 2000 GPT
+ * ticks (a tick's quantization under 0.05% of a batch). */
+static inline uint64_t clock_batch(uint64_t target)
+{
+#if defined(BOARD_IMX6)
+    return target < 2000u ? 2000u : target;
+#else
+    return target;
+#endif
+}
+
+/* QEMU's end: the console drained, then the watchdog's WCR = 0 (a reset,
+ * which -no-reboot makes QEMU's exit with status 0). */
+static void machine_exit(struct machine *m)
+{
+    while (!(m->uart[UART_USR2 / 4] & UART_USR2_TXDC))
+        ;
+    *(volatile uint16_t *)m->wdog = 0;
+    for (;;)
+        sel4_yield();
+}
+
+#endif
