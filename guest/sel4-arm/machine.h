@@ -9,6 +9,7 @@
  *   imx6  the i.MX GPT, free running at 66 MHz in QEMU 7.2 (15.15 guest
  *         instructions a tick): QEMU's Cortex-A9 cycle counter stays 0.
  * Both are 32 bits wide; a batch's count is the difference modulo 2^32.
+ * What the program sends is in guest instructions (clock_instructions).
  */
 #ifndef OSCYCLES_SEL4_ARM_MACHINE_H
 #define OSCYCLES_SEL4_ARM_MACHINE_H
@@ -148,14 +149,44 @@ static inline uint32_t clock_read(const struct machine *m)
 #endif
 }
 
-/* The harness's target batch in the clock's counts: at least 2000 GPT
- * ticks (a tick's quantization under 0.05% of a batch). */
-static inline uint64_t clock_batch(uint64_t target)
+/* n / d by shifting and subtracting: no __aeabi_uldivmod from a libgcc
+ * this program does not link (ARMv7-A has no divide instruction). Outside
+ * the measured loops only. */
+static uint64_t div_u64(uint64_t n, uint32_t d)
+{
+    uint64_t q = 0, r = 0;
+    for (int i = 63; i >= 0; i--) {
+        r = (r << 1) | ((n >> i) & 1u);
+        if (r >= d) {
+            r -= d;
+            q |= 1ull << i;
+        }
+    }
+    return q;
+}
+
+/* Guest instructions in `counts` of the clock (under -icount shift=0 a
+ * nanosecond of QEMU's virtual clock is one instruction): the GPT's
+ * 66 MHz ticks x 1000/66 (15.15 a tick), PMCCNTR's counts as they are. */
+static inline uint64_t clock_instructions(uint64_t counts)
 {
 #if defined(BOARD_IMX6)
-    return target < 2000u ? 2000u : target;
+    return div_u64(counts * 500u, 33u);
 #else
-    return target;
+    return counts;
+#endif
+}
+
+/* The harness's target batch, given in guest instructions, in the clock's
+ * counts: on the GPT at least 2000 ticks (a tick's quantization under
+ * 0.05% of a batch). */
+static inline uint64_t clock_batch(uint64_t instructions)
+{
+#if defined(BOARD_IMX6)
+    uint64_t ticks = div_u64(instructions * 33u, 500u);
+    return ticks < 2000u ? 2000u : ticks;
+#else
+    return instructions;
 #endif
 }
 
