@@ -1,12 +1,16 @@
 /*
- * board.h: the two QEMU boards the sel4-arm environment boots seL4 on, as
- * the loader, the root task and the check address them (built once per
- * board: -DBOARD_IMX7 or -DBOARD_IMX6). QEMU gets 1 GiB of RAM from
- * PHYS_BASE; the host loads the kernel's and the root task's ELF files
- * unchanged at KERNEL_BLOB and TASK_BLOB (QEMU's generic loader device)
- * and the loader ELF (linked at LOADER_BASE) as the board's -kernel;
- * src/run/env/sel4_arm.rs names the same addresses (a unit test there
- * compares).
+ * board.h: the two QEMU boards the sel4-arm environment boots seL4 on.
+ *
+ * The loader is built once per board (-DBOARD_IMX7 or -DBOARD_IMX6): QEMU
+ * gets 1 GiB of RAM from PHYS_BASE; the host loads the kernel's and the
+ * root task's ELF files unchanged at KERNEL_BLOB and TASK_BLOB (QEMU's
+ * generic loader device) and the loader ELF (linked at LOADER_BASE) as the
+ * board's -kernel; src/run/env/sel4_arm.rs names the same addresses (a
+ * unit test there compares).
+ *
+ * The root task and the check are one image for both boards: they find
+ * theirs at run time (BOARDS: the one whose console UART a device untyped
+ * of the boot info covers).
  *
  * Devices (i.MX reference manuals; QEMU 7.2's fsl-imx6 and fsl-imx7):
  *   UART   the console the root task writes to: QEMU's serial1 (UART2). On
@@ -21,20 +25,15 @@
 #ifndef OSCYCLES_SEL4_ARM_BOARD_H
 #define OSCYCLES_SEL4_ARM_BOARD_H
 
+#define IMX7_PHYS_BASE 0x80000000
+#define IMX6_PHYS_BASE 0x10000000
+
 #if defined(BOARD_IMX7)
-#define BOARD_NAME "imx7 (QEMU mcimx7d-sabre, Cortex-A7)"
-#define PHYS_BASE 0x80000000
+#define PHYS_BASE IMX7_PHYS_BASE
 #define UART_PADDR 0x30890000
-#define WDOG_PADDR 0x30280000
-#define GPT_PADDR 0x302D0000
 #elif defined(BOARD_IMX6)
-#define BOARD_NAME "imx6 (QEMU sabrelite, Cortex-A9)"
-#define PHYS_BASE 0x10000000
+#define PHYS_BASE IMX6_PHYS_BASE
 #define UART_PADDR 0x021E8000
-#define WDOG_PADDR 0x020BC000
-#define GPT_PADDR 0x02098000
-#else
-#error "build with -DBOARD_IMX7 or -DBOARD_IMX6"
 #endif
 
 #define RAM_END (PHYS_BASE + 0x40000000)

@@ -52,7 +52,7 @@ static void line(const char *what, uint32_t total)
     frame_u64_text(total, num);
     put(num);
     put(" clock_hz=");
-    frame_u64_text(CLOCK_HZ, num);
+    frame_u64_text(mach.board->clock_hz, num);
     put(num);
     put("\n");
 }

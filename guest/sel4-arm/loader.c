@@ -20,6 +20,10 @@
 #include <stdint.h>
 #include "board.h"
 
+#ifndef PHYS_BASE
+#error "build the loader for a board: -DBOARD_IMX7 or -DBOARD_IMX6"
+#endif
+
 #define KERNEL_WINDOW 0xe0000000u
 #define PT_LOAD 1u
 #define EM_ARM 40u

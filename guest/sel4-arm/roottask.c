@@ -324,7 +324,7 @@ static void case_begin(const char *id)
 static void case_ok(uint32_t inner)
 {
     for (uint32_t b = 0; b < batches; b++)
-        batch_out[b] = clock_instructions(batch_out[b]);
+        batch_out[b] = clock_instructions(&mach, batch_out[b]);
     fb_case_ok(&out, inner, batch_out, batches);
 }
 
@@ -412,7 +412,8 @@ static void ipc_case(const char *names, int nlen, const char *row, int rlen)
     fb_kv_u64(&out, 0, "round_trips", calls);
     fb_kv_u64(&out, 0, "requests_verified_by_server", served);
     fb_kv_u64(&out, 0, "message_registers", c.mrs);
-    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(dry));
+    fb_kv_str(&out, 0, "payload_unit", "32-bit message registers");
+    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(&mach, dry));
     fb_kv_str(&out, 0, "path", c.mrs <= REGISTER_MRS ? "fastpath (message in registers)" : "slowpath (message registers beyond the four in registers)");
     case_ok(inner);
 }
@@ -441,7 +442,7 @@ static void call_case(const char *id, batch_fn f, const char *path)
 {
     uint32_t inner = measure(f, 0, batch_out);
     case_begin(id);
-    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(empty_batch(0, inner)));
+    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(&mach, empty_batch(0, inner)));
     fb_kv_str(&out, 0, "path", path);
     case_ok(inner);
 }
@@ -488,16 +489,18 @@ void root_main(seL4_BootInfo *bootinfo)
             sel4_yield();
     if ((v = arg("batch_cycles", &n)) && number(v, n))
         target_batch = number(v, n);
-    target_batch = clock_batch(target_batch);
+    target_batch = clock_batch(&mach, target_batch);
     if ((v = arg("batches", &n)) && number(v, n))
         batches = (uint32_t)number(v, n) < MAX_BATCHES ? (uint32_t)number(v, n) : MAX_BATCHES;
     if ((v = arg("inner", &n)))
         fixed_inner = (uint32_t)number(v, n);
     setup();
     fb_init(&out, samples_mem, sizeof samples_mem);
-    fb_raw(&out, "{\"program\":\"oscycles-sel4-arm\",\"kernel\":\"seL4 5.0.0 aarch32\",\"board\":\"" BOARD_NAME "\",\"clock\":\"" CLOCK_NAME "\",\"clock_hz\":");
-    fb_u64(&out, CLOCK_HZ);
-    fb_raw(&out, ",\"batch_cycles\":\"guest instructions (the clock's counts x 10^9 / clock_hz)\"");
+    fb_raw(&out, "{\"program\":\"oscycles-sel4-arm\",\"kernel\":\"seL4 5.0.0 aarch32\"");
+    fb_kv_str(&out, 0, "board", mach.board->name);
+    fb_kv_str(&out, 0, "clock", mach.board->clock);
+    fb_kv_u64(&out, 0, "clock_hz", mach.board->clock_hz);
+    fb_kv_str(&out, 0, "batch_cycles", "guest instructions (the clock's counts x 10^9 / clock_hz)");
     fb_raw(&out, ",\"cases\":[");
     if (planned("ipc.sel4-call"))
         ipc_cases();
