@@ -1,8 +1,8 @@
-//! Running suites: plan the cases, run them in every environment of the run
-//! ([`run`]: in this process, in rounds, or in a child an environment
-//! launches), under every condition ([`run_plan`]), hand each result to the
-//! store as soon as it exists, tell a [`Reporter`] how far it got, stop
-//! cleanly on SIGINT/SIGTERM.
+//! Running suites: a prepared plan ([`Prepared`]) in every environment of the
+//! run ([`run`]: in this process, in rounds, or in a child an environment
+//! launches), under every condition ([`crate::run::execute::run_plan`]); each
+//! result written to the run's document as soon as it exists ([`RunWriter`]),
+//! a [`Reporter`] told how far it got, a SIGINT or SIGTERM ending it cleanly.
 
 use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::adaptive::Auto;
@@ -314,7 +314,7 @@ impl EnvironmentsRun<'_> {
             vm_mem_mib: self.o.vm_mem_mib,
         };
         let conditions = self.spec.conditions();
-        let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = launch::run_in(env, &spec, plan, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
             (Ok((doc, mut facts, dropped)), _) => {
@@ -501,7 +501,7 @@ mod tests {
         fn about(&self) -> &'static str {
             "a test's environment"
         }
-        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
+        fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], _o: &EnvOptions) -> Result<Outcome, EnvError> {
             if !self.up {
                 return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
@@ -515,7 +515,7 @@ mod tests {
             // As Xen under TCG says a start it repeated after a triple fault.
             let facts =
                 [(crate::families::bench::schema::boot::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
-            Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
+            Ok(Outcome { messages, status: None, facts, log_tail: String::new(), doc: None })
         }
     }
 

@@ -265,3 +265,27 @@ pub fn start_stop_nothing_left(bin: &str, args: &[&str], name: &str, how: &Start
     }
     d
 }
+
+/// `oscycles run --env ENV` of `args` whose guest fails (`mode`: its
+/// panic or hang): its one case is n/a, the reason names where its console
+/// was kept, beside the run's document, and the kept console has `said`.
+pub fn assert_failed_guest_console_kept(env: &str, name: &str, args: &[&str], said: &str) {
+    let d = tempdir(name);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--env", env, "--quiet", "--results"])
+        .arg(&d)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let doc = only_doc(&d);
+    assert_ended_as_measured(&out, &doc);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    let kept = why.split("(console: ").nth(1).and_then(|k| k.split(')').next()).unwrap_or_else(|| panic!("no console kept: {why}"));
+    let beside = only_json(&d).with_extension("");
+    assert!(kept.starts_with(&format!("{}.", beside.display())), "{kept} is not beside {}", beside.display());
+    let console = std::fs::read_to_string(kept).unwrap_or_else(|e| panic!("{kept}: {e}"));
+    assert!(console.contains(said), "the kept console has no {said:?}: {console}");
+    let _ = std::fs::remove_dir_all(&d);
+}

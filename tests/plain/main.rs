@@ -12,6 +12,7 @@ mod import_map;
 mod registry;
 mod report;
 mod screen;
+mod setup_scripts;
 mod uncertainty;
 mod validate_lmbench;
 mod validate_scripts;

@@ -8,6 +8,7 @@ use crate::data::results::Metric;
 use crate::data::schema_core::Params;
 use crate::families::bench::schema::{CaseParams, NoParams};
 use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use serde_json::{Map, Value};
 
 crate::named_enum! {
@@ -120,7 +121,18 @@ pub trait Family: Sync + 'static {
     fn params_round_trip(&self, _params: &Params) -> Option<Params> {
         None
     }
+    /// The metrics a guest program's answer for one of its cases becomes
+    /// ([`GuestCase`]; by default one per-operation metric).
+    fn guest_metrics(&self, _variant: usize, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        case.per_op(GUEST_PER_OP)
+    }
 }
+
+/// The metric a guest program's case becomes where its family says no other.
+const GUEST_PER_OP: &str = crate::families::bench::schema::hermit::PER_OP;
+
+/// How a family makes metrics of a guest program's answer ([`Family::guest_metrics`]).
+pub type GuestFn<V> = fn(V, &GuestCase) -> Result<GuestMeasured, CaseError>;
 
 /// `params` read as `T` and written back ([`Family::params_round_trip`]).
 pub fn round_trip<T: CaseParams>(params: &Params) -> Option<Params> {
@@ -166,6 +178,8 @@ pub struct Described<V: 'static> {
     pub shows: Shows,
     /// Its parameters' round trip through its struct: [`round_trip`]`::<schema::X::Params>`.
     pub params: fn(&Params) -> Option<Params>,
+    /// The metrics a guest program's answer becomes ([`Family::guest_metrics`]).
+    pub guest: GuestFn<V>,
 }
 
 impl<V: 'static> Described<V> {
@@ -186,6 +200,7 @@ impl<V: 'static> Described<V> {
         measures_time: false,
         shows: Shows::NOTHING,
         params: |_| None,
+        guest: |_, case| case.per_op(GUEST_PER_OP),
     };
 }
 
@@ -231,6 +246,9 @@ impl<V: Copy + Sync + 'static> Family for Described<V> {
     }
     fn params_round_trip(&self, params: &Params) -> Option<Params> {
         (self.params)(params)
+    }
+    fn guest_metrics(&self, variant: usize, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        (self.guest)(self.variants[variant], case)
     }
 }
 
@@ -363,6 +381,11 @@ impl Benchmark {
 
     pub fn measures_time(&self) -> bool {
         self.family.measures_time()
+    }
+
+    /// The metrics a guest program's answer for a case of it becomes.
+    pub fn guest_metrics(&self, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        self.family.guest_metrics(self.variant, case)
     }
 
     /// Whether it belongs to `f` (families are compared by name).

@@ -25,7 +25,7 @@ impl Environment for Container {
         "user, PID, mount, UTS, IPC and network namespaces made by oscycles"
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, remove_limits)
     }
 

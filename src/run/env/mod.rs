@@ -2,7 +2,10 @@
 //! `native` (this process), `container` (namespaces oscycles makes itself),
 //! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
-//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]), `uml`
+//! and `gvisor` (a kernel in user space, a sandbox), and guest programs of
+//! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4` and
+//! `mach` (microkernels) ([`program`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
 //! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
@@ -29,11 +32,13 @@ pub mod error;
 pub mod frame;
 pub mod guest;
 pub mod helpers;
+pub mod initramfs;
 pub mod launch;
 pub mod options;
 pub mod output;
 pub mod program;
 pub mod supervise;
+pub mod vm;
 
 use crate::base::named::Named;
 use environment::{Env, Environment};
@@ -65,10 +70,10 @@ const ALL: &[Env] = &[
     &xen::Xen::PVH_DOMU,
     &uml::Uml,
     &gvisor::Gvisor,
-    &hermit::Hermit::QEMU,
-    &hermit::Hermit::MICROVM,
-    &sel4::Sel4,
-    &mach::Mach,
+    &program::Program(hermit::Hermit::QEMU),
+    &program::Program(hermit::Hermit::MICROVM),
+    &program::Program(sel4::Sel4),
+    &program::Program(mach::Mach),
 ];
 
 impl Named for Env {

@@ -112,5 +112,6 @@ pub const PAGEFAULT: Described<FaultKind> = Described {
     repeats_in_rounds: true,
     shows: Shows { tables: &[], comparisons: &[], plots: &[], headline: Some(&table::PagefaultHeadline) },
     params: round_trip::<schema::pagefault::Params>,
+    guest: |_, case| case.per_op(schema::pagefault::PER_PAGE),
     ..Described::BASE
 };
