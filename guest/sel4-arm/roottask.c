@@ -48,7 +48,7 @@ static void machine_fail(const char *what, seL4_Word err)
     if (!mach.uart)
         for (;;)
             sel4_yield();
-    say("\noscycles-sel4: FAILED ");
+    say("\noscycles-sel4-arm: FAILED ");
     say(what);
     say(" error ");
     frame_u64_text(err, num);
