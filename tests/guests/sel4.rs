@@ -41,17 +41,7 @@ const YIELD: [&str; 6] = ["--suite", "syscall", "--bench", "syscall.sched_yield"
 
 #[test]
 fn a_missing_or_failed_build_makes_the_cases_not_applicable_with_the_command_that_builds_it() {
-    let empty = tempdir("sel4-none");
-    let (doc, _) = run_sel4("sel4-missing", Some(&empty), &YIELD);
-    let r = results(&doc, "syscall.sched_yield")[0];
-    assert_eq!(r["status"], "not_applicable", "{r}");
-    let why = r["reason"].as_str().unwrap();
-    assert!(why.contains("not built") && why.contains("scripts/setup-sel4"), "{r}");
-    std::fs::write(empty.join("failed"), "building the seL4 kernel failed\nmake: *** [kernel.elf] Error 2\n").unwrap();
-    let (doc, _) = run_sel4("sel4-failed", Some(&empty), &YIELD);
-    let why = results(&doc, "syscall.sched_yield")[0]["reason"].as_str().unwrap().to_string();
-    assert!(why.contains("build failed") && why.contains("Error 2") && why.contains("scripts/setup-sel4"), "{why}");
-    let _ = std::fs::remove_dir_all(&empty);
+    common::missing_or_failed_build_is_not_applicable("sel4", "OSCYCLES_SEL4_CACHE", "scripts/setup-sel4", "syscall.sched_yield", &YIELD);
 }
 
 /// IPC by payload (the fastpath up to the two message registers ia32 passes

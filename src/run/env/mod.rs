@@ -4,8 +4,8 @@
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
 //! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]), `uml`
 //! and `gvisor` (a kernel in user space, a sandbox), and guest programs of
-//! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4` and
-//! `mach` (microkernels) ([`program`]).
+//! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4`,
+//! `sel4-arm` and `mach` (microkernels) ([`program`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
 //! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
@@ -53,6 +53,7 @@ pub mod microvm;
 pub mod native;
 pub mod qemu;
 pub mod sel4;
+pub mod sel4_arm;
 pub mod uml;
 pub mod xen;
 
@@ -74,6 +75,7 @@ const ALL: &[Env] = &[
     &program::Program(hermit::Hermit::MICROVM),
     &program::Program(sel4::Sel4),
     &program::Program(mach::Mach),
+    &program::Program(sel4_arm::Sel4Arm),
 ];
 
 impl Named for Env {

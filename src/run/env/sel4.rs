@@ -97,8 +97,9 @@ fn find_kernel(dir: &Path) -> Result<Kernel, Sel4Error> {
     Ok(Kernel { path, versions: std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string() })
 }
 
-/// The root task's image with `args` written over its marker (NUL-ended).
-fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
+/// The root task's image with `args` written over its marker (NUL-ended):
+/// sel4-arm's too (the same marker).
+pub(super) fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
     if args.len() >= ARGS_ROOM {
         return Err(Sel4Error::PlanTooLong(args.len()));
     }
@@ -154,7 +155,7 @@ impl GuestProgram for Sel4 {
     }
 
     fn absent(&self, p: &PlannedCase) -> String {
-        absent_reason(p)
+        absent_reason(p, "seL4", "guest/sel4/roottask.c")
     }
 
     /// guest/sel4/check.c: 10^5 round trips in one rdtsc pair; its line
@@ -192,8 +193,10 @@ fn check_figures(v: &mut Map<String, Value>) {
     }
 }
 
-/// Why a case of the plan is not measured in seL4.
-fn absent_reason(p: &PlannedCase) -> String {
+/// Why a case of the plan is not measured in seL4 (`system`: its name, as
+/// reasons give it) by oscycles' root task `task` (its source file):
+/// sel4-arm's too.
+pub(super) fn absent_reason(p: &PlannedCase, system: &str, task: &str) -> String {
     let id = p.benchmark.id.as_str();
     let why = match p.benchmark.family.name() {
         "ipc" => "seL4 has no pipes, sockets, futexes or message queues: its IPC is ipc.sel4-call's row",
@@ -204,10 +207,12 @@ fn absent_reason(p: &PlannedCase) -> String {
             "seL4 has no process ids; the cheapest kernel entry is syscall.null's row (seL4_Reply)"
         }
         _ => {
-            "not in oscycles' seL4 root task (guest/sel4/roottask.c measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)"
+            return format!(
+                "{id} in {system}: not in oscycles' root task ({task} measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)"
+            );
         }
     };
-    format!("{id} in seL4: {why}")
+    format!("{id} in {system}: {why}")
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub const QEMU: &str = "qemu-system-x86_64";
 
 /// A machine's VMM that would not start.
 #[derive(Debug, thiserror::Error)]
-#[error("{env}: starting {what}: {source} (scripts/setup installs qemu-system-x86)")]
+#[error("{env}: starting {what}: {source} (scripts/setup installs it: scripts/programs names its package)")]
 pub struct StartError {
     pub env: String,
     /// QEMU, or another VMM.

@@ -40,7 +40,10 @@ pub struct GuestMeasured {
 }
 
 /// What the program may send beside its samples, kept among the details.
-const SENT_DETAILS: [&str; 4] = ["round_trips", "requests_verified_by_server", "path", "words_checked"];
+/// (seL4 on ARM: what its `words` count, its message registers, and the
+/// harness's own work at the case's inner count.)
+const SENT_DETAILS: [&str; 7] =
+    ["round_trips", "requests_verified_by_server", "path", "words_checked", "message_registers", "payload_unit", "harness_batch_cycles"];
 
 impl GuestCase<'_> {
     /// The harness's measurement as the program sent it: `per_op_cycles`,
