@@ -11,6 +11,7 @@ mod cli;
 mod import_map;
 mod registry;
 mod report;
+mod brief;
 mod screen;
 mod uncertainty;
 mod validate_lmbench;
