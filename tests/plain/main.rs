@@ -13,6 +13,7 @@ mod fsafe_rule;
 mod import_map;
 mod registry;
 mod report;
+mod brief;
 mod screen;
 mod setup_scripts;
 mod uncertainty;

@@ -330,6 +330,15 @@ impl Table for LmbenchTable {
             pairs.into_iter().map(|((a, da), (b, db))| render_named(&[da, db], [a, b], method_in(da))).filter(|t| !t.is_empty()).collect();
         tables.join("\n")
     }
+    fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
+        match envs {
+            [(_, doc)] => self.render(doc),
+            _ => self.render_across(envs),
+        }
+    }
+    fn is_form(&self) -> bool {
+        true
+    }
 }
 
 /// The Wombat table as a picture: per row of the L4 performance page's

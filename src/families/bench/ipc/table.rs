@@ -110,6 +110,12 @@ impl Table for IpcTable {
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
         render_l4_page_form(envs)
     }
+    fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
+        l4_page_form(envs, 1)
+    }
+    fn in_form(&self, r: &CaseResult) -> bool {
+        FORM.iter().any(|m| m.id() == r.benchmark) && r.params_as::<Params>().is_some_and(|p| p.cores == ipc::Cores::Same)
+    }
 }
 
 /// The mechanisms the L4 performance page's form sets side by side: Linux's
@@ -127,6 +133,11 @@ const FORM: [Mechanism; 4] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4
 /// column in message registers, the page's own ARM figures as the
 /// reference they are.
 pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
+    l4_page_form(envs, 2)
+}
+
+/// The L4 performance page's form where it has at least `min` columns.
+fn l4_page_form(envs: &[(&str, &RunDoc)], min: usize) -> String {
     let mut columns: Vec<(String, Vec<(&CaseResult, Params)>)> = Vec::new();
     for (name, doc) in envs {
         let typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(of(doc, ipc::FAMILY));
@@ -139,7 +150,7 @@ pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
             columns.push((format!("{name} {} ({unit}{payload})", mech.name()), cases));
         }
     }
-    if columns.len() < 2 {
+    if columns.len() < min.max(1) {
         return String::new();
     }
     let mut headers = vec!["space".to_string(), "words".to_string()];
