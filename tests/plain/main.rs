@@ -6,12 +6,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod brief;
 mod catalogue;
 mod cli;
 mod import_map;
 mod registry;
 mod report;
-mod brief;
 mod screen;
 mod uncertainty;
 mod validate_lmbench;
