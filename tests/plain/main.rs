@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod brief;
 mod catalogue;
 mod cli;
 mod file_writes;
@@ -13,7 +14,6 @@ mod fsafe_rule;
 mod import_map;
 mod registry;
 mod report;
-mod brief;
 mod screen;
 mod setup_scripts;
 mod uncertainty;

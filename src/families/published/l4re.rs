@@ -28,7 +28,9 @@ struct NullCall<'a> {
 /// microkernel the cheaper of its null and getpid rows, named.
 fn null_call<'a>(ipc_results: &[&CaseResult], syscall_results: &[&'a CaseResult]) -> NullCall<'a> {
     let of = |name: &str| syscall_results.iter().find(|r| r.benchmark == syscall::id(name) && r.status == CaseStatus::Ok).copied();
-    let Some((_, null, getpid)) = KERNELS.into_iter().find(|(m, ..)| ipc_results.iter().any(|r| r.benchmark == m.id() && r.status == CaseStatus::Ok)) else {
+    let Some((_, null, getpid)) =
+        KERNELS.into_iter().find(|(m, ..)| ipc_results.iter().any(|r| r.benchmark == m.id() && r.status == CaseStatus::Ok))
+    else {
         return NullCall { case: of(syscall::GETPID), call: None, other: None };
     };
     let median = |r: &CaseResult| r.metric(syscall::PER_CALL).map_or(f64::INFINITY, |m| m.summary.median);

@@ -19,6 +19,18 @@ pub(crate) fn of_env(doc: &RunDoc, e: &str) -> RunDoc {
     d
 }
 
+/// The families of the quick suite's results (in order), and the run
+/// without them.
+pub(crate) fn without_quick(doc: &RunDoc) -> (Vec<String>, RunDoc) {
+    let quick = crate::tables::tabular::distinct(doc.results.iter().filter(|r| r.suite == QUICK).map(|r| r.family.clone()));
+    let mut rest = doc.clone();
+    rest.results.retain(|r| r.suite != QUICK);
+    (quick, rest)
+}
+
+/// The suite of every family, briefly.
+const QUICK: &str = "quick";
+
 /// The forms of the published evaluations that the run fills, each over
 /// every environment of the run, in the line-up's order.
 pub fn render_forms(doc: &RunDoc, tables: &Lineup) -> String {
@@ -52,7 +64,9 @@ pub(crate) fn table_text(t: &dyn Table, doc: &RunDoc) -> String {
         (false, _, _) => format!("{text}{}", if line.is_empty() { String::new() } else { format!("  {line}") }),
         (true, 0, true) => String::new(),
         (true, 0, false) => format!("{}: nothing measured; {line}", families.join(", ")),
-        (true, n, _) => format!("{}: its {n} measured cases are in the form above; {}", families.join(", "), if line.is_empty() { "\n" } else { &line }),
+        (true, n, _) => {
+            format!("{}: its {n} measured cases are in the form above; {}", families.join(", "), if line.is_empty() { "\n" } else { &line })
+        }
     }
 }
 

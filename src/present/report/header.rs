@@ -196,7 +196,7 @@ pub fn render_brief(doc: &RunDoc) -> String {
     );
     s += &scale_line(doc);
     let full = harness(doc);
-    s += full.lines().filter(|l| l.starts_with("rounds") || l.starts_with("steal")).map(|l| format!("{l}\n")).collect::<String>().as_str();
+    s += full.lines().filter(|l| l.starts_with("rounds")).map(|l| format!("{l}\n")).collect::<String>().as_str();
     s
 }
 

@@ -82,6 +82,16 @@ pub fn render_brief(doc: &RunDoc, tables: &Lineup) -> String {
     if !notes.is_empty() {
         out += &format!("\n{notes}");
     }
+    // The quick suite is every family briefly: the summary has a line for each, and its
+    // per-family tables are `--full`'s.
+    let (quick, rest) = brief::without_quick(doc);
+    if !quick.is_empty() {
+        out += &format!(
+            "\nthe quick suite's per-family tables ({}): show --full (the summary above has a line per family)\n",
+            quick.join(", ")
+        );
+    }
+    let (all, doc) = (doc, &rest);
     if envs.len() < 2 {
         return out + &render_conditions(doc, tables, true);
     }
@@ -96,7 +106,7 @@ pub fn render_brief(doc: &RunDoc, tables: &Lineup) -> String {
         }
         per_env.push(d);
     }
-    let mut parts = vec![env::render_side_by_side_measured(doc, &per_run)];
+    let mut parts = vec![env::render_side_by_side_measured(all, &per_run)];
     let named: Vec<&str> = envs.iter().map(String::as_str).collect();
     for t in tables.tables().iter().filter(|t| !t.is_form()) {
         let drawn: Vec<RunDoc> = per_env.iter().map(|d| tables.drawn(*t, d)).collect();

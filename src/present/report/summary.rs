@@ -89,14 +89,20 @@ pub fn render_brief(doc: &RunDoc, width: usize) -> String {
 pub fn brief_parts(doc: &RunDoc) -> Parts {
     let mut p = parts(doc);
     let Some(t) = p.table.as_mut() else { return p };
-    let empty: Vec<usize> =
-        (5..t.headers.len()).filter(|&i| t.headers[i].ends_with(" rel.") && t.rows.iter().all(|r| r.get(i).is_none_or(|c| c == "-"))).collect();
+    let empty: Vec<usize> = (5..t.headers.len())
+        .filter(|&i| t.headers[i].ends_with(" rel.") && t.rows.iter().all(|r| r.get(i).is_none_or(|c| c == "-")))
+        .collect();
     for &i in empty.iter().rev() {
         t.headers.remove(i);
         t.rows.iter_mut().filter(|r| r.len() > i).for_each(|r| drop(r.remove(i)));
     }
     if !t.headers.iter().any(|h| h.ends_with(" rel.")) {
-        p.note = p.note.lines().filter(|l| !l.starts_with("  rel. =") && !l.starts_with("  the environments took turns")).map(|l| format!("{l}\n")).collect();
+        p.note = p
+            .note
+            .lines()
+            .filter(|l| !l.starts_with("  rel. =") && !l.starts_with("  the environments took turns"))
+            .map(|l| format!("{l}\n"))
+            .collect();
     }
     p
 }
@@ -167,9 +173,9 @@ pub fn parts(doc: &RunDoc) -> Parts {
         return Parts { heading, table: None, note: String::new() };
     }
     let twin_of = |h: &Headline, e: &str| {
-        doc.results.iter().find(|r| {
-            r.status == CaseStatus::Ok && r.env(doc) == e && r.benchmark == h.result.benchmark && r.params == h.result.params
-        })
+        doc.results
+            .iter()
+            .find(|r| r.status == CaseStatus::Ok && r.env(doc) == e && r.benchmark == h.result.benchmark && r.params == h.result.params)
     };
     let others: Vec<&str> = envs.iter().copied().filter(|e| *e != base).collect();
     let mut head = vec!["", "value", "unit", "95% CI", "time"];
