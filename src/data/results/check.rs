@@ -59,13 +59,6 @@ pub fn bounded_text(text: &str) -> String {
     text.chars().take(MAX_TEXT - 3).chain("...".chars()).collect()
 }
 
-/// Characters that change how a terminal lays out the text around them
-/// without being seen: Unicode's format characters (bidirectional
-/// overrides and isolates such as U+202E, zero-width ones, the BOM).
-pub fn invisible(c: char) -> bool {
-    matches!(c, '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
-}
-
 /// Fields shown as one line (`show`'s header, tables' labels): no control
 /// character, line separator or format character.
 const ONE_LINE: &[&str] = &[
@@ -95,7 +88,7 @@ fn check_texts(at: &str, shape: &str, v: &serde_json::Value) -> Result<(), BadNu
             }
             let params = shape.strip_prefix("results[].params.").is_some_and(|k| !k.contains('.'));
             let one_line = params || ONE_LINE.contains(&shape);
-            if one_line && t.chars().any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}' || invisible(c)) {
+            if one_line && t.chars().any(crate::base::text::bends_line) {
                 return Err(bad(
                     at,
                     format!("{:?}", t.chars().take(80).collect::<String>()),

@@ -172,7 +172,7 @@ fn render_condition(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
         .map(|t| table_text(*t, &tables.drawn(*t, doc), brief))
         .collect();
     let unknown: Vec<&CaseResult> =
-        doc.results.iter().filter(|r| !tables.shows(&r.family) && !(brief && r.status == CaseStatus::NotApplicable)).collect();
+        doc.results.iter().filter(|r| !(tables.shows(&r.family) || brief && r.status == CaseStatus::NotApplicable)).collect();
     if !unknown.is_empty() {
         parts.push(generic::render(&unknown));
     }

@@ -88,7 +88,7 @@ pub fn plain(text: &str, max: usize) -> String {
     let kept = text.chars().skip(n.saturating_sub(max));
     let body: String = kept
         .map(|c| {
-            let bad = c.is_control() || c == '\u{2028}' || c == '\u{2029}' || crate::data::results::check::invisible(c);
+            let bad = crate::base::text::bends_line(c);
             if bad { c.escape_unicode().to_string() } else { c.to_string() }
         })
         .collect();
