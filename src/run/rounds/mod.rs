@@ -140,7 +140,7 @@ pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Resul
                 baseline: r.baseline.as_ref(),
             };
             let t = Instant::now();
-            let mut column = Fresh { columns: vec![rounds], writer: &mut **writer, rep: &mut **rep };
+            let mut column = Fresh { columns: vec![rounds], writer, rep: &mut **rep };
             let mut outcome = settle::drive(auto, &layout, &mut column, &mut || t.elapsed())?;
             outcome.environment = env.map(String::from);
             outcome.describe().iter().for_each(|line| rep.note(line));

@@ -24,7 +24,8 @@
 //! round k.
 //!
 //! One budget rule: the loop stops before a round that would not fit (the
-//! last round's time, the most a round of fewer cells takes). From the
+//! last round's time, the most a round of fewer cells takes; more where
+//! more cells are asked, at the last round's seconds a cell). From the
 //! first look at which a verdict is possible, each open case's estimate of
 //! the rounds it needs (the sequence's projection at the spread seen) ranks
 //! them: the rounds go first to the cases that can settle in the time left
@@ -161,19 +162,20 @@ pub fn drive<E>(auto: &Auto, layout: &Layout, cols: &mut dyn Columns<E>, now: &m
         failed_in_a_row: 0,
         nothing: vec![false; n],
     };
-    let (mut k, mut last, mut round_s) = (0, Duration::ZERO, vec![]);
+    let (mut k, mut next, mut round_s) = (0, Duration::ZERO, vec![]);
     let ended = loop {
         if k >= MAX_ROUNDS {
             break Ended::MaxRounds;
         }
         let started = now();
-        if k > 0 && started + last > budget {
+        // The next round takes what its cells took a column in the last one.
+        if k > 0 && started + next > budget {
             break Ended::Budget;
         }
         let before = rounds_of(&cols.doc().results[layout.first..]);
         let Some(grew) = one_round(layout, cols, &mut s, k, &before)? else { break Ended::Stopped };
         k += 1;
-        last = now().saturating_sub(started);
+        let last = now().saturating_sub(started);
         round_s.push(last.as_secs_f64());
         s.open = judge(cols.doc(), layout, &s.usable, auto);
         let left_s = (budget.saturating_sub(now())).as_secs_f64();
@@ -197,6 +199,8 @@ pub fn drive<E>(auto: &Auto, layout: &Layout, cols: &mut dyn Columns<E>, now: &m
         }
         s.cases = cases;
         unmeasured.into_iter().for_each(|c| s.cases[c] = None);
+        let asked: Option<usize> = s.cases.iter().map(|l| l.as_ref().map(Vec::len)).sum();
+        next = asked.map_or(last, |cells| last.max(Duration::from_secs_f64(per_case_s * cells as f64)));
     };
     let waiting = std::mem::take(&mut s.waiting);
     let unsettled = s.open.into_iter().map(|o| Unsettled { waiting_since: waiting.get(&o.case).copied(), ..o.unsettled }).collect();
