@@ -19,7 +19,7 @@ use crate::run::load::LoadKind;
 use crate::run::plan::{PlannedCase, benchmark_ids, blank, not_measured};
 use crate::run::prepared::{Prepared, finish};
 use crate::run::progress::Reporter;
-use crate::run::rounds::columns::{self, Columns, Layout, Step, interleaved_order};
+use crate::run::rounds::settle::{self, Columns, Layout, Step, interleaved_order};
 use crate::run::rounds::{self, Repeated, merge_round, plan_position, round_ids};
 use crate::run::spec::RunSpec;
 use serde_json::{Value, json};
@@ -236,9 +236,11 @@ impl EnvironmentsRun<'_> {
             names,
             first,
             seed: self.spec.seed,
+            across_conditions: false,
+            baseline: self.ex.rounds.as_ref().and_then(|r| r.baseline.as_ref()),
         };
         let t = Instant::now();
-        let outcome = columns::drive(auto, &layout, &mut EnvColumns { run: self, parts, exe, first }, &mut || t.elapsed())?;
+        let outcome = settle::drive(auto, &layout, &mut EnvColumns { run: self, parts, exe, first }, &mut || t.elapsed())?;
         outcome.describe().iter().for_each(|line| self.rep.note(line));
         self.writer.update(|doc| {
             doc.settings.rounds = outcome.rounds;
@@ -270,11 +272,8 @@ impl EnvironmentsRun<'_> {
                 self.note_facts(env);
             }
             let Some(r) = self.ex.rounds.as_ref() else { return Ok(Step::Nothing) };
-            let spec = RunSpec { cases: cases.map(<[String]>::to_vec).or_else(|| self.spec.cases.clone()), ..self.spec.clone() };
-            let only = cases.map(|_| benchmark_ids(&part.1.iter().filter(listed).cloned().collect::<Vec<_>>()));
-            let rep = Repeated { exe, plan: &part.1, r, spec: &spec, env: tag, first };
-            let measured = rep.one(k, count, only.as_deref(), self.writer, &mut *self.rep)?;
-            return Ok(if measured { Step::Measured } else { Step::Nothing });
+            let rounds = Repeated { exe, plan: &part.1, r, spec: self.spec, env: tag, first };
+            return rounds.column_round((k, count), cases, self.writer, &mut *self.rep);
         }
         let ids = round_ids(&part.1, k, &self.writer.doc.results[first..], tag, None);
         let this: Vec<PlannedCase> = part.1.iter().filter(|p| ids.contains(&p.benchmark.id)).filter(listed).cloned().collect();
