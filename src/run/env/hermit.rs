@@ -256,7 +256,12 @@ fn vmm_multiboot(a: &VmmArgs) -> i32 {
         }
     }
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
-    let console = a.console.as_deref().map(|p| std::fs::OpenOptions::new().append(true).create(true).open(p));
+    // The console file the host made new in its private run directory
+    // (vm::Files): opened as it is, never created here, never through a link.
+    let console = a.console.as_deref().map(|p| {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().append(true).custom_flags(libc::O_NOFOLLOW).open(p)
+    });
     let r = (|| {
         let mut out = Tee(std::io::stdout(), console.transpose().map_err(|e| e.to_string())?);
         crate::families::vmm::multiboot::boot(&read(&a.kernel)?, &read(&a.module)?, &a.append, a.mem_mib, &mut out)
