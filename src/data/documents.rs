@@ -103,18 +103,9 @@ pub struct RunWriter {
     pub doc: RunDoc,
     /// Seconds the last write took, counted in by the next.
     unsaved_s: f64,
-    /// Written without indentation, and a result pushed is saved with the
-    /// next write at least `PRIVATE_SAVES` after the last
-    /// ([`RunWriter::create_private`]).
+    /// Written without indentation ([`RunWriter::create_private`]).
     compact: bool,
-    last_save: std::time::Instant,
 }
-
-/// How often a round's document is saved as its results come: a round of
-/// short cases saved after every case spent more time writing its
-/// document than a case of it takes; a crash of the round loses at most
-/// the cases of this last stretch, and the round's end always saves.
-pub const PRIVATE_SAVES: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl RunWriter {
     /// Where the document of `doc` goes in results directory `dir`.
@@ -129,16 +120,14 @@ impl RunWriter {
     /// A round's document, which only the run's own process reads: the same
     /// document, written without indentation (pretty-printed, its arrays of
     /// samples take a line per number: the file is about twice as large, and
-    /// it is written as cases come and read again by the run's process), its
-    /// results saved at most every `PRIVATE_SAVES` and at its end.
+    /// it is written after every case and read again by the run's process).
     pub fn create_private(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
         Self::create_as(dir, doc, true)
     }
 
     fn create_as(dir: &Path, doc: RunDoc, compact: bool) -> Result<Self, DocumentError> {
         check_writable(dir, "results", "--results")?;
-        let now = std::time::Instant::now();
-        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact, last_save: now };
+        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact };
         w.save()?;
         Ok(w)
     }
@@ -167,17 +156,12 @@ impl RunWriter {
         let text = if self.compact { serde_json::to_string(&self.doc) } else { serde_json::to_string_pretty(&self.doc) };
         write_atomically(&self.path, text.expect("a run document always serialises")).map_err(unwritable)?;
         self.unsaved_s = t.elapsed().as_secs_f64();
-        self.last_save = std::time::Instant::now();
         Ok(())
     }
 
-    /// Adds a result and saves the document (a round's: when the last save
-    /// is `PRIVATE_SAVES` old).
+    /// Adds a result and saves the document: a crash loses nothing measured.
     pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
         self.doc.results.push(r);
-        if self.compact && self.last_save.elapsed() < PRIVATE_SAVES {
-            return Ok(());
-        }
         self.save()
     }
 
