@@ -186,7 +186,7 @@ pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Thresholds) -> Option<J
     if rounds.0 != rounds.1 || rounds.0 == 0 || a.unit != b.unit {
         return None;
     }
-    let exact = (a.unit == crate::data::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
+    let exact = exact(a, b)
         .then(|| crate::analysis::sequential::exact(&a.samples, &b.samples, lower, policy.margin))
         .flatten();
     if let Some((verdict, ratio)) = exact {

@@ -29,6 +29,7 @@ pub mod error;
 pub mod frame;
 pub mod guest;
 pub mod helpers;
+pub mod kcount;
 pub mod launch;
 pub mod options;
 pub mod output;

@@ -9,6 +9,7 @@ use super::cpio::Cpio;
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::{GuestSpec, SPEC_PATH};
+use super::kcount::{self, Counting, KERNEL_COUNTERS_OPTIONS, KernelCountersArgs};
 use super::options::{EnvOptions, NoSuchKernel, OwnOptions};
 use super::output::tail;
 use crate::data::schema_core::environment::ACCEL;
@@ -42,7 +43,7 @@ impl Environment for Qemu {
 
     fn options(&self) -> Option<OwnOptions> {
         let own = OwnOptions::of::<QemuArgs>("qemu").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS);
-        Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS) })
+        Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS).and::<KernelCountersArgs>(KERNEL_COUNTERS_OPTIONS) })
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -313,7 +314,8 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     // past a 30 s wait at a load of 20): a longer wait for /init.
     let wait = if accel.counts_instructions() { o.init_timeout * COUNTED_BOOT_WAIT } else { o.init_timeout };
     let o = &EnvOptions { init_timeout: wait, ..accel.options(o) };
-    let (cmdline, spec) = boot_line(&accel.guest_spec(spec), GUEST_CMDLINE, o)?;
+    let counting = if kvm { None } else { Counting::start(o, QEMU, accel.counts_instructions(), kcount::LINUX_X86_64_BASE)? };
+    let (cmdline, spec) = boot_line(&kcount::guest_spec(accel.guest_spec(spec), counting.as_ref()), GUEST_CMDLINE, o)?;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let mut cmd = command(o, o.vm_mem_mib);
@@ -321,7 +323,10 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     cmd.args(["-cpu", if kvm { "host" } else { accel.tcg_cpu() }]);
     cmd.arg("-kernel").arg(&kernel).arg("-initrd").arg(&files.initrd);
     cmd.args(["-append", &cmdline]);
-    let Ran { end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
+    if let Some(c) = &counting {
+        cmd.args(c.qemu_args());
+    }
+    let Ran { mut end, log_tail, .. } = start(name, cmd, &files, o, &mut || None)?;
     if let Some(w) = end.why {
         let hint =
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
@@ -337,6 +342,10 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
     facts.insert("clean_exit".into(), Value::Bool(clean));
+    if let Some(c) = &counting {
+        c.attach(&mut end.messages);
+        facts.insert(kcount::FACT.into(), c.facts());
+    }
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod family;
 pub mod schema;
+pub mod kernel_table;
 pub mod table;
 
 pub mod fd;
