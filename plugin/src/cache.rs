@@ -81,10 +81,8 @@ impl Cache {
             w.used = self.clock;
             return true;
         }
-        let victim = slots
-            .iter_mut()
-            .min_by_key(|w| if w.generation == generation { w.used } else { 0 })
-            .expect("a cache has at least one way");
+        let victim =
+            slots.iter_mut().min_by_key(|w| if w.generation == generation { w.used } else { 0 }).expect("a cache has at least one way");
         *victim = Way { line: l, generation, used: self.clock };
         false
     }

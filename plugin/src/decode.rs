@@ -28,10 +28,11 @@ pub fn mark(bytes: &[u8]) -> Option<Mark> {
 /// Whether the instruction writes CR3 (`mov reg, %cr3`: `0f 22 /r` with
 /// the ModRM reg field 3), after any legacy or REX prefixes.
 pub fn writes_cr3(bytes: &[u8]) -> bool {
-    let rest = match bytes.iter().position(|b| !matches!(b, 0x66 | 0x67 | 0xf2 | 0xf3 | 0x2e | 0x3e | 0x26 | 0x36 | 0x64 | 0x65 | 0x40..=0x4f)) {
-        Some(i) => &bytes[i..],
-        None => return false,
-    };
+    let rest =
+        match bytes.iter().position(|b| !matches!(b, 0x66 | 0x67 | 0xf2 | 0xf3 | 0x2e | 0x3e | 0x26 | 0x36 | 0x64 | 0x65 | 0x40..=0x4f)) {
+            Some(i) => &bytes[i..],
+            None => return false,
+        };
     matches!(rest, [0x0f, 0x22, modrm, ..] if (modrm >> 3) & 7 == 3)
 }
 

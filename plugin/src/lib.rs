@@ -276,7 +276,12 @@ unsafe extern "C" fn on_exit(_id: q::qemu_plugin_id_t, _data: *mut c_void) {
 /// Called by QEMU as its plugin API says: `info` valid during the call,
 /// `argv` `argc` C strings.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn qemu_plugin_install(id: q::qemu_plugin_id_t, info: *const q::qemu_info_t, argc: c_int, argv: *const *const c_char) -> c_int {
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: q::qemu_plugin_id_t,
+    info: *const q::qemu_info_t,
+    argc: c_int,
+    argv: *const *const c_char,
+) -> c_int {
     // SAFETY: as QEMU passes them (the function's contract).
     let raw: Vec<String> =
         (0..argc.max(0) as usize).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned()).collect();

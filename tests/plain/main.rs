@@ -9,6 +9,7 @@ mod common;
 mod catalogue;
 mod cli;
 mod import_map;
+mod kernel_counters;
 mod registry;
 mod report;
 mod screen;

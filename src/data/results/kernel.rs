@@ -36,7 +36,8 @@ pub const USER_INSTRUCTIONS: KernelMetric =
     m("user_instructions", UNIT_INSTRUCTIONS, "user", "the cell's instructions less the kernel's: oscycles' loop and the library's path");
 pub const KERNEL_LOADS: KernelMetric = m("kernel_loads", UNIT_ACCESSES, "loads", "memory reads by kernel instructions");
 pub const KERNEL_STORES: KernelMetric = m("kernel_stores", UNIT_ACCESSES, "stores", "memory writes by kernel instructions");
-pub const KERNEL_ENTRIES: KernelMetric = m("kernel_entries", UNIT_ENTRIES, "entries", "entries into the kernel (system calls, faults, interrupts)");
+pub const KERNEL_ENTRIES: KernelMetric =
+    m("kernel_entries", UNIT_ENTRIES, "entries", "entries into the kernel (system calls, faults, interrupts)");
 pub const CR3_WRITES: KernelMetric = m("cr3_writes", UNIT_CR3_WRITES, "switches", "CR3 writes: address-space switches");
 pub const LINES_COLD: KernelMetric =
     m("kernel_lines_cold", UNIT_LINES, "lines (cold)", "distinct cache lines the kernel touched, its cache model emptied at every entry");

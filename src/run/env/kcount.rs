@@ -122,7 +122,8 @@ impl Counting {
             base,
             cache: asked == KernelCounters::Cache,
         };
-        let mut f = crate::measure::scratch::create_new(&c.plugin, 0o700).map_err(EnvError::io(format!("creating {}", c.plugin.display())))?;
+        let mut f =
+            crate::measure::scratch::create_new(&c.plugin, 0o700).map_err(EnvError::io(format!("creating {}", c.plugin.display())))?;
         f.write_all(PLUGIN).map_err(EnvError::io(format!("writing {}", c.plugin.display())))?;
         drop(f);
         crate::measure::scratch::create_new(&c.windows, 0o600).map_err(EnvError::io(format!("creating {}", c.windows.display())))?;
@@ -165,6 +166,18 @@ impl Counting {
             }
         }
     }
+}
+
+/// How many times its usual wait a guest counted by the plugin is given to
+/// reach /init: the boot runs the kernel's code, every memory access of it
+/// a callback (a counted boot took over the 90 s of the instruction
+/// counter's wait on this 2-CPU machine at a load of 20, 2026-11-28).
+const BOOT_WAIT: u32 = 3;
+
+/// The options of a start, with a longer wait for /init where the plugin counts.
+pub fn options(o: &EnvOptions, counting: Option<&Counting>) -> EnvOptions {
+    let init_timeout = if counting.is_some() { o.init_timeout * BOOT_WAIT } else { o.init_timeout };
+    EnvOptions { init_timeout, ..o.clone() }
 }
 
 /// `spec` with the guest's timed batches marked when the plugin counts.
@@ -271,7 +284,8 @@ fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], cache: bool) -> Result<
             per[j].push(v);
         }
     }
-    let counted: Vec<KernelMetric> = kernel::ALL.into_iter().filter(|k| cache || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
+    let counted: Vec<KernelMetric> =
+        kernel::ALL.into_iter().filter(|k| cache || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
     Ok(counted.iter().zip(&per).filter_map(|(k, v)| k.metric(v)).collect())
 }
 
@@ -347,7 +361,8 @@ mod tests {
         assert_eq!(read_windows(&p, LINUX_X86_64_BASE, false).unwrap().len(), 2);
         assert!(read_windows(&p, LINUX_X86_64_BASE, true).is_err(), "asked with cache");
         assert!(read_windows(&p, 0x1000, false).is_err(), "another base");
-        for bad in ["window 1 1 2 3 4 5 6 7 8 9\n", "window 0 1 2 3\n", "window 0 1 2 3 4 5 6 7 8 9 10\n", "window 0 -1 2 3 4 5 6 7 8 9\n"] {
+        for bad in ["window 1 1 2 3 4 5 6 7 8 9\n", "window 0 1 2 3\n", "window 0 1 2 3 4 5 6 7 8 9 10\n", "window 0 -1 2 3 4 5 6 7 8 9\n"]
+        {
             std::fs::write(&p, format!("{head}{bad}")).unwrap();
             assert!(read_windows(&p, LINUX_X86_64_BASE, false).is_err(), "{bad}");
         }
@@ -368,7 +383,8 @@ mod tests {
         let no_plugins = fake("no-plugins", "echo \"$0: -plugin: invalid option\" >&2; exit 1");
         let e = probe(&no_plugins, &plugin).unwrap_err().to_string();
         assert!(e.contains("-plugin: invalid option") && e.contains("plugin API 1"), "{e}");
-        let api = "echo 'qemu: Could not load plugin x: plugin requires API version 1, but this QEMU supports only up to version 0' >&2; exit 1";
+        let api =
+            "echo 'qemu: Could not load plugin x: plugin requires API version 1, but this QEMU supports only up to version 0' >&2; exit 1";
         let e = probe(&fake("old-api", api), &plugin).unwrap_err().to_string();
         assert!(e.contains("supports only up to version 0"), "{e}");
         assert!(probe(&dir.path().join("absent").to_string_lossy(), &plugin).unwrap_err().to_string().contains("starting it"));

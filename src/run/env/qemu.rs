@@ -315,6 +315,7 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let wait = if accel.counts_instructions() { o.init_timeout * COUNTED_BOOT_WAIT } else { o.init_timeout };
     let o = &EnvOptions { init_timeout: wait, ..accel.options(o) };
     let counting = if kvm { None } else { Counting::start(o, QEMU, accel.counts_instructions(), kcount::LINUX_X86_64_BASE)? };
+    let o = &kcount::options(o, counting.as_ref());
     let (cmdline, spec) = boot_line(&kcount::guest_spec(accel.guest_spec(spec), counting.as_ref()), GUEST_CMDLINE, o)?;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;

@@ -23,14 +23,17 @@ pub fn render_where(doc: &RunDoc) -> String {
         return String::new();
     }
     let cached = typed.iter().any(|(r, _)| kernel::LINES_COLD.of(r).is_some());
-    let columns: Vec<KernelMetric> = COLUMNS.into_iter().filter(|k| cached || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
+    let columns: Vec<KernelMetric> =
+        COLUMNS.into_iter().filter(|k| cached || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
     let mut headers = vec!["environment", "mechanism", "space", "words", "instructions"];
     headers.extend(columns.iter().map(|k| k.heading));
     let mut t = TextTable::new(&headers, 4);
     for env in crate::tables::tabular::distinct(typed.iter().map(|(r, _)| r.env(doc))) {
         for mech in Mechanism::ALL {
             for space in ipc::SPACES {
-                let row = typed.iter().filter(|(r, p)| r.env(doc) == env && r.benchmark == mech.id() && p.space == space && p.cores == Cores::Same);
+                let row = typed
+                    .iter()
+                    .filter(|(r, p)| r.env(doc) == env && r.benchmark == mech.id() && p.space == space && p.cores == Cores::Same);
                 let Some((r, p)) = row.min_by_key(|(_, p)| p.words) else { continue };
                 let total = r.metric(ipc::ONE_WAY).map_or("-".into(), |m| one(m.summary.median));
                 let mut cells = vec![env.to_string(), mech.name().into(), ipc::space_name(space).into(), p.words.to_string(), total];

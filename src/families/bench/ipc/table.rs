@@ -181,7 +181,13 @@ fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &
             if metric != ipc::ONE_WAY && !counted {
                 continue;
             }
-            let unit = if metric != ipc::ONE_WAY { "kernel instr" } else if counted { "instr" } else { "cyc" };
+            let unit = if metric != ipc::ONE_WAY {
+                "kernel instr"
+            } else if counted {
+                "instr"
+            } else {
+                "cyc"
+            };
             columns.push((format!("{name} {} ({unit})", mech.name()), cases));
         }
     }
