@@ -59,89 +59,59 @@ fn build_kcount_plugin(out: &str) {
     }
 }
 
-/// A GNU Mach bootstrap task (the mach environment's guest): freestanding
-/// 32-bit C, linked static, ET_EXEC non-PIE, each PT_LOAD on its own page
-/// (GNU Mach's loader allocates each segment apart and asserts it could).
-fn compile_mach_task(src: &str, out: &str) {
+/// The flags every freestanding 32-bit guest program is compiled with
+/// (guest/mach, guest/sel4; both include guest/freestanding): no C
+/// library, no position independence, warnings as errors.
+const FREESTANDING_32: [&str; 12] = [
+    "-m32",
+    "-march=i686",
+    "-O2",
+    "-ffreestanding",
+    "-fno-pic",
+    "-fno-pie",
+    "-fno-stack-protector",
+    "-fno-asynchronous-unwind-tables",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wno-unused-function",
+];
+
+/// A freestanding 32-bit guest program: each of `sources` compiled with
+/// [`FREESTANDING_32`] and `extra`, linked by ld (elf_i386) with `link`
+/// into OUT_DIR/`out`; rebuilt when they or `deps` change. gcc's -m32 needs
+/// no 32-bit C library for -ffreestanding.
+fn compile_guest_32(sources: &[&str], out: &str, extra: &[&str], link: &[&str], deps: &[&str]) {
     let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let obj = dir.join(format!("{out}.o"));
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let run = |cmd: &mut std::process::Command| {
         let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e} (gcc and binutils)"));
         assert!(st.success(), "{cmd:?} failed");
     };
-    run(std::process::Command::new(&cc)
-        .args(["-m32", "-march=i686", "-O2", "-ffreestanding", "-fno-builtin", "-fno-pic", "-fno-pie", "-fno-stack-protector"])
-        .args([
-            "-fno-asynchronous-unwind-tables",
-            "-fcf-protection=none",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-Wno-unused-function",
-            "-c",
-            "-o",
-        ])
-        .arg(&obj)
-        .arg(src));
-    run(std::process::Command::new("ld")
-        .args(["-m", "elf_i386", "-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096", "-o"])
-        .arg(dir.join(out))
-        .arg(&obj));
-    for f in [src, "guest/mach/mach.h", "guest/freestanding/frame.h"] {
+    let objects: Vec<std::path::PathBuf> = (0..sources.len()).map(|i| dir.join(format!("{out}.{i}.o"))).collect();
+    for (src, obj) in sources.iter().zip(&objects) {
+        run(std::process::Command::new(&cc).args(FREESTANDING_32).args(extra).arg("-c").arg(src).arg("-o").arg(obj));
+    }
+    run(std::process::Command::new("ld").args(["-m", "elf_i386"]).args(link).arg("-o").arg(dir.join(out)).args(&objects));
+    for f in sources.iter().chain(deps).chain(&["guest/freestanding/frame.h"]) {
         println!("cargo:rerun-if-changed={f}");
     }
 }
 
-/// A root task of the sel4 environment (guest/sel4): freestanding 32-bit C
-/// with its entry (start.S), linked at 4 MiB as one segment (roottask.ld).
-/// gcc's -m32 needs no 32-bit C library for -ffreestanding -nostdlib.
+/// A GNU Mach bootstrap task (the mach environment's guest): linked static,
+/// ET_EXEC non-PIE, each PT_LOAD on its own page (GNU Mach's loader
+/// allocates each segment apart and asserts it could).
+fn compile_mach_task(src: &str, out: &str) {
+    let link = ["-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096"];
+    compile_guest_32(&[src], out, &["-fno-builtin", "-fcf-protection=none"], &link, &["guest/mach/mach.h"]);
+}
+
+/// A root task of the sel4 environment (guest/sel4): with its entry
+/// (start.S), linked at 4 MiB as one segment (roottask.ld).
 fn compile_sel4_root_task(src: &str, out: &str) {
-    let dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let flags = [
-        "-m32",
-        "-march=i686",
-        "-O2",
-        "-ffreestanding",
-        "-nostdlib",
-        "-static",
-        "-fno-pic",
-        "-fno-pie",
-        "-fno-stack-protector",
-        "-mgeneral-regs-only",
-        "-fno-asynchronous-unwind-tables",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-Wno-unused-function",
-    ];
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let run = |cmd: &mut std::process::Command| {
-        let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
-        assert!(st.success(), "{cmd:?} failed");
-    };
-    let (start, main) = (dir.join(format!("{out}.start.o")), dir.join(format!("{out}.o")));
-    run(std::process::Command::new(&cc).args(flags).arg("-c").arg("guest/sel4/start.S").arg("-o").arg(&start));
-    run(std::process::Command::new(&cc).args(flags).arg("-c").arg(src).arg("-o").arg(&main));
-    run(std::process::Command::new("ld")
-        .args([
-            "-m",
-            "elf_i386",
-            "-nostdlib",
-            "-static",
-            "-z",
-            "noexecstack",
-            "--no-warn-rwx-segments",
-            "-T",
-            "guest/sel4/roottask.ld",
-            "-o",
-        ])
-        .arg(dir.join(out))
-        .arg(&start)
-        .arg(&main));
-    for f in [src, "guest/sel4/start.S", "guest/sel4/roottask.ld", "guest/sel4/sel4.h", "guest/freestanding/frame.h"] {
-        println!("cargo:rerun-if-changed={f}");
-    }
+    let link = ["-nostdlib", "-static", "-z", "noexecstack", "--no-warn-rwx-segments", "-T", "guest/sel4/roottask.ld"];
+    let deps = ["guest/sel4/roottask.ld", "guest/sel4/sel4.h"];
+    compile_guest_32(&["guest/sel4/start.S", src], out, &["-nostdlib", "-static", "-mgeneral-regs-only"], &link, &deps);
 }
 
 /// The process proc.* rows fork from (src/families/bench/proc/forker.c), linked as

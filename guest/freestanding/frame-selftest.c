@@ -1,8 +1,9 @@
 /*
  * Host-side self-test of frame.h (src/run/env/frame.rs's tests compile and
  * run it, then decode its output with the Rust Decoder): an empty message,
- * a samples message built with the JSON writers, and a 3000-byte binary
- * message (four chunks) whose bytes are i*7 mod 256.
+ * a samples message built with the JSON writers, a 3000-byte binary
+ * message (four chunks) whose bytes are i*7 mod 256, and the answer of a
+ * program whose samples outgrew their buffer (fb_error_doc).
  */
 #include <unistd.h>
 #include "frame.h"
@@ -39,5 +40,13 @@ int main(void)
     for (size_t i = 0; i < sizeof big; i++)
         big[i] = (uint8_t)(i * 7 % 256);
     frame_send(&o, "big", 2, big, sizeof big);
+    static char small[128];
+    fb_init(&b, small, sizeof small);
+    fb_raw(&b, "{\"program\":\"selftest\",\"cases\":[");
+    for (int i = 0; i < 8; i++)
+        fb_case_begin(&b, i == 0, "syscall.getpid");
+    if (b.overflow)
+        fb_error_doc(&b, small, sizeof small, "selftest", "the samples outgrew their buffer");
+    frame_send(&o, "outgrown", 3, b.p, b.len);
     return b.overflow;
 }

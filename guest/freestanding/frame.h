@@ -11,7 +11,8 @@
  * a serial port, an IOPort capability). Beside the framing: a bounded text
  * buffer with JSON writers (strings, unsigned decimals without 64-bit
  * division, arrays) to build the samples message a guest program sends, as
- * src/run/env/program.rs reads it:
+ * src/run/env/program/ reads it (a program that cannot make it sends
+ * fb_error_doc's answer instead):
  *
  *   {"program": "...", "cases": [
  *     {"benchmark": "ipc.sel4-call", "params": {"words": 4, ...},
@@ -194,6 +195,20 @@ static void fb_u64(struct frame_buf *b, uint64_t v)
     char num[21];
     frame_u64_text(v, num);
     fb_raw(b, num);
+}
+
+/* Starts `b` again (over `mem`, `cap` bytes) as the answer of a program
+ * that could not make its samples (they outgrew their buffer, say):
+ * {"program": PROGRAM, "error": WHY, "cases": []}. The host fails every
+ * planned case with WHY: the error path of every C guest. */
+static void fb_error_doc(struct frame_buf *b, char *mem, size_t cap, const char *program, const char *why)
+{
+    fb_init(b, mem, cap);
+    fb_raw(b, "{\"program\":");
+    fb_str(b, program);
+    fb_raw(b, ",\"error\":");
+    fb_str(b, why);
+    fb_raw(b, ",\"cases\":[]}");
 }
 
 /* `"key":` (the key is written as a JSON string). */

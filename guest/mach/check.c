@@ -22,11 +22,10 @@ static void echo(mach_port_t port)
 static void line(const char *k, u64 v)
 {
     char b[64], d[24];
-    u32 p = 0, n = 0, r;
+    u32 p = 0;
     while (*k) b[p++] = *k++;
-    do { v = udiv(v, 10, &r); d[n++] = (char)('0' + r); } while (v);
-    while (n) b[p++] = d[--n];
-    b[p] = 0;
+    size_t n = frame_u64_text(v, d);
+    for (size_t i = 0; i <= n; i++) b[p++] = d[i]; /* with its NUL */
     mach_print(b);
 }
 

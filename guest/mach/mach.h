@@ -5,6 +5,9 @@
  * (mach_print) with oscycles' framing. Shared by oscycles' bootstrap task
  * (task.c) and the independent check (check.c).
  */
+#ifndef OSCYCLES_MACH_H
+#define OSCYCLES_MACH_H
+
 typedef unsigned int u32;
 typedef int s32;
 typedef unsigned long long u64;
@@ -167,3 +170,5 @@ static void console_put(char c, void *unused)
 }
 
 static const struct frame_out console = { console_put, 0 };
+
+#endif

@@ -375,10 +375,8 @@ void task_main(u32 *sp)
     ipc_cases(&a, self);
     if (a.yield_busy) yield_busy(&a, self);
     fb_raw(&doc, "]}");
-    if (doc.overflow) {
-        fb_init(&doc, doc_mem, sizeof doc_mem);
-        fb_raw(&doc, "{\"program\":\"oscycles-mach\",\"error\":\"the document outgrew its buffer\",\"cases\":[]}");
-    }
+    if (doc.overflow)
+        fb_error_doc(&doc, doc_mem, sizeof doc_mem, "oscycles-mach", "the document outgrew its buffer");
     frame_send(&console, "samples", 1, doc.p, doc.len);
     end_vm();
 }

@@ -5,6 +5,7 @@
  * whole loop, and prints `sel4-check round_trips=100000 total=T` on COM1
  * (plain text, no framing). Nothing of oscycles' harness, plan or checks.
  */
+#include "../freestanding/frame.h"
 #include "sel4.h"
 
 extern char __image_start[];
@@ -38,17 +39,10 @@ void root_main(seL4_BootInfo *bi)
     uint64_t t0 = rdtsc();
     for (int i = 0; i < 100000; i++)
         sel4_call(ep, msginfo(0, 0, 0), &m0, &m1);
-    uint64_t t = rdtsc() - t0;
-    char num[24], *p = num + sizeof num - 1;
-    *p = 0;
-    do { /* t < 2^32 * 10 here: two 32-bit halves suffice for the digits */
-        uint32_t hi = (uint32_t)(t >> 32), lo = (uint32_t)t, r = hi % 10, q;
-        asm("divl %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(r), "rm"(10u));
-        *--p = (char)('0' + r);
-        t = ((uint64_t)(hi / 10) << 32) | q;
-    } while (t);
+    char num[24];
+    frame_u64_text(rdtsc() - t0, num);
     put("\nsel4-check round_trips=100000 total=");
-    put(p);
+    put(num);
     put("\n");
     ioport_out8(0xf4, 0);
     for (;;)

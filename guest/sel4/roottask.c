@@ -475,7 +475,7 @@ void root_main(seL4_BootInfo *bootinfo)
     single_cases();
     fb_raw(&out, "]}");
     if (out.overflow)
-        fail("the samples outgrew their buffer", out.len);
+        fb_error_doc(&out, samples_mem, sizeof samples_mem, "oscycles-sel4", "the samples outgrew their buffer");
     frame_send(&serial, "samples", 1, out.p, out.len);
     qemu_exit(0);
 }

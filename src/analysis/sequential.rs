@@ -65,8 +65,18 @@ fn log_mixture(k: usize, n: usize) -> f64 {
 }
 
 /// The least count K of one sign among `n` pairs at which the mixture
-/// reaches 2/alpha (rejects), or None when even n of n would not.
+/// reaches 2/alpha (rejects), or None when even n of n would not. At the
+/// usual level (0.05) from a table made once: every look projects the
+/// pairs a cell needs by asking up to `PAIRS_CAP` counts.
 pub fn threshold(n: usize, alpha: f64) -> Option<usize> {
+    static USUAL: std::sync::OnceLock<Vec<Option<usize>>> = std::sync::OnceLock::new();
+    if alpha == 0.05 && n <= PAIRS_CAP {
+        return USUAL.get_or_init(|| (0..=PAIRS_CAP).map(|m| threshold_of(m, 0.05)).collect())[n];
+    }
+    threshold_of(n, alpha)
+}
+
+fn threshold_of(n: usize, alpha: f64) -> Option<usize> {
     let bar = (2.0 / alpha).ln();
     if n == 0 || log_mixture(n, n) < bar {
         return None;
@@ -182,23 +192,29 @@ pub fn a_first(seed: u64, k: usize) -> bool {
     SplitMix64::new(seed ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64() & 1 == 0
 }
 
+/// A simulated host for the tests of the rules built on this one (the
+/// stopping rule here, the loop that measures until cells settle).
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod sim {
+    use crate::analysis::uncertainty::random::SplitMix64;
 
-    /// A simulated host: a slow drift over the whole run (a sine of
-    /// `drift` amplitude), each round (process) landing in a slow mode
-    /// with probability `slow_p` (+`slow` in log terms), plus noise of
-    /// `noise` sd (Box-Muller from the seeded generator).
-    struct Host {
-        rng: SplitMix64,
-        drift: f64,
-        slow_p: f64,
-        slow: f64,
-        noise: f64,
+    /// A slow drift over the whole run (a sine of `drift` amplitude), each
+    /// round (process) landing in a slow mode with probability `slow_p`
+    /// (+`slow` in log terms), plus noise of `noise` sd (Box-Muller from
+    /// the seeded generator).
+    pub struct Host {
+        pub rng: SplitMix64,
+        pub drift: f64,
+        pub slow_p: f64,
+        pub slow: f64,
+        pub noise: f64,
     }
 
     impl Host {
+        /// The host of the tests: a 30% drift, 30% of rounds 25% slower, 4% of noise.
+        pub fn shared(seed: u64) -> Host {
+            Host { rng: SplitMix64::new(seed), drift: 0.3, slow_p: 0.3, slow: 0.25, noise: 0.04 }
+        }
         fn uniform(&mut self) -> f64 {
             (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
         }
@@ -207,11 +223,17 @@ mod tests {
             (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
         }
         /// ln of the cost of a round at time t (rounds so far).
-        fn round(&mut self, t: f64, true_log: f64) -> f64 {
+        pub fn round(&mut self, t: f64, true_log: f64) -> f64 {
             let level = if self.uniform() < self.slow_p { self.slow } else { 0.0 };
             true_log + self.drift * (t / 40.0).sin() + level + self.noise * self.normal()
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sim::Host;
+    use super::*;
 
     /// Runs one simulated comparison, looking after every pair until a
     /// verdict or `budget` pairs; B's true cost is `b_log` above A's.
@@ -220,7 +242,7 @@ mod tests {
     }
 
     fn simulate_with(seed: u64, b_log: f64, budget: usize, margin: f64) -> Judgement {
-        let mut host = Host { rng: SplitMix64::new(seed), drift: 0.3, slow_p: 0.3, slow: 0.25, noise: 0.04 };
+        let mut host = Host::shared(seed);
         let mut logs = Vec::new();
         for k in 0..budget {
             let t = 2.0 * k as f64;

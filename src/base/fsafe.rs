@@ -1,17 +1,29 @@
-//! Files oscycles writes where a user pointed it (report outputs, a killed
-//! run's document): never through a link another user planted. The
-//! directory is reached one component at a time without following links,
-//! except a link this user or root owns in a directory no other user can
-//! change; it must belong to this user or root and, if every user can
-//! write it, have the sticky bit. A file is created new beside its name
-//! (`O_CREAT|O_EXCL|O_NOFOLLOW`, relative to the directory's descriptor) and
-//! renamed over it: a link at the name is replaced, never followed.
+//! The one way oscycles writes files (a test fails when `std::fs::write`,
+//! `fs::copy`, `File::create` or `create_dir_all` appear elsewhere in src/).
+//!
+//! The rule: a directory a run writes into is either made by the run itself
+//! (`mkdtemp`/[`OutDir::make_dir`], mode 0700) inside a checked one, or is
+//! checked ([`OutDir::open`]): every directory on its path, from `/` down,
+//! belongs to this user or root and no other user can change its entries
+//! (not writable by others, or sticky: then another user's entry is refused
+//! when the path goes through it). No other user can then rename anything
+//! on the path, so the path keeps naming what was checked: what a run
+//! executes from its private directory is what it put there. A symbolic
+//! link on the way is followed only if this user or root owns it in a
+//! directory no other user can change, and its target is walked the same
+//! way. Every file is created new (`O_CREAT|O_EXCL|O_NOFOLLOW`, relative to
+//! the directory's open descriptor) or replaced by a rename from a file
+//! created new beside it: a link at the name is replaced, never followed.
+//! Kernel files (/proc, /sys, /dev) are written only where they exist,
+//! never created ([`write_kernel`]).
 
-use std::ffi::{CString, OsStr};
+use std::collections::VecDeque;
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use thiserror::Error;
 
@@ -23,9 +35,13 @@ pub enum UnsafePath {
         "'{path}' goes through '{link}', a symbolic link of uid {uid} (or in a directory other users can change); refused: outputs are never written through a link another user could have planted"
     )]
     Link { path: String, link: String, uid: u32 },
-    #[error("'{0}' belongs to uid {1}, another user; refused: write outputs into a directory of your own")]
+    #[error(
+        "'{0}' belongs to uid {1}, another user; refused: oscycles writes only into directories whose whole path belongs to you or root (another user could swap what it writes or runs there)"
+    )]
     Foreign(String, u32),
-    #[error("'{0}' can be written by every user and has no sticky bit; refused: write outputs into a directory only you can change")]
+    #[error(
+        "'{0}' can be changed by other users (writable by others or by a group, without the sticky bit); refused: oscycles writes only into directories whose whole path only you or root can change"
+    )]
     Open(String),
     #[error("'{0}' does not name a file in a directory")]
     NoName(String),
@@ -42,9 +58,15 @@ fn trusted_uid(uid: u32) -> bool {
     uid == 0 || uid == euid()
 }
 
-/// Whether no other user can change the directory's entries.
+/// Whether no other user can change the directory's entries: it belongs to
+/// this user or root, and neither others nor a group of others may write
+/// it unless it is sticky.
 fn closed(m: &std::fs::Metadata) -> bool {
-    trusted_uid(m.uid()) && (m.mode() & 0o002 == 0 || m.mode() & 0o1000 != 0)
+    // SAFETY: getegid has no arguments and cannot fail.
+    let egid = unsafe { libc::getegid() };
+    let group_open = m.mode() & 0o020 != 0 && m.gid() != 0 && m.gid() != egid;
+    let open = m.mode() & 0o002 != 0 || group_open;
+    trusted_uid(m.uid()) && (!open || m.mode() & 0o1000 != 0)
 }
 
 fn c_name(name: &OsStr) -> std::io::Result<CString> {
@@ -75,10 +97,109 @@ fn link_owner(dir: &File, name: &OsStr) -> std::io::Result<Option<u32>> {
     Ok((st.st_mode & libc::S_IFMT == libc::S_IFLNK).then_some(st.st_uid))
 }
 
+/// The target of the link `name` in `dir`.
+fn link_target(dir: &File, name: &OsStr) -> std::io::Result<PathBuf> {
+    let n = c_name(name)?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: `n` is NUL-terminated; `buf` has `buf.len()` writable bytes.
+    let len = unsafe { libc::readlinkat(dir.as_raw_fd(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if len < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    buf.truncate(len as usize);
+    Ok(PathBuf::from(OsString::from_vec(buf)))
+}
+
+/// `mkdirat(dir, name, mode)`.
+fn mkdir_at(dir: &File, name: &OsStr, mode: libc::mode_t) -> std::io::Result<()> {
+    let n = c_name(name)?;
+    // SAFETY: `n` is NUL-terminated; the directory fd is open.
+    if unsafe { libc::mkdirat(dir.as_raw_fd(), n.as_ptr(), mode) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The names a path is walked by, `..` kept.
+fn names(p: &Path) -> impl Iterator<Item = OsString> + '_ {
+    p.components().filter_map(|c| match c {
+        Component::Normal(n) => Some(n.to_os_string()),
+        Component::ParentDir => Some(OsString::from("..")),
+        _ => None,
+    })
+}
+
+/// Symbolic links followed on one walk at most (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
 /// A directory outputs go into, held open.
 pub struct OutDir {
     dir: File,
     path: PathBuf,
+}
+
+/// One walk from `/` down a path ([`OutDir::open`]).
+struct Walk {
+    shown: String,
+    dir: File,
+    so_far: PathBuf,
+    links: usize,
+}
+
+impl Walk {
+    fn io(&self, e: std::io::Error) -> UnsafePath {
+        UnsafePath::Io(self.shown.clone(), e)
+    }
+
+    /// Checks the directory reached: this user's or root's, closed to others.
+    fn check(&self) -> Result<(), UnsafePath> {
+        let m = self.dir.metadata().map_err(|e| self.io(e))?;
+        let here = self.so_far.display().to_string();
+        if !trusted_uid(m.uid()) {
+            return Err(UnsafePath::Foreign(here, m.uid()));
+        }
+        if !closed(&m) {
+            return Err(UnsafePath::Open(here));
+        }
+        Ok(())
+    }
+
+    /// Goes into `name`: made first when missing and `create`; a link is
+    /// followed when trusted, its target's names put first in `rest`.
+    fn step(&mut self, name: OsString, create: bool, rest: &mut VecDeque<OsString>) -> Result<(), UnsafePath> {
+        let dflags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        let next = match open_at(&self.dir, &name, dflags, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) && create => {
+                match mkdir_at(&self.dir, &name, 0o755) {
+                    Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(self.io(e)),
+                    _ => {}
+                }
+                open_at(&self.dir, &name, dflags, 0)
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
+                let Some(uid) = link_owner(&self.dir, &name).map_err(|e| self.io(e))? else { return Err(self.io(e)) };
+                let link = self.so_far.join(&name).display().to_string();
+                let parent = self.dir.metadata().map_err(|e| self.io(e))?;
+                self.links += 1;
+                if !trusted_uid(uid) || !closed(&parent) || self.links > MAX_LINKS {
+                    return Err(UnsafePath::Link { path: self.shown.clone(), link, uid });
+                }
+                let target = link_target(&self.dir, &name).map_err(|e| self.io(e))?;
+                for n in names(&target).collect::<Vec<_>>().into_iter().rev() {
+                    rest.push_front(n);
+                }
+                if target.is_absolute() {
+                    self.dir = File::open("/").map_err(|e| self.io(e))?;
+                    self.so_far = PathBuf::from("/");
+                }
+                return Ok(());
+            }
+            r => r,
+        };
+        self.dir = next.map_err(|e| self.io(e))?;
+        self.so_far.push(&name);
+        self.check()
+    }
 }
 
 impl OutDir {
@@ -88,48 +209,18 @@ impl OutDir {
         let shown = path.display().to_string();
         let io = |e| UnsafePath::Io(shown.clone(), e);
         let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().map_err(io)?.join(path) };
-        let dflags = libc::O_RDONLY | libc::O_DIRECTORY;
-        let mut dir = File::open("/").map_err(io)?;
-        let mut so_far = PathBuf::from("/");
-        for c in abs.components() {
-            let name = match c {
-                Component::Normal(n) => n,
-                Component::ParentDir => OsStr::new(".."),
-                _ => continue,
-            };
-            so_far.push(name);
-            let next = match open_at(&dir, name, dflags | libc::O_NOFOLLOW, 0) {
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) && create => {
-                    let n = c_name(name).map_err(io)?;
-                    // SAFETY: `n` is NUL-terminated; the directory fd is open.
-                    if unsafe { libc::mkdirat(dir.as_raw_fd(), n.as_ptr(), 0o755) } != 0 {
-                        let e = std::io::Error::last_os_error();
-                        if e.raw_os_error() != Some(libc::EEXIST) {
-                            return Err(io(e));
-                        }
-                    }
-                    open_at(&dir, name, dflags | libc::O_NOFOLLOW, 0)
-                }
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)) => {
-                    let Some(uid) = link_owner(&dir, name).map_err(io)? else { return Err(io(e)) };
-                    let parent = dir.metadata().map_err(io)?;
-                    if !trusted_uid(uid) || !closed(&parent) {
-                        return Err(UnsafePath::Link { path: shown, link: so_far.display().to_string(), uid });
-                    }
-                    open_at(&dir, name, dflags, 0)
-                }
-                r => r,
-            };
-            dir = next.map_err(io)?;
+        let mut walk = Walk { dir: File::open("/").map_err(io)?, so_far: PathBuf::from("/"), links: 0, shown: shown.clone() };
+        walk.check()?;
+        let mut rest: VecDeque<OsString> = names(&abs).collect();
+        while let Some(name) = rest.pop_front() {
+            walk.step(name, create, &mut rest)?;
         }
-        let m = dir.metadata().map_err(io)?;
-        if !trusted_uid(m.uid()) {
-            return Err(UnsafePath::Foreign(shown, m.uid()));
-        }
-        if !closed(&m) {
-            return Err(UnsafePath::Open(shown));
-        }
-        Ok(OutDir { dir, path: path.to_path_buf() })
+        Ok(OutDir { dir: walk.dir, path: path.to_path_buf() })
+    }
+
+    /// The directory's path, as it was named.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Where a file `name` of this directory is, for messages.
@@ -137,23 +228,51 @@ impl OutDir {
         self.path.join(name)
     }
 
+    /// `name` checked to be one component.
+    fn name_of(&self, name: &str) -> Result<CString, UnsafePath> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return Err(UnsafePath::NoName(self.path_of(name).display().to_string()));
+        }
+        c_name(OsStr::new(name)).map_err(|e| UnsafePath::Io(self.path_of(name).display().to_string(), e))
+    }
+
+    /// Creates the file `name` new (`O_CREAT|O_EXCL|O_NOFOLLOW`): fails if
+    /// anything, a link too, is there.
+    pub fn create_new(&self, name: &str, mode: u32) -> Result<File, UnsafePath> {
+        self.name_of(name)?;
+        let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        open_at(&self.dir, OsStr::new(name), flags, mode).map_err(|e| UnsafePath::Io(self.path_of(name).display().to_string(), e))
+    }
+
+    /// Makes the directory `name` new (0700: what the run makes is its
+    /// own) and opens it: an existing one, whoever made it, is refused.
+    pub fn make_dir(&self, name: &str) -> Result<OutDir, UnsafePath> {
+        self.name_of(name)?;
+        let io = |e| UnsafePath::Io(self.path_of(name).display().to_string(), e);
+        mkdir_at(&self.dir, OsStr::new(name), 0o700).map_err(io)?;
+        let dir = open_at(&self.dir, OsStr::new(name), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0).map_err(io)?;
+        Ok(OutDir { dir, path: self.path_of(name) })
+    }
+
     /// Writes `bytes` as the file `name` (one component): created new
     /// beside it, then renamed over it (0644).
     pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> Result<(), UnsafePath> {
-        use std::io::Write;
+        self.write_from(name, &mut bytes.as_ref(), u64::MAX)
+    }
+
+    /// Writes at most `limit` bytes read from `from` as the file `name`, as
+    /// [`OutDir::write`] does.
+    pub fn write_from(&self, name: &str, from: &mut dyn Read, limit: u64) -> Result<(), UnsafePath> {
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let shown = self.path_of(name).display().to_string();
-        let io = |e| UnsafePath::Io(shown.clone(), e);
-        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-            return Err(UnsafePath::NoName(shown));
-        }
+        let to = self.name_of(name)?;
+        let io = |e| UnsafePath::Io(self.path_of(name).display().to_string(), e);
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = format!(".oscycles-{}-{nanos}-{n}.tmp", std::process::id());
-        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
-        let mut f = open_at(&self.dir, OsStr::new(&tmp), flags, 0o644).map_err(io)?;
-        let (t, to) = (c_name(OsStr::new(&tmp)).map_err(io)?, c_name(OsStr::new(name)).map_err(io)?);
-        let written = f.write_all(bytes.as_ref()).and_then(|()| f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644)));
+        let mut f = self.create_new(&tmp, 0o600)?;
+        let t = c_name(OsStr::new(&tmp)).map_err(io)?;
+        let written = std::io::copy(&mut from.take(limit), &mut f)
+            .and_then(|_| f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644)));
         let renamed = written.and_then(|()| {
             // SAFETY: both names are NUL-terminated; both are relative to our open directory.
             if unsafe { libc::renameat(self.dir.as_raw_fd(), t.as_ptr(), self.dir.as_raw_fd(), to.as_ptr()) } != 0 {
@@ -168,7 +287,7 @@ impl OutDir {
         renamed.map_err(io)
     }
 
-    /// The directory's open descriptor (to read a file in it without a path).
+    /// Opens the file `name` of this directory for reading, never through a link.
     pub fn open_file(&self, name: &str) -> std::io::Result<File> {
         open_at(&self.dir, OsStr::new(name), libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0)
     }
@@ -179,13 +298,57 @@ impl OutDir {
     }
 }
 
+/// Checks the directory `path` as [`OutDir::open`] does (made when
+/// `create`), for a path used afterwards by name: no other user can change
+/// any directory on it.
+pub fn check_dir(path: &Path, create: bool) -> Result<(), UnsafePath> {
+    OutDir::open(path, create).map(drop)
+}
+
+/// The directory of `path` and its file name.
+fn split(path: &Path) -> Result<(&Path, &str), UnsafePath> {
+    let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| UnsafePath::NoName(path.display().to_string()))?;
+    Ok((path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")), name))
+}
+
 /// Writes `bytes` to the file `path`, in its directory checked and without
 /// following a link at its name ([`OutDir::write`]).
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), UnsafePath> {
-    let shown = path.display().to_string();
-    let name = path.file_name().and_then(|n| n.to_str()).ok_or(UnsafePath::NoName(shown))?;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let (dir, name) = split(path)?;
     OutDir::open(dir, false)?.write(name, bytes)
+}
+
+/// Creates `path` new for reading and writing, never following a link:
+/// fails with `AlreadyExists` if anything is there. For a file in a
+/// directory the run made or checked ([`check_dir`]).
+pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .read(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Writes `bytes` as the new file `path` ([`create_new`], 0644).
+pub fn write_new(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    create_new(path, 0o644)?.write_all(bytes.as_ref())
+}
+
+/// Makes the directory `path` new (`mode`), refusing one already there:
+/// for a directory inside one the run made or checked.
+pub fn make_dir(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(mode).create(path)
+}
+
+/// Writes `bytes` into the kernel's file `path` (under /proc or /sys, a
+/// cgroup's control file): opened for writing where it exists, never
+/// created, never through a link at its name.
+pub fn write_kernel(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)?;
+    f.write_all(bytes.as_ref())
 }
 
 #[cfg(test)]
@@ -215,5 +378,31 @@ mod tests {
             .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
             .count();
         assert_eq!(leftovers, 0);
+    }
+
+    #[test]
+    fn a_directory_others_can_change_anywhere_on_the_path_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let open = d.path().join("open");
+        std::fs::create_dir_all(open.join("mine")).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(OutDir::open(&open.join("mine"), false), Err(UnsafePath::Open(p)) if p.ends_with("/open")));
+        // Through a link of this user's, its target walked the same way.
+        std::os::unix::fs::symlink(open.join("mine"), d.path().join("via")).unwrap();
+        assert!(matches!(OutDir::open(&d.path().join("via"), false), Err(UnsafePath::Open(_))));
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        OutDir::open(&d.path().join("via"), false).unwrap().write("f", "1").unwrap();
+        assert_eq!(std::fs::read_to_string(open.join("mine/f")).unwrap(), "1");
+        // What the run makes is new: one already there is refused.
+        let out = OutDir::open(d.path(), false).unwrap();
+        let made = out.make_dir("made").unwrap();
+        assert!(out.make_dir("made").is_err());
+        made.create_new("x", 0o600).unwrap();
+        assert!(made.create_new("x", 0o600).is_err());
+        // A write is bounded.
+        made.write_from("small", &mut &[b'a'; 1000][..], 10).unwrap();
+        assert_eq!(std::fs::read(d.path().join("made/small")).unwrap().len(), 10);
+        assert!(write_kernel(&d.path().join("x"), "1").is_err(), "a kernel file is never created");
     }
 }

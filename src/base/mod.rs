@@ -5,3 +5,4 @@
 pub mod fsafe;
 pub mod named;
 pub mod sources;
+pub mod text;

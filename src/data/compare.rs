@@ -406,6 +406,7 @@ mod tests {
             environment: None,
             against: Some("native".into()),
             rounds: 8,
+            round_s: vec![],
             elapsed_s: 1.0,
             ended: crate::data::results::adaptive::Ended::Settled,
             unsettled: vec![],

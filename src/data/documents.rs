@@ -78,7 +78,9 @@ pub fn valid_id(id: &str) -> Result<(), InvalidRunId> {
 /// measuring starts. `what` goes there ("results"), chosen by `option`.
 pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> Result<(), DocumentError> {
     let unwritable = |err| DocumentError::Unwritable { path: dir.to_path_buf(), err, what, option };
-    std::fs::create_dir_all(dir).map_err(unwritable)?;
+    // Every directory on its path this user's or root's, closed to others:
+    // what the run then writes or runs there by name stays what it put there.
+    crate::base::fsafe::check_dir(dir, true).map_err(|e| unwritable(std::io::Error::other(e.to_string())))?;
     // A randomly named file created exclusively (never a predictable path
     // another user could have planted), removed when dropped.
     tempfile::Builder::new().prefix(".oscycles-probe-").tempfile_in(dir).map_err(unwritable)?;
@@ -86,17 +88,14 @@ pub fn check_writable(dir: &Path, what: &'static str, option: &'static str) -> R
 }
 
 /// Replaces `path` with `bytes` so that a reader sees the old content or
-/// the new, never a part: written beside it, then renamed over it.
-/// The new content goes to a randomly named file created exclusively in the
-/// same directory; rename replaces a symlink at `path`, never follows it.
+/// the new, never a part: written beside it, then renamed over it
+/// ([`crate::base::fsafe::write_file`]: its directory checked, a link at
+/// `path` replaced, never followed).
 pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".oscycles-").suffix(".tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes.as_ref())?;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    tmp.persist(path).map(drop).map_err(|e| e.error)
+    crate::base::fsafe::write_file(path, bytes).map_err(|e| match e {
+        crate::base::fsafe::UnsafePath::Io(_, e) => e,
+        e => std::io::Error::other(e.to_string()),
+    })
 }
 
 pub struct RunWriter {
@@ -104,9 +103,18 @@ pub struct RunWriter {
     pub doc: RunDoc,
     /// Seconds the last write took, counted in by the next.
     unsaved_s: f64,
-    /// Written without indentation ([`RunWriter::create_private`]).
+    /// Written without indentation, and a result pushed is saved with the
+    /// next write at least `PRIVATE_SAVES` after the last
+    /// ([`RunWriter::create_private`]).
     compact: bool,
+    last_save: std::time::Instant,
 }
+
+/// How often a round's document is saved as its results come: a round of
+/// short cases saved after every case spent more time writing its
+/// document than a case of it takes; a crash of the round loses at most
+/// the cases of this last stretch, and the round's end always saves.
+pub const PRIVATE_SAVES: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl RunWriter {
     /// Where the document of `doc` goes in results directory `dir`.
@@ -121,14 +129,16 @@ impl RunWriter {
     /// A round's document, which only the run's own process reads: the same
     /// document, written without indentation (pretty-printed, its arrays of
     /// samples take a line per number: the file is about twice as large, and
-    /// it is written after every case and read again by the run's process).
+    /// it is written as cases come and read again by the run's process), its
+    /// results saved at most every `PRIVATE_SAVES` and at its end.
     pub fn create_private(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
         Self::create_as(dir, doc, true)
     }
 
     fn create_as(dir: &Path, doc: RunDoc, compact: bool) -> Result<Self, DocumentError> {
         check_writable(dir, "results", "--results")?;
-        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact };
+        let now = std::time::Instant::now();
+        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact, last_save: now };
         w.save()?;
         Ok(w)
     }
@@ -157,11 +167,17 @@ impl RunWriter {
         let text = if self.compact { serde_json::to_string(&self.doc) } else { serde_json::to_string_pretty(&self.doc) };
         write_atomically(&self.path, text.expect("a run document always serialises")).map_err(unwritable)?;
         self.unsaved_s = t.elapsed().as_secs_f64();
+        self.last_save = std::time::Instant::now();
         Ok(())
     }
 
+    /// Adds a result and saves the document (a round's: when the last save
+    /// is `PRIVATE_SAVES` old).
     pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
         self.doc.results.push(r);
+        if self.compact && self.last_save.elapsed() < PRIVATE_SAVES {
+            return Ok(());
+        }
         self.save()
     }
 

@@ -88,6 +88,15 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// What the file cases (bw's file kinds, pagefault.file) record of the
+/// file they read: bytes per write(2) that wrote it, and the write calls
+/// the kernel counted writing it (their parameter `file_writes` names the
+/// layout).
+pub mod file_layout {
+    pub const WRITE_BYTES: &str = "file_write_bytes";
+    pub const WRITE_CALLS: &str = "file_write_calls";
+}
+
 /// What the noise and control families record of the CPU during a case.
 pub mod attribution {
     /// The detail holding it.

@@ -42,7 +42,8 @@ pub fn mounts() -> Mounts {
 
 /// Writes `value` to a control file, naming the file in the error.
 pub fn write(path: &Path, value: &str) -> io::Result<()> {
-    fs::write(path, value).map_err(|e| io::Error::new(e.kind(), format!("writing '{value}' to {}: {e}", path.display())))
+    crate::base::fsafe::write_kernel(path, value)
+        .map_err(|e| io::Error::new(e.kind(), format!("writing '{value}' to {}: {e}", path.display())))
 }
 
 pub fn read(path: &Path) -> io::Result<String> {

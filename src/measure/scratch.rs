@@ -31,11 +31,7 @@ pub fn unique_name(prefix: &str) -> String {
     format!("oscycles-{prefix}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Creates `path` exclusively for writing, never following a symlink:
-/// fails with `AlreadyExists` if anything is there.
-pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
-    OpenOptions::new().write(true).read(true).create_new(true).mode(mode).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
-}
+pub use crate::base::fsafe::create_new;
 
 /// A private directory (0700) for one run, removed with everything in it on
 /// drop; while it lives its lock is held.
@@ -49,7 +45,20 @@ impl RunDir {
     /// A new private directory under `base`, after removing the directories
     /// dead runs left there. Returns the lines saying what was removed.
     pub fn create(base: &Path) -> io::Result<(RunDir, Vec<String>)> {
+        // The base checked (every directory on its path this user's or
+        // root's, closed to others): no other user can swap the private
+        // directory made in it, nor what the run executes from there.
+        crate::base::fsafe::check_dir(base, false).map_err(|e| io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()))?;
         let reaped = reap_dead(base);
+        Ok((RunDir::private(base)?, reaped))
+    }
+
+    /// A new private directory under `base`, locked, without checking the
+    /// base or reaping: for an environment's child in namespaces of its own
+    /// (in a user namespace the base's owner may read as nobody), under the
+    /// system's temporary directory. Left by a killed child, the next run's
+    /// [`reap_dead`] removes it.
+    pub fn private(base: &Path) -> io::Result<RunDir> {
         let dir = tempfile::Builder::new()
             .prefix(RUN_DIR_PREFIX)
             .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -59,7 +68,7 @@ impl RunDir {
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok((RunDir { dir, _lock: lock }, reaped))
+        Ok(RunDir { dir, _lock: lock })
     }
 
     pub fn path(&self) -> &Path {
@@ -119,9 +128,52 @@ fn du(dir: &Path) -> u64 {
         .sum()
 }
 
+crate::named_enum! {
+    /// How a file the file cases read is written: the size of each write(2)
+    /// (`--where file_writes=...`). The page cache's folios follow the
+    /// writes, and with them what a later read(2) copies and a page fault
+    /// maps at once: lat_pagefault, bw_mmap_rd open2close and bw_file_rd
+    /// read a file of 4 KiB writes and one of 1 MiB writes up to 2.5x apart.
+    pub enum FileWrites {
+        /// 8 KiB writes, then fsync: as lmbench's script makes its file
+        /// (`lmdd of=FILE move=64m fsync=1`, lmdd's default block of 8 KiB).
+        Lmdd = "8k",
+        /// Page-sized writes, as a program writing a page at a time.
+        Page = "4k",
+        /// 1 MiB writes, as `dd bs=1M` or a copy makes a file (large folios).
+        Large = "1m",
+    }
+}
+
+impl FileWrites {
+    /// The default: the file lmbench's own script makes.
+    pub const LMBENCH: FileWrites = FileWrites::Lmdd;
+
+    /// Bytes per write(2).
+    pub fn bytes(self) -> usize {
+        match self {
+            FileWrites::Lmdd => 8 << 10,
+            FileWrites::Page => 4 << 10,
+            FileWrites::Large => 1 << 20,
+        }
+    }
+
+    /// In words, for tables: "8 KiB writes".
+    pub fn words(self) -> &'static str {
+        match self {
+            FileWrites::Lmdd => "8 KiB writes",
+            FileWrites::Page => "4 KiB writes",
+            FileWrites::Large => "1 MiB writes",
+        }
+    }
+}
+
 pub struct ScratchFile {
     pub path: PathBuf,
     pub bytes: u64,
+    /// The write(2) calls this thread made writing it, as the kernel
+    /// counted them (`syscw` of /proc/thread-self/io), where it says.
+    pub write_calls: Option<u64>,
 }
 
 impl ScratchFile {
@@ -132,17 +184,17 @@ impl ScratchFile {
         Self::written_in(dir, name, bytes, 1 << 16)
     }
 
-    /// The same, written `write_bytes` at a time. How a file was written
-    /// shapes its page cache: large writes get large folios, which a later
-    /// read(2) copies and a page fault maps (fault-around) many pages at a
-    /// time. Measured here (kernel 6.18, ext4): a fresh mapping of a 64 MiB
-    /// file written in 1 MiB writes faults in at 0.1 us a page, written in
-    /// 4 KiB writes (as ordinary programs, and lmbench, write with small writes) at
-    /// 0.7-1.2 us.
+    /// The same, written `write_bytes` at a time, then fsync'd (as lmbench's
+    /// lmdd with fsync=1), its pages left in the page cache. How a file was
+    /// written shapes its page cache: large writes get large folios, which a
+    /// later read(2) copies and a page fault maps (fault-around) many pages
+    /// at a time ([`FileWrites`]). Measured here (kernel 6.18, ext4): a
+    /// fresh mapping of a 64 MiB file written in 1 MiB writes faults in at
+    /// 0.1 us a page, written in 4 KiB writes at 0.7-1.2 us.
     pub fn written_in(dir: &Path, name: &str, bytes: u64, write_bytes: usize) -> io::Result<ScratchFile> {
         let path = dir.join(unique_name(name));
         let mut file = create_new(&path, 0o600)?;
-        let f = ScratchFile { path, bytes };
+        let before = write_syscalls();
         let chunk: Vec<u8> = (0..write_bytes).map(|i| (i % 251) as u8).collect();
         let mut left = bytes;
         while left > 0 {
@@ -150,9 +202,17 @@ impl ScratchFile {
             file.write_all(&chunk[..n])?;
             left -= n as u64;
         }
-        file.sync_data()?;
-        Ok(f)
+        let write_calls = before.zip(write_syscalls()).map(|(b, a)| a.saturating_sub(b));
+        file.sync_all()?;
+        Ok(ScratchFile { path, bytes, write_calls })
     }
+}
+
+/// The write-type system calls this thread has made (`syscw` of
+/// /proc/thread-self/io), None where the kernel does not say.
+fn write_syscalls() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/io").ok()?;
+    text.lines().find_map(|l| l.strip_prefix("syscw:")).and_then(|v| v.trim().parse().ok())
 }
 
 impl Drop for ScratchFile {
@@ -190,6 +250,22 @@ mod tests {
         let p = live.path().to_path_buf();
         drop(live);
         assert!(!p.exists());
+    }
+
+    /// A file is written in the write size asked: the kernel counted one
+    /// write(2) per block (per size, a 4 MiB file).
+    #[test]
+    fn a_file_is_written_in_the_writes_asked() {
+        use crate::base::named::Named;
+        let base = tempfile::tempdir().unwrap();
+        for &w in FileWrites::ALL {
+            let f = ScratchFile::written_in(base.path(), "w", 4 << 20, w.bytes()).unwrap();
+            assert_eq!(std::fs::metadata(&f.path).unwrap().len(), 4 << 20);
+            let calls = f.write_calls.expect("this kernel counts a thread's write calls (/proc/thread-self/io)");
+            assert_eq!(calls, (4 << 20) / w.bytes() as u64, "{}", w.name());
+        }
+        assert_eq!(FileWrites::parse("8k"), Some(FileWrites::LMBENCH));
+        assert_eq!(FileWrites::parse("2m"), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The present layer: the report (tables, exporters), doctor, fleet. It imports
-//! only from its own layer and the layers below it (scripts/import-map.layers,
-//! checked by scripts/import-map).
+//! The present layer: [`report`], what turns run documents into text (the
+//! tables, `show`'s, `compare`'s and `history`'s layouts, the doctor's
+//! findings, the exporters). It imports only from its own layer and the layers
+//! below it (scripts/import-map.layers, checked by scripts/import-map).
 
 pub mod report;

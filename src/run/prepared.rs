@@ -129,6 +129,12 @@ pub fn scratch_base(spec: &RunSpec) -> PathBuf {
     spec.scratch.clone().unwrap_or_else(std::env::temp_dir)
 }
 
+/// The cases of `spec` as a part of a run plans them (an environment's
+/// child; a start the host times): as [`Prepared::new`] of a part does.
+pub fn plan_part(spec: &RunSpec) -> Result<Vec<PlannedCase>, PrepareError> {
+    plan_of(spec, &find_suites(&spec.suites)?, Side::Part)
+}
+
 /// The cases of `spec` this process runs; a part leaves out what the host
 /// measures itself, and a `--where` parameter only the rest of the plan has.
 fn plan_of(spec: &RunSpec, suites: &[&'static Suite], side: Side) -> Result<Vec<PlannedCase>, PrepareError> {

@@ -1,8 +1,8 @@
-//! Running suites: plan the cases, run them in every environment of the run
-//! ([`run`]: in this process, in rounds, or in a child an environment
-//! launches), under every condition ([`run_plan`]), hand each result to the
-//! store as soon as it exists, tell a [`Reporter`] how far it got, stop
-//! cleanly on SIGINT/SIGTERM.
+//! Running suites: a prepared plan ([`Prepared`]) in every environment of the
+//! run ([`run`]: in this process, in rounds, or in a child an environment
+//! launches), under every condition ([`crate::run::execute::run_plan`]); each
+//! result written to the run's document as soon as it exists ([`RunWriter`]),
+//! a [`Reporter`] told how far it got, a SIGINT or SIGTERM ending it cleanly.
 
 use crate::data::documents::{DocumentError, RunWriter};
 use crate::data::results::adaptive::Auto;
@@ -19,7 +19,7 @@ use crate::run::load::LoadKind;
 use crate::run::plan::{PlannedCase, benchmark_ids, blank, not_measured};
 use crate::run::prepared::{Prepared, finish};
 use crate::run::progress::Reporter;
-use crate::run::rounds::columns::{self, Columns, Layout, Step, interleaved_order};
+use crate::run::rounds::settle::{self, Columns, Layout, Step, interleaved_order};
 use crate::run::rounds::{self, Repeated, merge_round, plan_position, round_ids};
 use crate::run::spec::RunSpec;
 use serde_json::{Value, json};
@@ -236,9 +236,11 @@ impl EnvironmentsRun<'_> {
             names,
             first,
             seed: self.spec.seed,
+            across_conditions: false,
+            baseline: self.ex.rounds.as_ref().and_then(|r| r.baseline.as_ref()),
         };
         let t = Instant::now();
-        let outcome = columns::drive(auto, &layout, &mut EnvColumns { run: self, parts, exe, first }, &mut || t.elapsed())?;
+        let outcome = settle::drive(auto, &layout, &mut EnvColumns { run: self, parts, exe, first }, &mut || t.elapsed())?;
         outcome.describe().iter().for_each(|line| self.rep.note(line));
         self.writer.update(|doc| {
             doc.settings.rounds = outcome.rounds;
@@ -270,11 +272,8 @@ impl EnvironmentsRun<'_> {
                 self.note_facts(env);
             }
             let Some(r) = self.ex.rounds.as_ref() else { return Ok(Step::Nothing) };
-            let spec = RunSpec { cases: cases.map(<[String]>::to_vec).or_else(|| self.spec.cases.clone()), ..self.spec.clone() };
-            let only = cases.map(|_| benchmark_ids(&part.1.iter().filter(listed).cloned().collect::<Vec<_>>()));
-            let rep = Repeated { exe, plan: &part.1, r, spec: &spec, env: tag, first };
-            let measured = rep.one(k, count, only.as_deref(), self.writer, &mut *self.rep)?;
-            return Ok(if measured { Step::Measured } else { Step::Nothing });
+            let rounds = Repeated { exe, plan: &part.1, r, spec: self.spec, env: tag, first };
+            return rounds.column_round((k, count), cases, self.writer, &mut *self.rep);
         }
         let ids = round_ids(&part.1, k, &self.writer.doc.results[first..], tag, None);
         let this: Vec<PlannedCase> = part.1.iter().filter(|p| ids.contains(&p.benchmark.id)).filter(listed).cloned().collect();
@@ -314,7 +313,7 @@ impl EnvironmentsRun<'_> {
             vm_mem_mib: self.o.vm_mem_mib,
         };
         let conditions = self.spec.conditions();
-        let returned = launch::run_in(env, &spec, self.o).map_err(|e| e.to_string());
+        let returned = launch::run_in(env, &spec, plan, self.o).map_err(|e| e.to_string());
         let returned = returned.and_then(|(doc, facts)| within_plan(doc, plan, conditions).map(|(doc, dropped)| (doc, facts, dropped)));
         match (returned, round) {
             (Ok((doc, mut facts, dropped)), _) => {
@@ -501,7 +500,7 @@ mod tests {
         fn about(&self) -> &'static str {
             "a test's environment"
         }
-        fn launch(&self, spec: &GuestSpec, _o: &EnvOptions) -> Result<Outcome, EnvError> {
+        fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], _o: &EnvOptions) -> Result<Outcome, EnvError> {
             if !self.up {
                 return Err(EnvError::Stopped { env: self.name, why: "did not reach its /init within 1 s".into() });
             }
@@ -515,7 +514,7 @@ mod tests {
             // As Xen under TCG says a start it repeated after a triple fault.
             let facts =
                 [(crate::families::bench::schema::boot::RESTARTED_AFTER.to_string(), json!(["d0v0 Triple fault"]))].into_iter().collect();
-            Ok(Outcome { messages, status: None, facts, log_tail: String::new() })
+            Ok(Outcome { messages, status: None, facts, log_tail: String::new(), doc: None })
         }
     }
 

@@ -142,6 +142,24 @@ pub fn run_guest(
     (doc, took)
 }
 
+/// `oscycles run --env ENV` with `args` (one benchmark, `bench`) against an
+/// empty cache (given through `cache_var`), then against one whose `failed`
+/// holds a reason: the case is n/a both times, naming `script`, the command
+/// that builds it, and the second time the recorded reason.
+pub fn missing_or_failed_build_is_not_applicable(env: &str, cache_var: &str, script: &str, bench: &str, args: &[&str]) {
+    let empty = tempdir(&format!("{env}-none"));
+    let (doc, _) = run_guest(env, cache_var, &format!("{env}-missing"), Some(&empty), &[], args);
+    let r = results_of(&doc, bench)[0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("not built") && why.contains(script), "{r}");
+    std::fs::write(empty.join("failed"), "building the kernel failed\nmake: *** [kernel.elf] Error 2\n").unwrap();
+    let (doc, _) = run_guest(env, cache_var, &format!("{env}-failed"), Some(&empty), &[], args);
+    let why = results_of(&doc, bench)[0]["reason"].as_str().unwrap().to_string();
+    assert!(why.contains("build failed") && why.contains("Error 2") && why.contains(script), "{why}");
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
 /// The results of benchmark `bench` in a run document.
 pub fn results_of<'a>(doc: &'a serde_json::Value, bench: &str) -> Vec<&'a serde_json::Value> {
     doc["results"].as_array().unwrap().iter().filter(|r| r["benchmark"] == bench).collect()
@@ -264,4 +282,28 @@ pub fn start_stop_nothing_left(bin: &str, args: &[&str], name: &str, how: &Start
         }
     }
     d
+}
+
+/// `oscycles run --env ENV` of `args` whose guest fails (`mode`: its
+/// panic or hang): its one case is n/a, the reason names where its console
+/// was kept, beside the run's document, and the kept console has `said`.
+pub fn assert_failed_guest_console_kept(env: &str, name: &str, args: &[&str], said: &str) {
+    let d = tempdir(name);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_oscycles"))
+        .args(["run", "--env", env, "--quiet", "--results"])
+        .arg(&d)
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let doc = only_doc(&d);
+    assert_ended_as_measured(&out, &doc);
+    let r = &doc["results"][0];
+    assert_eq!(r["status"], "not_applicable", "{r}");
+    let why = r["reason"].as_str().unwrap();
+    let kept = why.split("(console: ").nth(1).and_then(|k| k.split(')').next()).unwrap_or_else(|| panic!("no console kept: {why}"));
+    let beside = only_json(&d).with_extension("");
+    assert!(kept.starts_with(&format!("{}.", beside.display())), "{kept} is not beside {}", beside.display());
+    let console = std::fs::read_to_string(kept).unwrap_or_else(|e| panic!("{kept}: {e}"));
+    assert!(console.contains(said), "the kept console has no {said:?}: {console}");
+    let _ = std::fs::remove_dir_all(&d);
 }

@@ -1,10 +1,13 @@
 //! The tests that boot a guest or a sandbox: a container and QEMU/TCG
 //! guests, QEMU's instruction counter, Xen, User-Mode Linux and gVisor,
-//! Hermit, seL4 and GNU Mach (minutes each under TCG). Where a kernel or
-//! build scripts/setup makes is missing, a test checks that the run says
-//! why. scripts/test runs the Hermit ones last (`--skip hermit::`, then
-//! `hermit::`), once the Hermit build it starts beside the others is ready.
-//! One family of guests: `cargo test --test guests sel4::`.
+//! Hermit, seL4 (ia32 and ARM) and GNU Mach (minutes each under TCG). A test that boots
+//! what a set-up script makes is `#[ignore = "needs scripts/setup-X"]` (and
+//! in this binary #[ignore] means only that): scripts/test runs them with
+//! `--include-ignored` once the set-up succeeded, the Hermit ones last
+//! (`--skip hermit::`, then `hermit::`), once the Hermit build it starts
+//! beside the others is ready; a test with a missing kernel checks that the
+//! run says why. One family of guests: `cargo test --test guests sel4:: --
+//! --include-ignored`.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -14,5 +17,6 @@ mod hermit;
 mod icount;
 mod mach;
 mod sel4;
+mod sel4_arm;
 mod uml_gvisor;
 mod xen;

@@ -213,10 +213,7 @@ fn two_cpus() -> bool {
 
 #[test]
 fn uml_and_gvisor_at_both_helper_placements_are_a_column_each_placed_as_they_say() {
-    if !two_cpus() {
-        eprintln!("skipped: the helper placements need CPUs 0 and 1");
-        return;
-    }
+    assert!(two_cpus(), "this test needs CPUs 0 and 1 (the helper placements); this process may not use both");
     let args = ["--init-timeout", "120", "--vm-mem", "256", "--gvisor-platform", "ptrace", "--helper-placement", "cross,same"];
     let (doc, _) = run("uml,gvisor", "helper-placement", &args);
     let cols: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["environment"].as_str().unwrap()).collect();

@@ -4,10 +4,13 @@
 //! table and plot, which its `Family` carries, appear beside oscycles' tables
 //! without any change to `report/`;
 //! an environment defined here, in no list of oscycles' either, with its own
-//! option and its own error, runs through the real runner too.
+//! option and its own error, runs through the real runner too; so does a
+//! guest-program environment, one file of the guest-program kit's.
 
 #[path = "catalogue/echo/mod.rs"]
 mod echo;
+#[path = "catalogue/echo_program.rs"]
+mod echo_program;
 #[path = "catalogue/thread_env.rs"]
 mod thread_env;
 
@@ -182,7 +185,60 @@ fn an_environment_defined_here_has_its_own_error_wrapped_as_it_is() {
     let tmp = tempfile::tempdir().unwrap();
     let o = thread_options(<EnvArgs as clap::FromArgMatches>::from_arg_matches(&m).unwrap(), tmp.path());
     let spec = GuestSpec { run: RunSpec::default(), mode: GuestMode::Run, vm_cpus: 1, vm_mem_mib: 128 };
-    let e = launch::run_in(&ThreadEnv, &spec, &o).unwrap_err();
+    let e = launch::run_in(&ThreadEnv, &spec, &[], &o).unwrap_err();
     assert_eq!(e.to_string(), "thread: told to refuse (--thread-env-tag refuse)");
     assert!(matches!(&e, EnvError::Own(own) if own.downcast_ref::<ThreadError>().is_some()), "{e:?}");
+}
+
+/// The echo program through the real runner: `plan` (a part of the echo
+/// suite), its console kept under `dir` as `oscycles run` keeps them; the
+/// document.
+fn echo_program_run(dir: &std::path::Path, plan: Vec<plan::PlannedCase>, mode: GuestMode) -> RunDoc {
+    use oscycles::run::env::program::Program;
+    let envs: [Env; 1] = [&Program(echo_program::EchoProgram)];
+    let cpus: Vec<usize> = placement::allowed_cpus().into_iter().take(2).collect();
+    let ex = Execution::in_process(cpus.clone(), HarnessConfig::tiny(), dir.to_path_buf());
+    let spec = RunSpec { suites: vec!["echo".into()], ..RunSpec::default() };
+    let clock = clock::known_tsc(1e9);
+    let doc = spec.document(&["echo-program"], plan.len(), cpus, ex.full, clock.clone());
+    let mut w = RunWriter::create(&dir.join("results"), doc).unwrap();
+    let mut o = thread_options(EnvArgs::defaults().unwrap(), dir);
+    (o.guest_mode, o.init_timeout, o.keep_console) = (mode, Duration::from_secs(2), Some(w.path().with_extension("")));
+    let envs = Environments { list: envs.to_vec(), options: o };
+    runner::run(&Prepared::of(plan, ex, clock), &envs, &mut w, &mut Quiet).unwrap();
+    documents::load(w.path()).unwrap()
+}
+
+/// A guest program's environment is one file of the kit's: the cases the
+/// run planned (here one of the suite's two, as `--cases` leaves it) are
+/// what it is asked and what comes back, measured with the metric its
+/// family names, with the facts every guest program has and its own.
+#[test]
+fn a_guest_program_defined_here_is_one_file_and_gets_exactly_the_planned_cases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cases = plan::plan(&[&ECHO_SUITE], None);
+    plan::keep_cases(&mut cases, &["echo.copy bytes=4096".to_string()]).unwrap();
+    let doc = echo_program_run(tmp.path(), cases, GuestMode::Run);
+    let got: Vec<(String, CaseStatus)> = doc.results.iter().map(|r| (plan::case_label(&r.benchmark, &r.params), r.status)).collect();
+    assert_eq!(got, [("echo.copy bytes=4096".to_string(), CaseStatus::Ok)], "{:?}", doc.results);
+    let m = doc.results[0].metric(echo::PER_COPY).expect("the metric the echo family names");
+    assert_eq!((m.summary.median, m.unit.as_str()), (100.0, "tsc_cycles"));
+    let facts = &doc.environment.settings["echo-program"];
+    assert_eq!((facts["vmm"].as_str(), facts["clean_exit"].as_bool()), (Some("sh (a test's VMM)"), Some(true)), "{facts}");
+    assert_eq!(facts[echo_program::BUILD_FACT], "echo build 1", "{facts}");
+}
+
+/// A guest program that never says hello is given up at the init timeout,
+/// and its console is kept beside the run's document, named in the reason.
+#[test]
+fn a_guest_program_that_never_says_hello_leaves_its_console_beside_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = echo_program_run(tmp.path(), plan::plan(&[&ECHO_SUITE], None), GuestMode::Hang);
+    let r = &doc.results[0];
+    assert_eq!(r.status, CaseStatus::NotApplicable, "{r:?}");
+    let why = r.reason.as_deref().unwrap();
+    assert!(why.contains("did not reach its /init within 2 s") && why.contains("echo booting"), "{why}");
+    let kept = why.split("(console: ").nth(1).and_then(|k| k.strip_suffix(')')).unwrap_or_else(|| panic!("no console kept: {why}"));
+    assert!(kept.starts_with(&tmp.path().join("results").display().to_string()), "{kept}");
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "echo booting\n");
 }

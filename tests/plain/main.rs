@@ -6,13 +6,17 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod brief;
 mod catalogue;
 mod cli;
+mod file_writes;
+mod fsafe_rule;
 mod import_map;
 mod kernel_counters;
 mod registry;
 mod report;
 mod screen;
+mod setup_scripts;
 mod uncertainty;
 mod validate_lmbench;
 mod validate_scripts;

@@ -191,3 +191,41 @@ fn a_default_run_measures_and_records_the_published_sizes() {
     let test = RunSpec { scale: Some(registry::Scale::Test), ..spec };
     assert_eq!(test.document(&["native"], 0, vec![0], HarnessConfig::tiny(), clock).settings.scale.as_deref(), Some("test"));
 }
+
+/// The guide (docs/src) has a page for every environment and every family
+/// the registry has, which names it (`name`, as `--env` and `list` spell
+/// it): a new one added without its page fails here.
+#[test]
+fn the_guide_names_every_environment_and_family_the_registry_has() {
+    use oscycles::base::named::Named;
+    use oscycles::run::env::environment::Env;
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src");
+    let pages = |dir: &str| -> String {
+        let mut all = String::new();
+        for e in std::fs::read_dir(docs.join(dir)).unwrap() {
+            all += &std::fs::read_to_string(e.unwrap().path()).unwrap();
+        }
+        all
+    };
+    let (envs, families) = (pages("environments"), pages("families"));
+    // `name`, `--env name` or `--suite name` (a code span), or a page's title.
+    let names = |text: &str, n: &str| {
+        let spans = [format!("`{n}`"), format!("# {n}:"), format!("# {n} ")];
+        let flags = ["--env ", "--suite "].map(|f| format!("{f}{n}"));
+        spans.iter().any(|s| text.contains(s.as_str()))
+            || flags.iter().any(|f| text.match_indices(f.as_str()).any(|(i, _)| text[i + f.len()..].starts_with(['`', ' ', ','])))
+    };
+    let unnamed = |text: &str, all: Vec<&'static str>| all.into_iter().filter(|n| !names(text, n)).collect::<Vec<_>>();
+    let missing = unnamed(&envs, Env::ALL.iter().map(|e| e.name()).collect());
+    assert!(missing.is_empty(), "environments no page of docs/src/environments/ names: {missing:?}");
+    let missing = unnamed(&families, registry::FAMILIES.iter().map(|f| f.name()).collect());
+    assert!(missing.is_empty(), "families no page of docs/src/families/ names: {missing:?}");
+    // Each of those pages is in the guide's table of contents.
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).unwrap();
+    for dir in ["environments", "families"] {
+        for e in std::fs::read_dir(docs.join(dir)).unwrap() {
+            let page = format!("({dir}/{})", e.unwrap().file_name().to_string_lossy());
+            assert!(summary.contains(&page), "docs/src/SUMMARY.md does not list {page}");
+        }
+    }
+}

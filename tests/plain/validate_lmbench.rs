@@ -21,15 +21,9 @@ const ROWS: &[&str] = &[
     "lat_proc procedure",
     "lat_proc fork",
     "lat_pagefault",
-    "lat_pagefault (lm: 8 KiB writes)",
-    "lat_pagefault (lm: 1 MiB writes)",
     "bw_file_rd 64M io_only",
-    "bw_file_rd io_only (lm: 8 KiB writes)",
-    "bw_file_rd io_only (lm: 1 MiB writes)",
     "bw_mmap_rd 64M mmap_only",
     "bw_mmap_rd 64M open2close",
-    "bw_mmap_rd open2close (lm: 8 KiB writes)",
-    "bw_mmap_rd open2close (lm: 1 MiB writes)",
     "bw_mem rd",
     "bw_mem wr",
     "bw_mem cp",
@@ -52,8 +46,8 @@ lat_unix) echo "AF_UNIX sock stream latency: 6.2000 microseconds" >&2 ;;
 lat_fifo) echo "Fifo latency: 5.3000 microseconds" >&2 ;;
 lat_syscall) [ "$1" = null ] || exit 9; echo "Simple syscall: 0.2050 microseconds" >&2 ;;
 lat_proc) case "$1" in procedure) echo "Procedure call: 0.0012 microseconds" >&2 ;; fork) echo "Process fork+exit: 120.5000 microseconds" >&2 ;; *) exit 9 ;; esac ;;
-lat_pagefault) [ -f "$1" ] || exit 9; echo "Pagefaults on $1: 0.1500 microseconds" >&2 ;;
-bw_file_rd|bw_mmap_rd) [ "$1" = 64m ] && [ -f "$3" ] || exit 9; echo "67.11 9000.00" >&2 ;;
+lat_pagefault) [ "$(stat -c %s "$1")" = 67108864 ] || exit 9; echo "Pagefaults on $1: 0.1500 microseconds" >&2 ;;
+bw_file_rd|bw_mmap_rd) [ "$1" = 64m ] && [ "$(stat -c %s "$3")" = 67108864 ] || exit 9; echo "67.11 9000.00" >&2 ;;
 bw_mem) [ "$1" -gt 512 ] || exit 9; echo "16.78 5000.00" >&2 ;;
 bw_pipe) echo "Pipe bandwidth: 3000.00 MB/sec" >&2 ;;
 bw_unix) echo "AF_UNIX sock stream bandwidth: 3100.00 MB/sec" >&2 ;;
@@ -112,6 +106,46 @@ fn the_lmbench_rows_run_and_parse_in_tiny_mode() {
     let pipe = stdout.lines().find(|l| l.starts_with("bw_pipe ")).unwrap();
     assert_eq!(pipe[40..].split_whitespace().nth(4), Some("3000"), "{pipe}");
     assert!(stdout.contains("lat_proc exec: not run"), "{stdout}");
+    // Both sides read files written as lmbench's script writes its own.
+    assert!(stdout.contains("file rows: both sides read 64 MiB files written in 8 KiB writes (8192 write calls here)"), "{stdout}");
+}
+
+/// --file-writes 1m: lmbench's file in 1 MiB writes, and oscycles' file
+/// cases at that layout (the script stops where an oscycles case says it
+/// wrote its file otherwise); a layout there is not is refused (exit 2).
+#[test]
+fn the_file_rows_read_files_written_alike_on_both_sides() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = tempfile::tempdir().unwrap();
+    fake_lmbench(bin.path());
+    let run = |layout: &str| {
+        Command::new("python3")
+            .args([
+                "scripts/validate",
+                "--tiny",
+                "--only",
+                "lmbench",
+                "--rows",
+                "lat_pagefault,bw_file_rd,bw_mmap_rd",
+                "--file-writes",
+                layout,
+                "--lmbench",
+            ])
+            .arg(bin.path())
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    let out = run("1m");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}:\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("written in 1 MiB writes (64 write calls here)") && stdout.contains("--where file_writes=1m"), "{stdout}");
+    for row in ["lat_pagefault", "bw_file_rd 64M io_only", "bw_mmap_rd 64M mmap_only", "bw_mmap_rd 64M open2close"] {
+        assert!(stdout.lines().any(|l| l.starts_with(&format!("{row:<40}"))), "no row {row} in:\n{stdout}");
+    }
+    let bad = run("2m");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--file-writes"), "{}", String::from_utf8_lossy(&bad.stderr));
 }
 
 #[test]

@@ -58,12 +58,16 @@ fn median(v: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
-/// Round trips in batches of at least 10 ms (so that a preemption by
-/// another process weighs little), the count doubled to it: on a loaded
-/// machine a fixed count after one slow warm-up round trip could be
-/// predicted to outlast the deadline.
+/// Round trips in batches of at least 10 ms, the count doubled to it: on a
+/// loaded machine a fixed count after one slow warm-up round trip could be
+/// predicted to outlast the deadline. Both sides run SCHED_FIFO, so that
+/// what is counted is the mechanism's own switches, not other processes'
+/// preemptions: under SCHED_OTHER at load 20 (a test suite beside other
+/// builds on 2 CPUs) the cross-core spinners were preempted so often that
+/// a batch held a few hundred round trips and 6-7 switches each.
 fn pingpong(mechanism: Mechanism, space: Space, cpus: (usize, usize)) -> Vec<f64> {
-    let spec = pingpong::PingPongSpec { mechanism, words: 1, space, cpus, policy: Policy::Other, timeout: Duration::from_secs(60) };
+    let policy = Policy::Fifo { priority: 1 };
+    let spec = pingpong::PingPongSpec { mechanism, words: 1, space, cpus, policy, timeout: Duration::from_secs(60) };
     let cfg = HarnessConfig { target_batch_cycles: 20_000_000, batches: 3, fixed_inner: None, max_inner: 1 << 16 };
     counted(Event::ContextSwitches, || {
         pingpong::run(&spec, 0, &cfg).unwrap();

@@ -35,6 +35,8 @@ mod ipc;
 #[path = "../../../src/base/named.rs"]
 #[allow(dead_code)]
 mod named;
+#[path = "../../../src/base/text.rs"]
+mod text;
 mod ops;
 mod shim;
 
@@ -44,7 +46,7 @@ pub use shim::{clock, counters, placement, watchdog};
 // `crate::measure::clock`, `crate::base::named`, ...), mapped onto this
 // program's modules, as far as those files reach.
 mod base {
-    pub(crate) use crate::named;
+    pub(crate) use crate::{named, text};
 }
 mod measure {
     pub(crate) use crate::{arch, clock, counters, placement, watchdog};

@@ -89,11 +89,13 @@ fn render(dir: &Path, a: &FleetRunArgs, id: &str, out: &Path) -> Result<()> {
         oc_forks: a.forks,
         oc_max_fail: a.max_fail.map_or(100.0, |f| f * 100.0),
     };
-    std::fs::write(dir.join("ansible.cfg"), fleet::config(a.forks, a.connect_timeout, &dir.display().to_string()))?;
-    std::fs::write(dir.join("playbook.yml"), fleet::PLAYBOOK)?;
-    std::fs::create_dir_all(dir.join("callback_plugins"))?;
-    std::fs::write(dir.join("callback_plugins").join("oscycles.py"), fleet::CALLBACK)?;
-    std::fs::write(dir.join("vars.json"), serde_json::to_string_pretty(&vars)?)?;
+    // In the play's private directory (mkdtemp, 0700), each file created new.
+    use oscycles::base::fsafe::{make_dir, write_new};
+    write_new(&dir.join("ansible.cfg"), fleet::config(a.forks, a.connect_timeout, &dir.display().to_string()))?;
+    write_new(&dir.join("playbook.yml"), fleet::PLAYBOOK)?;
+    make_dir(&dir.join("callback_plugins"), 0o700)?;
+    write_new(&dir.join("callback_plugins").join("oscycles.py"), fleet::CALLBACK)?;
+    write_new(&dir.join("vars.json"), serde_json::to_string_pretty(&vars)?)?;
     Ok(())
 }
 
@@ -163,7 +165,9 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     let hosts = hosts_of(&a.inventory, &playbook)?;
     let id = fleet::new_id();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("oscycles-results").join(format!("fleet-{id}")));
-    std::fs::create_dir_all(&out).map_err(|e| UsageError(format!("cannot create --out '{}': {e}", out.display())))?;
+    // Checked (every directory on its path yours or root's, closed to
+    // others) and held open: the manifest is written through it.
+    let out_dir = super::store::out_dir(&out)?;
     let out = out.canonicalize()?;
     let dir = tempfile::Builder::new().prefix("oscycles-fleet-").tempdir()?;
     render(dir.path(), &a, &id, &out)?;
@@ -195,7 +199,9 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     if let Ok(i) = &imported {
         (m.imported, m.already_stored) = (i.added.clone(), i.unchanged.clone());
     }
-    std::fs::write(out.join("manifest.json"), serde_json::to_string_pretty(&m)?)?;
+    out_dir
+        .write("manifest.json", serde_json::to_string_pretty(&m)?)
+        .map_err(|e| super::store::out_error(&out.join("manifest.json"), e))?;
     imported?;
     print_hosts(&m, &out);
     let all_ok = m.hosts.iter().all(|h| h.status == HostStatus::Ok);

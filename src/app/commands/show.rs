@@ -52,6 +52,16 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
     }
 }
 
+/// The summary, then the published forms and the tables without what is
+/// n/a, within `width` columns, then how to see every row.
+fn print_brief(doc: &RunDoc, path: &std::path::Path, width: usize) {
+    print!("{}", report::for_terminal(&report::fit_text(&report::summary::render_brief(doc, width), width)));
+    let lineup = report::tables::Lineup::standard();
+    let tables = oscycles::tables::tabular::table::within(Some(width), || report::render_brief(doc, &lineup));
+    print!("{}", report::for_terminal(&report::fit_text(&tables, width)));
+    println!("every table, row and column: oscycles show {} --full", path.display());
+}
+
 /// Which tables come before the summary.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Tables {
@@ -63,17 +73,25 @@ pub enum Tables {
     Full,
 }
 
-/// `oscycles show RUN`: the header and summary; --full every table; --json
-/// the document; --counters the kernel's event counts per operation;
-/// --time where the run's time went.
+/// `oscycles show RUN`: what was measured first (a few lines of header, the
+/// summary, the published evaluations' forms the run fills, then the tables
+/// without what is n/a); --full the whole header, every table and row, then
+/// the summary; --json the document; --counters the kernel's event counts
+/// per operation; --time where the run's time went.
 pub fn show(file: &std::path::Path, full: bool, json: bool, counters: bool, time: bool) -> Result<ExitCode> {
     let doc = super::read_doc(file)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", report::for_terminal(&report::fit_text(&report::header::render(&doc, false), report::terminal_width())));
+    let width = report::terminal_width();
+    let header = if full { report::header::render(&doc, false) } else { report::header::render_brief(&doc) };
+    print!("{}", report::for_terminal(&report::fit_text(&header, width)));
     println!();
+    if !full && !counters && !time {
+        print_brief(&doc, file, width);
+        return Ok(ExitCode::SUCCESS);
+    }
     if counters {
         let counts = oscycles::tables::tabular::table::within((!full).then(report::terminal_width), || report::counters::render(&doc));
         print!("{}", report::for_terminal(&counts));

@@ -48,7 +48,7 @@ pub fn import_into(loc: &Location, files: &[PathBuf]) -> Result<Imported> {
     if let Location::Sqlite(path) = loc
         && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
     {
-        std::fs::create_dir_all(dir).map_err(|e| UsageError(format!("cannot create '{}': {e}", dir.display())))?;
+        oscycles::base::fsafe::check_dir(dir, true).map_err(|e| out_error(dir, e))?;
     }
     // Every document is read and checked before any is stored, and they are
     // stored in one transaction: all or none.

@@ -45,34 +45,36 @@ enum Reply {
     Rows(Vec<Vec<Value>>),
 }
 
-/// The URL without its password, for messages: the `user:password@`
-/// form and a `password=` in the query (issue 43, item 19) both shown as `***`.
+/// The URL without its password, for messages: rebuilt from what the
+/// PostgreSQL client parses of it (user, hosts, ports, database), never
+/// from its text, so that no spelling of a password (`user:password@`, a
+/// `password=` in the query, percent-encoded: `%70assword=`) is shown; a
+/// password there is shown as `***`. A URL the client cannot parse is
+/// not shown at all.
 pub fn redact(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
+    let Ok(c) = url.parse::<postgres::Config>() else {
+        return "postgresql://*** (a URL the PostgreSQL client cannot parse, not shown: it may hold a password)".into();
     };
-    let mut out = match (base.find("://"), base.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let user = &base[s + 3..at];
-            match user.find(':') {
-                Some(c) => format!("{}{}:***{}", &base[..s + 3], &user[..c], &base[at..]),
-                None => base.to_string(),
+    let user = c.get_user().unwrap_or("");
+    let password = if c.get_password().is_some() { ":***" } else { "" };
+    let at = if user.is_empty() && password.is_empty() { "" } else { "@" };
+    let ports = c.get_ports();
+    let hosts: Vec<String> = c
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let name = match h {
+                postgres::config::Host::Tcp(n) => n.clone(),
+                postgres::config::Host::Unix(p) => p.display().to_string(),
+            };
+            match ports.get(i).or(ports.first()) {
+                Some(port) => format!("{name}:{port}"),
+                None => name,
             }
-        }
-        _ => base.to_string(),
-    };
-    if let Some(q) = query {
-        let hidden: Vec<String> = q
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out = format!("{out}?{}", hidden.join("&"));
-    }
-    out
+        })
+        .collect();
+    format!("postgresql://{user}{password}{at}{}/{}", hosts.join(","), c.get_dbname().unwrap_or(""))
 }
 
 fn error(e: postgres::Error) -> DbError {

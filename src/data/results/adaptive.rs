@@ -1,4 +1,5 @@
-//! What adaptive rounds (`run --rounds auto`, `rounds::adaptive`) ask for
+//! What adaptive rounds (`run --rounds auto`, `compare --interleave auto`:
+//! the loop of `rounds::settle`) ask for
 //! and how they went, as the run document records it (`settings.auto`,
 //! `settings.adaptive`): the document's types, so that the store does not
 //! reach up into the rounds that fill them.
@@ -20,16 +21,11 @@ pub struct Auto {
     pub until_verdict: Option<String>,
 }
 
-/// Rounds every cell gets before it may count as settled: the fewest with
-/// which a comparison can come out significant at all (see
-/// `rounds::DEFAULT_ROUNDS`).
-pub const MIN_ROUNDS: usize = 5;
-
 /// Rounds at most, whatever the budget.
 pub const MAX_ROUNDS: usize = 1000;
 
 /// A cell not settled when the rounds ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Unsettled {
     pub benchmark: String,
     /// The cell within the benchmark: parameters, environment, condition.
@@ -38,6 +34,11 @@ pub struct Unsettled {
     pub half_width_pct: f64,
     /// Rounds in all that would likely settle it (None: no estimate).
     pub rounds_needed: Option<usize>,
+    /// The round after which it was no longer measured: at the spread seen
+    /// it could not settle in the time left, and the rounds went to cells
+    /// that could (None: measured to the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_since: Option<usize>,
 }
 
 /// Why the rounds stopped.
@@ -72,14 +73,19 @@ pub struct Outcome {
     /// The environment whose rounds these were (None: the run's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
-    /// The column every other was judged against, where the environments
-    /// took turns by round and their cells settled on paired verdicts
-    /// between columns (`rounds::columns`); None: on their own intervals
-    /// (or against `asked.until_verdict`).
+    /// The column every other was judged against, where columns
+    /// (environments, compare's sides) took turns by round and their cells
+    /// settled on paired verdicts (`rounds::settle`); None: one column, on
+    /// its own intervals (or against `asked.until_verdict`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against: Option<String>,
     /// Rounds run.
     pub rounds: usize,
+    /// Seconds each round took, every column of it (what a round costs as
+    /// cells leave: the first, with every cell and the counting pass, the
+    /// most).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_s: Vec<f64>,
     pub elapsed_s: f64,
     pub ended: Ended,
     pub unsettled: Vec<Unsettled>,
@@ -93,8 +99,12 @@ impl Outcome {
             (None, Some(b)) => format!("a verdict against {b} (margin {}%)", self.asked.target_pct),
             (None, None) => format!("intervals within +-{}%", self.asked.target_pct),
         };
+        let cost = match (self.round_s.first(), self.round_s.last()) {
+            (Some(a), Some(b)) => format!(" (a round took {a:.1} s at first, {b:.1} s at the end)"),
+            _ => String::new(),
+        };
         let mut out = vec![format!(
-            "rounds auto: {} rounds in {:.1} of {} min for {goal}; stopped: {}; {} cells unsettled",
+            "rounds auto: {} rounds in {:.1} of {} min for {goal}{cost}; stopped: {}; {} cells unsettled",
             self.rounds,
             self.elapsed_s / 60.0,
             self.asked.budget_min,
@@ -104,7 +114,8 @@ impl Outcome {
         for u in self.unsettled.iter().take(12) {
             let need = u.rounds_needed.map_or("?".to_string(), |n| n.to_string());
             let cell = if u.cell.is_empty() { String::new() } else { format!(" {}", u.cell) };
-            out.push(format!("  {}{cell}: +-{:.1}% now, about {need} rounds would settle it", u.benchmark, u.half_width_pct));
+            let waited = u.waiting_since.map_or(String::new(), |k| format!(" (not measured after round {k}: more than the time left)"));
+            out.push(format!("  {}{cell}: +-{:.1}% now, about {need} rounds would settle it{waited}", u.benchmark, u.half_width_pct));
         }
         if self.unsettled.len() > 12 {
             out.push(format!("  ... and {} more (in the document)", self.unsettled.len() - 12));

@@ -46,8 +46,78 @@ fn is_time(unit: &str) -> bool {
     matches!(unit, UNIT_CYCLES | UNIT_INSTRUCTIONS | "cycles" | "ns" | "us" | "ms" | "s")
 }
 
-/// Checks every number of `doc`; the first wrong one is named.
+/// The longest text a field may hold (a reason, a hostname, a parameter):
+/// a document holding a longer one is refused; a guest's text is cut to it
+/// where it enters ([`bounded_text`]).
+pub const MAX_TEXT: usize = 4096;
+
+/// `text` within [`MAX_TEXT`] characters: its start, "..." marking a cut.
+pub fn bounded_text(text: &str) -> String {
+    if text.chars().count() <= MAX_TEXT {
+        return text.to_string();
+    }
+    text.chars().take(MAX_TEXT - 3).chain("...".chars()).collect()
+}
+
+/// Fields shown as one line (`show`'s header, tables' labels): no control
+/// character, line separator or format character.
+const ONE_LINE: &[&str] = &[
+    "id",
+    "label",
+    "host.hostname",
+    "host.cpu_model",
+    "host.kernel_release",
+    "host.kernel_version",
+    "environment.name",
+    "results[].suite",
+    "results[].benchmark",
+    "results[].family",
+    "results[].environment",
+    "results[].params.*",
+];
+
+/// Checks every text of `v` (at `at`, `shape` its path with indices left
+/// out): within [`MAX_TEXT`], and one line where [`ONE_LINE`] says.
+fn check_texts(at: &str, shape: &str, v: &serde_json::Value) -> Result<(), BadNumber> {
+    use serde_json::Value;
+    match v {
+        Value::String(t) => {
+            let n = t.chars().count();
+            if n > MAX_TEXT {
+                return Err(bad(at, format!("a text of {n} characters"), "at most 4096 characters"));
+            }
+            let params = shape.strip_prefix("results[].params.").is_some_and(|k| !k.contains('.'));
+            let one_line = params || ONE_LINE.contains(&shape);
+            if one_line && t.chars().any(crate::base::text::bends_line) {
+                return Err(bad(
+                    at,
+                    format!("{:?}", t.chars().take(80).collect::<String>()),
+                    "one line of text: no control, line separator or format character",
+                ));
+            }
+            Ok(())
+        }
+        Value::Array(a) => a.iter().enumerate().try_for_each(|(i, x)| check_texts(&format!("{at}[{i}]"), &format!("{shape}[]"), x)),
+        Value::Object(m) => m.iter().try_for_each(|(k, x)| {
+            let key: String = k.chars().take(80).collect();
+            if k.chars().count() > MAX_TEXT {
+                return Err(bad(format!("{at}.{key}..."), format!("a key of {} characters", k.chars().count()), "at most 4096 characters"));
+            }
+            let join = |p: &str| if p.is_empty() { k.to_string() } else { format!("{p}.{k}") };
+            check_texts(&join(at), &join(shape), x)
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks every number of `doc`; the first wrong one is named. Its texts
+/// too: each within [`MAX_TEXT`], and the fields shown as one line on one.
 pub fn check(doc: &RunDoc) -> Result<(), BadNumber> {
+    check_texts("", "", &serde_json::to_value(doc).unwrap_or_default())?;
+    check_numbers(doc)
+}
+
+fn check_numbers(doc: &RunDoc) -> Result<(), BadNumber> {
     let clock = &doc.host.clock;
     positive("host.clock.tsc_hz", clock.tsc_hz)?;
     finite("host.clock.tsc_hz_spread", clock.tsc_hz_spread)?;
@@ -69,6 +139,22 @@ fn check_result(at: &str, r: &CaseResult) -> Result<(), BadNumber> {
     finite(&format!("{at}.elapsed_s"), r.elapsed_s)?;
     for m in &r.metrics {
         check_metric(&format!("{at}.metrics[{}]", m.name), m)?;
+    }
+    Ok(())
+}
+
+/// More cycles (or instructions) than any one operation of a benchmark
+/// costs: over an hour at 3 GHz.
+pub const MAX_COST: f64 = 1e13;
+
+/// The per-operation costs a guest's program sent: each finite, positive
+/// (a program's timings are not differences) and at most [`MAX_COST`].
+pub fn guest_costs(samples: &[f64]) -> Result<(), BadNumber> {
+    for (k, &x) in samples.iter().enumerate() {
+        positive(&format!("per_op_cycles[{k}]"), x)?;
+        if x > MAX_COST {
+            return Err(bad(format!("per_op_cycles[{k}]"), x, "at most 1e13 cycles, more than any one operation costs"));
+        }
     }
     Ok(())
 }
@@ -188,6 +274,27 @@ mod tests {
             .ends_with(".summary.median")
         );
         assert!(field(&|d| first_metric(d).summary.max = 0.0).ends_with(".summary.median"), "median above max");
+    }
+
+    #[test]
+    fn texts_are_bounded_and_one_line_fields_hold_one_line() {
+        // Issue 58, items 6 and 10.
+        let field = |change: &dyn Fn(&mut RunDoc)| {
+            let mut d = fixture();
+            change(&mut d);
+            check(&d).map_err(|e| e.field)
+        };
+        assert_eq!(field(&|d| d.host.hostname = "h".repeat(65_536)), Err("host.hostname".into()));
+        assert_eq!(field(&|d| d.host.hostname = "h".repeat(MAX_TEXT)), Ok(()));
+        assert_eq!(field(&|d| d.results[0].reason = Some("r".repeat(MAX_TEXT + 1))), Err("results[0].reason".into()));
+        assert_eq!(field(&|d| d.results[0].reason = Some("two\nlines".into())), Ok(()), "a reason may hold lines");
+        assert_eq!(field(&|d| d.host.hostname = "h\nkernel: forged".into()), Err("host.hostname".into()));
+        assert_eq!(field(&|d| d.host.cpu_model = "cpu\u{2028}forged".into()), Err("host.cpu_model".into()));
+        assert_eq!(field(&|d| d.host.kernel_release = "6.1\u{202e}1.6".into()), Err("host.kernel_release".into()));
+        assert_eq!(field(&|d| d.environment.name = "native\r\nforged".into()), Err("environment.name".into()));
+        assert_eq!(field(&|d| d.results[0].benchmark = "b\u{1b}[2J".into()), Err("results[0].benchmark".into()));
+        assert_eq!(bounded_text(&"y".repeat(10_000)).chars().count(), MAX_TEXT);
+        assert!(guest_costs(&[1.0, 2.0]).is_ok() && guest_costs(&[-5.5]).is_err() && guest_costs(&[5.4e280]).is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::data::results::Metric;
 use crate::data::schema_core::Params;
 use crate::families::bench::schema::{CaseParams, NoParams};
 use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use serde_json::{Map, Value};
 
 crate::named_enum! {
@@ -69,6 +70,12 @@ pub trait Family: Sync + 'static {
     fn cases(&self, _variant: usize, _scale: Scale) -> Vec<Params> {
         vec![NoParams {}.to_params()]
     }
+    /// Parameter points beyond [`Family::cases`] that a run measures only
+    /// where `--where` names one of their values (another layout of a
+    /// file, say); by default none.
+    fn offered(&self, _variant: usize) -> Vec<Params> {
+        Vec::new()
+    }
     /// Whether a benchmark can run on this host at all; the reason when not.
     fn supported(&self, _variant: usize) -> Result<(), Unsupported> {
         Ok(())
@@ -120,7 +127,18 @@ pub trait Family: Sync + 'static {
     fn params_round_trip(&self, _params: &Params) -> Option<Params> {
         None
     }
+    /// The metrics a guest program's answer for one of its cases becomes
+    /// ([`GuestCase`]; by default one per-operation metric).
+    fn guest_metrics(&self, _variant: usize, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        case.per_op(GUEST_PER_OP)
+    }
 }
+
+/// The metric a guest program's case becomes where its family says no other.
+const GUEST_PER_OP: &str = crate::families::bench::schema::hermit::PER_OP;
+
+/// How a family makes metrics of a guest program's answer ([`Family::guest_metrics`]).
+pub type GuestFn<V> = fn(V, &GuestCase) -> Result<GuestMeasured, CaseError>;
 
 /// `params` read as `T` and written back ([`Family::params_round_trip`]).
 pub fn round_trip<T: CaseParams>(params: &Params) -> Option<Params> {
@@ -153,6 +171,8 @@ pub struct Described<V: 'static> {
     /// The parameter points of a variant at a scale (by default one point
     /// without parameters).
     pub cases: fn(V, Scale) -> Vec<Params>,
+    /// Points run only where `--where` names them ([`Family::offered`]).
+    pub offered: fn(V) -> Vec<Params>,
     pub supported: fn(V) -> Result<(), Unsupported>,
     pub run: fn(V, &CaseCtx) -> Result<CaseData, CaseError>,
     /// How it is measured from the host ([`Venue::FromHost`] families).
@@ -166,6 +186,8 @@ pub struct Described<V: 'static> {
     pub shows: Shows,
     /// Its parameters' round trip through its struct: [`round_trip`]`::<schema::X::Params>`.
     pub params: fn(&Params) -> Option<Params>,
+    /// The metrics a guest program's answer becomes ([`Family::guest_metrics`]).
+    pub guest: GuestFn<V>,
 }
 
 impl<V: 'static> Described<V> {
@@ -176,6 +198,7 @@ impl<V: 'static> Described<V> {
         variants: &[],
         info: |_| ("", "", "", ""),
         cases: |_, _| vec![NoParams {}.to_params()],
+        offered: |_| Vec::new(),
         supported: |_| Ok(()),
         run: |_, _| Err(CaseError::Failed("this family measures nothing itself".into())),
         run_from_host: None,
@@ -186,6 +209,7 @@ impl<V: 'static> Described<V> {
         measures_time: false,
         shows: Shows::NOTHING,
         params: |_| None,
+        guest: |_, case| case.per_op(GUEST_PER_OP),
     };
 }
 
@@ -198,6 +222,9 @@ impl<V: Copy + Sync + 'static> Family for Described<V> {
     }
     fn cases(&self, variant: usize, scale: Scale) -> Vec<Params> {
         (self.cases)(self.variants[variant], scale)
+    }
+    fn offered(&self, variant: usize) -> Vec<Params> {
+        (self.offered)(self.variants[variant])
     }
     fn supported(&self, variant: usize) -> Result<(), Unsupported> {
         (self.supported)(self.variants[variant])
@@ -231,6 +258,9 @@ impl<V: Copy + Sync + 'static> Family for Described<V> {
     }
     fn params_round_trip(&self, params: &Params) -> Option<Params> {
         (self.params)(params)
+    }
+    fn guest_metrics(&self, variant: usize, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        (self.guest)(self.variants[variant], case)
     }
 }
 
@@ -336,6 +366,11 @@ impl Benchmark {
         self.family.cases(self.variant, scale)
     }
 
+    /// Its points that run only where `--where` names them.
+    pub fn offered(&self) -> Vec<Params> {
+        self.family.offered(self.variant)
+    }
+
     pub fn run(&self, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         self.family.run(self.variant, ctx)
     }
@@ -363,6 +398,11 @@ impl Benchmark {
 
     pub fn measures_time(&self) -> bool {
         self.family.measures_time()
+    }
+
+    /// The metrics a guest program's answer for a case of it becomes.
+    pub fn guest_metrics(&self, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        self.family.guest_metrics(self.variant, case)
     }
 
     /// Whether it belongs to `f` (families are compared by name).

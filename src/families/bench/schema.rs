@@ -61,9 +61,11 @@ mod tests {
         writes(proc::Params::NONE, "{}");
         writes(proc::Params::touched(0, true), r#"{"touched_mib":0}"#);
         writes(proc::Params::touched(64, true), r#"{"thp":true,"touched_mib":64}"#);
-        writes(bw::Params { cores: Some(Cores::Same) }, r#"{"cores":"same"}"#);
-        writes(bw::Params { cores: None }, "{}");
-        writes(pagefault::Params {}, "{}");
+        writes(bw::Params { cores: Some(Cores::Same), file_writes: None }, r#"{"cores":"same"}"#);
+        writes(bw::Params { cores: None, file_writes: None }, "{}");
+        writes(bw::Params { cores: None, file_writes: Some(bw::FileWrites::LMBENCH) }, r#"{"file_writes":"8k"}"#);
+        writes(pagefault::Params { file_writes: None }, "{}");
+        writes(pagefault::Params { file_writes: Some(pagefault::FileWrites::Large) }, r#"{"file_writes":"1m"}"#);
         writes(aim::Params { tasks: 4 }, r#"{"tasks":4}"#);
         writes(hermit::Params {}, "{}");
         writes(

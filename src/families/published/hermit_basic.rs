@@ -97,6 +97,15 @@ impl Table for HermitBasicTable {
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
         render_hermit_envs(envs)
     }
+    fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
+        match envs {
+            [(_, doc)] => render_hermit(doc),
+            _ => render_hermit_envs(envs),
+        }
+    }
+    fn is_form(&self) -> bool {
+        true
+    }
 }
 
 /// The HermitCore post's basic table as a picture: grouped bars of each

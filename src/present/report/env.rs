@@ -37,6 +37,19 @@ fn fmt(v: f64) -> String {
 /// each, but those of `own_table` (families whose table lays every
 /// environment out itself, as boot's does).
 pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
+    side_by_side(doc, own_table, false)
+}
+
+/// As [`render_side_by_side`], of the cases measured in two environments
+/// or more (its purpose is comparison: a case measured in one environment
+/// only is in that environment's table).
+pub fn render_side_by_side_measured(doc: &RunDoc, own_table: &[&str]) -> String {
+    side_by_side(doc, own_table, true)
+}
+
+/// The side-by-side table of the cases present in two environments or more;
+/// `measured`: of those measured in two or more.
+fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
     let envs = environments(doc);
     if envs.len() < 2 {
         return String::new();
@@ -59,7 +72,7 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
     let mut reasons: Vec<String> = Vec::new();
     for (bench, params) in keys {
         let of = |e: &str| doc.results.iter().find(|r| r.benchmark == bench && params_label(&r.params) == params && r.env(doc) == e);
-        if envs.iter().filter(|e| of(e).is_some()).count() < 2 {
+        if envs.iter().filter(|e| of(e).is_some_and(|r| !measured || value(r).is_some())).count() < 2 {
             continue;
         }
         let unit = envs.iter().find_map(|e| of(e).and_then(value)).map(|v| v.1).unwrap_or_default();
@@ -98,6 +111,9 @@ pub fn render_side_by_side(doc: &RunDoc, own_table: &[&str]) -> String {
         }
         t.row(row);
     }
+    if measured && t.rows.is_empty() {
+        return String::new();
+    }
     let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
     let paired = match crate::data::compare::method_in(doc).paired_words() {
         Some(how) => format!("; the environments took turns by round, so rel. pairs their rounds ({how})"),
@@ -127,11 +143,23 @@ pub fn emulated(doc: &RunDoc, e: &str) -> Option<String> {
 /// Lines naming the environments whose cycles are emulated, if any, and
 /// those whose TSC moved in steps.
 pub fn render_emulated(doc: &RunDoc) -> String {
+    emulated_notes(doc, true)
+}
+
+/// As [`render_emulated`], but for the note on the instruction counter
+/// (which the brief header's rounds line and each environment's heading
+/// say): for the report that leads with what was measured.
+pub fn render_emulated_brief(doc: &RunDoc) -> String {
+    emulated_notes(doc, false)
+}
+
+/// The notes on the environments; `counted`: with the one on QEMU's instruction counter.
+fn emulated_notes(doc: &RunDoc, counted_note: bool) -> String {
     let facts = |e: &String| Facts::read(doc.environment.settings.get(e));
     let tcg: Vec<String> = environments(doc).into_iter().filter(|e| facts(e).emulated(e)).collect();
     let counted: Vec<String> = environments(doc).into_iter().filter(|e| facts(e).counted()).collect();
     let mut s = String::new();
-    if !counted.is_empty() {
+    if counted_note && !counted.is_empty() {
         s += &format!(
             "note: {} ran under QEMU's instruction counter (-icount shift=0): their figures are guest instructions per operation \
              (user and kernel together, exact: the same on every run), not cycles; they see no cache miss, TLB refill or the \

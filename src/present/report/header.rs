@@ -135,6 +135,71 @@ fn host(doc: &RunDoc) -> String {
     s
 }
 
+/// The environments of the run whose columns QEMU's instruction counter
+/// counted (one round by design: the count is exact), and the others.
+fn counted_split(doc: &RunDoc) -> (Vec<String>, Vec<String>) {
+    let counted = |e: &String| crate::data::schema_core::environment::Facts::read(doc.environment.settings.get(e)).counted();
+    super::env::environments(doc).into_iter().partition(counted)
+}
+
+/// What a cell rests on, per kind of column: the rounds of the run for
+/// measured columns, one round (exact) for counted ones.
+fn rounds_line(doc: &RunDoc) -> String {
+    let (rounds, batches) = (doc.settings.rounds, doc.settings.harness.batches);
+    let (counted, timed) = counted_split(doc);
+    let exact = |envs: &[String]| {
+        format!(
+            "{} ran under QEMU's instruction counter: a cell there rests on 1 round x {batches} batches, exact (the same on every run, \
+             so one round runs by design)",
+            envs.join(", ")
+        )
+    };
+    match (counted.is_empty(), timed.is_empty()) {
+        (false, true) => format!(
+            "rounds: 1 a cell x {batches} batches ({}: QEMU's instruction counter, exact: one round by design)\n",
+            counted.join(", ")
+        ),
+        (false, false) => format!(
+            "rounds: {rounds} for {}, each in a fresh process with its cases in a seeded random order; a cell there rests on {rounds} rounds \
+             x {batches} batches (fixed-time cases: the first round), its interval 95% over rounds, then batches; {}\n",
+            timed.join(", "),
+            exact(&counted)
+        ),
+        _ => format!(
+            "rounds: {rounds}, each in a fresh process with its cases in a seeded random order; a cell rests on {rounds} rounds x {batches} \
+             batches (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n"
+        ),
+    }
+}
+
+/// The header in a few lines, for the report that leads with what was
+/// measured: the run, where, the host in one line, the clock, what a cell
+/// rests on; warnings counted (`show --full` has them all).
+pub fn render_brief(doc: &RunDoc) -> String {
+    let (h, c) = (&doc.host, &doc.host.clock);
+    let mut s =
+        format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, false));
+    s += &format!(
+        "environment {}, load {}, isolation {}; host {}: {}, CPUs {}, kernel {}, TSC {:.4} GHz{}\n",
+        doc.environment.name,
+        doc.condition.load,
+        doc.condition.isolation_label(),
+        h.hostname,
+        h.cpu_model,
+        h.cpus_online,
+        h.kernel_release,
+        c.tsc_hz / 1e9,
+        match h.warnings.len() {
+            0 => String::new(),
+            n => format!("; {n} warning{} (show --full)", if n == 1 { "" } else { "s" }),
+        }
+    );
+    s += &scale_line(doc);
+    let full = harness(doc);
+    s += full.lines().filter(|l| l.starts_with("rounds")).map(|l| format!("{l}\n")).collect::<String>().as_str();
+    s
+}
+
 /// How cells were sampled: batches, and rounds.
 fn harness(doc: &RunDoc) -> String {
     let hc = &doc.settings.harness;
@@ -162,11 +227,7 @@ fn harness(doc: &RunDoc) -> String {
          on the rounds it got (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n"
             .to_string()
     } else if rounds > 1 {
-        format!(
-            "rounds: {rounds}, each in a fresh process with its cases in a seeded random order; a cell rests on {rounds} rounds x {} batches \
-             (fixed-time cases: the first round); intervals are 95% over rounds, then batches\n",
-            hc.batches
-        )
+        rounds_line(doc)
     } else {
         "rounds: 1 (one process): a cell's interval covers only its batches, not the spread between invocations; --rounds 5 or more for that\n"
             .into()

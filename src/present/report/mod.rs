@@ -1,6 +1,7 @@
 //! Presentation: everything that turns run documents into text. Measurement
 //! code never prints; this module never measures.
 
+pub mod brief;
 pub mod by;
 pub mod compare;
 pub mod counters;
@@ -18,7 +19,7 @@ pub mod tables;
 pub mod terminal;
 pub mod time;
 
-use crate::data::results::{CaseResult, RunDoc};
+use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::tables::tabular::tables::Layout;
 use tables::Lineup;
 // The kit tables are made with, under the names report code has always used.
@@ -38,7 +39,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
     let envs = env::environments(doc);
     if envs.len() < 2 {
-        return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables));
+        return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables, false));
     }
     let per_run = tables.families_laid_out(Layout::Run);
     let mut out = String::new();
@@ -49,7 +50,7 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
         d.environment.name = e.clone();
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e}{} #####\n", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
-            out += &render_conditions(&d, tables);
+            out += &render_conditions(&d, tables, false);
         }
         per_env.push(d);
     }
@@ -68,8 +69,66 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
     out
 }
 
-/// The tables of one environment's results.
-fn render_conditions(doc: &RunDoc, tables: &Lineup) -> String {
+/// The report that leads with what was measured ([`brief`]): the published
+/// evaluations' forms the run fills, the notes on its environments' units,
+/// then each environment's tables without the tables that are only a form
+/// and with what is n/a left out (a line says what and why), then, for
+/// several environments, those of the cases measured in two or more side by
+/// side. [`render_tables`] is every row (`show --full`).
+pub fn render_brief(doc: &RunDoc, tables: &Lineup) -> String {
+    let envs = env::environments(doc);
+    let mut out = brief::render_forms(doc, tables);
+    let notes = env::render_emulated_brief(doc);
+    if !notes.is_empty() {
+        out += &format!("\n{notes}");
+    }
+    // The quick suite is every family briefly: the summary has a line for each, and its
+    // per-family tables are `--full`'s.
+    let (quick, rest) = brief::without_quick(doc);
+    if !quick.is_empty() {
+        out += &format!(
+            "\nthe quick suite's per-family tables ({}): show --full (the summary above has a line per family)\n",
+            quick.join(", ")
+        );
+    }
+    let (all, doc) = (doc, &rest);
+    if envs.len() < 2 {
+        return out + &render_conditions(doc, tables, true);
+    }
+    let per_run = tables.families_laid_out(Layout::Run);
+    let mut per_env: Vec<RunDoc> = Vec::new();
+    for e in &envs {
+        let mut d = brief::of_env(doc, e);
+        d.results.retain(|r| !per_run.contains(&r.family.as_str()));
+        let text = render_conditions(&d, tables, true);
+        if !text.trim().is_empty() {
+            out += &format!("\n##### environment {e}{} #####\n{text}", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
+        }
+        per_env.push(d);
+    }
+    let mut parts = vec![env::render_side_by_side_measured(all, &per_run)];
+    let named: Vec<&str> = envs.iter().map(String::as_str).collect();
+    for t in tables.tables().iter().filter(|t| !t.is_form()) {
+        let drawn: Vec<RunDoc> = per_env.iter().map(|d| tables.drawn(*t, d)).collect();
+        let across: Vec<(&str, &RunDoc)> = named.iter().copied().zip(&drawn).collect();
+        if t.render_form(&across).is_empty() {
+            parts.push(t.render_across(&across));
+        }
+    }
+    parts.extend(tables.tables().iter().filter(|t| t.layout() == Layout::Run).map(|t| brief::table_text(*t, &tables.drawn(*t, doc))));
+    // Each part has its title (the side-by-side table's names the environments).
+    parts.iter().filter(|p| !p.is_empty()).for_each(|p| out += &format!("\n{p}"));
+    out
+}
+
+/// The table `t` of `doc`: all of it, or (`brief`) without its n/a cases.
+fn table_text(t: &dyn crate::tables::tabular::tables::Table, doc: &RunDoc, brief: bool) -> String {
+    if brief { brief::table_text(t, doc) } else { t.render(doc) }
+}
+
+/// The tables of one environment's results; `brief`: without the tables
+/// that are only a published evaluation's form and without n/a cases.
+fn render_conditions(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
     let mut grids = tables.families_laid_out(Layout::Environment);
     grids.extend(tables.families_laid_out(Layout::Run));
     let mut conditions: Vec<(String, String)> = Vec::new();
@@ -85,16 +144,16 @@ fn render_conditions(doc: &RunDoc, tables: &Lineup) -> String {
             let mut d = doc.clone();
             d.results.retain(|r| !grids.contains(&r.family.as_str()) && r.measured_under(doc, l, i));
             out += &format!("\n=== under load {l}, isolation {i} ===\n");
-            out += &render_condition(&d, tables);
+            out += &render_condition(&d, tables, brief);
         }
     } else {
         let mut d = doc.clone();
         d.results.retain(|r| !grids.contains(&r.family.as_str()));
-        out += &render_condition(&d, tables);
+        out += &render_condition(&d, tables, brief);
     }
     for layout in [Layout::Environment, Layout::Run] {
-        for t in tables.tables().iter().filter(|t| t.layout() == layout) {
-            let p = t.render(&tables.drawn(*t, doc));
+        for t in tables.tables().iter().filter(|t| t.layout() == layout && !(brief && t.is_form())) {
+            let p = table_text(*t, &tables.drawn(*t, doc), brief);
             if !p.is_empty() {
                 out += &format!("\n{p}");
             }
@@ -105,10 +164,15 @@ fn render_conditions(doc: &RunDoc, tables: &Lineup) -> String {
 
 /// The per-condition tables of one condition, then the generic table of
 /// the families no table shows.
-fn render_condition(doc: &RunDoc, tables: &Lineup) -> String {
-    let mut parts: Vec<String> =
-        tables.tables().iter().filter(|t| t.layout() == Layout::Condition).map(|t| t.render(&tables.drawn(*t, doc))).collect();
-    let unknown: Vec<&CaseResult> = doc.results.iter().filter(|r| !tables.shows(&r.family)).collect();
+fn render_condition(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
+    let mut parts: Vec<String> = tables
+        .tables()
+        .iter()
+        .filter(|t| t.layout() == Layout::Condition && !(brief && t.is_form()))
+        .map(|t| table_text(*t, &tables.drawn(*t, doc), brief))
+        .collect();
+    let unknown: Vec<&CaseResult> =
+        doc.results.iter().filter(|r| !(tables.shows(&r.family) || brief && r.status == CaseStatus::NotApplicable)).collect();
     if !unknown.is_empty() {
         parts.push(generic::render(&unknown));
     }

@@ -75,7 +75,39 @@ fn ns(h: &Headline, tsc_hz: f64) -> String {
 
 /// The summary of a run, to fit `width` columns.
 pub fn render(doc: &RunDoc, width: usize) -> String {
-    let p = parts(doc);
+    lay_out(parts(doc), width)
+}
+
+/// The summary of a run for the report that leads with what was measured:
+/// an environment none of whose headline cases it measured gets no rel.
+/// column (and with none left, the legend of rel. goes too).
+pub fn render_brief(doc: &RunDoc, width: usize) -> String {
+    lay_out(brief_parts(doc), width)
+}
+
+/// [`parts`] without the rel. columns that say nothing.
+pub fn brief_parts(doc: &RunDoc) -> Parts {
+    let mut p = parts(doc);
+    let Some(t) = p.table.as_mut() else { return p };
+    let empty: Vec<usize> = (5..t.headers.len())
+        .filter(|&i| t.headers[i].ends_with(" rel.") && t.rows.iter().all(|r| r.get(i).is_none_or(|c| c == "-")))
+        .collect();
+    for &i in empty.iter().rev() {
+        t.headers.remove(i);
+        t.rows.iter_mut().filter(|r| r.len() > i).for_each(|r| drop(r.remove(i)));
+    }
+    if !t.headers.iter().any(|h| h.ends_with(" rel.")) {
+        p.note = p
+            .note
+            .lines()
+            .filter(|l| !l.starts_with("  rel. =") && !l.starts_with("  the environments took turns"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+    }
+    p
+}
+
+fn lay_out(p: Parts, width: usize) -> String {
     match &p.table {
         Some(t) => format!("{}\n{}{}", p.heading, t.render_width(width), super::fit_text(&p.note, width)),
         None => format!("{}\n  (no headline case measured)\n", p.heading),
@@ -130,7 +162,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
         "summary ({base}, load {}, isolation {}{}), {}",
         doc.condition.load,
         doc.condition.isolation_label(),
-        if doc.settings.rounds > 1 { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
+        if doc.settings.rounds > 1 && !counted { format!(", {} rounds a cell", doc.settings.rounds) } else { ", 1 round".into() },
         if counted {
             "guest instructions (QEMU's instruction counter: exact, no time)".to_string()
         } else {
@@ -140,6 +172,11 @@ pub fn parts(doc: &RunDoc) -> Parts {
     if lines.is_empty() {
         return Parts { heading, table: None, note: String::new() };
     }
+    let twin_of = |h: &Headline, e: &str| {
+        doc.results
+            .iter()
+            .find(|r| r.status == CaseStatus::Ok && r.env(doc) == e && r.benchmark == h.result.benchmark && r.params == h.result.params)
+    };
     let others: Vec<&str> = envs.iter().copied().filter(|e| *e != base).collect();
     let mut head = vec!["", "value", "unit", "95% CI", "time"];
     let rel_heads: Vec<String> = others.iter().map(|e| format!("{e} rel.")).collect();
@@ -150,10 +187,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
         let (v, unit) = value(h);
         let mut row = vec![h.what.clone(), v, unit, interval(h), ns(h, doc.host.clock.tsc_hz)];
         for e in &others {
-            let twin = doc.results.iter().find(|r| {
-                r.status == CaseStatus::Ok && r.env(doc) == *e && r.benchmark == h.result.benchmark && r.params == h.result.params
-            });
-            row.push(match twin.and_then(|r| r.metric(&h.metric.name)) {
+            row.push(match twin_of(h, e).and_then(|r| r.metric(&h.metric.name)) {
                 Some(m) => {
                     let j = judge_in(doc, h.metric, m, &policy, seed_of(&format!("{} {e}", h.what)));
                     if j.ratio.is_nan() { super::compare::ratio_cell(&j) } else { format!("{:.2} {}", j.ratio, verdict_word(j.verdict)) }

@@ -1,13 +1,14 @@
 //! Text for a terminal: control characters made harmless, the terminal's
 //! width, and lines wrapped to it.
 
+use crate::base::text::bends_line;
 use crate::tables::tabular::table;
 
 /// Text safe to print on a terminal: control characters (escape sequences
 /// included) that a document may carry in its strings are shown as `\u{..}`
 /// escapes instead of being obeyed; newlines and tabs stay.
 pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}';
+    let bad = |c: char| bends_line(c) && c != '\n' && c != '\t';
     if !text.chars().any(bad) {
         return std::borrow::Cow::Borrowed(text);
     }
@@ -18,7 +19,7 @@ pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
 /// too) and line separator escaped, for a field that comes from a document
 /// or a store (a hostname, a label) in a table of lines.
 pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c.is_control() || c == '\u{2028}' || c == '\u{2029}';
+    let bad = bends_line;
     if !text.chars().any(bad) {
         return std::borrow::Cow::Borrowed(text);
     }

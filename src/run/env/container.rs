@@ -25,7 +25,7 @@ impl Environment for Container {
         "user, PID, mount, UTS, IPC and network namespaces made by oscycles"
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, remove_limits)
     }
 
@@ -106,9 +106,9 @@ pub fn unshare_all() -> Result<(), ContainerError> {
     let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET | libc::CLONE_NEWPID;
     // SAFETY: as above.
     check(unsafe { libc::unshare(flags) }, "unshare (user, mount, UTS, IPC, network, PID namespaces)")?;
-    std::fs::write("/proc/self/setgroups", "deny").map_err(sys("/proc/self/setgroups"))?;
-    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(sys("uid_map"))?;
-    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(sys("gid_map"))?;
+    crate::base::fsafe::write_kernel("/proc/self/setgroups".as_ref(), "deny").map_err(sys("/proc/self/setgroups"))?;
+    crate::base::fsafe::write_kernel("/proc/self/uid_map".as_ref(), format!("0 {uid} 1")).map_err(sys("uid_map"))?;
+    crate::base::fsafe::write_kernel("/proc/self/gid_map".as_ref(), format!("0 {gid} 1")).map_err(sys("gid_map"))?;
     Ok(())
 }
 

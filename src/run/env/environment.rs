@@ -5,7 +5,9 @@
 use super::error::EnvError;
 use super::guest::{self, GuestSpec};
 use super::options::{EnvOptions, OwnOptions};
+use crate::data::results::RunDoc;
 use crate::families::bench::Venue;
+use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value};
 
 /// Where a benchmark's cases stand in one environment of a run.
@@ -86,9 +88,11 @@ pub trait Environment: Sync {
         Ok(None)
     }
 
-    /// Starts it once with `spec`, watches it within the timeouts of `o`,
-    /// and collects what it sends.
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError>;
+    /// Starts it once with `spec` to measure `plan` (the cases the run
+    /// layer planned for it: a child of oscycles plans the same from the
+    /// spec; a guest program is given them), watches it within the
+    /// timeouts of `o`, and collects what it sends.
+    fn launch(&self, spec: &GuestSpec, plan: &[PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError>;
 
     /// The child's side, in `oscycles __env-child --env NAME`: say hello,
     /// measure the spec (`prepared::measure`), send the document back. Returns the
@@ -128,10 +132,19 @@ pub struct Outcome {
     pub facts: Map<String, Value>,
     /// The end of its console or stderr, for error messages.
     pub log_tail: String,
+    /// The run document, where the host made it (a guest program's, of
+    /// its samples); else the child sends it as its `run` message.
+    pub doc: Option<Box<RunDoc>>,
 }
 
 impl Outcome {
     pub fn first(&self, kind: &str) -> Option<&Message> {
         self.messages.iter().find(|m| m.kind == kind)
+    }
+
+    /// When the results arrived (seconds since the start): the `run`
+    /// message, or the `samples` a guest program sent.
+    pub fn results_at(&self) -> Option<f64> {
+        self.first("run").or_else(|| self.first("samples")).map(|m| m.at_s)
     }
 }

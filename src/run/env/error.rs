@@ -35,6 +35,9 @@ pub enum EnvError {
     BadResults { env: &'static str, source: serde_json::Error },
     #[error("{env} never said hello; last output: {tail}")]
     NoHello { env: &'static str, tail: String },
+    /// The cases of a start could not be planned.
+    #[error("{env}: planning its start: {why}")]
+    Plan { env: &'static str, why: String },
     #[error("{env} sent no result; last output: {tail}")]
     NoResult { env: &'static str, tail: String },
     /// An environment's own error (the enum of its file), as it is.

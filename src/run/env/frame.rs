@@ -87,7 +87,10 @@ pub fn plain(text: &str, max: usize) -> String {
     let n = text.chars().count();
     let kept = text.chars().skip(n.saturating_sub(max));
     let body: String = kept
-        .map(|c| if c.is_control() || c == '\u{2028}' || c == '\u{2029}' { c.escape_unicode().to_string() } else { c.to_string() })
+        .map(|c| {
+            let bad = crate::base::text::bends_line(c);
+            if bad { c.escape_unicode().to_string() } else { c.to_string() }
+        })
         .collect();
     if n > max { format!("...{body}") } else { body }
 }
@@ -273,7 +276,7 @@ mod tests {
         assert_eq!(dec.damaged, 0);
         let got = dec.take();
         let kinds: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(kinds, ["hello", "samples", "big"]);
+        assert_eq!(kinds, ["hello", "samples", "big", "outgrown"]);
         assert!(got[0].1.is_empty());
         let v: serde_json::Value = serde_json::from_slice(&got[1].1).expect("valid JSON");
         assert_eq!(v["program"], "frame \"selftest\"\\\n");
@@ -283,6 +286,23 @@ mod tests {
         let big: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
         assert_eq!(got[2].1, big);
         assert_eq!(encode("big", 2, &big).matches("@@OSCYCLES").count(), 8, "four chunks, each twice");
+        // Samples that outgrew their buffer: every planned case fails with the reason, none is n/a.
+        use crate::run::env::program::document::{document, tests as program};
+        let outgrown: serde_json::Value = serde_json::from_slice(&got[3].1).expect("valid JSON");
+        let run = program::spec(&["syscall"]);
+        let doc = document(
+            &program::GUEST,
+            &run,
+            &program::plan(&run),
+            &outgrown,
+            crate::measure::harness::HarnessConfig::tiny(),
+            crate::measure::clock::known_tsc(1e9),
+        );
+        assert!(!doc.results.is_empty());
+        for r in &doc.results {
+            assert_eq!(r.status, crate::data::results::CaseStatus::Failed, "{r:?}");
+            assert!(r.reason.as_deref().unwrap().ends_with("the samples outgrew their buffer"), "{:?}", r.reason);
+        }
 
         std::fs::write(d.path().join("unit.c"), "#include \"frame.h\"\nvoid send(const struct frame_out *o, struct frame_buf *b) { fb_u64(b, 12345678901234ull); frame_send(o, \"x\", 1, b->p, b->len); }\n").unwrap();
         let obj = d.path().join("unit.o");

@@ -75,7 +75,7 @@ pub(crate) fn port() -> std::fs::File {
             return f;
         }
     }
-    std::fs::File::create("/dev/null").expect("/dev/null")
+    std::fs::OpenOptions::new().write(true).open("/dev/null").expect("/dev/null")
 }
 
 trait NoCtty {
@@ -156,7 +156,8 @@ pub fn serve_with(
 /// `facts`, the results in a private directory removed afterwards.
 pub fn serve_here(spec: &GuestSpec, facts: serde_json::Map<String, serde_json::Value>) -> u8 {
     let mut out = std::io::stdout();
-    let dir = tempfile::Builder::new().prefix("oscycles-env-").permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700)).tempdir();
+    // A run directory (locked while it lives): one a killed container leaves, the next run removes.
+    let dir = crate::measure::scratch::RunDir::private(&std::env::temp_dir());
     match dir {
         Ok(dir) => {
             serve(&mut out, spec, facts, &dir.path().join("results"));

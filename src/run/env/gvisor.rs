@@ -146,7 +146,7 @@ impl Environment for Gvisor {
         helpers::columns(o, &AT)
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_at(spec, o, helpers::single(o)?)
     }
 
@@ -178,16 +178,16 @@ impl Sandbox {
         let id = crate::measure::scratch::unique_name("gvisor");
         let s = Sandbox { bundle: o.work.join(format!("{id}.bundle")), state: o.work.join(format!("{id}.state")), id };
         let root = s.bundle.join("rootfs");
-        for d in [&root, &s.state] {
-            std::fs::create_dir_all(d).map_err(io("creating", d))?;
+        for d in [&s.bundle, &root, &s.state] {
+            crate::base::fsafe::make_dir(d, 0o755).map_err(io("creating", d))?;
         }
-        let bin =
-            super::qemu::guest_image(&o.exe, &s.bundle.join("oscycles")).map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
+        let bin = super::initramfs::guest_image(&o.exe, &s.bundle.join("oscycles"))
+            .map_err(|e| io("reading", &o.exe)(std::io::Error::other(e)))?;
         let exe = root.join("oscycles");
         let f = crate::measure::scratch::create_new(&exe, 0o755).map_err(io("creating", &exe))?;
         std::io::Write::write_all(&mut std::io::BufWriter::new(f), &bin).map_err(io("writing", &exe))?;
         let config = s.bundle.join("config.json");
-        std::fs::write(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
+        crate::base::fsafe::write_new(&config, config_json(args).to_string()).map_err(io("writing", &config))?;
         Ok(s)
     }
 
@@ -208,7 +208,7 @@ impl Sandbox {
         init: Duration,
         run: Duration,
         place: Option<(HelperPlacement, (usize, usize))>,
-    ) -> Result<(super::supervise::Ended, Option<Value>), GvisorError> {
+    ) -> Result<(super::supervise::Supervised, Option<Value>), GvisorError> {
         let mut cmd = self.runsc(platform);
         cmd.arg("run").arg("--bundle").arg(&self.bundle).arg(&self.id);
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -377,5 +377,5 @@ fn launch(spec: &GuestSpec, o: &EnvOptions, place: (HelperPlacement, (usize, usi
     if let Some(placed) = placed {
         facts.insert(helpers::FACT.into(), placed);
     }
-    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None })
 }

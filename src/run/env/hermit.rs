@@ -6,8 +6,9 @@
 //! program (`hermit/program`, oscycles' harness and STREAM compiled for
 //! x86_64-unknown-hermit) says hello as its first act, measures the cases
 //! named on its command line and sends their samples back framed on the
-//! one serial port it shares with the kernel's log; this module makes the
-//! run document of them, as any environment's child would send it.
+//! one serial port it shares with the kernel's log; the guest-program kit
+//! ([`super::program`]) boots it and makes the run document of them, as any
+//! environment's child would send it.
 //!
 //! Under TCG (here) its cycles are emulated cycles, as qemu-tcg's are;
 //! `--accel kvm` boots it on a KVM that can run it. A build that failed, or
@@ -15,13 +16,11 @@
 //! independent few-line Hermit program (`hermit/check`: rdtsc around 10^5
 //! getpid and yield_now calls) and records its figures beside the run's.
 
-use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
-use super::options::EnvOptions;
-use super::program;
-use super::qemu::{Accel, AccelArgs, QemuArgs};
-use crate::families::bench::schema;
-use crate::measure::clock::ClockInfo;
+use super::guest::GuestMode;
+use super::options::{EnvOptions, OwnOptions};
+use super::program::{At, Boot, Check, GuestProgram, Machine, Names};
+use super::vm::{Accel, Finish, QemuMachine, Serial};
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -54,35 +53,37 @@ impl Hermit {
     pub const MICROVM: Hermit = Hermit { vmm: Vmm::Own };
 }
 
-impl Environment for Hermit {
-    fn name(&self) -> &'static str {
+/// What each is, for `--env`'s help.
+const ABOUT_QEMU: &str = "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm";
+const ABOUT_OWN: &str = "the Hermit unikernel in oscycles' own KVM VMM (no QEMU, as uhyve runs it): the same loader and program, CPU cycles; needs a KVM that runs ordinary guests (n/a with the reason on kvm_pvm)";
+
+/// The CPU QEMU emulates for the Hermit kernel: what it needs of one.
+const CPU: &str = "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr";
+
+impl GuestProgram for Hermit {
+    type Build = Build;
+
+    fn names(&self) -> Names {
+        let (env, about) = match self.vmm {
+            Vmm::Qemu => ("hermit", ABOUT_QEMU),
+            Vmm::Own => ("hermit-microvm", ABOUT_OWN),
+        };
+        Names { env, system: "Hermit", policy: "Hermit's scheduler", about }
+    }
+
+    fn options(&self) -> Option<OwnOptions> {
+        (self.vmm == Vmm::Qemu).then(|| OwnOptions::of::<super::vm::AccelArgs>(super::vm::ACCEL_OPTIONS))
+    }
+
+    fn accel(&self, o: &EnvOptions) -> Result<Accel, EnvError> {
         match self.vmm {
-            Vmm::Qemu => "hermit",
-            Vmm::Own => "hermit-microvm",
+            Vmm::Qemu => Ok(o.own.get::<super::vm::AccelArgs>()?.accel),
+            Vmm::Own => Ok(Accel::Kvm),
         }
     }
 
-    fn about(&self) -> &'static str {
-        match self.vmm {
-            Vmm::Qemu => {
-                "the Hermit unikernel (HermitCore's successor): oscycles' Hermit program booted by QEMU through oscycles' own loader; --accel tcg (emulated cycles) or kvm"
-            }
-            Vmm::Own => {
-                "the Hermit unikernel in oscycles' own KVM VMM (no QEMU, as uhyve runs it): the same loader and program, CPU cycles; needs a KVM that runs ordinary guests (n/a with the reason on kvm_pvm)"
-            }
-        }
-    }
-
-    fn options(&self) -> Option<super::options::OwnOptions> {
-        (self.vmm == Vmm::Qemu).then(|| super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
-    }
-
-    fn counts_instructions(&self, o: &EnvOptions) -> bool {
-        self.vmm == Vmm::Qemu && o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
-    }
-
-    /// The own VMM's process (`oscycles __vmm-multiboot ...`, which
-    /// [`Hermit::boot`] starts): boots the image and exits with its status.
+    /// The own VMM's process (`oscycles __vmm-multiboot ...`, which its
+    /// machine starts): boots the image and exits with its status.
     fn init(&self) {
         if self.vmm != Vmm::Own || std::env::args_os().nth(1).is_none_or(|a| a != VMM_COMMAND) {
             return;
@@ -98,32 +99,78 @@ impl Environment for Hermit {
         std::process::exit(vmm_multiboot(&c.vmm));
     }
 
-    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        let build = Build::find(&cache_dir())?;
-        let plan = program::plan_of(&spec.run).map_err(HermitError::Program)?;
-        let clock = program::clock(self.counts_instructions(o));
-        let quick = plan.iter().any(|p| p.scale.brief());
-        let harness = spec.run.harness(clock.tsc_hz, quick);
-        let args = program::args(spec, &plan, &harness, o);
-        let mut ran = self.boot(&build, &build.program, &args, &clock, o)?;
-        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples = program::parse_samples(&m.bytes).map_err(HermitError::Program)?;
-            let doc = program::document(&GUEST, &spec.run, &plan, &samples, harness, clock.clone());
-            let bytes = serde_json::to_vec(&doc)?;
-            ran.messages.push(Message { kind: "run".into(), bytes, at_s: m.at_s });
-        }
-        // The independent check, beside a full run (not beside a boot).
-        let checked = ["syscall.getpid", "syscall.sched_yield", "ipc.futex"];
-        if spec.mode == super::guest::GuestMode::Run && plan.iter().any(|p| checked.contains(&p.benchmark.id.as_str())) && plan.len() > 1 {
-            let check = self.boot(&build, &build.check, "", &clock, o).map(|r| check_figures(&r.console));
-            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
-        }
-        ran.facts.insert("versions".into(), json!(build.versions));
-        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+    fn find(&self) -> Result<Build, EnvError> {
+        Ok(Build::find(&cache_dir())?)
+    }
+
+    fn image(&self, build: &Build, boot: Boot, _: &str, _: GuestMode) -> Result<Vec<u8>, EnvError> {
+        let path = match boot {
+            Boot::Program => &build.program,
+            Boot::Check => &build.check,
+        };
+        std::fs::read(path).map_err(EnvError::io(format!("reading {}", path.display())))
+    }
+
+    /// oscycles' loader (`-kernel`, multiboot) with the program as its
+    /// module, the words on the command line after the kernel's timer rate
+    /// (`-freq`, MHz: it runs at the TSC rate given); one CPU (the kernel
+    /// is built without smp).
+    fn machine(&self, build: &Build, at: &At) -> Result<Machine, EnvError> {
+        let append = format!("-freq {} -- {}", (at.clock.tsc_hz / 1e6).round() as u64, at.words);
+        Ok(match self.vmm {
+            Vmm::Qemu => Machine::Qemu(QemuMachine {
+                machine: at.o.own.get::<super::vm::QemuArgs>()?.machine,
+                cpu: Some(CPU),
+                mem_mib: at.o.vm_mem_mib,
+                vcpus: 1,
+                kernel: build.loader.clone(),
+                initrd: at.image.into(),
+                append: Some(append),
+                serial: Serial::Shared,
+                debug_exit: true,
+            }),
+            Vmm::Own => {
+                let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: self.names().env, source })?;
+                let mut cmd = std::process::Command::new(exe);
+                cmd.arg(VMM_COMMAND).arg("--kernel").arg(&build.loader).arg("--module").arg(at.image);
+                cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(at.o.vm_mem_mib.to_string()).arg("--console").arg(at.console);
+                Machine::Own { cmd, vmm: "oscycles (its own KVM VMM, __vmm-multiboot)", machine: "oscycles' own".into() }
+            }
+        })
+    }
+
+    fn facts(&self, build: &Build) -> Map<String, Value> {
+        let mut f = Map::new();
+        f.insert("loader".into(), json!(build.loader.display().to_string()));
+        f.insert("program".into(), json!(build.program.display().to_string()));
+        f.insert("versions".into(), json!(build.versions));
+        f
+    }
+
+    fn absent(&self, p: &PlannedCase) -> String {
+        absent_reason(p)
+    }
+
+    /// hermit/check: rdtsc around 10^5 getpid and yield_now calls; its line
+    /// `hermit-check getpid_cycles=X yield_cycles=Y futex_one_way_cycles=Z`.
+    fn check(&self) -> Option<Check> {
+        let checks = |p: &PlannedCase| ["syscall.getpid", "syscall.sched_yield", "ipc.futex"].contains(&p.benchmark.id.as_str());
+        Some(Check { marker: "hermit-check ", checks, figures: |_| {} })
+    }
+
+    /// The Hermit kernel writes 1 to isa-debug-exit (QEMU's status 3).
+    fn finish(&self) -> Finish {
+        Finish::DebugExit(1)
+    }
+
+    /// The own VMM that could not run the guest, with its reason.
+    fn failed(&self, _: &str, status: Option<std::process::ExitStatus>, stderr: &str) -> Option<String> {
+        (status.and_then(|s| s.code()) == Some(VMM_CANNOT_RUN))
+            .then(|| super::frame::plain(stderr.lines().last().unwrap_or("the VMM could not run the guest"), 300))
     }
 }
 
-/// Why Hermit cannot be booted, or its program's answer not read.
+/// Why Hermit cannot be booted.
 #[derive(Debug, thiserror::Error)]
 pub enum HermitError {
     /// The reason and the log's last lines, as scripts/setup-hermit left them.
@@ -131,21 +178,14 @@ pub enum HermitError {
     BuildFailed(String),
     #[error("hermit: not built ({} missing; scripts/setup builds Hermit into {})", missing.display(), dir.display())]
     NotBuilt { missing: PathBuf, dir: PathBuf },
-    #[error("hermit: {0}")]
-    Program(#[source] program::ProgramError),
     #[error("{env}: finding oscycles' own executable: {source}")]
     OwnExe { env: &'static str, source: std::io::Error },
-    #[error("{env}: starting the VMM: {source} (scripts/setup installs qemu-system-x86)")]
-    StartVmm { env: &'static str, source: std::io::Error },
-    /// The own VMM's last line of standard error.
-    #[error("{env}: {why}")]
-    CannotRun { env: &'static str, why: String },
 }
 
 impl OwnError for HermitError {}
 
 /// The artefacts of the Hermit build.
-struct Build {
+pub struct Build {
     loader: PathBuf,
     program: PathBuf,
     check: PathBuf,
@@ -169,81 +209,6 @@ impl Build {
             None => Ok(b),
         }
     }
-}
-
-/// What one boot left.
-struct Ran {
-    messages: Vec<Message>,
-    status: Option<std::process::ExitStatus>,
-    facts: Map<String, Value>,
-    console: String,
-    log_tail: String,
-}
-
-impl Hermit {
-    /// Boots `program` once with `args` under this environment's VMM, the
-    /// serial port (kernel log and the program's frames) on the VMM's
-    /// stdout and in a log file, and watches it within the timeouts of `o`.
-    fn boot(&self, build: &Build, program: &Path, args: &str, clock: &ClockInfo, o: &EnvOptions) -> Result<Ran, EnvError> {
-        let name = self.name();
-        let files = super::qemu::Files::new(name, o)?;
-        // The kernel's timer runs at the TSC rate given (-freq, MHz).
-        let append = format!("-freq {} -- {args}", (clock.tsc_hz / 1e6).round() as u64);
-        let (cmd, machine) = match self.vmm {
-            Vmm::Qemu => qemu_command(build, program, &append, &files, o)?,
-            Vmm::Own => {
-                EnvError::kvm_usable(name)?;
-                let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: name, source })?;
-                let mut cmd = std::process::Command::new(exe);
-                cmd.arg(VMM_COMMAND).arg("--kernel").arg(&build.loader).arg("--module").arg(program);
-                cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(o.vm_mem_mib.to_string()).arg("--console").arg(&files.console);
-                (cmd, "oscycles' own".to_string())
-            }
-        };
-        let super::qemu::Ran { end, console, log_tail } =
-            super::qemu::watch(cmd, &files.console, o, &mut || None).map_err(|source| HermitError::StartVmm { env: name, source })?;
-        if let Some(w) = end.why {
-            return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
-        }
-        if end.status.and_then(|s| s.code()) == Some(VMM_CANNOT_RUN) {
-            let why = end.stderr.lines().last().unwrap_or("the VMM could not run the guest").to_string();
-            return Err(HermitError::CannotRun { env: name, why }.into());
-        }
-        let accel = match self.vmm {
-            Vmm::Qemu => o.own.get::<AccelArgs>()?.accel.name(),
-            Vmm::Own => "kvm",
-        };
-        let mut facts = boot_facts(build, program, accel, &machine, o, end.status);
-        if self.vmm == Vmm::Own {
-            facts.insert("vmm".into(), json!("oscycles (its own KVM VMM, __vmm-multiboot)"));
-        }
-        Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
-    }
-}
-
-/// QEMU booting oscycles' loader with `program` as its module: the command
-/// and the machine type.
-fn qemu_command(
-    build: &Build,
-    program: &Path,
-    append: &str,
-    files: &super::qemu::Files,
-    o: &EnvOptions,
-) -> Result<(std::process::Command, String), EnvError> {
-    let accel = o.own.get::<AccelArgs>()?.accel;
-    let kvm = accel == Accel::Kvm;
-    let machine = o.own.get::<QemuArgs>()?.machine;
-    if kvm {
-        EnvError::kvm_usable("hermit")?;
-    }
-    // One CPU: the kernel is built without smp.
-    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib);
-    cmd.args(["-machine", &machine]).args(accel.qemu_args());
-    cmd.args(["-cpu", if kvm { "host" } else { "qemu64,+fsgsbase,+rdtscp,+xsave,+xsaveopt,+fxsr" }]);
-    cmd.arg("-kernel").arg(&build.loader).arg("-initrd").arg(program).arg("-append").arg(append);
-    super::qemu::serial_on_stdout(&mut cmd, &files.console);
-    cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    Ok((cmd, machine))
 }
 
 /// The own VMM's status when KVM cannot run the guest (the reason on its
@@ -308,35 +273,6 @@ fn vmm_multiboot(a: &VmmArgs) -> i32 {
     }
 }
 
-/// The Hermit kernel ends QEMU through isa-debug-exit: 1 -> status 3 (success).
-const HERMIT_SUCCESS: i32 = 3;
-
-fn boot_facts(
-    build: &Build,
-    program: &Path,
-    accel: &str,
-    machine: &str,
-    o: &EnvOptions,
-    status: Option<std::process::ExitStatus>,
-) -> Map<String, Value> {
-    let mut f = Map::new();
-    f.insert("vmm".into(), json!(super::qemu::QEMU));
-    f.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel));
-    f.insert("machine".into(), json!(machine));
-    f.insert("vcpus".into(), json!(1));
-    f.insert("memory_mib".into(), json!(o.vm_mem_mib));
-    f.insert("loader".into(), json!(build.loader.display().to_string()));
-    f.insert("program".into(), json!(program.display().to_string()));
-    f.insert("clean_exit".into(), json!(status.and_then(|s| s.code()) == Some(HERMIT_SUCCESS)));
-    f
-}
-
-/// The check program's line: `hermit-check getpid_cycles=X yield_cycles=Y
-/// futex_one_way_cycles=Z`.
-fn check_figures(console: &str) -> Value {
-    program::check_line(console, "hermit-check ")
-}
-
 /// Why a case of the plan is not measured in the unikernel.
 fn absent_reason(p: &PlannedCase) -> String {
     let id = p.benchmark.id.as_str();
@@ -351,23 +287,22 @@ fn absent_reason(p: &PlannedCase) -> String {
     format!("{id} in Hermit: {why}")
 }
 
-/// The Hermit program, as program.rs makes its run document.
-const GUEST: program::Guest =
-    program::Guest { env: "hermit", system: "Hermit", absent: absent_reason, policy: "Hermit's scheduler", one_cpu: true };
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::data::results::CaseStatus;
+    use crate::families::bench::schema;
+    use crate::run::env::program::document::tests::{plan, spec};
+    use crate::run::env::program::{document, words};
 
-    fn spec(suites: &[&str]) -> crate::run::spec::RunSpec {
-        crate::run::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() }
-    }
+    /// The Hermit program, as the kit makes its run document.
+    const GUEST: document::Guest =
+        document::Guest { env: "hermit", system: "Hermit", absent: &absent_reason, policy: "Hermit's scheduler", cpus: 1 };
 
     #[test]
     fn the_programs_samples_become_the_run_document_of_the_plan() {
         let run = spec(&["hermit-basic", "stream"]);
-        let plan = program::plan_of(&run).unwrap();
+        let plan = plan(&run);
         let samples = json!({"cases": [
             {"benchmark": "syscall.getpid", "status": "ok", "per_op_cycles": [100.0, 120.0, 110.0], "inner": 4096},
             {"benchmark": "hermit.malloc-1m", "status": "failed", "reason": "malloc(1 MiB) returned NULL"},
@@ -376,7 +311,7 @@ mod tests {
                 {"name": "Triad", "times": [1.0], "bytes": 24_000_000}]},
         ]});
         let clock = crate::measure::clock::known_tsc(2e9);
-        let doc = program::document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock);
+        let doc = document::document(&GUEST, &run, &plan, &samples, crate::measure::harness::HarnessConfig::tiny(), clock);
         assert_eq!(doc.results.len(), plan.len(), "every planned case has a result");
         let getpid = doc.case("syscall.getpid", |_| true).unwrap();
         assert_eq!(getpid.status, CaseStatus::Ok);
@@ -400,9 +335,9 @@ mod tests {
     fn each_case_with_parameters_is_named_to_the_program_and_its_answer_found_by_them() {
         let mut run = spec(&["memcpy", "l4-ipc"]);
         run.benchmarks = Some(vec!["memcpy.words".into(), "ipc.futex".into()]);
-        let mut plan = program::plan_of(&run).unwrap();
+        let mut plan = plan(&run);
         plan.retain(|p| p.params.get("bytes").is_none_or(|b| b == 64) && p.params.get("words").is_none_or(|w| w == 0));
-        let lists = program::case_lists(&plan);
+        let lists = words::case_lists(&plan);
         let futex = lists.split(' ').find(|w| w.starts_with("cases.ipc.futex=")).expect(&lists);
         let (keys, rows) = futex["cases.ipc.futex=".len()..].split_once(':').unwrap();
         assert_eq!(rows.split(':').count(), 4, "space x cores at 0 words: {futex}");
@@ -417,7 +352,7 @@ mod tests {
             {"benchmark": "ipc.futex", "params": params(0, "intra", "same"), "status": "ok", "per_op_cycles": [10.0, 12.0, 14.0], "inner": 8, "round_trips": 40, "requests_verified_by_server": 40},
             {"benchmark": "ipc.futex", "params": params(0, "inter", "same"), "status": "n/a", "reason": "one address space"},
         ]});
-        let doc = program::document(
+        let doc = document::document(
             &GUEST,
             &run,
             &plan,
@@ -437,13 +372,6 @@ mod tests {
         assert_eq!(inter.status, CaseStatus::NotApplicable);
         assert_eq!(inter.reason.as_deref(), Some("ipc.futex in Hermit: one address space"));
         assert_eq!(at("intra", "cross").status, CaseStatus::NotApplicable, "not answered: n/a");
-    }
-
-    #[test]
-    fn the_check_programs_line_is_read_from_the_console() {
-        let v = check_figures("[0.1][INFO] boot\nhermit-check getpid_cycles=123.5 yield_cycles=456.0\n[0.2] shutdown\n");
-        assert_eq!(v, json!({"getpid_cycles": 123.5, "yield_cycles": 456.0}));
-        assert!(check_figures("nothing here").get("failed").is_some());
     }
 
     #[test]

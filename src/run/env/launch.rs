@@ -11,6 +11,7 @@ use super::output::tail;
 use super::supervise::supervise;
 use crate::data::results::RunDoc;
 use crate::families::bench::schema::boot;
+use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -33,21 +34,28 @@ pub fn launch_child(env: &dyn Environment, spec: &GuestSpec, o: &EnvOptions, end
     }
     let mut facts = Map::new();
     facts.insert("start".into(), Value::from(format!("oscycles __env-child ({})", env.name())));
-    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr) })
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail: tail(&end.stderr), doc: None })
 }
 
-/// Runs `spec` in `env` and returns the run document it sent back, with the
-/// facts of how it was started and what it said about itself.
-pub fn run_in(env: Env, spec: &GuestSpec, o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
-    let out = env.launch(spec, o)?;
+/// Runs `plan` (with `spec`) in `env` and returns the run document it
+/// sent back, or the host made of what it sent, with the facts of how it
+/// was started and what it said about itself.
+pub fn run_in(env: Env, spec: &GuestSpec, plan: &[PlannedCase], o: &EnvOptions) -> Result<(RunDoc, Map<String, Value>), EnvError> {
+    let mut out = env.launch(spec, plan, o)?;
     if let Some(e) = out.first("error") {
-        return Err(EnvError::Child { env: env.name(), message: frame::plain(&String::from_utf8_lossy(&e.bytes), 4096) });
+        return Err(EnvError::Child {
+            env: env.name(),
+            message: frame::plain(&String::from_utf8_lossy(&e.bytes), crate::data::results::check::MAX_TEXT),
+        });
     }
-    let Some(m) = out.first("run") else {
-        let status = out.status.map_or("killed".into(), |s| s.to_string());
-        return Err(EnvError::NoResults { env: env.name(), status, tail: out.log_tail });
+    let doc = match (out.doc.take(), out.first("run")) {
+        (Some(doc), _) => *doc,
+        (None, Some(m)) => serde_json::from_slice(&m.bytes).map_err(|source| EnvError::BadResults { env: env.name(), source })?,
+        (None, None) => {
+            let status = out.status.map_or("killed".into(), |s| s.to_string());
+            return Err(EnvError::NoResults { env: env.name(), status, tail: out.log_tail });
+        }
     };
-    let doc: RunDoc = serde_json::from_slice(&m.bytes).map_err(|source| EnvError::BadResults { env: env.name(), source })?;
     let mut facts = out.facts;
     if let Some(env_facts) = out.messages.iter().find(|m| m.kind == "facts")
         && let Ok(Value::Object(f)) = serde_json::from_slice::<Value>(&env_facts.bytes)
@@ -65,10 +73,11 @@ pub fn boot_once(env: Env, o: &EnvOptions, seed: u64) -> Result<(f64, f64, Optio
     // One round: the first result is one small measurement, not the default
     // rounds (each a fresh process) a run takes.
     let run = crate::run::spec::RunSpec { rounds: 1, ..crate::run::spec::RunSpec::boot(seed) };
+    let plan = crate::run::prepared::plan_part(&run).map_err(|e| EnvError::Plan { env: env.name(), why: e.to_string() })?;
     let spec = GuestSpec { run, mode: guest::GuestMode::Run, vm_cpus: o.vm_cpus, vm_mem_mib: o.vm_mem_mib };
-    let mut out = env.launch(&spec, o)?;
+    let mut out = env.launch(&spec, &plan, o)?;
     let hello = out.first("hello").ok_or_else(|| EnvError::NoHello { env: env.name(), tail: out.log_tail.clone() })?;
-    let result = out.first("run").ok_or_else(|| EnvError::NoResult { env: env.name(), tail: out.log_tail.clone() })?;
-    let (to_init, to_result) = (hello.at_s, result.at_s);
+    let to_result = out.results_at().ok_or_else(|| EnvError::NoResult { env: env.name(), tail: out.log_tail.clone() })?;
+    let to_init = hello.at_s;
     Ok((to_init, to_result, out.facts.remove(boot::RESTARTED_AFTER)))
 }

@@ -7,8 +7,8 @@
 //! (mach_msg round trips between two threads of one task and between two
 //! tasks, traps, yields, vm_allocate, first writes), sends the samples
 //! framed over the console (the mach_print trap) and ends the VM with
-//! host_reboot (QEMU -no-reboot exits); this module makes them the run
-//! document.
+//! host_reboot (QEMU -no-reboot exits); the guest-program kit
+//! ([`super::program`]) boots it and makes the run document of them.
 //!
 //! Units: `--accel icount` (QEMU's instruction counter: the guest's TSC
 //! counts its instructions) gives guest instructions, exact and repeatable;
@@ -17,14 +17,15 @@
 //! invocation boots an independent few-line task (guest/mach/check.c: rdtsc
 //! around 10^5 empty mach_msg round trips) and records its figures.
 
-use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
+use super::guest::{GuestMode, GuestSpec};
 use super::options::EnvOptions;
-use super::output::{ConsoleLog, complete_lines, tail};
-use super::program;
-use super::qemu::{Accel, AccelArgs};
-use crate::data::results::CaseStatus;
+use super::program::{At, Boot, Check, GuestProgram, Machine, Names};
+use super::vm::{Accel, AccelArgs, Finish, QemuMachine, Serial};
+use crate::data::results::{CaseStatus, RunDoc};
 use crate::families::bench::schema;
+use crate::families::bench::schema::ipc::Mechanism;
+use crate::measure::harness::HarnessConfig;
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -32,8 +33,14 @@ use std::path::{Path, PathBuf};
 /// Where scripts/setup-mach leaves the kernel (`gnumach`) and its version.
 pub const CACHE: &str = "/var/cache/oscycles/mach";
 
-/// How many times the run's --init-timeout GNU Mach may take to its hello.
-const INIT_SCALE: u32 = 4;
+/// How many times the run's --init-timeout GNU Mach may take to its hello:
+/// emulated, it probes its ISA and SCSI devices for seconds before its task
+/// starts (6.5 s under the counter on an idle host, over 30 s on this
+/// shared one), as the xen-* environments have under TCG.
+const SLOW_BOOT: u32 = 4;
+
+/// What it is, for `--env`'s help.
+const ABOUT: &str = "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions, its default) or tcg (emulated cycles)";
 
 /// The command that installs it.
 const INSTALL: &str = "scripts/setup-mach (as root; scripts/setup calls it)";
@@ -51,82 +58,100 @@ fn cache_dir() -> PathBuf {
 /// GNU Mach under QEMU.
 pub struct Mach;
 
-impl Environment for Mach {
-    fn name(&self) -> &'static str {
-        "mach"
+impl GuestProgram for Mach {
+    type Build = Kernel;
+
+    fn names(&self) -> Names {
+        Names { env: "mach", system: "GNU Mach", policy: "GNU Mach's scheduler", about: ABOUT }
     }
 
-    fn about(&self) -> &'static str {
-        "GNU Mach 1.8 (Debian's i386 kernel) under QEMU with oscycles' own bootstrap task: mach_msg, traps, vm_allocate; --accel icount (guest instructions, its default) or tcg (emulated cycles)"
-    }
-
-    fn options(&self) -> Option<super::options::OwnOptions> {
-        Some(super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
-    }
-
-    fn counts_instructions(&self, o: &EnvOptions) -> bool {
-        o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
-    }
-
-    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        let accel = accel(o)?;
-        if accel == Accel::Kvm {
-            return Err(MachError::Kvm.into());
+    fn accel(&self, o: &EnvOptions) -> Result<Accel, EnvError> {
+        match o.own.get::<AccelArgs>()?.accel {
+            Accel::Kvm => Err(MachError::Kvm.into()),
+            a => Ok(a),
         }
-        let kernel = Kernel::find(&cache_dir())?;
-        // Emulated, GNU Mach probes its ISA and SCSI devices for seconds
-        // before its task starts (6.5 s under the counter on an idle host,
-        // over 30 s on this shared one): a longer wait for the hello, as
-        // the xen-* environments have under TCG.
-        let o = &EnvOptions { init_timeout: o.init_timeout * INIT_SCALE, ..o.clone() };
-        let plan = program::plan_of(&spec.run).map_err(MachError::Program)?;
-        let quick = plan.iter().any(|p| p.scale.brief());
-        let clock = program::clock(accel.counts_instructions());
-        let harness = spec.run.harness(clock.tsc_hz, quick);
-        let args = task_args(&plan, harness.batches, quick);
-        let module = match o.guest_mode {
+    }
+
+    fn find(&self) -> Result<Kernel, EnvError> {
+        Ok(Kernel::find(&cache_dir())?)
+    }
+
+    /// The task's own words ([`task_args`]); (tests) `mode=hang`: a task
+    /// that never says hello.
+    fn words(&self, spec: &GuestSpec, plan: &[PlannedCase], h: &HarnessConfig, _: &EnvOptions) -> String {
+        let args = task_args(plan, h.batches, plan.iter().any(|p| p.scale.brief()));
+        let silent = matches!(spec.mode, GuestMode::Hang | GuestMode::NoInit);
+        if silent { format!("{args} mode=hang") } else { args }
+    }
+
+    fn image(&self, _: &Kernel, boot: Boot, _: &str, mode: GuestMode) -> Result<Vec<u8>, EnvError> {
+        Ok(match (boot, mode) {
+            (Boot::Check, _) => CHECK.to_vec(),
             // (tests) a module that is no executable: the kernel panics.
-            super::guest::GuestMode::Panic => &b"not an ELF image"[..],
-            _ => TASK,
-        };
-        // (tests) a task that never says hello.
-        let silent = matches!(o.guest_mode, super::guest::GuestMode::Hang | super::guest::GuestMode::NoInit);
-        let mode = if silent { " mode=hang" } else { "" };
-        let mut ran = boot(&kernel, module, &format!("{args}{mode}"), accel, o)?.out;
-        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples = program::parse_samples(&m.bytes).map_err(MachError::Program)?;
-            let mut doc = program::document(&GUEST, &spec.run, &plan, &samples, harness, clock);
-            for r in doc.results.iter_mut().filter(|r| r.status == CaseStatus::Ok) {
-                r.details.insert("mach_operation".into(), json!(operation(&r.benchmark)));
-            }
-            ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
+            (Boot::Program, GuestMode::Panic) => b"not an ELF image".to_vec(),
+            (Boot::Program, _) => TASK.to_vec(),
+        })
+    }
+
+    /// GNU Mach with the image as its multiboot module, the task's words
+    /// on the module's boot-script line.
+    fn machine(&self, kernel: &Kernel, at: &At) -> Result<Machine, EnvError> {
+        if at.image.to_string_lossy().contains([',', ' ']) {
+            return Err(MachError::WorkPath(at.o.work.clone()).into());
         }
-        let ipc = plan.iter().any(|p| p.benchmark.id == Mechanism::MachMsg.id());
-        if spec.mode == super::guest::GuestMode::Run && o.guest_mode == super::guest::GuestMode::Run && ipc {
-            let check = boot(&kernel, CHECK, "", accel, o).map(|r| check_figures(&r.console));
-            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
+        let line = format!("{} ${{host-port}} ${{device-port}} {} $(task-create) $(task-resume)", at.image.display(), at.words);
+        Ok(Machine::Qemu(QemuMachine {
+            machine: "pc".into(),
+            cpu: None,
+            mem_mib: at.o.vm_mem_mib.min(1024),
+            vcpus: 1,
+            kernel: kernel.path.clone(),
+            initrd: line.into(),
+            append: Some("console=com0".into()),
+            serial: Serial::Shared,
+            debug_exit: false,
+        }))
+    }
+
+    fn facts(&self, kernel: &Kernel) -> Map<String, Value> {
+        let mut f = Map::new();
+        f.insert("kernel".into(), json!(kernel.path.display().to_string()));
+        f.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
+        f.insert("arch".into(), json!("i386"));
+        f
+    }
+
+    fn absent(&self, p: &PlannedCase) -> String {
+        absent_reason(p)
+    }
+
+    /// guest/mach/check.c: rdtsc around 10^5 empty mach_msg round trips;
+    /// its line `mach-check round_trips=N total=T round_trip_x1000=R`.
+    fn check(&self) -> Option<Check> {
+        Some(Check { marker: "mach-check ", checks: |p| p.benchmark.id == Mechanism::MachMsg.id(), figures: check_figures })
+    }
+
+    /// The task ends the VM with host_reboot; QEMU (-no-reboot) exits 0.
+    fn finish(&self) -> Finish {
+        Finish::Zero
+    }
+
+    fn failed(&self, console: &str, _: Option<std::process::ExitStatus>, _: &str) -> Option<String> {
+        panic_line(console).map(|p| format!("the kernel panicked: {p}"))
+    }
+
+    fn slow_boot(&self) -> u32 {
+        SLOW_BOOT
+    }
+
+    fn annotate(&self, doc: &mut RunDoc) {
+        for r in doc.results.iter_mut().filter(|r| r.status == CaseStatus::Ok) {
+            r.details.insert("mach_operation".into(), json!(operation(&r.benchmark)));
         }
-        ran.facts.insert("kernel_version".into(), json!(format!("GNU Mach {} (Debian gnumach-image-1.8-486)", kernel.version)));
-        ran.facts.insert("arch".into(), json!("i386"));
-        let unit_name = if accel.counts_instructions() {
-            crate::data::results::UNIT_INSTRUCTIONS
-        } else {
-            "emulated cycles (the host's TSC under TCG)"
-        };
-        ran.facts.insert("unit".into(), json!(unit_name));
-        Ok(ran)
     }
 }
 
-use crate::families::bench::schema::ipc::Mechanism;
-
-/// `--accel` as given; not given, the instruction counter (exact counts:
-/// this environment's default, where the others' is tcg).
-fn accel(o: &EnvOptions) -> Result<Accel, EnvError> {
-    Ok(if o.own.given("accel") { o.own.get::<AccelArgs>()?.accel } else { Accel::Icount })
-}
-
-/// Why GNU Mach cannot be booted, or its task's answer not read.
+/// Why GNU Mach cannot be booted.
 #[derive(Debug, thiserror::Error)]
 pub enum MachError {
     #[error("mach: GNU Mach is not installed ({} missing; {INSTALL} unpacks Debian's gnumach-image-1.8-486:i386 there)", .0.display())]
@@ -137,16 +162,12 @@ pub enum MachError {
     Kvm,
     #[error("mach: the run's directory {0} has a comma or a space, which a multiboot module's line cannot carry")]
     WorkPath(PathBuf),
-    #[error("mach: the kernel panicked: {0}")]
-    Panic(String),
-    #[error("mach: {0}")]
-    Program(#[source] program::ProgramError),
 }
 
 impl OwnError for MachError {}
 
 /// The kernel scripts/setup-mach unpacked.
-struct Kernel {
+pub struct Kernel {
     path: PathBuf,
     version: String,
 }
@@ -222,71 +243,18 @@ fn operation(id: &str) -> Option<&'static str> {
     })
 }
 
-/// What one boot left: what came back, and the whole console.
-struct Booted {
-    out: Outcome,
-    console: String,
-}
-
-/// Boots GNU Mach with `module` (its boot-script line `args`), the console
-/// on QEMU's stdout and in a log file, watched within the timeouts of `o`;
-/// a console that says `panic` ends it at once.
-fn boot(kernel: &Kernel, module: &[u8], args: &str, accel: Accel, o: &EnvOptions) -> Result<Booted, EnvError> {
-    let files = super::qemu::Files::new("mach", o)?;
-    if files.initrd.to_string_lossy().contains([',', ' ']) {
-        return Err(MachError::WorkPath(o.work.clone()).into());
-    }
-    crate::measure::scratch::create_new(&files.initrd, 0o600).map_err(EnvError::io(format!("creating {}", files.initrd.display())))?;
-    std::fs::write(&files.initrd, module).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
-    let line = format!("{} ${{host-port}} ${{device-port}} {args} $(task-create) $(task-resume)", files.initrd.display());
-    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
-    cmd.args(["-machine", "pc"]).args(accel.qemu_args());
-    cmd.arg("-kernel").arg(&kernel.path).arg("-initrd").arg(&line).args(["-append", "console=com0"]);
-    super::qemu::serial_on_stdout(&mut cmd, &files.console);
-    let mut watch = ConsoleLog::new(&files.console);
-    // While the guest runs, whole lines only: a panic line read before its
-    // end names half its reason (seen: "panic ../kern/bootstrap.c:810: us").
-    let mut panicked = move || watch.grown().and_then(|seen| panic_line(complete_lines(seen)));
-    let super::qemu::Ran { end, console, log_tail } = super::qemu::watch(cmd, &files.console, o, &mut panicked)
-        .map_err(|e| EnvError::Io { what: format!("starting {} (scripts/setup installs it)", super::qemu::QEMU), source: e })?;
-    if let Some(p) = panic_line(&console) {
-        return Err(MachError::Panic(format!("{p}; last output: {log_tail}")).into());
-    }
-    if let Some(w) = end.why {
-        return Err(EnvError::Ended { env: "mach", why: w, hint: "", tail: log_tail });
-    }
-    let mut facts = Map::new();
-    facts.insert("vmm".into(), json!(super::qemu::QEMU));
-    facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
-    facts.insert("machine".into(), json!("pc"));
-    facts.insert("vcpus".into(), json!(1));
-    facts.insert("kernel".into(), json!(kernel.path.display().to_string()));
-    facts.insert("clean_exit".into(), json!(end.status.is_some_and(|s| s.success())));
-    Ok(Booted { out: Outcome { messages: end.messages, status: end.status, facts, log_tail }, console })
-}
-
 /// The console's panic line, if the kernel panicked (`panic: ...`,
 /// `panic ../file.c:N: ...`).
 fn panic_line(console: &str) -> Option<String> {
     console.lines().find(|l| l.trim_start().starts_with("panic")).map(|l| l.trim().chars().take(200).collect())
 }
 
-/// The check task's line: `mach-check round_trips=N total=T round_trip_x1000=R`.
-fn check_figures(console: &str) -> Value {
-    // The kernel's `start <task>: ` may precede it on the line.
-    let Some(line) = console.lines().find_map(|l| l.find("mach-check ").map(|i| &l[i..])) else {
-        return json!({ "failed": format!("no figures; last output: {}", tail(console)) });
-    };
-    let mut v = Map::new();
-    for (k, x) in line.split_whitespace().filter_map(|w| w.split_once('=')) {
-        if let Ok(x) = x.parse::<u64>() {
-            v.insert(k.into(), json!(x));
-        }
-    }
+/// The one-way figure of the check's round trips (the kernel's `start
+/// <task>: ` may precede its line).
+fn check_figures(v: &mut Map<String, Value>) {
     if let Some(r) = v.get("round_trip_x1000").and_then(Value::as_u64) {
         v.insert("mach_msg_one_way".into(), json!(r as f64 / 2000.0));
     }
-    Value::Object(v)
 }
 
 /// Why a row is not measured in GNU Mach.
@@ -305,13 +273,10 @@ fn absent_reason(p: &PlannedCase) -> String {
     format!("{id} in GNU Mach: {why}")
 }
 
-/// The guest, as program.rs makes its document.
-const GUEST: program::Guest =
-    program::Guest { env: "mach", system: "GNU Mach", absent: absent_reason, policy: "GNU Mach's scheduler", one_cpu: true };
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::env::output::complete_lines;
 
     /// GNU Mach loads each PT_LOAD apart (vm_allocate of its pages, asserted):
     /// the task must be ET_EXEC, i386, and no two segments may share a page.
@@ -336,7 +301,7 @@ mod tests {
 
     fn plan(suites: &[&str]) -> Vec<PlannedCase> {
         let run = crate::run::spec::RunSpec { suites: suites.iter().map(|s| s.to_string()).collect(), ..Default::default() };
-        program::plan_of(&run).unwrap()
+        crate::run::prepared::plan_part(&run).unwrap()
     }
 
     #[test]
@@ -363,9 +328,10 @@ mod tests {
 
     #[test]
     fn the_check_and_a_panic_are_read_from_the_console() {
-        let v = check_figures("start /x/task: mach-check round_trips=100000 total=243910100 round_trip_x1000=2439101\n");
-        assert_eq!(v["mach_msg_one_way"], json!(1219.5505));
-        assert!(check_figures("nothing").get("failed").is_some());
+        let line = "start /x/task: mach-check round_trips=100000 total=243910100 round_trip_x1000=2439101\n";
+        let Value::Object(mut v) = super::super::program::document::check_line(line, "mach-check ") else { panic!("figures") };
+        check_figures(&mut v);
+        assert_eq!((v["mach_msg_one_way"].clone(), v["round_trips"].clone()), (json!(1219.5505), json!(100000)));
         let p = panic_line("module 0\npanic ../kern/bootstrap.c:810: user_bootstrap: Cannot load\nmore");
         assert_eq!(p.as_deref(), Some("panic ../kern/bootstrap.c:810: user_bootstrap: Cannot load"));
         assert!(panic_line("no trouble").is_none());

@@ -44,7 +44,7 @@ impl Environment for Microvm {
         f
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, |_| {})
     }
 

@@ -2,7 +2,10 @@
 //! `native` (this process), `container` (namespaces oscycles makes itself),
 //! `qemu-tcg` and `qemu-kvm` (a guest kernel booted with an initramfs whose
 //! /init is this same static binary), `microvm` (oscycles' own KVM guest),
-//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]).
+//! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]), `uml`
+//! and `gvisor` (a kernel in user space, a sandbox), and guest programs of
+//! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4`,
+//! `sel4-arm` and `mach` (microkernels) ([`program`]).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
 //! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
@@ -29,12 +32,14 @@ pub mod error;
 pub mod frame;
 pub mod guest;
 pub mod helpers;
+pub mod initramfs;
 pub mod kcount;
 pub mod launch;
 pub mod options;
 pub mod output;
 pub mod program;
 pub mod supervise;
+pub mod vm;
 
 use crate::base::named::Named;
 use environment::{Env, Environment};
@@ -49,6 +54,7 @@ pub mod microvm;
 pub mod native;
 pub mod qemu;
 pub mod sel4;
+pub mod sel4_arm;
 pub mod uml;
 pub mod xen;
 
@@ -66,10 +72,11 @@ const ALL: &[Env] = &[
     &xen::Xen::PVH_DOMU,
     &uml::Uml,
     &gvisor::Gvisor,
-    &hermit::Hermit::QEMU,
-    &hermit::Hermit::MICROVM,
-    &sel4::Sel4,
-    &mach::Mach,
+    &program::Program(hermit::Hermit::QEMU),
+    &program::Program(hermit::Hermit::MICROVM),
+    &program::Program(sel4::Sel4),
+    &program::Program(mach::Mach),
+    &program::Program(sel4_arm::Sel4Arm),
 ];
 
 impl Named for Env {

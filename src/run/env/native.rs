@@ -23,7 +23,7 @@ impl Environment for Native {
         true
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch_child(self, spec, o, |_| {})
     }
 }

@@ -39,13 +39,6 @@ impl EnvArgs {
     pub fn get<T: clap::FromArgMatches>(&self) -> Result<T, clap::Error> {
         T::from_arg_matches(&self.0)
     }
-
-    /// Whether option `id` (a field of an environment's options) was given
-    /// on the command line rather than defaulted: an environment whose
-    /// default differs from the shared one (mach's --accel) asks.
-    pub fn given(&self, id: &str) -> bool {
-        self.0.try_get_raw(id).is_ok_and(|v| v.is_some()) && self.0.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
-    }
 }
 
 impl clap::FromArgMatches for EnvArgs {

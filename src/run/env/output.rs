@@ -3,6 +3,7 @@
 
 use super::frame;
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// The most of a child's stderr kept: its end (for error messages).
@@ -52,9 +53,94 @@ pub fn complete_lines(console: &str) -> &str {
     console.rfind('\n').map_or("", |i| &console[..=i])
 }
 
+/// The most of a guest's console file on disk: past it, its middle is cut
+/// out (a hole punched: the file keeps its length, not its blocks), so a
+/// guest that writes without end fills no disk ([`ConsoleCap`]).
+pub const CONSOLE_FILE_BYTES: u64 = 16 << 20;
+/// The start of a console kept on disk and read (the boot, the first error).
+pub const CONSOLE_HEAD: u64 = 1 << 20;
+/// The end of a console kept on disk when its middle is cut.
+const CONSOLE_TAIL_ON_DISK: u64 = 8 << 20;
+/// The end of a console held in memory (by [`ConsoleLog`] and [`read_console`]).
+pub const CONSOLE_KEPT: u64 = 1 << 20;
+
+/// The line standing for the bytes of a console left out.
+fn left_out(n: u64) -> String {
+    format!("\n[oscycles: {n} bytes of the console left out here: it passed {} MiB]\n", CONSOLE_FILE_BYTES >> 20)
+}
+
+/// At most `n` bytes of `f` from `at`.
+fn read_at(f: &std::fs::File, at: u64, n: u64) -> Vec<u8> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = f;
+    let mut b = Vec::new();
+    if f.seek(SeekFrom::Start(at)).is_ok() {
+        let _ = f.take(n).read_to_end(&mut b);
+    }
+    b
+}
+
+/// A guest's console log as text, bounded: whole when short, else its
+/// first [`CONSOLE_HEAD`] and last [`CONSOLE_KEPT`] bytes with a line
+/// saying how much was left out between them. Never through a link.
+pub fn read_console(path: &std::path::Path) -> String {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(f) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    if len <= CONSOLE_HEAD + CONSOLE_KEPT {
+        return String::from_utf8_lossy(&read_at(&f, 0, len)).into_owned();
+    }
+    let (head, tail) = (read_at(&f, 0, CONSOLE_HEAD), read_at(&f, len - CONSOLE_KEPT, CONSOLE_KEPT));
+    format!("{}{}{}", String::from_utf8_lossy(&head), left_out(len - CONSOLE_HEAD - CONSOLE_KEPT), String::from_utf8_lossy(&tail))
+}
+
+/// Keeps a console file that another process writes within
+/// [`CONSOLE_FILE_BYTES`] on disk: looked at every [`ConsoleLog::EVERY`],
+/// past the bound its middle (after [`CONSOLE_HEAD`], before its last
+/// 8 MiB) is punched out.
+pub struct ConsoleCap {
+    path: std::path::PathBuf,
+    last: std::time::Instant,
+}
+
+impl ConsoleCap {
+    pub fn new(path: &std::path::Path) -> ConsoleCap {
+        ConsoleCap { path: path.to_path_buf(), last: std::time::Instant::now() }
+    }
+
+    /// Cuts the file when it holds more than the bound; a reason to stop
+    /// the guest when it cannot be cut.
+    pub fn check(&mut self) -> Option<String> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        if self.last.elapsed() < ConsoleLog::EVERY {
+            return None;
+        }
+        self.last = std::time::Instant::now();
+        let f = std::fs::OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&self.path).ok()?;
+        let m = f.metadata().ok()?;
+        if m.blocks() * 512 <= CONSOLE_FILE_BYTES {
+            return None;
+        }
+        let end = m.len().saturating_sub(CONSOLE_TAIL_ON_DISK) & !0xfff;
+        if end <= CONSOLE_HEAD {
+            return None;
+        }
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: fallocate on a descriptor this function owns, with a range inside the file.
+        let rc = unsafe { libc::fallocate(f.as_raw_fd(), mode, CONSOLE_HEAD as i64, (end - CONSOLE_HEAD) as i64) };
+        (rc != 0).then(|| {
+            let e = std::io::Error::last_os_error();
+            format!("the guest's console passed {} MiB and could not be cut ({e})", CONSOLE_FILE_BYTES >> 20)
+        })
+    }
+}
+
 /// A console log read as it grows, at most every [`ConsoleLog::EVERY`]:
 /// for a watcher that looks for a guest's end while it runs (each read
-/// takes only the bytes written since the last).
+/// takes only the bytes written since the last). It holds the console's
+/// last [`CONSOLE_KEPT`] bytes, however much the guest writes.
 pub struct ConsoleLog {
     path: std::path::PathBuf,
     seen: String,
@@ -69,20 +155,32 @@ impl ConsoleLog {
         ConsoleLog { path: path.to_path_buf(), seen: String::new(), read: 0, last: std::time::Instant::now() }
     }
 
-    /// The console so far, when [`ConsoleLog::EVERY`] has passed since the
-    /// last look (else, or when the log cannot be read, nothing).
+    /// The console so far (its last [`CONSOLE_KEPT`] bytes), when
+    /// [`ConsoleLog::EVERY`] has passed since the last look (else, or when
+    /// the log cannot be read, nothing).
     pub fn grown(&mut self) -> Option<&str> {
-        use std::io::Seek;
+        use std::os::unix::fs::OpenOptionsExt;
         if self.last.elapsed() < Self::EVERY {
             return None;
         }
         self.last = std::time::Instant::now();
-        let mut f = std::fs::File::open(&self.path).ok()?;
-        f.seek(std::io::SeekFrom::Start(self.read)).ok()?;
-        let mut more = Vec::new();
-        f.read_to_end(&mut more).ok()?;
-        self.read += more.len() as u64;
+        let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(&self.path).ok()?;
+        let len = f.metadata().ok()?.len();
+        // What is older than the kept end is skipped, never read.
+        let from = self.read.max(len.saturating_sub(CONSOLE_KEPT));
+        let more = read_at(&f, from, CONSOLE_KEPT);
+        if from > self.read {
+            self.seen.clear();
+        }
+        self.read = from + more.len() as u64;
         self.seen += &String::from_utf8_lossy(&more);
+        if self.seen.len() as u64 > CONSOLE_KEPT {
+            let mut cut = self.seen.len() - CONSOLE_KEPT as usize;
+            while !self.seen.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.seen.drain(..cut);
+        }
         Some(&self.seen)
     }
 }
@@ -121,5 +219,39 @@ mod tests {
         std::thread::sleep(ConsoleLog::EVERY);
         assert_eq!(log.grown(), Some("boot\npanic: half of it\nmore"));
         assert_eq!(complete_lines("no end"), "");
+    }
+
+    #[test]
+    fn a_guest_that_writes_without_end_fills_neither_memory_nor_disk() {
+        // Issue 58, item 7: a guest writing its console as QEMU does (one
+        // writer, its own offset), 40 MiB of it, watched as a run watches it.
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("console");
+        let mut guest = std::fs::File::create(&path).unwrap();
+        let (mut cap, mut log) = (ConsoleCap::new(&path), ConsoleLog::new(&path));
+        let line = format!("{}\n", "x".repeat(1023));
+        guest.write_all(b"boot: first line\n").unwrap();
+        for mib in 0..40 {
+            for _ in 0..1024 {
+                guest.write_all(line.as_bytes()).unwrap();
+            }
+            if mib % 8 == 7 {
+                std::thread::sleep(ConsoleLog::EVERY);
+                assert_eq!(cap.check(), None);
+                assert!(log.grown().unwrap().len() as u64 <= CONSOLE_KEPT);
+            }
+        }
+        guest.write_all(b"panic: the last line\n").unwrap();
+        std::thread::sleep(ConsoleLog::EVERY);
+        assert_eq!(cap.check(), None);
+        let on_disk = std::fs::metadata(&path).unwrap().blocks() * 512;
+        assert!(on_disk <= CONSOLE_FILE_BYTES, "{on_disk} bytes on disk");
+        let seen = log.grown().unwrap();
+        assert!(seen.len() as u64 <= CONSOLE_KEPT && seen.ends_with("panic: the last line\n"));
+        let text = read_console(&path);
+        assert!(text.len() as u64 <= CONSOLE_HEAD + CONSOLE_KEPT + 200, "{}", text.len());
+        assert!(text.starts_with("boot: first line\n") && text.ends_with("panic: the last line\n"));
+        assert!(text.contains("bytes of the console left out here"), "the cut is said");
     }
 }

@@ -3,12 +3,13 @@
 //! ships in sel4-sys 0.0.28, built by scripts/setup-sel4 into [`CACHE`]: pc99
 //! ia32, release, fastpath) with oscycles' root task as its multiboot module
 //! (guest/sel4, compiled by build.rs and embedded here). The host writes the
-//! plan into the root task's image (the words of program.rs in its
+//! plan into the root task's image (the words of program/words.rs in its
 //! `oscycles_args`); the root task says hello, measures the cases it knows
 //! in seL4's terms (seL4_Call/ReplyRecv for ipc.sel4-call, seL4_Yield,
 //! seL4_Reply as the cheapest kernel entry, two threads yielding), sends the
 //! samples framed over COM1 and ends QEMU through isa-debug-exit;
-//! program.rs makes the run document of them.
+//! the guest-program kit ([`super::program`]) boots it and makes the run
+//! document of them.
 //!
 //! Units: under `--accel icount` (this environment's default) the guest's
 //! TSC counts guest instructions, exactly (`guest_instructions`); under
@@ -19,12 +20,10 @@
 //! ipc.sel4-call also boots the independent check (guest/sel4/check.c:
 //! 10^5 round trips in one rdtsc pair) and records its figure.
 
-use super::environment::{Environment, Message, Outcome};
 use super::error::{EnvError, OwnError};
-use super::options::EnvOptions;
-use super::program;
-use super::qemu::{Accel, AccelArgs, QemuArgs};
-use crate::families::bench::schema;
+use super::guest::GuestMode;
+use super::program::{At, Boot, Check, GuestProgram, Machine, Names};
+use super::vm::{Finish, QemuMachine, Serial};
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -49,11 +48,11 @@ const KERNEL: &str = "seL4 5.0.0";
 const ARCH: &str = "ia32 (pc99)";
 const CONFIG: &str = "release (no debug build, no printing), fastpath, one node";
 
+/// What it is, for `--env`'s help.
+const ABOUT: &str = "the seL4 microkernel (5.0.0 from crates.io sel4-sys, ia32 release with the fastpath) and oscycles' root task, booted by QEMU; --accel icount (the default here: guest instructions), tcg (emulated cycles) or kvm";
+
 /// How the root task's threads are scheduled.
 const POLICY: &str = "seL4's scheduler (fixed priority 255, round robin)";
-
-/// QEMU's exit status when the root task writes 0 to isa-debug-exit.
-const ROOT_TASK_DONE: i32 = 1;
 
 /// The build's directory: [`CACHE`], or `OSCYCLES_SEL4_CACHE` (as for
 /// scripts/setup-sel4; the tests point it at a missing or failed build).
@@ -61,9 +60,10 @@ fn cache_dir() -> PathBuf {
     std::env::var_os("OSCYCLES_SEL4_CACHE").map_or_else(|| PathBuf::from(CACHE), PathBuf::from)
 }
 
+/// seL4 under QEMU with oscycles' root task.
 pub struct Sel4;
 
-/// Why seL4 cannot be booted, or its root task's answer not read.
+/// Why seL4 cannot be booted.
 #[derive(Debug, thiserror::Error)]
 pub enum Sel4Error {
     /// The reason and the log's last lines, as scripts/setup-sel4 left them.
@@ -71,35 +71,35 @@ pub enum Sel4Error {
     BuildFailed(String),
     #[error("sel4: not built ({} missing; {BUILDS} builds seL4 into {})", missing.display(), dir.display())]
     NotBuilt { missing: PathBuf, dir: PathBuf },
-    #[error("sel4: {0}")]
-    Program(#[source] program::ProgramError),
     #[error("sel4: the plan takes {0} bytes, more than the root task's {ARGS_ROOM}")]
     PlanTooLong(usize),
     #[error("sel4: the root task has no plan marker (a build.rs problem)")]
     NoMarker,
-    #[error("sel4: starting QEMU: {0} (scripts/setup installs qemu-system-x86)")]
-    StartQemu(#[source] std::io::Error),
-    /// The root task reported a failure before its samples.
-    #[error("sel4: the root task failed: {0}")]
-    RootTask(String),
 }
 
 impl OwnError for Sel4Error {}
 
-/// The kernel of the build in `dir`, and its versions line, or why there is none.
-fn find_kernel(dir: &Path) -> Result<(PathBuf, String), Sel4Error> {
+/// The kernel scripts/setup-sel4 built, and its versions line.
+pub struct Kernel {
+    path: PathBuf,
+    versions: String,
+}
+
+/// The kernel of the build in `dir`, or why there is none.
+fn find_kernel(dir: &Path) -> Result<Kernel, Sel4Error> {
     if let Ok(why) = std::fs::read_to_string(dir.join("failed")) {
         return Err(Sel4Error::BuildFailed(why.lines().collect::<Vec<_>>().join(" | ")));
     }
-    let kernel = dir.join("kernel.elf");
-    if !kernel.is_file() {
-        return Err(Sel4Error::NotBuilt { missing: kernel, dir: dir.to_path_buf() });
+    let path = dir.join("kernel.elf");
+    if !path.is_file() {
+        return Err(Sel4Error::NotBuilt { missing: path, dir: dir.to_path_buf() });
     }
-    Ok((kernel, std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string()))
+    Ok(Kernel { path, versions: std::fs::read_to_string(dir.join("versions")).unwrap_or_default().trim().to_string() })
 }
 
-/// The root task's image with `args` written over its marker (NUL-ended).
-fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
+/// The root task's image with `args` written over its marker (NUL-ended):
+/// sel4-arm's too (the same marker).
+pub(super) fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
     if args.len() >= ARGS_ROOM {
         return Err(Sel4Error::PlanTooLong(args.len()));
     }
@@ -110,114 +110,93 @@ fn with_args(image: &[u8], args: &str) -> Result<Vec<u8>, Sel4Error> {
     Ok(out)
 }
 
-impl Environment for Sel4 {
-    fn name(&self) -> &'static str {
-        "sel4"
+impl GuestProgram for Sel4 {
+    type Build = Kernel;
+
+    fn names(&self) -> Names {
+        Names { env: "sel4", system: "seL4", policy: POLICY, about: ABOUT }
     }
 
-    fn about(&self) -> &'static str {
-        "the seL4 microkernel (5.0.0 from crates.io sel4-sys, ia32 release with the fastpath) and oscycles' root task, booted by QEMU; --accel icount (the default here: guest instructions), tcg (emulated cycles) or kvm"
+    fn find(&self) -> Result<Kernel, EnvError> {
+        Ok(find_kernel(&cache_dir())?)
     }
 
-    fn options(&self) -> Option<super::options::OwnOptions> {
-        Some(super::options::OwnOptions::of::<AccelArgs>(super::qemu::ACCEL_OPTIONS))
+    fn image(&self, _: &Kernel, boot: Boot, words: &str, _: GuestMode) -> Result<Vec<u8>, EnvError> {
+        Ok(match boot {
+            Boot::Program => with_args(ROOT_TASK, words)?,
+            Boot::Check => CHECK.to_vec(),
+        })
     }
 
-    fn counts_instructions(&self, o: &EnvOptions) -> bool {
-        o.own.get::<AccelArgs>().is_ok_and(|a| a.accel.counts_instructions())
+    /// One CPU (a one-node kernel); at most 1 GiB (ia32: the kernel maps
+    /// the low memory into its window); the CPU model qemu-tcg's.
+    fn machine(&self, kernel: &Kernel, at: &At) -> Result<Machine, EnvError> {
+        Ok(Machine::Qemu(QemuMachine {
+            machine: at.o.own.get::<super::vm::QemuArgs>()?.machine,
+            cpu: Some(at.accel.tcg_cpu()),
+            mem_mib: at.o.vm_mem_mib.min(1024),
+            vcpus: 1,
+            kernel: kernel.path.clone(),
+            initrd: at.image.into(),
+            append: None,
+            serial: Serial::Shared,
+            debug_exit: true,
+        }))
     }
 
-    fn launch(&self, spec: &super::guest::GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
-        let (kernel, versions) = find_kernel(&cache_dir())?;
-        let accel = o.own.get::<AccelArgs>()?.accel;
-        let plan = program::plan_of(&spec.run).map_err(Sel4Error::Program)?;
-        let clock = program::clock(accel.counts_instructions());
-        let quick = plan.iter().any(|p| p.scale.brief());
-        let harness = spec.run.harness(clock.tsc_hz, quick);
-        let args = program::args(spec, &plan, &harness, o);
-        let mut ran = boot(&kernel, &with_args(ROOT_TASK, &args)?, accel, o)?;
-        if let Some(m) = ran.messages.iter().find(|m| m.kind == "samples").cloned() {
-            let samples = program::parse_samples(&m.bytes).map_err(Sel4Error::Program)?;
-            let g = program::Guest { env: "sel4", system: "seL4", absent: absent_reason, policy: POLICY, one_cpu: true };
-            let doc = program::document(&g, &spec.run, &plan, &samples, harness, clock.clone());
-            ran.messages.push(Message { kind: "run".into(), bytes: serde_json::to_vec(&doc)?, at_s: m.at_s });
-        } else if let Some(line) = ran.console.lines().find(|l| l.contains("oscycles-sel4: FAILED")) {
-            return Err(Sel4Error::RootTask(line.trim().to_string()).into());
-        }
-        if spec.mode == super::guest::GuestMode::Run && plan.iter().any(|p| p.benchmark.id == "ipc.sel4-call") && plan.len() > 1 {
-            let check = boot(&kernel, CHECK, accel, o).map(|r| check_figures(&r.console));
-            ran.facts.insert(schema::environment::INDEPENDENT_CHECK.into(), check.unwrap_or_else(|e| json!({ "failed": e.to_string() })));
-        }
-        ran.facts.insert("versions".into(), json!(versions));
-        Ok(Outcome { messages: ran.messages, status: ran.status, facts: ran.facts, log_tail: ran.log_tail })
+    fn facts(&self, kernel: &Kernel) -> Map<String, Value> {
+        let mut f = Map::new();
+        f.insert("kernel".into(), json!(KERNEL));
+        f.insert("kernel_arch".into(), json!(ARCH));
+        f.insert("kernel_config".into(), json!(CONFIG));
+        f.insert("kernel_image".into(), json!(kernel.path.display().to_string()));
+        f.insert("versions".into(), json!(kernel.versions));
+        f
+    }
+
+    fn absent(&self, p: &PlannedCase) -> String {
+        absent_reason(p, "seL4", "guest/sel4/roottask.c")
+    }
+
+    /// guest/sel4/check.c: 10^5 round trips in one rdtsc pair; its line
+    /// `sel4-check round_trips=N total=T`, and the one-way figure the
+    /// l4-ipc cell shows beside it.
+    fn check(&self) -> Option<Check> {
+        Some(Check { marker: "sel4-check ", checks: |p| p.benchmark.id == "ipc.sel4-call", figures: check_figures })
+    }
+
+    /// The root task writes 0 to isa-debug-exit.
+    fn finish(&self) -> Finish {
+        Finish::DebugExit(0)
+    }
+
+    fn failed(&self, console: &str, _: Option<std::process::ExitStatus>, _: &str) -> Option<String> {
+        console
+            .lines()
+            .find(|l| l.contains("oscycles-sel4: FAILED"))
+            .map(|l| format!("the root task failed: {}", super::frame::plain(l.trim(), 300)))
+    }
+
+    fn hang_hint(&self) -> &'static str {
+        " (a release seL4 kernel that faults prints nothing)"
     }
 }
 
-/// What one boot left.
-struct Ran {
-    messages: Vec<Message>,
-    status: Option<std::process::ExitStatus>,
-    facts: Map<String, Value>,
-    console: String,
-    log_tail: String,
+/// The one-way figure of the check's round trips.
+fn check_figures(v: &mut Map<String, Value>) {
+    if let (Some(n), Some(t)) = (v.get("round_trips").and_then(Value::as_f64), v.get("total").and_then(Value::as_f64)) {
+        v.insert("one_way".into(), json!(t / n / 2.0));
+        v.insert(
+            "what".into(),
+            json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop"),
+        );
+    }
 }
 
-/// Boots `kernel` with `root_task` once under QEMU, the serial port on
-/// QEMU's stdout and in a log file, within the timeouts of `o`; QEMU dies
-/// with oscycles (die_with_parent).
-fn boot(kernel: &Path, root_task: &[u8], accel: Accel, o: &EnvOptions) -> Result<Ran, EnvError> {
-    let name = "sel4";
-    if accel == Accel::Kvm {
-        EnvError::kvm_usable(name)?;
-    }
-    let files = super::qemu::Files::new(name, o)?;
-    std::fs::write(&files.initrd, root_task).map_err(EnvError::io(format!("writing {}", files.initrd.display())))?;
-    let machine = o.own.get::<QemuArgs>()?.machine;
-    // One CPU (a one-node kernel); at most 1 GiB (ia32: the kernel maps
-    // the low memory into its window).
-    let mut cmd = super::qemu::command(&EnvOptions { vm_cpus: 1, ..o.clone() }, o.vm_mem_mib.min(1024));
-    cmd.args(["-machine", &machine]).args(accel.qemu_args());
-    cmd.args(["-cpu", if accel == Accel::Kvm { "host" } else { CPU }]);
-    cmd.arg("-kernel").arg(kernel).arg("-initrd").arg(&files.initrd);
-    super::qemu::serial_on_stdout(&mut cmd, &files.console);
-    cmd.args(["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
-    let super::qemu::Ran { end, console, log_tail } =
-        super::qemu::watch(cmd, &files.console, o, &mut || None).map_err(Sel4Error::StartQemu)?;
-    if let Some(why) = end.why {
-        let hint = " (a release seL4 kernel that faults prints nothing)";
-        return Err(EnvError::Ended { env: name, why, hint, tail: log_tail });
-    }
-    let mut facts = Map::new();
-    facts.insert("vmm".into(), json!(super::qemu::QEMU));
-    facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
-    facts.insert("machine".into(), json!(machine));
-    facts.insert("cpu_model".into(), json!(if accel == Accel::Kvm { "host" } else { CPU }));
-    facts.insert("vcpus".into(), json!(1));
-    facts.insert("kernel".into(), json!(KERNEL));
-    facts.insert("kernel_arch".into(), json!(ARCH));
-    facts.insert("kernel_config".into(), json!(CONFIG));
-    facts.insert("kernel_image".into(), json!(kernel.display().to_string()));
-    facts.insert("clean_exit".into(), json!(end.status.and_then(|s| s.code()) == Some(ROOT_TASK_DONE)));
-    Ok(Ran { messages: end.messages, status: end.status, facts, console, log_tail })
-}
-
-/// The CPU QEMU emulates: qemu-tcg's (the same model, so the columns
-/// compare like with like).
-const CPU: &str = "max";
-
-/// The check's line: `sel4-check round_trips=N total=T`, and the one-way
-/// figure the l4-ipc cell shows beside it.
-fn check_figures(console: &str) -> Value {
-    let mut v = program::check_line(console, "sel4-check ");
-    if let (Some(n), Some(t)) = (v["round_trips"].as_f64(), v["total"].as_f64()) {
-        v["one_way"] = json!(t / n / 2.0);
-        v["what"] = json!("10^5 seL4_Call round trips of no payload to a server in the same address space, one rdtsc pair around the loop");
-    }
-    v
-}
-
-/// Why a case of the plan is not measured in seL4.
-fn absent_reason(p: &PlannedCase) -> String {
+/// Why a case of the plan is not measured in seL4 (`system`: its name, as
+/// reasons give it) by oscycles' root task `task` (its source file):
+/// sel4-arm's too.
+pub(super) fn absent_reason(p: &PlannedCase, system: &str, task: &str) -> String {
     let id = p.benchmark.id.as_str();
     let why = match p.benchmark.family.name() {
         "ipc" => "seL4 has no pipes, sockets, futexes or message queues: its IPC is ipc.sel4-call's row",
@@ -228,10 +207,12 @@ fn absent_reason(p: &PlannedCase) -> String {
             "seL4 has no process ids; the cheapest kernel entry is syscall.null's row (seL4_Reply)"
         }
         _ => {
-            "not in oscycles' seL4 root task (guest/sel4/roottask.c measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)"
+            return format!(
+                "{id} in {system}: not in oscycles' root task ({task} measures ipc.sel4-call, seL4_Yield, seL4_Reply and two threads yielding)"
+            );
         }
     };
-    format!("{id} in seL4: {why}")
+    format!("{id} in {system}: {why}")
 }
 
 #[cfg(test)]
@@ -262,8 +243,13 @@ mod tests {
 
     #[test]
     fn the_check_line_is_read_and_halved() {
-        let v = check_figures("Booting from ROM..\r\nsel4-check round_trips=100000 total=51509000\r\n");
+        let Value::Object(mut v) = super::super::program::document::check_line(
+            "Booting from ROM..\r\nsel4-check round_trips=100000 total=51509000\r\n",
+            "sel4-check ",
+        ) else {
+            panic!("figures")
+        };
+        check_figures(&mut v);
         assert_eq!((v["round_trips"].as_f64(), v["one_way"].as_f64()), (Some(100000.0), Some(257.545)));
-        assert!(check_figures("nothing").get("failed").is_some());
     }
 }

@@ -32,7 +32,7 @@ fn reader(mut r: impl Read + Send + 'static, start: Instant) -> mpsc::Receiver<M
 }
 
 /// How a supervised child ended.
-pub struct Ended {
+pub struct Supervised {
     pub messages: Vec<Message>,
     pub status: Option<std::process::ExitStatus>,
     /// Why it was killed (a timeout, an interrupt), if it was.
@@ -45,7 +45,7 @@ pub struct Ended {
 /// timeouts: no hello within `init_timeout`, or no end within
 /// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
 /// oscycles.
-pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Ended {
+pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Supervised {
     supervise_watching(child, start, init_timeout, run_timeout, &mut || None)
 }
 
@@ -58,7 +58,7 @@ pub fn supervise_watching(
     init_timeout: Duration,
     run_timeout: Duration,
     fatal: &mut dyn FnMut() -> Option<String>,
-) -> Ended {
+) -> Supervised {
     let rx = reader(child.stdout.take().expect("stdout piped"), start);
     let err_tail = stderr_tail(child.stderr.take().expect("stderr piped"));
     let mut messages = Vec::new();
@@ -102,7 +102,7 @@ pub fn supervise_watching(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }
-    Ended { messages, status, why, stderr: err_tail.taken(Duration::from_secs(2)) }
+    Supervised { messages, status, why, stderr: err_tail.taken(Duration::from_secs(2)) }
 }
 
 #[cfg(test)]

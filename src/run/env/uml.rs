@@ -23,10 +23,11 @@ use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::GuestSpec;
 use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
+use super::initramfs::write_initramfs;
 use super::options::{EnvOptions, OwnOptions};
 use super::output::tail;
-use super::qemu::{self, Files};
 use super::supervise::supervise;
+use super::vm::Files;
 use serde_json::{Map, Value, json};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -107,7 +108,7 @@ impl Environment for Uml {
         helpers::columns(o, &AT)
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch(spec, o, helpers::single(o)?)
     }
 }
@@ -187,7 +188,7 @@ fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outco
     // Debian's UML is built without SMP: one CPU, nothing to detach the measured one from.
     let (line, spec) = boot_line(&GuestSpec { vm_cpus: 1, ..spec.clone() }, "", o)?;
     let extra = appended(&line)?;
-    qemu::write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
+    write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let start = Instant::now();
     let mut cmd = command(&kernel, &files, o, &extra);
     let cmdline: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -224,7 +225,7 @@ fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outco
     }
     facts.insert(helpers::FACT.into(), placed);
     facts.insert("clean_exit".into(), Value::Bool(end.status.is_some_and(|s| s.success())));
-    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail })
+    Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None })
 }
 
 /// Whether `p` exists and can be executed.

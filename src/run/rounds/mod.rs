@@ -9,13 +9,10 @@
 //! round's document into the run as it arrives (the run on disk is complete
 //! after every round), then computes every cell's interval.
 
-pub mod adaptive;
-pub mod columns;
-pub mod paired;
+pub mod settle;
 
 use crate::analysis::uncertainty::random::SplitMix64;
 use crate::data::documents::{DocumentError, RunWriter};
-use crate::data::results::adaptive::{Auto, Unsettled};
 use crate::data::results::time::by_family;
 use crate::data::results::{CaseResult, CaseStatus, RoundRecord, RunDoc};
 use crate::measure::watchdog;
@@ -23,6 +20,7 @@ use crate::run::execute::{self, Destination, Execution};
 use crate::run::plan::{self, PlannedCase};
 use crate::run::progress::Reporter;
 use crate::run::spec::{Rounds, RunSpec};
+use settle::{Columns, Layout, Step};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -39,6 +37,11 @@ pub fn shuffled(plan: &[PlannedCase], seed: u64) -> Vec<PlannedCase> {
         out.swap(i, rng.below(i + 1));
     }
     out
+}
+
+/// The label `--cases` takes for a result: "benchmark params".
+pub fn case_label(r: &CaseResult) -> String {
+    plan::case_label(&r.benchmark, &r.params)
 }
 
 /// Where a result's case stands in the plan (after it: not in the plan).
@@ -114,29 +117,31 @@ pub fn run(plan: &[PlannedCase], ex: &Execution, out: &mut Destination) -> Resul
         return run_here(plan, ex, out);
     };
     let Destination { writer, env, rep } = out;
+    let env: Option<&str> = *env;
     // Results of other environments may precede these: only ours are sorted.
-    let rounds = Repeated { exe, plan, r, spec, env: *env, first: writer.doc.results.len() };
+    let rounds = Repeated { exe, plan, r, spec, env, first: writer.doc.results.len() };
     match &spec.auto {
         None => {
             for k in 0..spec.rounds {
-                if !rounds.one(k, spec.rounds, None, writer, &mut **rep)? {
+                if matches!(rounds.one(k, spec.rounds, None, writer, &mut **rep)?, Step::Nothing | Step::Interrupted) {
                     break;
                 }
             }
         }
         Some(auto) => {
+            let names = vec![env.unwrap_or("native").to_string()];
+            let layout = Layout {
+                tags: vec![env.map(String::from)],
+                names,
+                reference: 0,
+                first: rounds.first,
+                seed: spec.seed,
+                across_conditions: false,
+                baseline: r.baseline.as_ref(),
+            };
             let t = Instant::now();
-            // Benchmarks whose cells are all counted exactly: settled by their first round.
-            let mut exact: Vec<String> = vec![];
-            let mut outcome = adaptive::drive(auto, &mut || t.elapsed(), &mut |k, only| {
-                let ids = adaptive::without(only, &exact, || round_ids(plan, k, &writer.doc.results[rounds.first..], *env, None));
-                if !rounds.one(k, 0, ids.as_deref(), writer, &mut **rep)? {
-                    return Ok(None);
-                }
-                let all_exact;
-                (exact, all_exact) = adaptive::exact_benchmarks(&writer.doc.results[rounds.first..], &|id| repeats(plan, id));
-                Ok(Some(adaptive::Look { unsettled: rounds.unsettled(&writer.doc, auto), all_exact }))
-            })?;
+            let mut column = Fresh { columns: vec![rounds], writer, rep: &mut **rep };
+            let mut outcome = settle::drive(auto, &layout, &mut column, &mut || t.elapsed())?;
             outcome.environment = env.map(String::from);
             outcome.describe().iter().for_each(|line| rep.note(line));
             writer.update(|doc| {
@@ -169,14 +174,11 @@ pub fn round_ids(plan: &[PlannedCase], k: usize, results: &[CaseResult], env: Op
 /// The inner counts each case of `env` settled on in its first round
 /// (a merged cell keeps its first round's), by case label.
 fn inners_of(results: &[CaseResult], env: Option<&str>) -> std::collections::BTreeMap<String, Vec<u64>> {
-    results
-        .iter()
-        .filter(|r| r.environment.as_deref() == env && !r.inners.is_empty())
-        .map(|r| (paired::case_label(r), r.inners.clone()))
-        .collect()
+    results.iter().filter(|r| r.environment.as_deref() == env && !r.inners.is_empty()).map(|r| (case_label(r), r.inners.clone())).collect()
 }
 
 /// A plan measured round after round, each round in a fresh process.
+#[derive(Clone, Copy)]
 pub struct Repeated<'a> {
     pub exe: &'a std::path::Path,
     pub plan: &'a [PlannedCase],
@@ -190,9 +192,26 @@ pub struct Repeated<'a> {
 }
 
 impl Repeated<'_> {
+    /// Round k (of `count`, 0: not known ahead) of the cases labelled
+    /// `cases` (None: all that repeat), merged into the run: what the
+    /// column loop asks of a column measured in fresh processes.
+    pub fn column_round(
+        &self,
+        (k, count): (usize, usize),
+        cases: Option<&[String]>,
+        writer: &mut RunWriter,
+        rep: &mut dyn Reporter,
+    ) -> Result<Step, DocumentError> {
+        let listed = |p: &&PlannedCase| cases.is_none_or(|c| c.contains(&p.label()));
+        let spec = RunSpec { cases: cases.map(<[String]>::to_vec).or_else(|| self.spec.cases.clone()), ..self.spec.clone() };
+        let only = cases.map(|_| plan::benchmark_ids(&self.plan.iter().filter(listed).cloned().collect::<Vec<_>>()));
+        let rounds = Repeated { spec: &spec, ..*self };
+        rounds.one(k, count, only.as_deref(), writer, rep)
+    }
+
     /// Round k (of `count`, 0: not known ahead) of the benchmarks in `only`
-    /// (None: all that repeat), merged into the run. False when it could
-    /// not run: interrupted, or nothing left to measure again.
+    /// (None: all that repeat), merged into the run; `Nothing` when nothing
+    /// is left to measure again, `Failed` when the round gave no document.
     pub fn one(
         &self,
         k: usize,
@@ -200,13 +219,13 @@ impl Repeated<'_> {
         only: Option<&[String]>,
         writer: &mut RunWriter,
         rep: &mut dyn Reporter,
-    ) -> Result<bool, DocumentError> {
+    ) -> Result<Step, DocumentError> {
         if watchdog::interrupted().is_some() {
-            return Ok(false);
+            return Ok(Step::Interrupted);
         }
         let ids = round_ids(self.plan, k, &writer.doc.results[self.first..], self.env, only);
         if ids.is_empty() {
-            return Ok(false);
+            return Ok(Step::Nothing);
         }
         let here = self.env.map(|e| format!("[{e}] ")).unwrap_or_default();
         let what = match (k, only) {
@@ -222,10 +241,12 @@ impl Repeated<'_> {
             spec.inners = inners_of(&writer.doc.results[self.first..], env);
         }
         let mut reading_s = 0.0;
+        let mut step = Step::Measured;
         match run_round(self.exe, &spec, &dir, &mut reading_s, &mut |doc, merged, last| merge_round(writer, env, k, doc, merged, last)) {
             Ok(()) => writer.spent().merges_s += reading_s,
             Err(RoundError::Store(e)) => return Err(e),
             Err(RoundError::Failed(why)) => {
+                step = Step::Failed(why.clone());
                 rep.warning(&format!("round {} failed: {why}", k + 1));
                 writer.update(|run| {
                     run.settings.round_log.push(RoundRecord {
@@ -238,45 +259,34 @@ impl Repeated<'_> {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
-        Ok(true)
-    }
-
-    /// The cells of this plan not settled by the rounds so far: with a
-    /// baseline, those whose comparison with it is `unsure`; otherwise those
-    /// whose interval is wider than the target. Cases measured in the first
-    /// round only are never unsettled (more rounds would not measure them).
-    fn unsettled(&self, doc: &RunDoc, auto: &Auto) -> Vec<Unsettled> {
-        let mut now = doc.clone();
-        now.results.drain(..self.first);
-        estimate_all(&mut now, self.spec.seed);
-        now.results.retain(|res| res.status == CaseStatus::Ok && repeats(self.plan, &res.benchmark) && !adaptive::counted_exactly(res));
-        if let Some(base) = &self.r.baseline {
-            let policy = crate::analysis::uncertainty::verdict::Thresholds { margin: auto.target_pct / 100.0, ..Default::default() };
-            return crate::data::compare::rows(base, &now, &policy)
-                .into_iter()
-                .filter(|row| row.judged.verdict == crate::analysis::uncertainty::verdict::Verdict::Unsure)
-                .map(|row| Unsettled {
-                    half_width_pct: row.judged.interval.map_or(f64::INFINITY, |iv| 100.0 * iv.relative_half_width(row.judged.ratio)),
-                    rounds_needed: row.judged.rounds_needed,
-                    benchmark: row.benchmark,
-                    cell: row.params,
-                })
-                .collect();
+        if watchdog::interrupted().is_some() {
+            return Ok(Step::Interrupted);
         }
-        now.results
-            .iter()
-            .filter_map(|res| {
-                let e = res.metrics.first()?.estimate.as_ref()?;
-                let half = 100.0 * e.interval.relative_half_width(e.median);
-                // NaN (a median of 0) counts as unsettled too.
-                (half.is_nan() || half > auto.target_pct).then(|| Unsettled {
-                    benchmark: res.benchmark.clone(),
-                    cell: res.cell_label(&now),
-                    half_width_pct: half,
-                    rounds_needed: adaptive::rounds_for(half, auto.target_pct, e.rounds),
-                })
-            })
-            .collect()
+        Ok(step)
+    }
+}
+
+/// Columns each measured round by round in fresh processes (`Repeated`),
+/// into one run, as the loop asks them: one environment's rounds (`run
+/// --rounds auto`), or compare's two sides.
+pub struct Fresh<'r, 'a> {
+    pub columns: Vec<Repeated<'a>>,
+    pub writer: &'r mut RunWriter,
+    pub rep: &'r mut dyn Reporter,
+}
+
+impl Columns<DocumentError> for Fresh<'_, '_> {
+    fn measure(&mut self, i: usize, k: usize, cases: Option<&[String]>) -> Result<Step, DocumentError> {
+        self.columns[i].column_round((k, 0), cases, self.writer, &mut *self.rep)
+    }
+    fn doc(&self) -> &RunDoc {
+        &self.writer.doc
+    }
+    fn change(&mut self, f: &mut dyn FnMut(&mut RunDoc)) -> Result<(), DocumentError> {
+        self.writer.update(f)
+    }
+    fn note(&mut self, line: &str) {
+        self.rep.note(line);
     }
 }
 
@@ -354,8 +364,8 @@ fn round_path(dir: &std::path::Path) -> Option<std::path::PathBuf> {
 /// `dir`) and waits for it, handing `sink` its document whenever it was
 /// saved again, with how many of its results are merged already and
 /// whether it has ended; `sink` returns how many are merged now. Results
-/// are merged as the round saves them: a run killed mid-round keeps every
-/// case measured so far. The round's records get the seconds its process
+/// are merged as the round saves them, at most every `MERGE_EVERY`: a run
+/// killed mid-round keeps the cases measured until then. The round's records get the seconds its process
 /// took; `reading_s` the seconds spent reading its document.
 fn run_round(
     exe: &std::path::Path,
@@ -392,7 +402,7 @@ fn run_round(
             Ok(None) => {}
             Err(e) => return Err(format!("waiting for round {k}: {e}").into()),
         }
-        if polled.elapsed() > std::time::Duration::from_millis(250) {
+        if polled.elapsed() > MERGE_EVERY {
             polled = Instant::now();
             if let Some(doc) = saved_again(dir, &mut seen, reading_s) {
                 merged = sink(doc, merged, false).map_err(RoundError::Store)?;
@@ -412,6 +422,12 @@ fn run_round(
     doc.settings.round_log.iter_mut().for_each(|rec| rec.process_s = Some(process_s));
     sink(doc, merged, true).map(|_| ()).map_err(RoundError::Store)
 }
+
+/// How often a round's results are merged into the run while it runs (and
+/// the run's document written with them): a round of a few seconds is
+/// merged once, at its end (each of its results safe on disk before the
+/// next round begins); a long round loses at most this much to a crash.
+const MERGE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The round's document if it was saved again since `seen` (each save
 /// replaces the file, a new inode; a look at its metadata is cheap, reading

@@ -11,7 +11,7 @@ pub struct Row {
     pub bench: String,
     pub params: Params,
     pub metric: String,
-    pub comment: &'static str,
+    pub comment: String,
     /// With one run, a metric of the same case shown in the comment (the
     /// ring overhead lat_ctx subtracts).
     pub aside: Option<&'static str>,
@@ -19,11 +19,11 @@ pub struct Row {
 
 impl Row {
     pub fn new(label: impl Into<String>, bench: String, params: impl CaseParams, metric: &str) -> Row {
-        Row { label: label.into(), bench, params: params.to_params(), metric: metric.into(), comment: "", aside: None }
+        Row { label: label.into(), bench, params: params.to_params(), metric: metric.into(), comment: String::new(), aside: None }
     }
 
-    pub fn comment(mut self, comment: &'static str) -> Row {
-        self.comment = comment;
+    pub fn comment(mut self, comment: impl Into<String>) -> Row {
+        self.comment = comment.into();
         self
     }
 

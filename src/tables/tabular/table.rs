@@ -79,8 +79,8 @@ impl TextTable {
                 self.rows
                     .iter()
                     .filter_map(|r| r.get(i))
-                    .map(|c| c.chars().count())
-                    .chain([self.headers[i].chars().count()])
+                    .map(|c| c.chars().count().min(MAX_CELL))
+                    .chain([self.headers[i].chars().count().min(MAX_CELL)])
                     .max()
                     .unwrap_or(0)
             })
@@ -91,13 +91,14 @@ impl TextTable {
     pub fn render_natural(&self) -> String {
         let ncol = self.headers.len();
         let width = |i: usize| {
-            self.rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).chain([self.headers[i].chars().count()]).max().unwrap_or(0)
+            let n = |c: &String| c.chars().count().min(MAX_CELL);
+            self.rows.iter().filter_map(|r| r.get(i)).map(n).chain([n(&self.headers[i])]).max().unwrap_or(0)
         };
         let widths: Vec<usize> = (0..ncol).map(width).collect();
         let line = |cells: &[String]| {
             let parts: Vec<String> = (0..ncol)
                 .map(|i| {
-                    let c = cells.get(i).map(String::as_str).unwrap_or("");
+                    let c = cut(cells.get(i).map(String::as_str).unwrap_or(""), MAX_CELL);
                     if i < self.left || self.also_left.contains(&i) {
                         format!("{c:<w$}", w = widths[i])
                     } else {
@@ -181,6 +182,10 @@ pub fn within(width: Option<usize>, f: impl FnOnce() -> String) -> String {
     out
 }
 
+/// The widest a cell is shown: a longer one (a document's field may be of
+/// any length) is cut, "..." marking the cut.
+pub const MAX_CELL: usize = 200;
+
 /// A line cut to `width` columns, "..." marking the cut (ASCII, so that the
 /// width holds in bytes too, for tools that count them).
 pub fn cut(line: &str, width: usize) -> String {
@@ -263,6 +268,20 @@ mod tests {
         assert_eq!(lines[0], "name       value");
         assert_eq!(lines[2], "a              1");
         assert_eq!(lines[3], "long name  12345");
+    }
+
+    #[test]
+    fn a_cell_of_any_width_is_cut_never_a_panic() {
+        // 65,536 characters and more overflowed the formatter's width (issue 58, item 5).
+        for n in [MAX_CELL + 1, 65_535, 65_536, 300_000] {
+            let mut t = TextTable::new(&["host", "value"], 1);
+            t.row(vec!["h".repeat(n), "1".into()]);
+            t.row(vec!["short".into(), "x".repeat(n)]);
+            let s = t.render_natural();
+            assert!(s.lines().all(|l| l.chars().count() <= 2 * MAX_CELL + 2), "{n}");
+            assert!(s.contains(&format!("{}...", "h".repeat(MAX_CELL - 3))), "{n}");
+            assert!(within(Some(200), || t.render()).lines().all(|l| l.chars().count() <= 200), "{n}");
+        }
     }
 
     #[test]

@@ -55,4 +55,22 @@ pub trait Table: Sync {
     fn render_across(&self, _envs: &[(&str, &RunDoc)]) -> String {
         String::new()
     }
+    /// The published evaluation's form the table fills, over the run's
+    /// environments (one or more, each named, its results restricted as
+    /// [`Table::draws`] says), for the report that leads with them (`show`
+    /// without `--full`); empty where it fills none here.
+    fn render_form(&self, _envs: &[(&str, &RunDoc)]) -> String {
+        String::new()
+    }
+    /// Whether the table is nothing but that form (a published evaluation's
+    /// table that spans families): the report that led with the forms does
+    /// not lay it out again with each environment's tables.
+    fn is_form(&self) -> bool {
+        false
+    }
+    /// Whether the form ([`Table::render_form`]) shows case `r` as this
+    /// table would: the report that led with the form leaves it out here.
+    fn in_form(&self, _r: &crate::data::results::CaseResult) -> bool {
+        false
+    }
 }

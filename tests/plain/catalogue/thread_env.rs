@@ -60,7 +60,7 @@ impl Environment for ThreadEnv {
     fn options(&self) -> Option<OwnOptions> {
         Some(OwnOptions::of::<ThreadArgs>("thread"))
     }
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[oscycles::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         let own: ThreadArgs = o.own.get()?;
         if own.tag == REFUSE {
             Err(ThreadError::Refused(own.tag.clone()))?;
@@ -80,7 +80,7 @@ impl Environment for ThreadEnv {
         let mut frames = Decoder::default();
         frames.feed(&String::from_utf8_lossy(&console));
         let messages = frames.take().into_iter().map(|(kind, bytes)| Message { kind, bytes, at_s: 0.0 }).collect();
-        Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new() })
+        Ok(Outcome { messages, status: None, facts: Default::default(), log_tail: String::new(), doc: None })
     }
 }
 

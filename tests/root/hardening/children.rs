@@ -65,16 +65,14 @@ fn results_a_guest_returns_pass_the_document_check_and_stay_within_the_plan() {
     }
 }
 
-/// A directory for a uml run and its scratch directory, None (said) where linux.uml is missing.
-fn uml_dirs(name: &str) -> Option<(PathBuf, PathBuf)> {
-    if !std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file()) {
-        eprintln!("skipped: needs linux.uml");
-        return None;
-    }
+/// A directory for a uml run and its scratch directory; the test fails where linux.uml is missing.
+fn uml_dirs(name: &str) -> (PathBuf, PathBuf) {
+    let uml = std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join("linux.uml").is_file());
+    assert!(uml, "this test needs linux.uml on PATH (scripts/setup installs user-mode-linux)");
     let d = tempdir(name);
     let scratch = d.join("scratch");
     std::fs::create_dir(&scratch).unwrap();
-    Some((d, scratch))
+    (d, scratch)
 }
 
 /// A quiet one-round uml run of the syscall suite with `args`, its scratch and results in `d`.
@@ -91,7 +89,7 @@ fn uml_run(d: &Path, scratch: &Path, args: &[&str]) -> std::process::Child {
 
 #[test]
 fn a_sigkilled_uml_run_leaves_none_of_its_helpers() {
-    let Some((d, scratch)) = uml_dirs("uml-sigkill") else { return };
+    let (d, scratch) = uml_dirs("uml-sigkill");
     let mut child = uml_run(&d, &scratch, &["--batch-ms", "50", "--init-timeout", "120"]);
     // UML's kernel forks its helpers while it boots: wait for more than one process of it.
     let needle = format!("uml_dir={}", scratch.display());
@@ -122,7 +120,7 @@ fn a_sigkilled_uml_run_leaves_none_of_its_helpers() {
 
 #[test]
 fn a_hanging_uml_guest_ends_at_its_timeout_and_at_sigterm_leaving_nothing() {
-    let Some((d, scratch)) = uml_dirs("uml-hang") else { return };
+    let (d, scratch) = uml_dirs("uml-hang");
     let needle = format!("uml_dir={}", scratch.display());
     let start = |timeout: &str| {
         uml_run(&d, &scratch, &["--bench", "syscall.getpid", "--guest-mode", "hang", "--env-timeout", timeout, "--init-timeout", timeout])

@@ -5,6 +5,7 @@
 
 mod children;
 mod documents;
+mod foreign;
 mod links;
 mod runs;
 mod store;

@@ -17,13 +17,15 @@ fn inputs_that_cannot_work_are_refused_with_exit_code_2() {
     refused(&["runs", "--since", "notadate"], "'notadate' is not a date");
     refused(&["runs", "--since", "2026-13-01"], "is not a date");
     refused(&["run", "--results", r, "--kernel", "/nonexistent"], "--kernel /nonexistent: no such file");
-    if Command::new("qemu-system-x86_64").arg("--version").output().is_ok() {
-        refused(&["run", "--results", r, "--env", "qemu-tcg", "--machine", "nosuch"], "--machine \"nosuch\"");
-    }
+    // QEMU is installed by scripts/setup (scripts/programs).
+    refused(&["run", "--results", r, "--env", "qemu-tcg", "--machine", "nosuch"], "--machine \"nosuch\"");
     refused(&["run", "--results", r, "--cpus", "0,0"], "a CPU is named twice");
     refused(&["run", "--results", r, "--suite", "lmbench", "--where", "procs"], "is not KEY=VALUE");
     refused(&["run", "--results", r, "--suite", "lmbench", "--where", "nosuch=1"], "no case chosen has that parameter");
-    refused(&["run", "--results", r, "--suite", "lmbench", "--bench", "ctx.ring", "--where", "procs=99"], "keeps no case");
+    refused(
+        &["run", "--results", r, "--suite", "lmbench", "--bench", "ctx.ring", "--where", "procs=99"],
+        "--where procs=99: no case has that value; the values there are: procs (2, 3, 4, 10)",
+    );
     let garbage = d.join("garbage.sqlite");
     std::fs::write(&garbage, vec![b'x'; 4096]).unwrap();
     refused(&["run", "--results", r, "--db", garbage.to_str().unwrap()], "--db");
@@ -286,4 +288,44 @@ fn compare_interleave_refuses_in_one_sentence_exits_130_and_numbers_its_rounds()
         assert_eq!(rounds, vec![0, 1, 2, 3, 4], "{side}");
     }
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_killed_container_round_leaves_nothing_the_next_run_does_not_remove() {
+    // Issue 58, item 8: the container's results directory outlived a killed run.
+    common::needs_root("a container of its own namespaces, killed");
+    let t = tempdir("container-kill");
+    let results = t.join("results");
+    let entries = || -> Vec<String> {
+        std::fs::read_dir(&t).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n != "results").collect()
+    };
+    let mut run = Command::new(bin())
+        .env("TMPDIR", &t)
+        .args(["run", "--suite", "syscall", "--env", "container", "--quiet", "--results"])
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // The run's private directory and the container's.
+    while entries().iter().filter(|n| n.starts_with("oscycles-")).count() < 2 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(entries().len() >= 2, "the container never started: {:?}", entries());
+    std::thread::sleep(Duration::from_millis(300));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    let left = entries();
+    assert!(left.iter().all(|n| n.starts_with("oscycles-run-")), "only locked run directories, which the reaper knows: {left:?}");
+    let out = Command::new(bin())
+        .env("TMPDIR", &t)
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--batches", "2", "--batch-ms", "0.05", "--quiet", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(entries(), Vec::<String>::new(), "the next run removed what the killed one left");
+    let _ = std::fs::remove_dir_all(&t);
 }

@@ -202,7 +202,19 @@ fn a_hostname_forges_no_line_and_a_row_answers_only_for_its_own_run() {
         v["label"] = serde_json::json!("lab\r\nFORGED label");
     });
     let other = changed_doc(&d, "other-run", |_| {});
-    assert!(oscycles(&["import", evil.to_str().unwrap(), other.to_str().unwrap(), "--db", db.to_str().unwrap()]).status.success());
+    // A document's one-line field holding lines is refused where it enters (issue 58, item 10)...
+    refused(&["import", evil.to_str().unwrap(), "--db", db.to_str().unwrap()], "host.hostname");
+    // ...and a store a user crafted is shown on its lines all the same.
+    let plain = changed_doc(&d, "evil-host", |_| {});
+    assert!(oscycles(&["import", plain.to_str().unwrap(), other.to_str().unwrap(), "--db", db.to_str().unwrap()]).status.success());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE runs SET hostname = 'evil
+FORGED 20991231 complete' WHERE id = 'evil-host'",
+        [],
+    )
+    .unwrap();
+    drop(c);
     let runs = oscycles(&["runs", "--db", db.to_str().unwrap()]);
     let listed = String::from_utf8_lossy(&runs.stdout);
     assert!(listed.lines().all(|l| !l.starts_with("FORGED")), "{listed}");
@@ -250,11 +262,15 @@ fn a_password_in_a_postgres_url_is_never_printed() {
         "postgres://u@127.0.0.1:1/db?password=sekret1",
         "postgresql://u@127.0.0.1:1/db?sslmode=disable&PASSWORD=sekret1&application_name=x",
         "postgres://u:sekret1@127.0.0.1:1/db",
+        // Percent-encoded, the key or the password (issue 58, item 11).
+        "postgres://u@127.0.0.1:1/db?%70assword=sekret1",
+        "postgres://u@127.0.0.1:1/db?pass%77ord=sekret1",
+        "postgres://u:sek%72et1@127.0.0.1:1/db",
     ] {
         let out = oscycles(&["runs", "--db", url]);
         let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(!out.status.success(), "{all}");
-        assert!(!all.contains("sekret1"), "{url}: {all}");
+        assert!(!all.contains("sekret1") && !all.contains("sek%72"), "{url}: {all}");
         assert!(all.contains("***"), "{url}: {all}");
     }
 }

@@ -58,32 +58,41 @@ const SEQUENTIAL: &str = "(A and B took turns in pairs of rounds, which first dr
 
 /// `compare --interleave auto`: pairs until the cells settle or the budget
 /// ends; the comparison, the cells still unsettled with the pairs each
-/// would need, and 130 when interrupted.
+/// would need, what a pair cost, and 130 when interrupted.
 fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
+    use oscycles::analysis::uncertainty::verdict::Verdict;
     let policy = oscycles::analysis::uncertainty::verdict::Thresholds { margin: a.margin, ..Default::default() };
-    let Some((out, names)) = interleave::measure_auto(a, &policy)? else {
+    let Some(settled) = interleave::measure_auto(a, &policy)? else {
         eprintln!("interrupted before the first pair was measured");
         return Ok(ExitCode::from(130));
     };
-    let [da, db] = &out.docs;
+    let ([da, db], out) = (&settled.docs, &settled.outcome);
     let rows = oscycles::data::compare::rows_with(da, db, &|ma, mb, seed| {
         oscycles::data::compare::judge_sequential(ma, mb, &policy).unwrap_or_else(|| oscycles::data::compare::judge(ma, mb, &policy, seed))
     });
-    let code = judged(a, da, db, &names, &rows, (Method::Sequential, SEQUENTIAL))?;
-    let [f, s, same, unsure] = oscycles::run::rounds::paired::tally(&out.cells);
-    let why = match out.end {
-        oscycles::run::rounds::paired::End::Settled => "every cell has a verdict",
-        oscycles::run::rounds::paired::End::Budget => "the next pair would not fit the budget",
-        oscycles::run::rounds::paired::End::Interrupted => "interrupted",
-        oscycles::run::rounds::paired::End::Failing => "rounds failed, pair after pair",
-    };
+    let code = judged(a, da, db, &settled.names, &rows, (Method::Sequential, SEQUENTIAL))?;
+    let count = |v: Verdict| rows.iter().filter(|r| r.judged.verdict == v).count();
     let out_to = |line: String| if a.json { eprintln!("{line}") } else { println!("{line}") };
-    out_to(format!("{} pairs ({why}): {f} faster, {s} slower, {same} same, {unsure} unsure", out.pairs));
-    for (label, j) in out.cells.iter().filter(|(_, j)| j.verdict == oscycles::analysis::uncertainty::verdict::Verdict::Unsure) {
-        let need = j.rounds_needed.map_or("?".into(), |n| n.to_string());
-        out_to(format!("  unsettled after {} pairs: {}: would need about {need} pairs", j.rounds.0, report::for_terminal(label)));
+    out_to(format!(
+        "{} pairs in {:.0} s ({}): {} faster, {} slower, {} same, {} unsure",
+        out.rounds,
+        out.elapsed_s,
+        out.ended.describe(),
+        count(Verdict::Faster),
+        count(Verdict::Slower),
+        count(Verdict::Same),
+        count(Verdict::Unsure)
+    ));
+    if let (Some(first), Some(last)) = (out.round_s.first(), out.round_s.last()) {
+        out_to(format!("a pair took {first:.1} s at the start, {last:.1} s at the end"));
     }
-    Ok(if out.end == oscycles::run::rounds::paired::End::Interrupted { ExitCode::from(130) } else { code })
+    for u in &out.unsettled {
+        let need = u.rounds_needed.map_or("?".into(), |n| n.to_string());
+        let waited = u.waiting_since.map_or(String::new(), |k| format!(" (not measured after pair {k}: more than the time left)"));
+        let cell = format!("{} {}", u.benchmark, u.cell);
+        out_to(format!("  unsettled: {}: would need about {need} pairs{waited}", report::for_terminal(cell.trim())));
+    }
+    Ok(if oscycles::measure::watchdog::interrupted().is_some() { ExitCode::from(130) } else { code })
 }
 
 /// The comparison of B with A printed (tables or JSON), its header saying
@@ -134,8 +143,7 @@ pub fn baseline(action: cli::grammar::BaselineAction) -> Result<ExitCode> {
             // Statistics over the pooled runs that overflow would be written as null, never to be read back.
             oscycles::data::results::check::check(&pooled)
                 .map_err(|e| UsageError(format!("baseline {name}: the pooled runs give {e}; nothing was saved")))?;
-            std::fs::create_dir_all(path.parent().expect("a directory"))
-                .map_err(|e| UsageError(format!("cannot create '{}': {e}", path.parent().unwrap_or(&path).display())))?;
+            oscycles::base::fsafe::check_dir(path.parent().expect("a directory"), true).map_err(|e| UsageError(e.to_string()))?;
             documents::write_atomically(&path, serde_json::to_string_pretty(&pooled)?)
                 .map_err(|e| UsageError(format!("cannot write '{}': {e}", path.display())))?;
             println!(

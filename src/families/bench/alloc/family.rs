@@ -54,5 +54,6 @@ pub const ALLOC: Described<Kind> = Described {
     repeats_in_rounds: true,
     shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[], headline: Some(&table::AllocHeadline) },
     params: round_trip::<schema::alloc::Params>,
+    guest: |_, case| case.per_op(schema::alloc::PER_PAIR),
     ..Described::BASE
 };

@@ -5,19 +5,23 @@ use crate::data::schema_core::Params;
 use crate::families::bench::bw::{self, BwKind, CHUNK, Drain, MemBuffers};
 use crate::families::bench::family::round_trip;
 use crate::families::bench::schema;
-use crate::families::bench::toolkit::sampling::{copy_metrics, measure, measured, pinned, points};
+use crate::families::bench::toolkit::sampling::{copy_metrics, file_details, measure, measured, pinned, points};
 use crate::families::bench::toolkit::{child, sizes};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::clock::Tsc;
 use crate::measure::harness::{self, Measurement};
 use crate::measure::placement::{Cores, Placement};
-use crate::measure::scratch::ScratchFile;
+use crate::measure::scratch::{FileWrites, ScratchFile};
 use serde_json::json;
 
 /// The file the mmap and read kinds read.
 pub const FILE_BYTES: u64 = 64 << 20;
 
 fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
+    if kind.is_file() {
+        // The file lmbench's own script makes; other layouts on request.
+        return points([schema::bw::Params { cores: None, file_writes: Some(FileWrites::LMBENCH) }]);
+    }
     let cores: &[Option<Cores>] = match (kind.is_stream(), scale) {
         (true, Scale::Quick | Scale::Test) => &[Some(Cores::Same)],
         (true, Scale::Full) => &[Some(Cores::Same), Some(Cores::Cross)],
@@ -25,7 +29,13 @@ fn cases(kind: BwKind, scale: Scale) -> Vec<Params> {
         (false, Scale::Quick | Scale::Test) if kind.is_memory() => &[],
         (false, _) => &[None],
     };
-    points(cores.iter().map(|&cores| schema::bw::Params { cores }))
+    points(cores.iter().map(|&cores| schema::bw::Params { cores, file_writes: None }))
+}
+
+/// The file kinds' other layouts, run where `--where file_writes=...` names them.
+fn offered(kind: BwKind) -> Vec<Params> {
+    let other = FileWrites::ALL.iter().filter(|&&w| kind.is_file() && w != FileWrites::LMBENCH);
+    points(other.map(|&w| schema::bw::Params { cores: None, file_writes: Some(w) }))
 }
 
 fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurement, Placement), CaseError> {
@@ -55,7 +65,7 @@ fn stream(kind: BwKind, cores: Option<Cores>, ctx: &CaseCtx) -> Result<(Measurem
 }
 
 fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
-    let cores = ctx.typed::<schema::bw::Params>()?.cores;
+    let schema::bw::Params { cores, file_writes } = ctx.typed::<schema::bw::Params>()?;
     let io = |e| CaseError::from_io(kind.name(), e);
     let mut details = serde_json::Map::new();
     let (m, placement, bytes_per_op) = match kind {
@@ -82,8 +92,10 @@ fn run(kind: BwKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
             (m, p, bytes)
         }
         _ => {
-            // Page-sized writes, as lmbench's file is written (see ScratchFile::written_in).
-            let f = ScratchFile::written_in(ctx.scratch, kind.name(), FILE_BYTES, 4096).map_err(io)?;
+            // Written as the case says (by default as lmbench's script writes its file).
+            let writes = file_writes.unwrap_or(FileWrites::LMBENCH);
+            let f = ScratchFile::written_in(ctx.scratch, kind.name(), FILE_BYTES, writes.bytes()).map_err(io)?;
+            file_details(&mut details, writes, &f);
             let file = std::fs::File::open(&f.path).map_err(io)?;
             // mmap_only maps the file once, untimed, as bw_mmap_rd's init_open does.
             let map = if kind == BwKind::MmapRd { Some(bw::FileMap::new(&file, f.bytes as usize).map_err(io)?) } else { None };
@@ -115,10 +127,15 @@ pub const BW: Described<BwKind> = Described {
     name: schema::bw::FAMILY,
     variants: BwKind::ALL,
     info: |k| {
-        let params = if k.is_stream() { "cores same|cross; 64 KiB chunks" } else { "none" };
+        let params = match () {
+            _ if k.is_stream() => "cores same|cross; 64 KiB chunks",
+            _ if k.is_file() => "file_writes 8k (lmbench's lmdd: 8 KiB writes, fsync), or 4k|1m where --where names it",
+            _ => "none",
+        };
         (k.name(), k.description(), params, if k.is_stream() { "-" } else { "memory or --scratch space" })
     },
     cases,
+    offered,
     run,
     repeats_in_rounds: true,
     params: round_trip::<schema::bw::Params>,

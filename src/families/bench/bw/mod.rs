@@ -55,6 +55,11 @@ impl BwKind {
         matches!(self, BwKind::MemRd | BwKind::MemWr | BwKind::MemCp | BwKind::MemCpLibc)
     }
 
+    /// Kinds that read a file (the file's layout is their parameter).
+    pub fn is_file(self) -> bool {
+        matches!(self, BwKind::MmapRd | BwKind::MmapRdOpen | BwKind::FileRd)
+    }
+
     /// Stream kinds take a placement.
     pub fn is_stream(self) -> bool {
         matches!(self, BwKind::Pipe | BwKind::Unix)

@@ -3,12 +3,16 @@
 
 crate::data::schema_core::family!("bw");
 pub use crate::measure::placement::Cores;
+pub use crate::measure::scratch::FileWrites;
 
 crate::data::schema_core::params! {
-    /// A bw case: the streams (pipe, unix) say where the writer runs; the others have none.
+    /// A bw case: the streams (pipe, unix) say where the writer runs, the
+    /// file kinds how their file was written; the others have none.
     Params {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cores: Option<Cores>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file_writes: Option<FileWrites>,
     }
 }
 

@@ -102,5 +102,7 @@ pub const IPC: Described<Mechanism> = Described {
         headline: Some(&table::IpcHeadlines),
     },
     params: round_trip::<schema::ipc::Params>,
+    // Client and server: two threads of the program.
+    guest: |_, case| case.measured(2, |m, clock| metrics(&m.per_op_cycles, clock)),
     ..Described::BASE
 };

@@ -18,6 +18,12 @@ pub const ONE_WAY: &str = "one_way";
 /// Cycles of a whole round trip.
 pub const ROUND_TRIP: &str = "round_trip";
 
+/// The detail a case carries when its `words` count something else than
+/// 64-bit words, and the one value it has: seL4 on ARM (`--env sel4-arm`)
+/// counts 32-bit message registers, as the L4 performance page's ARM table.
+pub const PAYLOAD_UNIT: &str = "payload_unit";
+pub const MESSAGE_REGISTERS: &str = "32-bit message registers";
+
 /// Address spaces in table order.
 pub const SPACES: [Space; 2] = [Space::Intra, Space::Inter];
 /// Core placements in table order.
@@ -115,7 +121,7 @@ impl Mechanism {
             Mechanism::Tcp => "TCP over loopback, TCP_NODELAY",
             Mechanism::Udp => "UDP over loopback, connected sockets",
             Mechanism::Sel4Call => {
-                "seL4_Call to a server thread in seL4_ReplyRecv, payload in message registers (2 per 64-bit word on ia32), checked both ways (the sel4 environment; not a Linux mechanism)"
+                "seL4_Call to a server thread in seL4_ReplyRecv, payload in message registers (2 per 64-bit word on ia32; on ARM, sel4-arm, a word is one 32-bit register), checked both ways (the sel4 and sel4-arm environments; not a Linux mechanism)"
             }
             Mechanism::MachMsg => {
                 "GNU Mach's mach_msg, SEND|RCV in one call each way (the server replies and receives in one): inline 32-bit words, a send-once reply right per request; in --env mach only"
@@ -136,7 +142,9 @@ impl Mechanism {
     /// Why another kernel's mechanism is not measured on Linux, if it is one.
     pub fn foreign(self) -> Option<&'static str> {
         match self {
-            Mechanism::Sel4Call => Some("seL4's IPC: measured by the sel4 environment's root task (--env sel4), not on Linux"),
+            Mechanism::Sel4Call => {
+                Some("seL4's IPC: measured by the sel4 and sel4-arm environments' root tasks (--env sel4, sel4-arm), not on Linux")
+            }
             Mechanism::MachMsg => Some("another kernel's mechanism (GNU Mach's mach_msg): measured in --env mach only"),
             _ => None,
         }

@@ -136,6 +136,12 @@ impl Table for IpcTable {
         let form = render_l4_page_form(envs);
         if kernel.is_empty() || form.is_empty() { form + &kernel } else { format!("{form}\n{kernel}") }
     }
+    fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
+        l4_page_form(envs, 1)
+    }
+    fn in_form(&self, r: &CaseResult) -> bool {
+        FORM.iter().any(|m| m.id() == r.benchmark) && r.params_as::<Params>().is_some_and(|p| p.cores == ipc::Cores::Same)
+    }
 }
 
 /// The mechanisms the L4 performance page's form sets side by side: Linux's
@@ -147,10 +153,19 @@ const FORM: [Mechanism; 4] = [Mechanism::Pipe, Mechanism::Futex, Mechanism::Sel4
 /// The L4 performance page's form, a column per environment and mechanism
 /// it measured: one-way cost by payload on one core, in and between
 /// address spaces. Each column says its unit (guest instructions under
-/// QEMU's instruction counter, TSC cycles otherwise): never one axis.
+/// QEMU's instruction counter, TSC cycles otherwise): never one axis; and
+/// what its payload counts (64-bit words, or 32-bit message registers
+/// where a case says so: seL4 on ARM, as the page's ARM table). Under a
+/// column in message registers, the page's own ARM figures as the
+/// reference they are.
 pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
+    l4_page_form(envs, 2)
+}
+
+/// The L4 performance page's form where it has at least `min` columns.
+fn l4_page_form(envs: &[(&str, &RunDoc)], min: usize) -> String {
     let head = "as in the L4 performance page: one-way IPC by payload (64-bit words; seL4 on ia32 carries a word in two message registers), both sides on one core, a column per environment and mechanism; instr = guest instructions (QEMU's instruction counter), cyc = TSC cycles: not one axis\n";
-    page_form(envs, ipc::ONE_WAY, 2, head)
+    page_form(envs, ipc::ONE_WAY, min, head)
 }
 
 /// The L4 performance page's own quantity, where a QEMU plugin counted the
@@ -188,10 +203,11 @@ fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &
             } else {
                 "cyc"
             };
-            columns.push((format!("{name} {} ({unit})", mech.name()), cases));
+            let payload = if cases.iter().any(|(r, _)| counts_registers(r)) { ", MRs" } else { "" };
+            columns.push((format!("{name} {} ({unit}{payload})", mech.name()), cases));
         }
     }
-    if columns.len() < min_columns {
+    if columns.len() < min_columns.max(1) {
         return String::new();
     }
     let mut headers = vec!["space".to_string(), "words".to_string()];
@@ -209,10 +225,40 @@ fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &
             t.row(cells);
         }
     }
+    let registers = columns.iter().any(|c| c.0.ends_with(", MRs)"));
     let mut s = head.to_string();
+    if registers {
+        s += "  MRs: the column's words are 32-bit message registers, as the page's ARM table counts them (seL4 on ARM: MR0..3 in machine registers, so 0..4 take the fastpath)\n";
+    }
     s += &t.render();
     for r in reasons {
         s += &format!("  {r}\n");
+    }
+    if registers {
+        s += &page_arm_reference();
+    }
+    s
+}
+
+/// Whether an ipc case's `words` are 32-bit message registers.
+fn counts_registers(r: &CaseResult) -> bool {
+    r.details.get(ipc::PAYLOAD_UNIT).and_then(serde_json::Value::as_str) == Some(ipc::MESSAGE_REGISTERS)
+}
+
+/// The L4 performance page's ARM table: processor, then one-way cycles at
+/// 0..4, 8 and 16 message registers.
+const PAGE_ARM: [(&str, [u32; 3]); 2] =
+    [("XScale PXA255 (ARMv5) 400 MHz", [151, 188, 228]), ("StrongARM SA1100 (ARMv4) 206 MHz", [131, 141, 161])];
+
+/// The page's ARM figures, quoted as a reference: CPU cycles on real
+/// hardware of another kernel (NICTA::Pistachio-embedded), not a column.
+fn page_arm_reference() -> String {
+    let mut s = format!(
+        "  reference, not a column: {} (NICTA::Pistachio-embedded, ARM with 5 physical message registers, between address spaces, fast address-space switching on; CPU cycles on real hardware, another kernel):\n",
+        crate::base::sources::Source::L4Performance.short()
+    );
+    for (cpu, [fast, eight, sixteen]) in PAGE_ARM {
+        s += &format!("    {cpu}: 0..4 MRs {fast}, 8 MRs {eight}, 16 MRs {sixteen} cycles\n");
     }
     s
 }
@@ -355,6 +401,15 @@ mod form_tests {
         let text = render_l4_page_form(&[("qemu-tcg", &linux), ("sel4", &sel4)]);
         assert!(text.contains("qemu-tcg pipe (cyc)") && text.contains("sel4 sel4-call (instr)"), "{text}");
         assert!(text.lines().any(|l| l.trim_start().starts_with("intra") && l.contains(" 0 ")), "{text}");
+        assert!(!text.contains("MRs") && !text.contains("PXA255"), "no column in registers, no reference: {text}");
+        let mut arm = sel4.clone();
+        for r in &mut arm.results {
+            r.details.insert(ipc::PAYLOAD_UNIT.into(), ipc::MESSAGE_REGISTERS.into());
+        }
+        let text = render_l4_page_form(&[("sel4", &sel4), ("sel4-arm", &arm)]);
+        assert!(text.contains("sel4 sel4-call (instr)") && text.contains("sel4-arm sel4-call (instr, MRs)"), "{text}");
+        assert!(text.contains("XScale PXA255 (ARMv5) 400 MHz: 0..4 MRs 151, 8 MRs 188, 16 MRs 228 cycles"), "{text}");
+        assert!(text.contains("reference, not a column") && text.contains("another kernel"), "{text}");
         let mut pipe_only = linux.clone();
         pipe_only.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
         assert!(render_l4_page_form(&[("qemu-tcg", &pipe_only)]).is_empty(), "one column: no side by side");

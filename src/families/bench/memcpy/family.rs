@@ -7,6 +7,7 @@ use crate::families::bench::memcpy::table;
 use crate::families::bench::memcpy::{Buffers, Impl, copy};
 use crate::families::bench::schema;
 use crate::families::bench::shows::Shows;
+use crate::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use crate::families::bench::toolkit::sampling::{copy_metrics, grid, measure, measured, points};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 
@@ -56,6 +57,13 @@ fn run(imp: Impl, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     Ok(measured(placement, &m, metrics, serde_json::Map::new()))
 }
 
+/// A guest program's copies of `bytes` (the case's parameter): the rate
+/// and the cost per copy, as [`run`] reports them.
+fn guest_metrics(_: Impl, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+    let bytes = case.params.get("bytes").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    case.measured(1, |m, clock| copy_metrics(schema::memcpy::BANDWIDTH, schema::memcpy::PER_COPY, bytes, m, clock))
+}
+
 /// memcpy.*: one benchmark per implementation.
 pub const MEMCPY: Described<Impl> = Described {
     name: schema::memcpy::FAMILY,
@@ -66,5 +74,6 @@ pub const MEMCPY: Described<Impl> = Described {
     repeats_in_rounds: true,
     shows: Shows { tables: &[&table::TABLE], comparisons: &[], plots: &[&table::MemcpyPlots], headline: Some(&table::MemcpyHeadline) },
     params: round_trip::<schema::memcpy::Params>,
+    guest: guest_metrics,
     ..Described::BASE
 };

@@ -3,16 +3,18 @@
 
 use crate::base::named::Named;
 use crate::data::results::Metric;
+use crate::data::schema_core::Params;
+use crate::families::bench::Scale;
 use crate::families::bench::family::round_trip;
 use crate::families::bench::pagefault::table;
 use crate::families::bench::pagefault::{FILE_PAGES, FaultKind, PAGE, Region, permutation, thp_setting};
 use crate::families::bench::schema;
 use crate::families::bench::shows::Shows;
-use crate::families::bench::toolkit::sampling::{pinned, summary};
+use crate::families::bench::toolkit::sampling::{file_details, pinned, points, summary};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Unsupported};
 use crate::measure::clock::Tsc;
 use crate::measure::harness;
-use crate::measure::scratch::ScratchFile;
+use crate::measure::scratch::{FileWrites, ScratchFile};
 use serde_json::json;
 
 /// The most 4 KiB pages one batch of the anonymous kind maps.
@@ -22,6 +24,18 @@ pub const MAX_HUGE_UNITS: u64 = 64;
 /// The most passes over the file one batch makes (each its own 64 MiB
 /// mapping, made before the batch: 2 GiB of address space, no memory).
 pub const MAX_FILE_PASSES: u64 = 32;
+
+/// The file kind reads the file lmbench's own script makes; the others have no parameters.
+fn cases(kind: FaultKind, _scale: Scale) -> Vec<Params> {
+    let file_writes = (kind == FaultKind::File).then_some(FileWrites::LMBENCH);
+    points([schema::pagefault::Params { file_writes }])
+}
+
+/// The file kind's other layouts, run where `--where file_writes=...` names them.
+fn offered(kind: FaultKind) -> Vec<Params> {
+    let other = FileWrites::ALL.iter().filter(|&&w| kind == FaultKind::File && w != FileWrites::LMBENCH);
+    points(other.map(|&w| schema::pagefault::Params { file_writes: Some(w) }))
+}
 
 fn supported(kind: FaultKind) -> Result<(), Unsupported> {
     kind.unavailable().map_or(Ok(()), |why| Err(Unsupported(why)))
@@ -37,8 +51,14 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         return Err(CaseError::NotApplicable(why));
     }
     let io = |e| CaseError::from_io(kind.name(), e);
+    let mut details = serde_json::Map::new();
     let scratch = match kind {
-        FaultKind::File => Some(ScratchFile::written_in(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64, PAGE).map_err(io)?),
+        FaultKind::File => {
+            let writes = ctx.typed::<schema::pagefault::Params>()?.file_writes.unwrap_or(FileWrites::LMBENCH);
+            let f = ScratchFile::written_in(ctx.scratch, "pagefault", (FILE_PAGES * PAGE) as u64, writes.bytes()).map_err(io)?;
+            file_details(&mut details, writes, &f);
+            Some(f)
+        }
         _ => None,
     };
     let file = scratch.as_ref().map(|f| std::fs::File::open(&f.path)).transpose().map_err(io)?;
@@ -88,7 +108,6 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
         .map_err(io)
     })?;
     let per_page = summary(&m)?.scaled(1.0 / kind.pages_per_unit() as f64);
-    let mut details = serde_json::Map::new();
     details.insert("units_per_batch".into(), json!(m.inner));
     details.insert("pages_per_unit".into(), json!(kind.pages_per_unit()));
     details.insert("transparent_hugepage".into(), json!(thp_setting()));
@@ -106,11 +125,22 @@ fn run(kind: FaultKind, ctx: &CaseCtx) -> Result<CaseData, CaseError> {
 pub const PAGEFAULT: Described<FaultKind> = Described {
     name: schema::pagefault::FAMILY,
     variants: FaultKind::ALL,
-    info: |k| (k.name(), k.description(), "none (pages, or passes over the file, per batch doubled)", "-"),
+    info: |k| {
+        let params = match k {
+            FaultKind::File => {
+                "file_writes 8k (lmbench's lmdd: 8 KiB writes, fsync), or 4k|1m where --where names it; passes over the file per batch doubled"
+            }
+            _ => "none (pages per batch doubled)",
+        };
+        (k.name(), k.description(), params, "-")
+    },
+    cases,
+    offered,
     supported,
     run,
     repeats_in_rounds: true,
     shows: Shows { tables: &[], comparisons: &[], plots: &[], headline: Some(&table::PagefaultHeadline) },
     params: round_trip::<schema::pagefault::Params>,
+    guest: |_, case| case.per_op(schema::pagefault::PER_PAGE),
     ..Described::BASE
 };

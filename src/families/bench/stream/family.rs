@@ -8,6 +8,7 @@ use crate::families::bench::schema::{self, stream::Threads, stream::details as k
 use crate::families::bench::shows::Shows;
 use crate::families::bench::stream::table;
 use crate::families::bench::stream::{self, Kernel};
+use crate::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use crate::families::bench::toolkit::sampling::{points, summary_of};
 use crate::families::bench::{CaseCtx, CaseData, CaseError, Described, Scale};
 use crate::measure::placement::Placement;
@@ -61,6 +62,37 @@ fn run(ctx: &CaseCtx) -> Result<CaseData, CaseError> {
     })
 }
 
+/// A guest program's STREAM (`kernels`: each its name, bytes and times):
+/// the rate and time of each kernel, as [`run`] reports them; a thread per
+/// CPU is n/a in a guest of one CPU.
+fn guest_metrics(case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+    use serde_json::Value;
+    let c = case.sent;
+    let threads = case.params.get("threads").and_then(Value::as_str).unwrap_or("single");
+    if case.cpus < 2 && threads != Threads::Single.name() {
+        return Err(CaseError::NotApplicable(format!("stream per-cpu in {}: one CPU", case.system)));
+    }
+    let mut metrics = Vec::new();
+    for k in c.get("kernels").and_then(Value::as_array).into_iter().flatten() {
+        let name = k.get("name").and_then(Value::as_str).unwrap_or("?").to_lowercase();
+        let bytes = k.get("bytes").and_then(Value::as_f64).unwrap_or(0.0);
+        let times: Vec<f64> =
+            k.get("times").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let rates: Vec<f64> = times.iter().map(|t| bytes / t / 1e6).collect();
+        let (Ok(r), Ok(t)) = (summary_of(&rates), summary_of(&times)) else {
+            return Err(CaseError::Failed(format!("STREAM {name}: no times")));
+        };
+        metrics.push(Metric::rate(&schema::stream::rate(&name), "MB/s", r));
+        metrics.push(Metric::cost(&schema::stream::time(&name), "s", t));
+    }
+    let mut details = serde_json::Map::new();
+    details.insert("elements".into(), c.get("elements").cloned().unwrap_or(Value::Null));
+    let counted = c.get("repetitions").and_then(Value::as_u64).map(|r| r.saturating_sub(1));
+    details.insert(keys::REPETITIONS_COUNTED.into(), json!(counted));
+    details.insert(keys::ARRAY_BYTES.into(), json!(c.get("elements").and_then(Value::as_u64).map(|e| e * 8)));
+    Ok(GuestMeasured { metrics, details, threads: 1 })
+}
+
 /// stream.kernels: a variant of STREAM.
 pub const STREAM: Described<()> = Described {
     name: schema::stream::FAMILY,
@@ -89,5 +121,6 @@ pub const STREAM: Described<()> = Described {
         headline: Some(&table::StreamHeadline),
     },
     params: round_trip::<schema::stream::Params>,
+    guest: |(), case| guest_metrics(case),
     ..Described::BASE
 };

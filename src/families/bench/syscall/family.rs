@@ -32,5 +32,6 @@ pub const SYSCALL: Described<Syscall> = Described {
     repeats_in_rounds: true,
     shows: Shows { tables: &[&table::SyscallTable], comparisons: &[], plots: &[], headline: Some(&table::SyscallHeadline) },
     params: round_trip::<schema::syscall::Params>,
+    guest: |_, case| case.per_op(schema::syscall::PER_CALL),
     ..Described::BASE
 };

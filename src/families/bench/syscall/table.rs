@@ -20,6 +20,7 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
     }
     headers.extend(["95% CI", min.as_str(), p99.as_str(), max.as_str(), "CV", "median ns", "cpu"]);
     let mut t = TextTable::new(&headers, 1);
+    let mut unmeasured: Vec<String> = Vec::new();
     for r in results {
         let name = syscall::name_of(&r.benchmark).to_string();
         match (r.status, r.metric(PER_CALL)) {
@@ -45,7 +46,15 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
                 ]);
                 t.row(cells);
             }
-            _ => t.row(vec![name, r.reason.clone().unwrap_or_else(|| "failed".into())]),
+            _ => {
+                // The reason goes under the table, once per distinct one: a column of it would be as wide as the text.
+                let mark = crate::tables::tabular::rows::unmeasured_mark(r.status);
+                let line = format!("  {mark}: {}", r.reason.as_deref().unwrap_or("failed"));
+                if !unmeasured.contains(&line) {
+                    unmeasured.push(line);
+                }
+                t.row(vec![name, mark.into()]);
+            }
         }
     }
     let mut s = format!(
@@ -53,7 +62,10 @@ pub fn render(results: &[&CaseResult], rounds: usize) -> String {
         unit.long
     );
     s += &t.render();
-    s += &interval_note(rounds);
+    unmeasured.iter().for_each(|l| s += &format!("{l}\n"));
+    if unit.short != "instr" {
+        s += &interval_note(rounds);
+    }
     s += &noise_note(results, PER_CALL);
     s
 }

@@ -8,6 +8,7 @@
 //! - [`fds`]: pipes, eventfds, socketpairs, whole reads and writes, and their error;
 //! - [`shm`]: shared anonymous memory that stays shared across fork();
 //! - [`sizes`]: the last-level cache, RAM, and the size of buffers that must not fit in the cache;
+//! - [`guest`]: a case a guest program of oscycles' own measured, as the host reads it;
 //! - [`window`]: fixed-time measured windows (net, blk) and thread CPU time;
 //! - [`attribution`]: what happened on a CPU during a measurement;
 //! - [`residue`]: what a case may leave behind in the process that runs the next.
@@ -15,6 +16,7 @@
 pub mod attribution;
 pub mod child;
 pub mod fds;
+pub mod guest;
 pub mod residue;
 pub mod sampling;
 pub mod shm;

@@ -18,6 +18,21 @@ pub fn points<P: CaseParams>(points: impl IntoIterator<Item = P>) -> Vec<Params>
     points.into_iter().map(|p| p.to_params()).collect()
 }
 
+/// What a file case records of the file it read
+/// ([`crate::data::schema_core::file_layout`]): bytes per write, and the
+/// write calls the kernel counted writing it.
+pub fn file_details(
+    details: &mut Map<String, Value>,
+    writes: crate::measure::scratch::FileWrites,
+    f: &crate::measure::scratch::ScratchFile,
+) {
+    use crate::data::schema_core::file_layout;
+    details.insert(file_layout::WRITE_BYTES.into(), json!(writes.bytes()));
+    if let Some(calls) = f.write_calls {
+        details.insert(file_layout::WRITE_CALLS.into(), json!(calls));
+    }
+}
+
 /// Every pair of a value of `outer` and one of `inner`, `outer` changing
 /// slowest: a sweep's grid in table order.
 pub fn grid<A: Copy, B: Copy>(outer: &[A], inner: &[B]) -> Vec<(A, B)> {

@@ -96,8 +96,8 @@ fn summary_section(docs: &[RunDoc]) -> String {
     let mut s = "<section id=\"summary\"><h2>What was run, and where</h2>\n".to_string();
     for d in docs {
         s += &HTML.heading(3, &format!("{} ({}, {}, {})", d.id, d.host.hostname, d.environment.name, d.started_at));
-        s += &format!("<pre class=\"header\">{}</pre>\n", esc(&crate::present::report::header::render(d, false)));
-        let p = summary::parts(d);
+        s += &format!("<pre class=\"header\">{}</pre>\n", esc(&crate::present::report::header::render_brief(d)));
+        let p = summary::brief_parts(d);
         s += &HTML.paragraph(&p.heading);
         if let Some(t) = &p.table {
             s += &Html { class: "cmp" }.table(&super::markup::MarkupTable::from_table(t));
@@ -205,13 +205,30 @@ fn plot_sections(docs: &[RunDoc], figs: &[Vec<Figure>]) -> String {
     s
 }
 
+/// Section 1b, what was measured, as `show` leads with it: the published
+/// evaluations' forms the run fills, then the tables without what is n/a
+/// (a line says what and why), as HTML tables.
+fn brief_sections(docs: &[RunDoc], tables: &Lineup) -> String {
+    let mut s = String::new();
+    for (i, d) in docs.iter().enumerate() {
+        let text = crate::tables::tabular::table::marked(|| crate::present::report::render_brief(d, tables));
+        s += &format!("<section id=\"brief{i}\"><h2>What {} measured</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
+    }
+    s
+}
+
 /// Section 5, the tables, as HTML tables with the terminal's labels: each
-/// run's every table (per environment, then side by side).
+/// run's every table (per environment, then side by side), as `show --full`
+/// lays them out, one click away.
 fn table_sections(docs: &[RunDoc], tables: &Lineup) -> String {
     let mut s = String::new();
     for (i, d) in docs.iter().enumerate() {
         let text = crate::tables::tabular::table::marked(|| crate::present::report::render_tables_with(d, tables));
-        s += &format!("<section id=\"tables{i}\"><h2>Tables of {}</h2>\n{}</section>\n", esc(&d.id), text_with_tables(&text));
+        s += &format!(
+            "<section id=\"tables{i}\"><h2>Tables of {}</h2>\n<details><summary>every table, row and column (as show --full)</summary>\n{}</details></section>\n",
+            esc(&d.id),
+            text_with_tables(&text)
+        );
     }
     s
 }
@@ -223,6 +240,7 @@ pub fn page(docs: &[RunDoc], tables: &Lineup) -> String {
     let figs: Vec<Vec<Figure>> = docs.iter().enumerate().map(|(i, d)| figures(d, i, tables.plots())).collect();
     let mut body = "<h1>oscycles report</h1>\n".to_string();
     body += &summary_section(docs);
+    body += &brief_sections(docs, tables);
     body += &contents(docs, !rows.is_empty(), &figs);
     if !rows.is_empty() {
         body += &compare_section(&docs[0], &docs[1], &rows, &policy);

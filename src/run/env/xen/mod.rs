@@ -25,9 +25,10 @@ use super::cmdline::{GUEST_KERNEL_OPTIONS, GuestKernelArgs, boot_line};
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::{GuestMode, GuestSpec, PORT_PATH};
+use super::initramfs::{find_kernel, guest_image, write_initramfs};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::{ConsoleLog, complete_lines};
-use super::qemu::{self, Accel, AccelArgs, Files, Ran};
+use super::vm::{self, ACCEL_OPTIONS, Accel, AccelArgs, Booted, Files, QEMU, Serial, StartError};
 use crate::families::bench::schema::boot::RESTARTED_AFTER;
 use dom0::{DomUPlan, MODULES, PLAN_PATH, dom0_main, is_dom0_init};
 use serde_json::{Map, Value, json};
@@ -107,7 +108,7 @@ impl Environment for Xen {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<AccelArgs>(qemu::ACCEL_OPTIONS).and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
+        Some(OwnOptions::of::<AccelArgs>(ACCEL_OPTIONS).and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -121,7 +122,7 @@ impl Environment for Xen {
         }
     }
 
-    fn launch(&self, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    fn launch(&self, spec: &GuestSpec, _plan: &[crate::run::plan::PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         launch(self, spec, o)
     }
 }
@@ -262,14 +263,14 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         EnvError::kvm_usable(name)?;
     }
     let o = &accel.options(o);
-    let kernel = qemu::find_kernel(o.kernel.as_deref())?;
+    let kernel = find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
     let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
     // The measured guest's line (dom0's, or the domU's) takes --guest-append and the isolated parameters.
     let (line, spec) = boot_line(&accel.guest_spec(spec), &format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), o)?;
     let (dom0_args, guest_cmdline) = match env.mode.domu() {
         None => {
-            qemu::write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
+            write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
             (line.clone(), line)
         }
         Some(kind) => {
@@ -285,7 +286,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     };
     let initrd_mib = std::fs::metadata(&files.initrd).map_or(0, |m| (m.len() >> 20) as u32);
     let m = machine(env.mode, o, spec.mode, initrd_mib);
-    let mut cmd = qemu::command(o, m.qemu_mib);
+    let mut cmd = vm::command(o, m.qemu_mib);
     cmd.args(["-machine", m.machine]).args(accel.qemu_args()).args(["-cpu", m.cpu]);
     if m.iommu {
         cmd.args(["-device", "amd-iommu"]);
@@ -298,16 +299,13 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         return Err(XenError::Commas { env: name, modules }.into());
     }
     cmd.arg("-initrd").arg(&modules);
-    // Under TCG, Xen and a domU boot in tens of seconds to minutes where a
+    // Emulated, Xen and a domU boot in tens of seconds to minutes where a
     // plain kernel takes seconds: a longer wait for /init.
-    let scale = match (accel, env.mode.domu()) {
-        (Accel::Tcg | Accel::Icount, None) => 4,
-        (Accel::Tcg | Accel::Icount, Some(_)) => 12,
-        (Accel::Kvm, _) => 1,
-    };
-    let o = EnvOptions { init_timeout: o.init_timeout * scale, ..o.clone() };
+    let o = EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, if env.mode.domu().is_some() { 12 } else { 4 }), ..o.clone() };
     let mut watch = ConsoleLog::new(&files.console);
-    let Ran { end, console, log_tail } = qemu::start(name, cmd, &files, &o, &mut || watch.grown().and_then(fatal))?;
+    Serial::Split.add(&mut cmd, &files.console);
+    let Booted { end, console, log_tail } =
+        vm::watch(cmd, &files, &o, Some("run"), &mut || watch.grown().and_then(fatal)).map_err(StartError::qemu(name))?;
     // Xen's dumps bury what went wrong: its first telling line leads.
     let log_tail = match telling(&console) {
         Some(l) if !log_tail.contains(l) => format!("{l} | ... | {log_tail}"),
@@ -320,7 +318,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         }
     }
     let mut facts = Map::new();
-    facts.insert("vmm".into(), json!(qemu::QEMU));
+    facts.insert("vmm".into(), json!(QEMU));
     facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
     facts.insert("hypervisor".into(), json!(format!("Xen {}", xen_version())));
     facts.insert("xen_mode".into(), json!(env.mode.describe()));
@@ -332,8 +330,8 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("dom0_memory_mib".into(), json!(m.dom0_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
-    facts.insert("clean_exit".into(), Value::Bool(end.status.and_then(|s| s.code()) == Some(qemu::CLEAN_EXIT)));
-    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail }, console))
+    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
+    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, console))
 }
 
 /// The Debian version of the unpacked hypervisor (scripts/setup writes it).
@@ -389,10 +387,10 @@ fn write_dom0_initramfs(path: &Path, kernel: &Path, spec: &GuestSpec, o: &EnvOpt
     }
     let modules = module_dir(kernel)?;
     let domu_initrd = path.with_extension("domu.cpio");
-    qemu::write_initramfs(&domu_initrd, &o.exe, spec, &[(PORT_PATH.trim_start_matches('/'), b"/dev/hvc0")])?;
+    write_initramfs(&domu_initrd, &o.exe, spec, &[(PORT_PATH.trim_start_matches('/'), b"/dev/hvc0")])?;
     let domu = std::fs::read(&domu_initrd);
     let _ = std::fs::remove_file(&domu_initrd);
-    let init = qemu::guest_image(&o.exe, path)?;
+    let init = guest_image(&o.exe, path)?;
     let f = crate::measure::scratch::create_new(path, 0o600).map_err(EnvError::io(format!("creating {}", path.display())))?;
     let mut c = super::cpio::Cpio::new(std::io::BufWriter::new(f));
     let w = (|| -> std::io::Result<()> {

@@ -8,6 +8,7 @@ pub mod table;
 use oscycles::data::schema_core::Params;
 use oscycles::families::bench::schema::CaseParams;
 use oscycles::families::bench::shows::Shows;
+use oscycles::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use oscycles::families::bench::toolkit::sampling::{per_op_metric, pinned};
 use oscycles::families::bench::{Benchmark, CaseCtx, CaseData, CaseError, Family, Scale};
 use oscycles::measure::clock::Tsc;
@@ -59,6 +60,10 @@ impl Family for Echo {
     }
     fn shows(&self) -> Shows {
         Shows { tables: &[&EchoTable], plots: &[&EchoPlots], ..Shows::NOTHING }
+    }
+    /// A guest program's copies: cycles per copy, as here.
+    fn guest_metrics(&self, _: usize, case: &GuestCase) -> Result<GuestMeasured, CaseError> {
+        case.per_op(PER_COPY)
     }
 }
 

@@ -1,0 +1,227 @@
+//! A directory another user owns, named in an option by root (their home
+//! or project directory): that user cannot make root run their program or
+//! write through their links, however they swap what root made there
+//! (issue 58, items 1-4). Each test plants the attack as that user.
+
+use super::*;
+
+/// The attacker, as `user`: watches `dir` and acts as `mode` says (a
+/// Python program run by the user, as an attacker would).
+const ATTACKER: &str = r#"
+import ctypes, glob, os, sys, time
+mode, d, target, marker = sys.argv[1:5]
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange(a, b):
+    return libc.renameat2(-100, a.encode(), -100, b.encode(), 2)
+def cmdline(p):
+    try: return open(p, 'rb').read()
+    except OSError: return b''
+def links_in(fake, names):
+    os.makedirs(fake, exist_ok=True)
+    for n in names:
+        try: os.symlink(target, os.path.join(fake, n))
+        except FileExistsError: pass
+deadline = time.time() + 300
+done = set()
+while time.time() < deadline:
+    if mode == "exec":
+        for p in glob.glob('/proc/[0-9]*/cmdline'):
+            args = cmdline(p).split(b'\0')
+            # Every program of the run's directory the command line names (the forker, what it executes).
+            progs = [a for a in (x.decode(errors='replace') for x in args) if a.startswith(d + '/oscycles-run-') and '/oscycles-exec-' in a]
+            if progs and progs[-1] not in done:
+                done.update(progs)
+                run = progs[-1][len(d) + 1:].split('/')[0]
+                fake = os.path.join(d, 'fake-' + run)
+                for a in progs:
+                    prog = os.path.join(fake, *a[len(d) + 1:].split('/')[1:])
+                    os.makedirs(os.path.dirname(prog), exist_ok=True)
+                    open(prog, 'w').write('#!/bin/sh\nid >> %s\nexit 7\n' % marker)
+                    os.chmod(prog, 0o755)
+                print('exchanged', run, exchange(os.path.join(d, run), fake), flush=True)
+    elif mode == "interleave":
+        for e in glob.glob(d + '/interleaved-*'):
+            if e not in done and os.stat(e).st_uid != os.getuid():
+                done.add(e)
+                fake = e + '.fake'
+                links_in(fake, ['%s-round-%d.cases' % (s, k) for s in 'AB' for k in range(64)])
+                print('exchanged', e, exchange(e, fake), flush=True)
+    elif mode == "console":
+        pids = [p.split('/')[2] for p in glob.glob('/proc/[0-9]*/cmdline') if d.encode() in cmdline(p)]
+        for doc in glob.glob(d + '/*.json'):
+            run = doc[:-len('.json')]
+            links_in(d, ['%s.qemu-tcg-%s-%d.console.log' % (os.path.basename(run), p, n) for p in pids for n in range(64)])
+    time.sleep(0.002)
+"#;
+
+/// The attacker started as `user` in `mode` on `dir`, aiming at `target`,
+/// leaving `marker` if root ran their program; killed on drop.
+struct Attacker(std::process::Child);
+
+impl Attacker {
+    fn start(user: &OtherUser, mode: &str, dir: &Path, target: &Path, marker: &Path) -> Attacker {
+        // setpriv executes the program itself (runuser would fork): killing the child kills the attacker.
+        let child = Command::new("setpriv")
+            .args([
+                &format!("--reuid={}", user.name),
+                &format!("--regid={}", user.name),
+                "--init-groups",
+                "/usr/bin/python3",
+                "-c",
+                ATTACKER,
+                mode,
+            ])
+            .arg(dir)
+            .arg(target)
+            .arg(marker)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Attacker(child)
+    }
+}
+
+impl Drop for Attacker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A root directory, 0755, with a root 0600 file the attacker wants
+/// written, and `dir`: the user's own project directory (0755).
+fn stage(user: &OtherUser, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let root = tempdir(name);
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let precious = root.join("precious");
+    std::fs::write(&precious, b"root's data").unwrap();
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let dir = root.join("project");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.uid)).unwrap();
+    (root, precious, dir)
+}
+
+/// Root's run was refused naming the directory's owner, or harmed nothing.
+fn unharmed(what: &str, out: &Output, precious: &Path, marker: &Path) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(std::fs::read(precious).unwrap(), b"root's data", "{what}: root's file was written through a planted link; {err}");
+    assert!(!marker.exists(), "{what}: root ran the other user's program: {}", std::fs::read_to_string(marker).unwrap_or_default());
+    assert_eq!(out.status.code(), Some(2), "{what}: a directory another user owns is refused: {err}");
+    assert!(err.contains("belongs to uid"), "{what}: {err}");
+}
+
+#[test]
+fn a_scratch_directory_of_another_user_never_makes_root_run_their_program() {
+    common::needs_root("it creates a user and runs oscycles as root in that user's directory");
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let (root, precious, dir) = stage(&user, "foreign-scratch");
+    let marker = dir.join("ran-as-root");
+    let attacker = Attacker::start(&user, "exec", &dir, &precious, &marker);
+    let results = root.join("results");
+    let out = Command::new(bin())
+        .args(["run", "--suite", "lmbench", "--bench", "proc.exec", "--rounds", "1", "--batches", "3", "--batch-ms", "30", "--quiet"])
+        .arg("--scratch")
+        .arg(&dir)
+        .arg("--results")
+        .arg(&results)
+        .arg("--db")
+        .arg(results.join("s.sqlite"))
+        .output()
+        .unwrap();
+    drop(attacker);
+    unharmed("--scratch", &out, &precious, &marker);
+    // A directory of root's inside it is refused too: its owner could swap it.
+    let inner = dir.join("roots");
+    std::fs::create_dir(&inner).unwrap();
+    let out = tiny(&root.join("results2"), &["--scratch", inner.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to uid"), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_results_directory_of_another_user_never_receives_a_console_through_a_link() {
+    common::needs_root("it creates a user and runs oscycles as root in that user's directory");
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let (root, precious, dir) = stage(&user, "foreign-console");
+    // A QEMU that panics at once: the console is kept beside the document.
+    let fake = root.join("bin");
+    std::fs::create_dir(&fake).unwrap();
+    let qemu = fake.join("qemu-system-x86_64");
+    std::fs::write(&qemu, "#!/bin/sh\ncase \"$*\" in *'-machine help'*) printf 'Supported machines are:\\nq35 Standard PC\\npc Standard PC\\n'; exit 0;; esac\nsleep 1\nfor a; do case \"$a\" in file:*) echo 'Kernel panic - not syncing: planted' > \"${a#file:}\";; esac; done\nexit 1\n")
+        .unwrap();
+    std::fs::set_permissions(&qemu, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let attacker = Attacker::start(&user, "console", &dir, &precious, &dir.join("unused"));
+    let out = Command::new(bin())
+        .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap_or_default()))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "qemu-tcg", "--rounds", "1", "--quiet"])
+        .args(["--init-timeout", "5", "--kernel", "/bin/true", "--results"])
+        .arg(&dir)
+        .arg("--db")
+        .arg(root.join("s.sqlite"))
+        .output()
+        .unwrap();
+    drop(attacker);
+    unharmed("--results", &out, &precious, &dir.join("unused"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn compare_interleave_into_another_users_directory_writes_no_case_list_through_a_link() {
+    common::needs_root("it creates a user and runs oscycles as root in that user's directory");
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let (root, precious, dir) = stage(&user, "foreign-interleave");
+    let attacker = Attacker::start(&user, "interleave", &dir, &precious, &dir.join("unused"));
+    let tiny = "--suite syscall --bench syscall.getpid,syscall.getppid --batches 2 --batch-ms 0.05";
+    let out = Command::new(bin())
+        .args(["compare", "--interleave", "auto", "--budget", "0.5", "--a", tiny, "--results"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    drop(attacker);
+    unharmed("compare --interleave", &out, &precious, &dir.join("unused"));
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn fleet_run_into_another_users_directory_writes_no_manifest_through_a_link() {
+    common::needs_root("it creates a user and runs oscycles as root in that user's directory");
+    let _alone = as_root_alone();
+    let _unprotected = Unprotected::set();
+    let user = OtherUser::create();
+    let (root, precious, dir) = stage(&user, "foreign-fleet");
+    // The user's link where the manifest goes.
+    let link = dir.join("manifest.json");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(user.uid), Some(user.uid)).unwrap();
+    // An Ansible that lists one host and whose play fails at once.
+    let ansible = root.join("ansible");
+    std::fs::create_dir_all(ansible.join("bin")).unwrap();
+    for (tool, out) in [
+        ("ansible-inventory", r#"{"_meta": {"hostvars": {"h1": {}}}, "all": {"children": ["ungrouped"]}, "ungrouped": {"hosts": ["h1"]}}"#),
+        ("ansible-playbook", r#"{"plays": [], "stats": {}}"#),
+    ] {
+        let p = ansible.join("bin").join(tool);
+        std::fs::write(&p, format!("#!/bin/sh\necho '{out}'\nexit 2\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(root.join("inv"), "h1\n").unwrap();
+    let out = Command::new(bin())
+        .env("OSCYCLES_ANSIBLE_DIR", &ansible)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["fleet", "run", "--inventory", root.join("inv").to_str().unwrap(), "--suite", "syscall", "--db"])
+        .arg(root.join("s.sqlite"))
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    unharmed("fleet run --out", &out, &precious, &dir.join("unused"));
+    let _ = std::fs::remove_dir_all(&root);
+}
