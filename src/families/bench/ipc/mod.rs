@@ -2,8 +2,8 @@
 //! that measures their round trip as two threads or two processes.
 
 pub mod family;
-pub mod schema;
 pub mod kernel_table;
+pub mod schema;
 pub mod table;
 
 pub mod fd;
