@@ -19,6 +19,44 @@ fn main() {
     compile_sel4_root_task("guest/sel4/check.c", "sel4-check.elf");
     compile_mach_task("guest/mach/task.c", "mach-task");
     compile_mach_task("guest/mach/check.c", "mach-check");
+    build_kcount_plugin("kcount.so");
+}
+
+/// The QEMU plugin of `--kernel-counters` (the workspace's `plugin/`
+/// crate, a cdylib), built by a cargo of its own and copied to `out` in
+/// OUT_DIR, where the binary embeds it (`run::env::kcount`). Its own
+/// target directory beside this profile's (the outer build holds the lock
+/// of its own), always release, stripped, and without this build's flags:
+/// `+crt-static` (.cargo/config.toml) would drop a cdylib, and clippy's
+/// wrapper would only check it. Its dependencies are locked in the
+/// workspace's Cargo.lock and fetched with the rest (`cargo fetch`).
+fn build_kcount_plugin(out: &str) {
+    let var = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("cargo sets {k}"));
+    let out_dir = std::path::PathBuf::from(var("OUT_DIR"));
+    // OUT_DIR is <profile>/build/oscycles-<hash>/out.
+    let profile_dir = out_dir.ancestors().nth(3).expect("OUT_DIR lies three levels below the profile's directory");
+    let target_dir = profile_dir.join("kcount");
+    let target = var("TARGET");
+    let mut cmd = std::process::Command::new(var("CARGO"));
+    cmd.args(["build", "--release", "--quiet", "-p", "oscycles-kcount", "--target", &target, "--config", "profile.release.strip=true"])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(var("CARGO_MANIFEST_DIR"))
+        .env("CARGO_ENCODED_RUSTFLAGS", "")
+        .env_remove("RUSTFLAGS")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CARGO_TARGET_DIR");
+    if std::env::var_os("CARGO_NET_OFFLINE").is_some() {
+        cmd.arg("--offline");
+    }
+    let st = cmd.status().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    assert!(st.success(), "building the kernel-counters plugin (plugin/) failed: {cmd:?}");
+    let so = target_dir.join(&target).join("release/liboscycles_kcount.so");
+    std::fs::copy(&so, out_dir.join(out)).unwrap_or_else(|e| panic!("copying {}: {e}", so.display()));
+    for f in ["plugin/Cargo.toml", "plugin/src", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={f}");
+    }
 }
 
 /// The flags every freestanding 32-bit guest program is compiled with

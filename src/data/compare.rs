@@ -186,9 +186,7 @@ pub fn judge_sequential(a: &Metric, b: &Metric, policy: &Thresholds) -> Option<J
     if rounds.0 != rounds.1 || rounds.0 == 0 || a.unit != b.unit {
         return None;
     }
-    let exact = (a.unit == crate::data::results::UNIT_INSTRUCTIONS && b.unit == a.unit)
-        .then(|| crate::analysis::sequential::exact(&a.samples, &b.samples, lower, policy.margin))
-        .flatten();
+    let exact = exact(a, b).then(|| crate::analysis::sequential::exact(&a.samples, &b.samples, lower, policy.margin)).flatten();
     if let Some((verdict, ratio)) = exact {
         let interval = Some(Interval { lo: ratio, hi: ratio });
         return Some(Judged { ratio, interval, p: None, verdict, rounds_needed: None, rounds, paired: true });
@@ -275,20 +273,25 @@ pub fn rows_paired_if(paired: bool, a: &RunDoc, b: &RunDoc, policy: &Thresholds)
     rows_with(a, b, &|ma, mb, seed| judge_paired_if(paired, ma, mb, policy, seed))
 }
 
+/// The metrics of a cell a comparison judges: its main one, then the
+/// kernel's counts where a QEMU plugin counted them (each its own row).
+fn judged_metrics(r: &CaseResult) -> impl Iterator<Item = &Metric> {
+    let kernel = crate::data::results::kernel::ALL.into_iter().filter_map(|k| k.of(r));
+    r.metrics.first().into_iter().chain(kernel)
+}
+
 /// As `rows`, each cell judged by `judge` (A's metric, B's, a seed).
 pub fn rows_with(a: &RunDoc, b: &RunDoc, judge: &dyn Fn(&Metric, &Metric, u64) -> Judged) -> Vec<Row> {
-    a.results
-        .iter()
-        .filter(|r| r.status == CaseStatus::Ok)
-        .filter_map(|ra| {
-            let ctx = context(ra, a);
-            let rb = b.results.iter().find(|rb| {
-                rb.status == CaseStatus::Ok
-                    && rb.benchmark == ra.benchmark
-                    && rb.params == ra.params
-                    && comparable(&ctx, &context(rb, b), a, b)
-            })?;
-            let ma = ra.metrics.first()?;
+    let pairs = a.results.iter().filter(|r| r.status == CaseStatus::Ok).filter_map(|ra| {
+        let ctx = context(ra, a);
+        let rb = b.results.iter().find(|rb| {
+            rb.status == CaseStatus::Ok && rb.benchmark == ra.benchmark && rb.params == ra.params && comparable(&ctx, &context(rb, b), a, b)
+        })?;
+        Some((ra, rb, ctx))
+    });
+    pairs
+        .flat_map(|(ra, rb, ctx)| judged_metrics(ra).map(move |ma| (ra, rb, ctx.clone(), ma)))
+        .filter_map(|(ra, rb, ctx, ma)| {
             // Never across units (a run's cycles against another's guest instructions).
             let mb = rb.metric(&ma.name).filter(|mb| mb.unit == ma.unit)?;
             let mut label = crate::data::results::params_label(&ra.params);

@@ -4,6 +4,7 @@
 
 use crate::measure::clock::Clock;
 use crate::measure::counters;
+use crate::measure::marks;
 use crate::measure::watchdog::{self, Stop};
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +82,9 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
     // Cycles per operation seen so far (for the prediction), and the TSC
     // rate to turn a prediction into time (learnt from the clock itself).
     let mut per_op: Option<f64> = None;
-    let mut timed = |n: u64| -> Result<u64, E> {
+    // A timed batch: its count and, when marked for a counting plugin
+    // (`marks`, only the timed batches), its window.
+    let mut timed = |n: u64, mark: bool| -> Result<(u64, Option<u64>), E> {
         watchdog::check()?;
         if let (Some(left), Some(c)) = (watchdog::remaining(), per_op) {
             let predicted_s = c * n as f64 / crate::measure::clock::tsc_hz_hint();
@@ -90,21 +93,23 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
             }
         }
         let mut state = prepare(n)?;
+        let marked = mark && marks::begin();
         let t0 = clock.now();
         run(&mut state)?;
         let t1 = clock.now();
+        let window = marks::end(marked);
         drop(state);
         let c = t1.saturating_sub(t0);
         per_op = Some(c as f64 / n.max(1) as f64);
-        Ok(c)
+        Ok((c, window))
     };
     let mut calibration = Vec::new();
     // Warm-up: one operation alone, then the doubling itself (or one
     // discarded batch when the inner count is fixed).
-    let first = timed(1)?;
+    let (first, _) = timed(1, false)?;
     let inner = match cfg.fixed_inner {
         Some(n) => {
-            let c = timed(n)?;
+            let (c, _) = timed(n, false)?;
             calibration.push((n, c));
             n
         }
@@ -113,7 +118,7 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
             // known and plausible, else from one operation.
             let mut n = known_start(first, cfg).unwrap_or(1);
             loop {
-                let c = timed(n)?;
+                let (c, _) = timed(n, false)?;
                 calibration.push((n, c));
                 if c >= cfg.target_batch_cycles || n >= cfg.max_inner {
                     break n;
@@ -124,10 +129,14 @@ pub fn measure_prepared<C: Clock, S, E: From<Stop>>(
     };
     settled(inner);
     let mut per_op_cycles = Vec::with_capacity(cfg.batches);
+    let (mut counts, mut windows) = (Vec::with_capacity(cfg.batches), Vec::with_capacity(cfg.batches));
     for _ in 0..cfg.batches {
-        let c = timed(inner)?;
+        let (c, window) = timed(inner, true)?;
         per_op_cycles.push(c.saturating_sub(overhead) as f64 / inner as f64);
+        counts.push(c);
+        windows.push(window);
     }
+    marks::record(&windows, inner, overhead, counts);
     match counters::armed_batches() {
         // The timed pass: only note that this case times batches here; the
         // runner counts it after the round's timed cases.

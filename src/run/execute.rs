@@ -104,7 +104,11 @@ impl Mode {
 pub fn run_case(p: &PlannedCase, ex: &Execution, clock: &ClockInfo, mode: Mode) -> CaseResult {
     let harness = ex.harness_of(p, clock.tsc_hz);
     let known = ex.spec.inners.get(&p.label()).map_or(&[][..], Vec::as_slice);
-    measure(p, ex, clock, mode, harness, (ex.counters().then_some(0), known))
+    // Only the timed pass marks its batches (not the counting pass).
+    let marking = ex.spec.mark_batches.then(crate::measure::marks::Marking::arm);
+    let mut r = measure(p, ex, clock, mode, harness, (ex.counters().then_some(0), known));
+    r.marked = marking.and_then(crate::measure::marks::Marking::finish).filter(|_| r.status == CaseStatus::Ok);
+    r
 }
 
 /// A case run with `harness`, the counters armed with `counting` batches

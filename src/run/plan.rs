@@ -175,6 +175,7 @@ pub fn blank(p: &PlannedCase) -> CaseResult {
         environment: None,
         counters: None,
         inners: vec![],
+        marked: None,
     }
 }
 

@@ -109,6 +109,11 @@ pub struct RunSpec {
     /// guest instructions, and the clock records it. The environment sets it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub instruction_counter: bool,
+    /// The harness marks each case's timed batches for a QEMU plugin that
+    /// counts what the guest executes between the marks
+    /// (`measure::marks`, `--kernel-counters`). The environment sets it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mark_batches: bool,
     /// The inner counts round 1 settled on, per case label
     /// (`PlannedCase::label`): a later round starts each case's
     /// calibration there (`harness::Inners`), one batch instead of about
@@ -153,6 +158,7 @@ impl Default for RunSpec {
             label: None,
             fleet: None,
             instruction_counter: false,
+            mark_batches: false,
             inners: Default::default(),
         }
     }

@@ -12,6 +12,7 @@ mod cli;
 mod file_writes;
 mod fsafe_rule;
 mod import_map;
+mod kernel_counters;
 mod registry;
 mod report;
 mod screen;

@@ -150,6 +150,12 @@ pub fn compare_paired(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool, pol
 /// None as for [`compare`].
 pub fn compare_exact(a: &[Vec<f64>], b: &[Vec<f64>], lower_is_better: bool) -> Option<Comparison> {
     let (ca, cb) = (Cell::new(a)?, Cell::new(b)?);
+    if ca.values == cb.values && ca.median == cb.median {
+        // The same count on both sides, none included (no CR3 write in
+        // either): the same, whatever the ratio of nothing to nothing.
+        let one = Interval { lo: 1.0, hi: 1.0 };
+        return Some(Comparison { ratio: 1.0, interval: one, p: 1.0, verdict: Verdict::Same, rounds_needed: None });
+    }
     if ca.values[0] <= 0.0 || cb.values[0] <= 0.0 {
         return None;
     }
@@ -278,6 +284,8 @@ mod tests {
         assert_eq!((c.verdict, c.interval.lo, c.interval.hi), (Verdict::Slower, c.ratio, c.ratio));
         assert_eq!(compare_exact(&b, &a, true).unwrap().verdict, Verdict::Faster);
         assert!(compare_exact(&a, &[vec![0.0]], true).is_none());
+        let none = [vec![0.0, 0.0]];
+        assert_eq!(compare_exact(&none, &none, true).unwrap().verdict, Verdict::Same, "no CR3 write on either side");
     }
 
     #[test]

@@ -348,6 +348,7 @@ impl RunArgs {
             label: self.label.clone(),
             fleet: self.fleet.clone(),
             instruction_counter: false,
+            mark_batches: false,
             inners: Default::default(),
         };
         if self.timeout.is_none() && spec.measures_full_scale() {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 pub mod adaptive;
 pub mod check;
+pub mod kernel;
 pub mod time;
 
 pub const SCHEMA: &str = "oscycles.run";
@@ -244,15 +245,15 @@ pub fn unit_word(unit: &str) -> &str {
     match unit {
         UNIT_CYCLES => "cycles",
         UNIT_INSTRUCTIONS => "instructions",
-        other => other,
+        other => kernel::unit_word(other).unwrap_or(other),
     }
 }
 
 /// Whether a unit is counted exactly, the same on every run (guest
-/// instructions): its cells have no spread but their own, an interval of
+/// instructions, and the counts of a QEMU plugin beside them): its cells have no spread but their own, an interval of
 /// zero width, and any difference between two of them is real.
 pub fn is_exact(unit: &str) -> bool {
-    unit == UNIT_INSTRUCTIONS
+    unit == UNIT_INSTRUCTIONS || kernel::is_count(unit)
 }
 
 impl Metric {
@@ -424,6 +425,11 @@ pub struct CaseResult {
     /// its first round's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inners: Vec<u64>,
+    /// Which windows of a counting QEMU plugin its timed batches are
+    /// (`measure::marks`), as the guest numbered them: the host reads the
+    /// plugin's counts of those windows into metrics of the cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marked: Option<crate::measure::marks::Marked>,
 }
 
 impl CaseResult {

@@ -2,6 +2,7 @@
 //! beside the syscall, from the ipc and syscall families.
 
 use crate::base::sources::Source;
+use crate::data::results::kernel;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::ipc::table::of;
 use crate::families::bench::schema::ipc::{self, Cores, Mechanism, Params, Space};
@@ -50,6 +51,11 @@ fn median_cell(r: Option<&CaseResult>, metric: &str, hw: bool) -> String {
     let Some((r, m)) = r.filter(|r| r.status == CaseStatus::Ok).and_then(|r| Some((r, r.metric(metric)?))) else {
         return "-".to_string();
     };
+    // Where a QEMU plugin counted the kernel: kernel / user / total, per
+    // operation as the cell counts them (already one way).
+    if let (Some(k), Some(u)) = (kernel::KERNEL_INSTRUCTIONS.median(r), kernel::USER_INSTRUCTIONS.median(r)) {
+        return format!("{} / {} / {}", cycles(k), cycles(u), cycles(m.summary.median));
+    }
     // The counts are per operation of the case: a round trip for IPC, whose one-way figure is half.
     let per = if metric == ipc::ONE_WAY { 0.5 } else { 1.0 };
     match crate::tables::tabular::core_and_instructions(r, per).filter(|_| hw) {
@@ -91,8 +97,10 @@ fn ipc_rows(ipc_results: &[&CaseResult], hw: bool) -> Vec<(String, String, Strin
 }
 
 /// What the cells count, for the heading.
-fn counters_words(hw: bool, counted: crate::tables::tabular::CostUnit) -> String {
-    if hw {
+fn counters_words(hw: bool, counted: crate::tables::tabular::CostUnit, split: bool) -> String {
+    if split {
+        "kernel / user / total guest instructions, medians (the kernel's part counted by oscycles' QEMU plugin, --kernel-counters: at the kernel's addresses, entry and exit included; a cell without the split was not counted)".to_string()
+    } else if hw {
         "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)".to_string()
     } else if counted.short == "instr" {
         "median guest instructions (QEMU's instruction counter: the page's third counter, instructions, exact; no cycles under it)"
@@ -125,7 +133,7 @@ pub fn render_l4re_overview(ipc_results: &[&CaseResult], syscall_results: &[&Cas
     let mut s = format!(
         "as in {}: one IPC (0 words, both sides on one core) and a null syscall, {}\n",
         Source::L4ReOverview.short(),
-        counters_words(hw, counted)
+        counters_words(hw, counted, ipc_results.iter().chain(syscall_results).any(|r| kernel::KERNEL_INSTRUCTIONS.of(r).is_some()))
     );
     s += &t.render();
     if let Some(o) = other {
@@ -240,5 +248,18 @@ mod tests {
         let plain = render_l4re_overview(&[&pipe], &[&getpid]);
         assert!(plain.contains("median TSC cycles") && !plain.contains(" / "), "{plain}");
         assert!(!crate::families::bench::syscall::table::render(&[&getpid], 1).contains("core cyc"));
+    }
+
+    #[test]
+    fn a_counted_kernel_is_split_kernel_user_total() {
+        let (mut pipe, mut getpid) = cases(false);
+        for (r, k) in [(&mut pipe, 6000.0), (&mut getpid, 300.0)] {
+            let total = r.metrics[0].summary.median;
+            r.metrics.push(kernel::KERNEL_INSTRUCTIONS.metric(&[k]).unwrap());
+            r.metrics.push(kernel::USER_INSTRUCTIONS.metric(&[total - k]).unwrap());
+        }
+        let text = render_l4re_overview(&[&pipe], &[&getpid]);
+        assert!(text.contains("kernel / user / total"), "{text}");
+        assert!(text.contains("6000 / ") && text.contains("300 / "), "{text}");
     }
 }

@@ -33,6 +33,7 @@ pub mod frame;
 pub mod guest;
 pub mod helpers;
 pub mod initramfs;
+pub mod kcount;
 pub mod launch;
 pub mod options;
 pub mod output;

@@ -10,6 +10,7 @@ use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::GuestSpec;
 use super::initramfs::{find_kernel, write_initramfs};
+use super::kcount::{self, Counting, KERNEL_COUNTERS_OPTIONS, KernelCountersArgs};
 use super::options::{EnvOptions, OwnOptions};
 use super::vm::{ACCEL_OPTIONS, Accel, AccelArgs, Booted, Files, QEMU, QemuArgs, QemuMachine, Serial, StartError};
 use crate::data::schema_core::environment::ACCEL;
@@ -42,7 +43,7 @@ impl Environment for Qemu {
 
     fn options(&self) -> Option<OwnOptions> {
         let own = OwnOptions::of::<QemuArgs>("qemu").and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS);
-        Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS) })
+        Some(if self.kvm { own } else { own.and::<AccelArgs>(ACCEL_OPTIONS).and::<KernelCountersArgs>(KERNEL_COUNTERS_OPTIONS) })
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -112,7 +113,9 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let QemuArgs { machine } = own(o)?;
     let accel = if kvm { Accel::Kvm } else { o.own.get::<AccelArgs>()?.accel };
     let o = &EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, 1), ..accel.options(o) };
-    let (cmdline, spec) = boot_line(&accel.guest_spec(spec), GUEST_CMDLINE, o)?;
+    let counting = if kvm { None } else { Counting::start(o, QEMU, accel.counts_instructions(), kcount::LINUX_X86_64_BASE)? };
+    let o = &kcount::options(o, counting.as_ref());
+    let (cmdline, spec) = boot_line(&kcount::guest_spec(accel.guest_spec(spec), counting.as_ref()), GUEST_CMDLINE, o)?;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let m = QemuMachine {
@@ -126,8 +129,11 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
         serial: Serial::Split,
         debug_exit: true,
     };
-    let cmd = super::vm::qemu_command(&m, accel, o, &files.console);
-    let Booted { end, log_tail, .. } = super::vm::watch(cmd, &files, o, Some("run"), &mut || None).map_err(StartError::qemu(name))?;
+    let mut cmd = super::vm::qemu_command(&m, accel, o, &files.console);
+    if let Some(c) = &counting {
+        cmd.args(c.qemu_args());
+    }
+    let Booted { mut end, log_tail, .. } = super::vm::watch(cmd, &files, o, Some("run"), &mut || None).map_err(StartError::qemu(name))?;
     if let Some(w) = end.why {
         let hint =
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
@@ -142,5 +148,9 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
     facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
+    if let Some(c) = &counting {
+        c.attach(&mut end.messages);
+        facts.insert(kcount::FACT.into(), c.facts());
+    }
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None })
 }

@@ -2,6 +2,7 @@
 //! that measures their round trip as two threads or two processes.
 
 pub mod family;
+pub mod kernel_table;
 pub mod schema;
 pub mod table;
 

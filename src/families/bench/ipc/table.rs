@@ -2,6 +2,7 @@
 //! for Linux. Rows are mechanism x space x cores, columns payload words, cells
 //! the median one-way cost in TSC cycles; and the plots of cost by payload.
 
+use crate::data::results::kernel;
 use crate::data::results::{CaseResult, CaseStatus, RunDoc};
 use crate::families::bench::schema::ipc::{self, Mechanism, Params, Space};
 use crate::tables::tabular::figures::{Plot, Plots, lines_of, panels, point};
@@ -28,10 +29,20 @@ fn cpus_cell(row: &[&(&CaseResult, Params)], moved: &mut bool) -> String {
 /// A payload's cell: the median one-way cost ("?" when uncertain), or
 /// n/a / fail with the reason noted.
 pub(crate) fn cell(r: Option<&CaseResult>, what: &str, reasons: &mut BTreeSet<String>) -> String {
+    cell_of(r, ipc::ONE_WAY, what, reasons)
+}
+
+/// A cell of `metric` as [`cell`] lays it out; a measured cell without it
+/// (a kernel count where nothing counted) n/a with the reason.
+fn cell_of(r: Option<&CaseResult>, metric: &str, what: &str, reasons: &mut BTreeSet<String>) -> String {
     let Some(r) = r else { return "-".into() };
-    match (r.status, r.metric(ipc::ONE_WAY)) {
+    match (r.status, r.metric(metric)) {
         (CaseStatus::Ok, Some(m)) => {
             format!("{}{}", cycles(m.summary.median), if crate::tables::tabular::table::uncertain(m) { "?" } else { "" })
+        }
+        (CaseStatus::Ok, None) if metric != ipc::ONE_WAY => {
+            reasons.insert(format!("n/a ({what}): {}", kernel_counts_missing(r)));
+            "n/a".into()
         }
         (CaseStatus::NotApplicable, _) => {
             reasons.insert(format!("n/a: {}", r.reason.as_deref().unwrap_or("")));
@@ -89,6 +100,15 @@ pub fn render(results: &[&CaseResult]) -> String {
     s
 }
 
+/// Why a measured cell has no kernel counts: what the host found, or that
+/// none were asked for.
+pub(crate) fn kernel_counts_missing(r: &CaseResult) -> String {
+    r.details.get(kernel::MISSING).and_then(|v| v.as_str()).map_or_else(
+        || "not counted (only an emulated guest under --accel icount with --kernel-counters counts its kernel)".to_string(),
+        |why| why.chars().take(300).collect(),
+    )
+}
+
 /// The l4-ipc table, of the cases no published evaluation's table owns.
 pub struct IpcTable;
 
@@ -105,10 +125,16 @@ impl Table for IpcTable {
     }
     fn render(&self, doc: &RunDoc) -> String {
         let ipc = of(doc, ipc::FAMILY);
-        if ipc.is_empty() { String::new() } else { render(&ipc) }
+        if ipc.is_empty() {
+            return String::new();
+        }
+        let counted = [render_l4_page_form_kernel(&[(&doc.environment.name, doc)]), super::kernel_table::render_where(doc)];
+        counted.iter().filter(|t| !t.is_empty()).fold(render(&ipc), |s, t| format!("{s}\n{t}"))
     }
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
-        render_l4_page_form(envs)
+        let kernel = render_l4_page_form_kernel(envs);
+        let form = render_l4_page_form(envs);
+        if kernel.is_empty() || form.is_empty() { form + &kernel } else { format!("{form}\n{kernel}") }
     }
     fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
         l4_page_form(envs, 1)
@@ -138,6 +164,27 @@ pub fn render_l4_page_form(envs: &[(&str, &RunDoc)]) -> String {
 
 /// The L4 performance page's form where it has at least `min` columns.
 fn l4_page_form(envs: &[(&str, &RunDoc)], min: usize) -> String {
+    let head = "as in the L4 performance page: one-way IPC by payload (64-bit words; seL4 on ia32 carries a word in two message registers), both sides on one core, a column per environment and mechanism; instr = guest instructions (QEMU's instruction counter), cyc = TSC cycles: not one axis\n";
+    page_form(envs, ipc::ONE_WAY, min, head)
+}
+
+/// The L4 performance page's own quantity, where a QEMU plugin counted the
+/// guests' kernels (`--kernel-counters`): the form in kernel instructions
+/// ("in the kernel, entry and exit included"), a column per emulated
+/// environment and mechanism (one without the counts n/a, saying why).
+pub fn render_l4_page_form_kernel(envs: &[(&str, &RunDoc)]) -> String {
+    let counted = envs.iter().any(|(_, d)| of(d, ipc::FAMILY).iter().any(|r| kernel::KERNEL_INSTRUCTIONS.of(r).is_some()));
+    if !counted {
+        return String::new();
+    }
+    let head = "as in the L4 performance page, in the page's own quantity: one-way IPC by payload in kernel instructions (at the kernel's addresses, entry and exit included; oscycles' loop and the library's path left out), both sides on one core; counted by oscycles' QEMU plugin (--kernel-counters), exact\n";
+    page_form(envs, kernel::KERNEL_INSTRUCTIONS.name, 1, head)
+}
+
+/// The L4 performance page's form of `metric`, when it has `min_columns`
+/// columns or more: for the kernel's counts, only the columns counted in
+/// guest instructions.
+fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &str) -> String {
     let mut columns: Vec<(String, Vec<(&CaseResult, Params)>)> = Vec::new();
     for (name, doc) in envs {
         let typed: Vec<(&CaseResult, Params)> = crate::tables::tabular::typed(of(doc, ipc::FAMILY));
@@ -145,12 +192,22 @@ fn l4_page_form(envs: &[(&str, &RunDoc)], min: usize) -> String {
             let cases: Vec<(&CaseResult, Params)> =
                 typed.iter().filter(|(r, p)| r.benchmark == mech.id() && p.cores == ipc::Cores::Same).cloned().collect();
             let Some(unit) = cases.iter().find_map(|(r, _)| r.metric(ipc::ONE_WAY).map(|m| m.unit.clone())) else { continue };
-            let unit = if unit == crate::data::results::UNIT_INSTRUCTIONS { "instr" } else { "cyc" };
+            let counted = unit == crate::data::results::UNIT_INSTRUCTIONS;
+            if metric != ipc::ONE_WAY && !counted {
+                continue;
+            }
+            let unit = if metric != ipc::ONE_WAY {
+                "kernel instr"
+            } else if counted {
+                "instr"
+            } else {
+                "cyc"
+            };
             let payload = if cases.iter().any(|(r, _)| counts_registers(r)) { ", MRs" } else { "" };
             columns.push((format!("{name} {} ({unit}{payload})", mech.name()), cases));
         }
     }
-    if columns.len() < min.max(1) {
+    if columns.len() < min_columns.max(1) {
         return String::new();
     }
     let mut headers = vec!["space".to_string(), "words".to_string()];
@@ -163,13 +220,13 @@ fn l4_page_form(envs: &[(&str, &RunDoc)], min: usize) -> String {
             let mut cells = vec![ipc::space_name(space).to_string(), w.to_string()];
             for (name, cases) in &columns {
                 let r = cases.iter().find(|(_, p)| p.space == space && p.words == w).map(|(r, _)| *r);
-                cells.push(cell(r, &format!("{name} {w}w"), &mut reasons));
+                cells.push(cell_of(r, metric, &format!("{name} {w}w"), &mut reasons));
             }
             t.row(cells);
         }
     }
     let registers = columns.iter().any(|c| c.0.ends_with(", MRs)"));
-    let mut s = "as in the L4 performance page: one-way IPC by payload (64-bit words; seL4 on ia32 carries a word in two message registers), both sides on one core, a column per environment and mechanism; instr = guest instructions (QEMU's instruction counter), cyc = TSC cycles: not one axis\n".to_string();
+    let mut s = head.to_string();
     if registers {
         s += "  MRs: the column's words are 32-bit message registers, as the page's ARM table counts them (seL4 on ARM: MR0..3 in machine registers, so 0..4 take the fastpath)\n";
     }

@@ -1,0 +1,356 @@
+//! oscycles-kcount: a QEMU TCG plugin (plugin API 1) that counts what a
+//! guest executes between the marks oscycles' harness puts around each
+//! timed batch (see `decode::BEGIN`), split by the instruction's address:
+//! at or above `base`, the kernel's; below, the user's. Per window: kernel
+//! and user instructions, the kernel's loads and stores, entries into the
+//! kernel and exits from it, CR3 writes, and with a cache model the lines
+//! the kernel touched in a cache emptied at every entry (cold) and its
+//! misses in one that never is (warm).
+//!
+//! Arguments (`-plugin libkcount.so,out=FILE,base=0x...[,cache=SIZE/WAYS/LINE][,probe=on]`):
+//! `out`, a file that exists (the host made it), written a header line and
+//! one line per window; `cache=on`: a 32 KiB 8-way cache of 64-byte lines; `probe=on`: say that it loaded and count nothing.
+//!
+//! Exact with one vCPU only (the counters are plain `u64`s and the vCPU's
+//! callbacks never run at once); it refuses more. QEMU 7.2 filters memory
+//! callbacks by direction wrongly (one for stores fires on loads too): it
+//! registers for both and reads the direction of each access.
+
+mod cache;
+mod decode;
+
+use cache::{Cache, Geometry};
+use qemu_plugin_sys as q;
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::fs::File;
+use std::io::Write;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+/// The plugin API this plugin is built for (QEMU refuses a later one).
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static qemu_plugin_version: c_int = q::QEMU_PLUGIN_VERSION as c_int;
+
+/// At most this many windows are written (a run has a few thousand).
+const MAX_WINDOWS: u64 = 1_000_000;
+
+/// The format's name and version, the header's first words.
+const FORMAT: &str = "oscycles-kcount 1";
+
+/// The counts a window is the difference of, in the order a window's line
+/// lists them.
+const COUNTS: usize = 9;
+const KERNEL_INSNS: usize = 0;
+const USER_INSNS: usize = 1;
+const LOADS: usize = 2;
+const STORES: usize = 3;
+const ENTRIES: usize = 4;
+const EXITS: usize = 5;
+const CR3: usize = 6;
+const COLD_LINES: usize = 7;
+const WARM_MISSES: usize = 8;
+
+struct Args {
+    out: Option<String>,
+    base: u64,
+    cache: Option<Geometry>,
+    probe: bool,
+}
+
+fn parse_args(raw: &[String]) -> Result<Args, String> {
+    let mut a = Args { out: None, base: 0, cache: None, probe: false };
+    let mut have_base = false;
+    for arg in raw {
+        let (k, v) = arg.split_once('=').ok_or_else(|| format!("argument {arg:?} is not key=value"))?;
+        match k {
+            "out" => a.out = Some(v.to_string()),
+            "base" => {
+                let hex = v.strip_prefix("0x").ok_or_else(|| format!("base={v}: a hexadecimal address 0x..."))?;
+                a.base = u64::from_str_radix(hex, 16).map_err(|e| format!("base={v}: {e}"))?;
+                have_base = true;
+            }
+            "cache" if v == "off" => a.cache = None,
+            "cache" if matches!(v, "on" | "true" | "yes") => a.cache = Some(Geometry::L1D),
+            "cache" => a.cache = Some(Geometry::parse(v).ok_or_else(|| format!("cache={v}: SIZE/WAYS/LINE in bytes, powers of two"))?),
+            "probe" => a.probe = matches!(v, "on" | "true" | "yes"),
+            _ => return Err(format!("unknown argument {k:?} (out, base, cache, probe)")),
+        }
+    }
+    if !a.probe && (a.out.is_none() || !have_base) {
+        return Err("out=FILE and base=0xADDRESS are needed".into());
+    }
+    Ok(a)
+}
+
+/// The counters QEMU's inline operations add to (their addresses are
+/// given to QEMU: they never move).
+#[repr(C)]
+struct Inline {
+    /// [user, kernel] instructions.
+    insns: [u64; 2],
+    cr3: u64,
+}
+
+struct State {
+    inline: Inline,
+    base: u64,
+    /// The class of the last block executed: kernel or not.
+    in_kernel: bool,
+    loads: u64,
+    stores: u64,
+    entries: u64,
+    exits: u64,
+    cold_lines: u64,
+    warm_misses: u64,
+    /// Emptied at every entry into the kernel; fed the kernel's accesses.
+    cold: Option<Cache>,
+    /// Never emptied; fed every access.
+    warm: Option<Cache>,
+    /// The counts when the open window began.
+    open: Option<[u64; COUNTS]>,
+    windows: u64,
+    out: Option<File>,
+}
+
+impl State {
+    fn now(&self) -> [u64; COUNTS] {
+        let mut c = [0; COUNTS];
+        c[KERNEL_INSNS] = self.inline.insns[1];
+        c[USER_INSNS] = self.inline.insns[0];
+        c[LOADS] = self.loads;
+        c[STORES] = self.stores;
+        c[ENTRIES] = self.entries;
+        c[EXITS] = self.exits;
+        c[CR3] = self.inline.cr3;
+        c[COLD_LINES] = self.cold_lines;
+        c[WARM_MISSES] = self.warm_misses;
+        c
+    }
+
+    fn end_window(&mut self) {
+        let Some(begun) = self.open.take() else { return };
+        if self.windows >= MAX_WINDOWS {
+            return;
+        }
+        let now = self.now();
+        let mut line = format!("window {}", self.windows);
+        for (n, b) in now.iter().zip(begun) {
+            line += &format!(" {}", n.wrapping_sub(b));
+        }
+        line.push('\n');
+        self.windows += 1;
+        if let Some(f) = &mut self.out
+            && f.write_all(line.as_bytes()).is_err()
+        {
+            self.out = None;
+        }
+    }
+}
+
+static STATE: AtomicPtr<State> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The plugin's state.
+///
+/// # Safety
+/// Only from QEMU's callbacks after `qemu_plugin_install` set it: with one
+/// vCPU (install refuses more) they run one at a time, and none calls
+/// another, so no two references to the state are alive at once.
+unsafe fn state() -> &'static mut State {
+    // SAFETY: set once in install to a leaked Box, never freed; exclusive
+    // as the function's contract says.
+    unsafe { &mut *STATE.load(Ordering::Relaxed) }
+}
+
+fn flag(kernel: bool) -> *mut c_void {
+    usize::from(kernel) as *mut c_void
+}
+
+unsafe extern "C" fn on_block(_vcpu: c_uint, kernel: *mut c_void) {
+    // SAFETY: a vCPU callback (see `state`).
+    let s = unsafe { state() };
+    let kernel = !kernel.is_null();
+    if kernel != s.in_kernel {
+        if kernel {
+            s.entries += 1;
+            if let Some(c) = &mut s.cold {
+                c.empty();
+            }
+        } else {
+            s.exits += 1;
+        }
+        s.in_kernel = kernel;
+    }
+}
+
+unsafe extern "C" fn on_memory(_vcpu: c_uint, info: q::qemu_plugin_meminfo_t, vaddr: u64, kernel: *mut c_void) {
+    // SAFETY: a vCPU callback (see `state`); `info` is QEMU's for this access.
+    let (s, store, shift) = unsafe { (state(), q::qemu_plugin_mem_is_store(info), q::qemu_plugin_mem_size_shift(info)) };
+    let size = 1u64 << shift.min(6);
+    let kernel = !kernel.is_null();
+    if kernel {
+        if store {
+            s.stores += 1;
+        } else {
+            s.loads += 1;
+        }
+        if let Some(c) = &mut s.cold {
+            s.cold_lines += c.access(vaddr, size);
+        }
+    }
+    if let Some(w) = &mut s.warm {
+        let missed = w.access(vaddr, size);
+        if kernel {
+            s.warm_misses += missed;
+        }
+    }
+}
+
+unsafe extern "C" fn on_mark(_vcpu: c_uint, mark: *mut c_void) {
+    // SAFETY: a vCPU callback (see `state`).
+    let s = unsafe { state() };
+    if mark as usize == 1 {
+        s.open = Some(s.now());
+    } else {
+        s.end_window();
+    }
+}
+
+/// Instruments one instruction of a block being translated.
+///
+/// # Safety
+/// `insn` is one of the block QEMU is translating, in its translation callback.
+unsafe fn instrument(s: &mut State, insn: *mut q::qemu_plugin_insn) {
+    // SAFETY: QEMU's instruction handle, valid during translation; its data
+    // is `size` bytes.
+    let (vaddr, bytes) = unsafe {
+        let size = q::qemu_plugin_insn_size(insn);
+        let data = q::qemu_plugin_insn_data(insn) as *const u8;
+        (q::qemu_plugin_insn_vaddr(insn), std::slice::from_raw_parts(data, size))
+    };
+    let kernel = vaddr >= s.base;
+    let add = q::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
+    let no_regs = q::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS;
+    // SAFETY: the counters live as long as the plugin (a leaked Box);
+    // callbacks are this file's, with the signatures QEMU calls.
+    unsafe {
+        q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.insns[usize::from(kernel)]).cast(), 1);
+        if decode::writes_cr3(bytes) {
+            q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.cr3).cast(), 1);
+        }
+        if let Some(m) = decode::mark(bytes) {
+            let which = if m == decode::Mark::Begin { 1 } else { 2 };
+            q::qemu_plugin_register_vcpu_insn_exec_cb(insn, Some(on_mark), no_regs, which as *mut c_void);
+        }
+        if kernel || s.warm.is_some() {
+            let rw = q::qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW;
+            q::qemu_plugin_register_vcpu_mem_cb(insn, Some(on_memory), no_regs, rw, flag(kernel));
+        }
+    }
+}
+
+unsafe extern "C" fn on_translate(_id: q::qemu_plugin_id_t, tb: *mut q::qemu_plugin_tb) {
+    // SAFETY: a translation callback, on the vCPU's thread (see `state`);
+    // `tb` is QEMU's block, its instructions indexed below its count.
+    unsafe {
+        let s = state();
+        let n = q::qemu_plugin_tb_n_insns(tb);
+        let kernel = q::qemu_plugin_tb_vaddr(tb) >= s.base;
+        q::qemu_plugin_register_vcpu_tb_exec_cb(tb, Some(on_block), q::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS, flag(kernel));
+        for i in 0..n {
+            instrument(s, q::qemu_plugin_tb_get_insn(tb, i));
+        }
+    }
+}
+
+unsafe extern "C" fn on_exit(_id: q::qemu_plugin_id_t, _data: *mut c_void) {
+    // SAFETY: QEMU calls it once, after the vCPU stopped.
+    let s = unsafe { state() };
+    if let Some(f) = &mut s.out {
+        let _ = f.flush();
+    }
+}
+
+/// Refuses or installs; what it says goes to QEMU's standard error.
+///
+/// # Safety
+/// Called by QEMU as its plugin API says: `info` valid during the call,
+/// `argv` `argc` C strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn qemu_plugin_install(
+    id: q::qemu_plugin_id_t,
+    info: *const q::qemu_info_t,
+    argc: c_int,
+    argv: *const *const c_char,
+) -> c_int {
+    // SAFETY: as QEMU passes them (the function's contract).
+    let raw: Vec<String> =
+        (0..argc.max(0) as usize).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned()).collect();
+    // SAFETY: `info` is valid during the call; `system` is the union's
+    // member under system emulation.
+    let (info, vcpus) = unsafe { (*info, if (*info).system_emulation { Some((*info).__bindgen_anon_1.system.smp_vcpus) } else { None }) };
+    match install(id, &raw, vcpus) {
+        Ok(said) => {
+            eprintln!("oscycles-kcount: {said} (plugin API {}, QEMU's {}..{})", q::QEMU_PLUGIN_VERSION, info.version.min, info.version.cur);
+            0
+        }
+        Err(e) => {
+            eprintln!("oscycles-kcount: refused: {e}");
+            1
+        }
+    }
+}
+
+fn install(id: q::qemu_plugin_id_t, raw: &[String], vcpus: Option<c_int>) -> Result<String, String> {
+    let a = parse_args(raw)?;
+    if a.probe {
+        return Ok("loaded, probe only".into());
+    }
+    match vcpus {
+        None => return Err("only under system emulation (qemu-system-*)".into()),
+        Some(1) => {}
+        Some(n) => return Err(format!("{n} vCPUs: the counts are exact with one only")),
+    }
+    let path = a.out.unwrap_or_default();
+    let mut out = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| format!("out={path}: {e}"))?;
+    let cache = a.cache.map_or("off".to_string(), |g| format!("{}/{}/{}", g.size, g.ways, g.line));
+    writeln!(out, "{FORMAT} base=0x{:x} cache={cache}", a.base).map_err(|e| format!("out={path}: {e}"))?;
+    let s = Box::new(State {
+        inline: Inline { insns: [0; 2], cr3: 0 },
+        base: a.base,
+        in_kernel: false,
+        loads: 0,
+        stores: 0,
+        entries: 0,
+        exits: 0,
+        cold_lines: 0,
+        warm_misses: 0,
+        cold: a.cache.map(Cache::new),
+        warm: a.cache.map(Cache::new),
+        open: None,
+        windows: 0,
+        out: Some(out),
+    });
+    STATE.store(Box::into_raw(s), Ordering::Relaxed);
+    // SAFETY: the callbacks are this file's, with the signatures QEMU calls.
+    unsafe {
+        q::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
+        q::qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
+    }
+    Ok(format!("counting windows into {path}, kernel from 0x{:x}, cache {cache}", a.base))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let a = parse_args(&s(&["out=/tmp/w", "base=0xffff800000000000", "cache=32768/8/64"])).unwrap();
+        assert_eq!((a.base, a.cache), (0xffff_8000_0000_0000, Some(Geometry::L1D)));
+        assert!(parse_args(&s(&["probe=on"])).unwrap().probe);
+        for bad in [&["out=/tmp/w"][..], &["base=0x10"], &["out=x", "base=10"], &["out=x", "base=0x1", "cache=1/2/3"], &["x"], &["y=1"]] {
+            assert!(parse_args(&s(bad)).is_err(), "{bad:?}");
+        }
+    }
+}

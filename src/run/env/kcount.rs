@@ -1,0 +1,393 @@
+//! `--kernel-counters`: what the guest's kernel executes in each timed
+//! batch, counted by oscycles' own QEMU plugin (the workspace's `plugin/`,
+//! built by build.rs and carried inside this binary). The guest's harness
+//! marks its timed batches (`measure::marks`); the plugin writes, per
+//! marked batch, the kernel's and the user's instructions (by the
+//! instruction's address against the kernel's base), the kernel's loads
+//! and stores, entries into the kernel, CR3 writes, and with the cache
+//! model the lines the kernel touched (cold) and its misses (warm) into a
+//! file in the run's private directory; [`Counting::attach`] reads it back
+//! (bounded, every line checked, each window against the count its batch
+//! read) into metrics of the cells ([`crate::data::results::kernel`]).
+
+use super::environment::Message;
+use super::error::{EnvError, OwnError};
+use super::guest::GuestSpec;
+use super::options::EnvOptions;
+use crate::data::results::kernel::{self, KernelMetric};
+use crate::data::results::{CaseResult, Metric, RunDoc, UNIT_INSTRUCTIONS};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The environment's fact that says what counted.
+pub const FACT: &str = "kernel_counters";
+
+/// The id of [`KernelCountersArgs`] among the environments' options.
+pub const KERNEL_COUNTERS_OPTIONS: &str = "kernel-counters";
+
+/// What the kernel of an emulated guest executes, per operation.
+#[derive(clap::Args, Debug, Clone)]
+pub struct KernelCountersArgs {
+    /// Count what the guest's kernel executes in each timed batch (qemu-tcg
+    /// under --accel icount), with oscycles' own QEMU plugin: per operation,
+    /// kernel and user instructions (by address), the kernel's loads and
+    /// stores, kernel entries and CR3 writes (address-space switches) as
+    /// metrics of each cell beside its instruction count. cache: also the
+    /// cache lines the kernel touches per operation from a cold 32 KiB
+    /// 8-way L1d of 64-byte lines emptied at every kernel entry, and its
+    /// misses in a warm one. A switch of its own, not part of --accel
+    /// icount: it needs a QEMU that loads plugins (API 1) and costs
+    /// emulation time (a memory callback on every kernel access: the run
+    /// takes about 1.5x as long, 2-3x with cache), where the instruction
+    /// counter alone costs nothing; the cells themselves are the same.
+    #[arg(long, default_value = "off", value_enum, value_name = "WHAT")]
+    pub kernel_counters: KernelCounters,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelCounters {
+    Off,
+    On,
+    Cache,
+}
+
+/// The plugin, as build.rs built it.
+static PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kcount.so"));
+
+/// Where x86-64 Linux's kernel begins: the upper half of the canonical
+/// address space (its text, modules, direct map; user space lies below).
+pub const LINUX_X86_64_BASE: u64 = 0xffff_8000_0000_0000;
+
+/// The plugin's header line, before its arguments.
+const FORMAT: &str = "oscycles-kcount 1";
+/// The counts of a window's line, in order (`plugin/src/lib.rs`).
+const COUNTS: usize = 9;
+const KERNEL_INSNS: usize = 0;
+const USER_INSNS: usize = 1;
+/// A window's file is read up to this size.
+const MAX_FILE: u64 = 64 << 20;
+/// At most this many instructions between a window's marks and its
+/// batch's clock reads (the marks, the reads, the arithmetic between).
+const SLACK: u64 = 64;
+
+/// Why the kernel's counts cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum KcountError {
+    #[error(
+        "--kernel-counters needs --accel icount: the plugin's windows are the timed batches of a guest under QEMU's instruction counter"
+    )]
+    NeedsIcount,
+    #[error("--kernel-counters: {qemu} does not load oscycles' plugin (a QEMU built with plugins, plugin API 1, is needed): {why}")]
+    Refused { qemu: String, why: String },
+}
+
+impl OwnError for KcountError {}
+
+/// One start's plugin: its file and the file it writes, in the run's
+/// private directory (removed when dropped), and how it was asked to count.
+pub struct Counting {
+    plugin: PathBuf,
+    windows: PathBuf,
+    base: u64,
+    cache: bool,
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.plugin);
+        let _ = std::fs::remove_file(&self.windows);
+    }
+}
+
+impl Counting {
+    /// The plugin for one start of `qemu` if the options ask for it: laid
+    /// out and loaded once by `qemu` to see that it can be (a refusal is
+    /// the start's error: the environment's cells are n/a with it).
+    /// `counts_instructions`: the guest runs under the instruction counter;
+    /// `base`: where its kernel's addresses begin.
+    pub fn start(o: &EnvOptions, qemu: &str, counts_instructions: bool, base: u64) -> Result<Option<Counting>, EnvError> {
+        let asked = o.own.get::<KernelCountersArgs>().map_or(KernelCounters::Off, |a| a.kernel_counters);
+        if asked == KernelCounters::Off {
+            return Ok(None);
+        }
+        if !counts_instructions {
+            return Err(KcountError::NeedsIcount.into());
+        }
+        let tag = crate::measure::scratch::unique_name("kcount");
+        let c = Counting {
+            plugin: o.work.join(format!("{tag}.so")),
+            windows: o.work.join(format!("{tag}.windows")),
+            base,
+            cache: asked == KernelCounters::Cache,
+        };
+        let mut f =
+            crate::measure::scratch::create_new(&c.plugin, 0o700).map_err(EnvError::io(format!("creating {}", c.plugin.display())))?;
+        f.write_all(PLUGIN).map_err(EnvError::io(format!("writing {}", c.plugin.display())))?;
+        drop(f);
+        crate::measure::scratch::create_new(&c.windows, 0o600).map_err(EnvError::io(format!("creating {}", c.windows.display())))?;
+        probe(qemu, &c.plugin)?;
+        Ok(Some(c))
+    }
+
+    /// QEMU's arguments that load the plugin.
+    pub fn qemu_args(&self) -> [OsString; 2] {
+        let mut arg = escaped(&self.plugin);
+        arg.push(",out=");
+        arg.push(escaped(&self.windows));
+        arg.push(format!(",base=0x{:x},cache={}", self.base, if self.cache { "on" } else { "off" }));
+        ["-plugin".into(), arg]
+    }
+
+    /// The facts of the start: what counted.
+    pub fn facts(&self) -> serde_json::Value {
+        let cache = if self.cache { "L1d 32 KiB, 8-way, 64-byte lines, LRU, virtual addresses" } else { "off" };
+        serde_json::json!({"plugin": "oscycles-kcount (plugin API 1)", "kernel_base": format!("0x{:x}", self.base), "cache_model": cache})
+    }
+
+    /// The run document in `messages` with the plugin's counts of each
+    /// marked cell as its metrics; where a cell's windows cannot be its
+    /// batches, the reason in its details instead.
+    pub fn attach(&self, messages: &mut [Message]) {
+        let windows = read_windows(&self.windows, self.base, self.cache);
+        for m in messages.iter_mut().filter(|m| m.kind == "run") {
+            let Ok(mut doc) = serde_json::from_slice::<RunDoc>(&m.bytes) else { continue };
+            for r in doc.results.iter_mut().filter(|r| r.marked.is_some()) {
+                match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, self.cache)) {
+                    Ok(ms) => r.metrics.extend(ms),
+                    Err(why) => {
+                        r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
+                    }
+                }
+            }
+            if let Ok(bytes) = serde_json::to_vec(&doc) {
+                m.bytes = bytes;
+            }
+        }
+    }
+}
+
+/// How many times its usual wait a guest counted by the plugin is given to
+/// reach /init: the boot runs the kernel's code, every memory access of it
+/// a callback (a counted boot took over the 90 s of the instruction
+/// counter's wait on this 2-CPU machine at a load of 20, 2026-11-28).
+const BOOT_WAIT: u32 = 3;
+
+/// The options of a start, with a longer wait for /init where the plugin counts.
+pub fn options(o: &EnvOptions, counting: Option<&Counting>) -> EnvOptions {
+    let init_timeout = if counting.is_some() { o.init_timeout * BOOT_WAIT } else { o.init_timeout };
+    EnvOptions { init_timeout, ..o.clone() }
+}
+
+/// `spec` with the guest's timed batches marked when the plugin counts.
+pub fn guest_spec(mut spec: GuestSpec, counting: Option<&Counting>) -> GuestSpec {
+    spec.run.mark_batches = counting.is_some();
+    spec
+}
+
+/// A path in a QEMU option's value (a comma doubled).
+fn escaped(p: &Path) -> OsString {
+    p.as_os_str().to_string_lossy().replace(',', ",,").into()
+}
+
+/// Whether `qemu` loads the plugin at `plugin`: started with no machine
+/// and its monitor on standard input, told to quit; the plugin, asked only
+/// to probe, says it loaded.
+pub fn probe(qemu: &str, plugin: &Path) -> Result<(), KcountError> {
+    let refused = |why: String| KcountError::Refused { qemu: qemu.to_string(), why };
+    let mut arg = escaped(plugin);
+    arg.push(",probe=on");
+    let mut child = Command::new(qemu)
+        .args(["-machine", "none", "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "stdio", "-plugin"])
+        .arg(arg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| refused(format!("starting it: {e}")))?;
+    if let Some(mut i) = child.stdin.take() {
+        let _ = i.write_all(b"quit\n");
+    }
+    let mut err = String::new();
+    if let Some(e) = child.stderr.take() {
+        let _ = e.take(64 * 1024).read_to_string(&mut err);
+    }
+    let _ = child.wait();
+    if err.contains("oscycles-kcount: loaded") {
+        return Ok(());
+    }
+    let why = err.lines().find(|l| l.contains("plugin") || l.contains("invalid option")).or(err.lines().last());
+    Err(refused(crate::run::env::frame::plain(why.unwrap_or("it said nothing").trim(), 300)))
+}
+
+/// The windows the plugin wrote, checked: its header (the base and cache
+/// it was given), then `window K` lines numbered from 0, nine counts each.
+fn read_windows(path: &Path, base: u64, cache: bool) -> Result<Vec<[u64; COUNTS]>, String> {
+    let mut text = String::new();
+    let f = std::fs::File::open(path).map_err(|e| format!("the plugin's windows ({}): {e}", path.display()))?;
+    f.take(MAX_FILE).read_to_string(&mut text).map_err(|e| format!("the plugin's windows: {e}"))?;
+    let mut lines = text.lines();
+    let header = lines.next().ok_or("the plugin wrote nothing (did QEMU load it?)")?;
+    let want = format!("{FORMAT} base=0x{base:x} cache=");
+    let rest = header.strip_prefix(&want).ok_or_else(|| format!("the plugin's header is not {want:?}..."))?;
+    if (rest != "off") != cache {
+        return Err(format!("the plugin's header says cache={rest}"));
+    }
+    lines
+        .enumerate()
+        .map(|(i, l)| {
+            let mut it = l.split(' ');
+            let numbered = it.next() == Some("window") && it.next() == Some(i.to_string().as_str());
+            let counts: Vec<u64> = it.map_while(|n| n.parse().ok()).collect();
+            match <[u64; COUNTS]>::try_from(counts) {
+                Ok(c) if numbered && l.split(' ').count() == COUNTS + 2 => Ok(c),
+                _ => Err(format!("line {} of the plugin's windows is not `window {i}` and {COUNTS} counts", i + 2)),
+            }
+        })
+        .collect()
+}
+
+/// The kernel's metrics of cell `r` from `windows`, per operation as the
+/// cell counts its operations; an error where its marked windows cannot be
+/// its timed batches.
+fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], cache: bool) -> Result<Vec<Metric>, String> {
+    let m = r.marked.as_ref().ok_or("no batches marked")?;
+    let main = r.metrics.first().filter(|x| x.unit == UNIT_INSTRUCTIONS).ok_or("the cell is not in guest instructions")?;
+    let samples = main.samples.first().filter(|s| s.len() == m.batches.len()).ok_or("the cell's samples are not its marked batches")?;
+    let n = m.batches.len();
+    let first = usize::try_from(m.first).map_err(|_| "no such window".to_string())?;
+    let span = first.checked_add(n).and_then(|end| windows.get(first..end)).ok_or_else(|| {
+        format!("{n} windows from {first} asked for, the plugin wrote {} (did the guest mark batches it did not say?)", windows.len())
+    })?;
+    if m.inner == 0 || n == 0 {
+        return Err("no operations".into());
+    }
+    let inner = m.inner as f64;
+    let mut per: Vec<Vec<f64>> = vec![Vec::with_capacity(n); kernel::ALL.len()];
+    let mut scale = None;
+    for ((w, &c), &sample) in span.iter().zip(&m.batches).zip(samples) {
+        let total = w[KERNEL_INSNS].saturating_add(w[USER_INSNS]);
+        if total.abs_diff(c) > SLACK {
+            return Err(format!("a window counted {total} instructions where its batch read {c}: not the same batch"));
+        }
+        // The cell's operations per harness operation (one-way IPC: half a round trip).
+        let own = c.saturating_sub(m.overhead) as f64 / inner;
+        let s = sample / own;
+        if !s.is_finite() || s <= 0.0 || scale.is_some_and(|x: f64| (x - s).abs() > 1e-9 * x) {
+            return Err("the cell's samples are not its batches' counts".into());
+        }
+        scale = Some(s);
+        let op = |i: usize| w[i] as f64 / inner * s;
+        let k = op(KERNEL_INSNS);
+        for (j, v) in [k, sample - k, op(2), op(3), op(4), op(6), op(7), op(8)].into_iter().enumerate() {
+            per[j].push(v);
+        }
+    }
+    let counted: Vec<KernelMetric> =
+        kernel::ALL.into_iter().filter(|k| cache || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
+    Ok(counted.iter().zip(&per).filter_map(|(k, v)| k.metric(v)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(samples: &[f64], first: u64, inner: u64, batches: &[u64]) -> CaseResult {
+        let summary = crate::analysis::stats::Summary::of(samples).unwrap();
+        CaseResult {
+            suite: "syscall".into(),
+            benchmark: "syscall.getpid".into(),
+            family: "syscall".into(),
+            params: Default::default(),
+            status: crate::data::results::CaseStatus::Ok,
+            reason: None,
+            placement: None,
+            metrics: vec![Metric::instructions("per_op", summary).with_samples(samples)],
+            details: Default::default(),
+            elapsed_s: 0.0,
+            condition: None,
+            environment: None,
+            counters: None,
+            inners: vec![],
+            marked: Some(crate::measure::marks::Marked { first, inner, overhead: 10, batches: batches.to_vec() }),
+        }
+    }
+
+    fn window(k: u64, u: u64) -> [u64; COUNTS] {
+        [k, u, k / 3, k / 5, 100, 100, 0, 20, 1]
+    }
+
+    #[test]
+    fn a_cells_windows_become_its_kernel_metrics_per_operation() {
+        // 100 operations of 300 kernel + 10 user instructions, a clock
+        // read of 10; the marks add 7 user instructions to each window.
+        let ws = vec![window(1, 1), window(30_000, 1_000 + 10 + 7), window(30_000, 1_017)];
+        let r = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
+        let ms = metrics_of(&r, &ws, false).unwrap();
+        let med = |name: &str| ms.iter().find(|m| m.name == name).unwrap().summary.median;
+        assert_eq!((med("kernel_instructions"), med("user_instructions")), (300.0, 10.0));
+        assert_eq!((med("kernel_loads"), med("kernel_entries")), (100.0, 1.0));
+        assert!(ms.iter().all(|m| m.is_exact()));
+        assert_eq!(ms.len(), 6, "no cache model: no lines, no misses");
+        assert_eq!(metrics_of(&r, &ws, true).unwrap().len(), 8);
+        // One-way IPC: the cell is half its batch's operations.
+        let half = cell(&[155.0, 155.0], 1, 100, &[31_010, 31_010]);
+        let ms = metrics_of(&half, &ws, false).unwrap();
+        assert_eq!(ms[0].summary.median, 150.0);
+    }
+
+    #[test]
+    fn windows_that_are_not_the_batches_are_refused() {
+        let ws = vec![window(30_000, 1_017), window(30_000, 1_017)];
+        let wrong_count = cell(&[310.0, 310.0], 0, 100, &[41_010, 31_010]);
+        assert!(metrics_of(&wrong_count, &ws, false).unwrap_err().contains("not the same batch"));
+        let beyond = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
+        assert!(metrics_of(&beyond, &ws, false).unwrap_err().contains("the plugin wrote 2"));
+        let huge = cell(&[310.0, 310.0], u64::MAX, 100, &[31_010, 31_010]);
+        assert!(metrics_of(&huge, &ws, false).is_err());
+        let zero = cell(&[310.0, 310.0], 0, 0, &[31_010, 31_010]);
+        assert!(metrics_of(&zero, &ws, false).is_err());
+        let unlike = cell(&[310.0, 200.0], 0, 100, &[31_010, 31_010]);
+        assert!(metrics_of(&unlike, &ws, false).is_err(), "samples that do not scale alike");
+    }
+
+    #[test]
+    fn the_windows_file_is_checked_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w");
+        let head = format!("{FORMAT} base=0x{LINUX_X86_64_BASE:x} cache=off\n");
+        std::fs::write(&p, format!("{head}window 0 1 2 3 4 5 6 7 8 9\nwindow 1 1 2 3 4 5 6 7 8 9\n")).unwrap();
+        assert_eq!(read_windows(&p, LINUX_X86_64_BASE, false).unwrap().len(), 2);
+        assert!(read_windows(&p, LINUX_X86_64_BASE, true).is_err(), "asked with cache");
+        assert!(read_windows(&p, 0x1000, false).is_err(), "another base");
+        for bad in ["window 1 1 2 3 4 5 6 7 8 9\n", "window 0 1 2 3\n", "window 0 1 2 3 4 5 6 7 8 9 10\n", "window 0 -1 2 3 4 5 6 7 8 9\n"]
+        {
+            std::fs::write(&p, format!("{head}{bad}")).unwrap();
+            assert!(read_windows(&p, LINUX_X86_64_BASE, false).is_err(), "{bad}");
+        }
+        std::fs::write(&p, "").unwrap();
+        assert!(read_windows(&p, LINUX_X86_64_BASE, false).unwrap_err().contains("nothing"));
+    }
+
+    #[test]
+    fn a_qemu_without_plugins_or_api_1_is_refused_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = |name: &str, script: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            p.to_string_lossy().to_string()
+        };
+        let plugin = dir.path().join("kcount.so");
+        let no_plugins = fake("no-plugins", "echo \"$0: -plugin: invalid option\" >&2; exit 1");
+        let e = probe(&no_plugins, &plugin).unwrap_err().to_string();
+        assert!(e.contains("-plugin: invalid option") && e.contains("plugin API 1"), "{e}");
+        let api =
+            "echo 'qemu: Could not load plugin x: plugin requires API version 1, but this QEMU supports only up to version 0' >&2; exit 1";
+        let e = probe(&fake("old-api", api), &plugin).unwrap_err().to_string();
+        assert!(e.contains("supports only up to version 0"), "{e}");
+        assert!(probe(&dir.path().join("absent").to_string_lossy(), &plugin).unwrap_err().to_string().contains("starting it"));
+        assert!(probe(&fake("loads", "echo 'oscycles-kcount: loaded, probe only' >&2"), &plugin).is_ok());
+    }
+}
