@@ -194,6 +194,7 @@ fn assert_placed(doc: &serde_json::Value, col: &str, at: &str, intercepting: u64
     assert_eq!(p["intercepting_cpu"], intercepting, "{p}");
     assert_eq!(p["program_cpu"], 0, "{p}");
     assert_eq!(p["failed"], 0, "{p}");
+    assert_eq!(p["applied_from_hello"], true, "the placement asked for applied once the guest said hello: {p}");
     for (side, n) in [("intercepting", p["processes"]["intercepting"].as_u64()), ("program", p["processes"]["program"].as_u64())] {
         assert!(n.unwrap() >= 1, "no {side} process found: {p}");
     }
@@ -214,8 +215,13 @@ fn two_cpus() -> bool {
 #[test]
 fn uml_and_gvisor_at_both_helper_placements_are_a_column_each_placed_as_they_say() {
     assert!(two_cpus(), "this test needs CPUs 0 and 1 (the helper placements); this process may not use both");
-    let args = ["--init-timeout", "120", "--vm-mem", "256", "--gvisor-platform", "ptrace", "--helper-placement", "cross,same"];
-    let (doc, _) = run("uml,gvisor", "helper-placement", &args);
+    // 100 calls a batch: cross-CPU beside a CPU hog (stress-ng --cpu 2),
+    // each of UML's system calls waits for the host's scheduler tick on the
+    // partner CPU (3.8 ms a getpid, 10 to 100 times a quiet machine's run):
+    // the placement is what this test is about, not the number.
+    let args = ["--batches", "3", "--iterations", "100", "--rounds", "1", "--quiet", "--init-timeout", "120", "--vm-mem", "256"];
+    let both = [&args[..], &["--gvisor-platform", "ptrace", "--helper-placement", "cross,same"]].concat();
+    let (doc, _, _, _) = common::getpid_in("uml,gvisor", "helper-placement", &both);
     let cols: Vec<&str> = doc["results"].as_array().unwrap().iter().map(|r| r["environment"].as_str().unwrap()).collect();
     assert_eq!(cols, ["uml helper=same", "uml helper=cross", "gvisor helper=same", "gvisor helper=cross"]);
     for env in ["uml", "gvisor"] {
@@ -223,7 +229,7 @@ fn uml_and_gvisor_at_both_helper_placements_are_a_column_each_placed_as_they_say
         assert_placed(&doc, &format!("{env} helper=cross"), "cross", 1);
     }
     // One placement: the plain column, the placement a fact of it.
-    let (doc, _) = run("uml", "helper-placement-default", &["--init-timeout", "120", "--vm-mem", "256"]);
+    let (doc, _, _, _) = common::getpid_in("uml", "helper-placement-default", &args);
     assert_placed(&doc, "uml", "same", 0);
 }
 

@@ -26,7 +26,7 @@ use super::guest::{self, GuestSpec};
 use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::tail;
-use super::supervise::supervise;
+use super::supervise::supervise_watching;
 use crate::families::bench::Venue;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -216,7 +216,12 @@ impl Sandbox {
         let start = Instant::now();
         let child = cmd.spawn().map_err(|_| GvisorError::Missing)?;
         let placer = place.map(|(at, cpus)| Placer::start(child.id(), at, cpus, ROLES));
-        let end = supervise(child, start, init, run);
+        let end = supervise_watching(child, start, init, run, &mut |hello| {
+            if hello && let Some(p) = &placer {
+                p.arm();
+            }
+            None
+        });
         Ok((end, placer.map(Placer::finish)))
     }
 }

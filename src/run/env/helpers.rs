@@ -10,7 +10,10 @@
 //!
 //! A [`Placer`] applies it from the host while the environment runs: it
 //! follows the processes descending from the one oscycles started (by
-//! parent pid, from /proc, never by name), sets each thread's affinity,
+//! parent pid, from /proc, never by name), sets each thread's affinity
+//! (during the boot, which is not measured, every side on the measured CPU
+//! as `same` does; the placement asked for from the guest's hello on:
+//! [`Placer::arm`]),
 //! re-applies it every [`PERIOD`] to those created later (a guest's new
 //! process starts where its parent was), reads back /proc's
 //! `Cpus_allowed_list` now and then, and says what it did as facts of the
@@ -162,6 +165,8 @@ struct Record {
     last_failure: Option<String>,
     read_back: [BTreeSet<String>; 2],
     scans: u64,
+    /// Whether the placement asked for applied (the guest said hello).
+    armed: bool,
 }
 
 /// The processes descending from one, as found so far: each pid seen in
@@ -218,6 +223,7 @@ impl Tree {
 /// Applies a placement to an environment's processes while it runs.
 pub struct Placer {
     stop: Arc<AtomicBool>,
+    armed: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<Record>>,
     at: HelperPlacement,
     cpus: (usize, usize),
@@ -226,12 +232,17 @@ pub struct Placer {
 
 impl Placer {
     /// Starts placing the processes descending from `root` (the process
-    /// oscycles started, itself included) at `at`: the intercepting side on
-    /// `cpus.0`, the program's on `cpus.1`. The placer's own thread runs
-    /// off the measured CPU where there is another.
+    /// oscycles started, itself included): until [`arm`](Placer::arm),
+    /// both sides on the measured CPU `cpus.1` (the boot, not measured:
+    /// cross-CPU on a busy machine, each of its system calls waited for the
+    /// host's scheduler tick, and a UML boot beside `stress-ng --cpu 2` took
+    /// 170 s instead of 4), then at `at`: the intercepting side on `cpus.0`,
+    /// the program's on `cpus.1`. The placer's own thread runs off the
+    /// measured CPU where there is another.
     pub fn start(root: u32, at: HelperPlacement, cpus: (usize, usize), roles: Roles) -> Placer {
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let armed = Arc::new(AtomicBool::new(false));
+        let (flag, go) = (stop.clone(), armed.clone());
         let thread = std::thread::spawn(move || {
             let others: Vec<usize> = placement::allowed_cpus().into_iter().filter(|&c| c != cpus.1).collect();
             if !others.is_empty() {
@@ -240,21 +251,42 @@ impl Placer {
             let (mut tree, mut rec) = (Tree::new(root as i32), Record::default());
             loop {
                 let last = flag.load(Ordering::Relaxed);
+                let go_now = go.load(Ordering::Acquire);
+                // What /proc said during the boot is not what the cases ran at.
+                let first = go_now && !rec.armed;
+                if first {
+                    rec.armed = true;
+                    rec.read_back = Default::default();
+                }
+                let now = if go_now { cpus } else { (cpus.1, cpus.1) };
                 tree.scan();
-                let read_back = last || rec.scans % u64::from(READ_BACK_EVERY) == 1;
-                place(&tree, roles.rule, cpus, &mut rec, read_back);
+                let read_back = last || first || rec.scans % u64::from(READ_BACK_EVERY) == 1;
+                place(&tree, roles.rule, now, &mut rec, read_back);
                 if last {
                     return rec;
                 }
-                std::thread::sleep(PERIOD);
+                std::thread::park_timeout(PERIOD);
             }
         });
-        Placer { stop, thread: Some(thread), at, cpus, roles }
+        Placer { stop, armed, thread: Some(thread), at, cpus, roles }
+    }
+
+    /// The guest said hello (its boot is over): the placement asked for
+    /// applies from now on, the placer's next pass at once.
+    pub fn arm(&self) {
+        if !self.armed.swap(true, Ordering::AcqRel)
+            && let Some(t) = &self.thread
+        {
+            t.thread().unpark();
+        }
     }
 
     /// Stops it (a last pass first) and says what it did.
     pub fn finish(mut self) -> Value {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
         let rec = self.thread.take().and_then(|t| t.join().ok()).unwrap_or_default();
         facts(self.at, self.cpus, self.roles, &rec)
     }
@@ -323,7 +355,9 @@ fn facts(at: HelperPlacement, cpus: (usize, usize), roles: Roles, rec: &Record) 
         "program": roles.program,
         "program_cpu": cpus.1,
         "how": format!("sched_setaffinity from the host on every thread of the processes descending from the one oscycles started \
-                        (found by parent pid in /proc), re-applied every {} ms to those created later", PERIOD.as_millis()),
+                        (found by parent pid in /proc), re-applied every {} ms to those created later; during the boot (not measured) every side on the \
+                        measured CPU, the placement asked for from the guest's hello on", PERIOD.as_millis()),
+        "applied_from_hello": rec.armed,
         "processes": {"intercepting": count(Side::Intercepting), "program": count(Side::Program)},
         "threads": {"intercepting": rec.threads[0].len(), "program": rec.threads[1].len()},
         "moved": rec.moved,
@@ -434,6 +468,7 @@ mod tests {
         let mut child = cmd.spawn().unwrap();
         let roles = Roles { rule: Rule::Below(1), intercepting: "the shell", program: "its children" };
         let placer = Placer::start(child.id(), HelperPlacement::Cross, cpus, roles);
+        placer.arm();
         std::thread::sleep(Duration::from_millis(1200));
         let f = placer.finish();
         // SAFETY: kill takes no pointers; the group is the one just started.
@@ -446,5 +481,29 @@ mod tests {
         assert_eq!(f["cpus_allowed_read_back"]["intercepting"], json!([cpus.0.to_string()]), "{f}");
         assert_eq!(f["cpus_allowed_read_back"]["program"], json!([cpus.1.to_string()]), "{f}");
         assert!(f["moved"].as_u64().unwrap() >= 2, "{f}");
+        assert_eq!(f["applied_from_hello"], true, "{f}");
+    }
+
+    /// Until the guest's hello (its boot), both sides run on the measured
+    /// CPU whatever the placement asked for.
+    #[test]
+    fn before_the_hello_both_sides_are_on_the_measured_cpu() {
+        let allowed = placement::allowed_cpus();
+        assert!(allowed.len() >= 2, "this test needs two CPUs; this process may use {allowed:?}");
+        let cpus = (allowed[1], allowed[0]);
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args(["-c", "sleep 2 & wait"]);
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().unwrap();
+        let roles = Roles { rule: Rule::Below(1), intercepting: "the shell", program: "its children" };
+        let placer = Placer::start(child.id(), HelperPlacement::Cross, cpus, roles);
+        std::thread::sleep(Duration::from_millis(600));
+        let f = placer.finish();
+        // SAFETY: kill takes no pointers; the group is the one just started.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        let _ = child.wait();
+        assert_eq!(f["applied_from_hello"], false, "{f}");
+        assert_eq!(f["cpus_allowed_read_back"]["intercepting"], json!([cpus.1.to_string()]), "{f}");
+        assert_eq!(f["cpus_allowed_read_back"]["program"], json!([cpus.1.to_string()]), "{f}");
     }
 }

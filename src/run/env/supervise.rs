@@ -46,18 +46,19 @@ pub struct Supervised {
 /// `run_timeout`, kills it. The child is also killed on SIGINT/SIGTERM of
 /// oscycles.
 pub fn supervise(child: Child, start: Instant, init_timeout: Duration, run_timeout: Duration) -> Supervised {
-    supervise_watching(child, start, init_timeout, run_timeout, &mut || None)
+    supervise_watching(child, start, init_timeout, run_timeout, &mut |_| None)
 }
 
-/// [`supervise`], also asking `fatal` now and then (a console that shows
-/// a hypervisor's panic, after which the VM would idle on): a reason it
-/// gives ends the child with that reason.
+/// [`supervise`], also asking `watch` now and then, told whether the child
+/// has said hello (a placement that applies from then on; a console that
+/// shows a hypervisor's panic, after which the VM would idle on): a reason
+/// it gives ends the child with that reason.
 pub fn supervise_watching(
     mut child: Child,
     start: Instant,
     init_timeout: Duration,
     run_timeout: Duration,
-    fatal: &mut dyn FnMut() -> Option<String>,
+    watch: &mut dyn FnMut(bool) -> Option<String>,
 ) -> Supervised {
     let rx = reader(child.stdout.take().expect("stdout piped"), start);
     let err_tail = stderr_tail(child.stderr.take().expect("stderr piped"));
@@ -83,7 +84,7 @@ pub fn supervise_watching(
         } else if start.elapsed() > run_timeout {
             Some(format!("did not finish within {} s", run_timeout.as_secs()))
         } else {
-            fatal()
+            watch(hello)
         };
         if let Some(w) = stop {
             let _ = child.kill();

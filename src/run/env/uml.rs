@@ -26,7 +26,7 @@ use super::helpers::{self, At, HelperArgs, HelperPlacement, Placer, Roles, Rule}
 use super::initramfs::write_initramfs;
 use super::options::{EnvOptions, OwnOptions};
 use super::output::tail;
-use super::supervise::supervise;
+use super::supervise::supervise_watching;
 use super::vm::Files;
 use serde_json::{Map, Value, json};
 use std::os::unix::fs::DirBuilderExt;
@@ -201,7 +201,12 @@ fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outco
         UmlError::Start(kernel.clone(), e)
     })?;
     let placer = Placer::start(child.id(), at, cpus, ROLES);
-    let end = supervise(child, start, o.init_timeout, o.run_timeout);
+    let end = supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut |hello| {
+        if hello {
+            placer.arm();
+        }
+        None
+    });
     let placed = placer.finish();
     // SAFETY: kill takes no pointers; the group is the one its kernel led
     // (its address spaces' processes), none of which can have been reaped

@@ -103,7 +103,7 @@ pub fn watch(
     let start = Instant::now();
     let child = cmd.spawn()?;
     let mut cap = super::output::ConsoleCap::new(&files.console);
-    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut || cap.check().or_else(&mut *fatal));
+    let end = super::supervise::supervise_watching(child, start, o.init_timeout, o.run_timeout, &mut |_| cap.check().or_else(&mut *fatal));
     let console = super::output::read_console(&files.console);
     let mut log_tail = tail(&format!("{console}\n{}", end.stderr));
     if let Some(kind) = answer
