@@ -32,6 +32,9 @@ mod grid;
 #[allow(dead_code)]
 mod harness;
 mod ipc;
+#[path = "../../../src/measure/marks.rs"]
+#[allow(dead_code)]
+mod marks;
 #[path = "../../../src/base/named.rs"]
 #[allow(dead_code)]
 mod named;
@@ -49,7 +52,7 @@ mod base {
     pub(crate) use crate::{named, text};
 }
 mod measure {
-    pub(crate) use crate::{arch, clock, counters, placement, watchdog};
+    pub(crate) use crate::{arch, clock, counters, marks, placement, watchdog};
 }
 mod families {
     pub mod bench {
