@@ -12,6 +12,10 @@ use oscycles::present::report;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // SAFETY: first in main, before any thread starts.
+    for entry in unsafe { oscycles::base::fsafe::keep_trusted_path() } {
+        eprintln!("oscycles: {}", report::for_terminal(&entry.to_string()));
+    }
     oscycles::families::bench::steady_allocator();
     oscycles::run::env::init_hooks();
     let cli = cli::parse_with_registry_help();

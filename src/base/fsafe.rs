@@ -351,6 +351,57 @@ pub fn write_kernel(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()>
     f.write_all(bytes.as_ref())
 }
 
+/// Why an entry of PATH was left out ([`trusted_path`]).
+#[derive(Debug, Error)]
+pub enum PathEntry {
+    #[error("PATH: left out '{0}': not an absolute directory (a program found there would depend on the working directory)")]
+    Relative(String),
+    #[error("PATH: left out '{0}' ({1}): a program found there could be another user's")]
+    Open(String, UnsafePath),
+}
+
+/// PATH's entries that no other user can change, as one value, and why
+/// each other was left out: an entry must be absolute, and every directory
+/// on its path, from `/` down, must belong to this user or root and be
+/// closed to others, as a directory outputs go into ([`OutDir::open`]).
+/// Programs oscycles starts by name (QEMU, runsc, linux.uml, objcopy, ip,
+/// make...) are then found only where no other user can put or swap one.
+/// An entry that does not exist is left out silently (nothing is there to
+/// run; it can appear only where no other user can make it).
+pub fn trusted_path(path: &OsStr) -> (OsString, Vec<PathEntry>) {
+    let (mut kept, mut left) = (Vec::new(), Vec::new());
+    for dir in std::env::split_paths(path) {
+        let shown = dir.display().to_string();
+        if !dir.is_absolute() {
+            left.push(PathEntry::Relative(shown));
+            continue;
+        }
+        match OutDir::open(&dir, false) {
+            Ok(_) => kept.push(dir),
+            Err(UnsafePath::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => left.push(PathEntry::Open(shown, e)),
+        }
+    }
+    (std::env::join_paths(kept).unwrap_or_default(), left)
+}
+
+/// Keeps only PATH's trusted entries ([`trusted_path`]) in this process'
+/// environment (its children inherit it), and says why each other was
+/// left out.
+///
+/// # Safety
+/// Changes the environment: call it before any other thread starts.
+pub unsafe fn keep_trusted_path() -> Vec<PathEntry> {
+    let Some(path) = std::env::var_os("PATH") else { return vec![] };
+    let (kept, left) = trusted_path(&path);
+    if !left.is_empty() {
+        // SAFETY: the caller's contract: no other thread reads or writes
+        // the environment yet.
+        unsafe { std::env::set_var("PATH", kept) };
+    }
+    left
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,5 +455,26 @@ mod tests {
         made.write_from("small", &mut &[b'a'; 1000][..], 10).unwrap();
         assert_eq!(std::fs::read(d.path().join("made/small")).unwrap().len(), 10);
         assert!(write_kernel(&d.path().join("x"), "1").is_err(), "a kernel file is never created");
+    }
+
+    #[test]
+    fn path_keeps_only_directories_no_other_user_can_change() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let (mine, open, sticky) = (d.path().join("mine"), d.path().join("open"), d.path().join("sticky"));
+        for (p, mode) in [(&mine, 0o755), (&open, 0o777), (&sticky, 0o1777)] {
+            std::fs::DirBuilder::new().create(p).unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let gone = d.path().join("gone");
+        let path = std::env::join_paths([&open, &mine, Path::new("relative"), &gone, &sticky, Path::new("/usr/bin")]).unwrap();
+        let (kept, left) = trusted_path(&path);
+        let kept: Vec<PathBuf> = std::env::split_paths(&kept).collect();
+        // A sticky directory lets no other user swap an entry it did not make.
+        assert_eq!(kept, [mine.clone(), sticky.clone(), PathBuf::from("/usr/bin")]);
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(matches!(&left[0], PathEntry::Open(p, UnsafePath::Open(_)) if *p == open.display().to_string()), "{left:?}");
+        assert!(matches!(&left[1], PathEntry::Relative(p) if p == "relative"), "{left:?}");
+        assert!(left[0].to_string().contains("could be another user's"));
     }
 }

@@ -225,3 +225,36 @@ fn fleet_run_into_another_users_directory_writes_no_manifest_through_a_link() {
     unharmed("fleet run --out", &out, &precious, &dir.join("unused"));
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A directory another user owns first on root's PATH: root runs no
+/// program from it (oscycles keeps only PATH's directories no other user
+/// can change, and says which it left out).
+#[test]
+fn a_path_directory_of_another_user_never_makes_root_run_their_program() {
+    let user = OtherUser::create();
+    let (root, _, dir) = stage(&user, "foreign-path");
+    let theirs = dir.join("bin");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(user.uid), Some(user.uid)).unwrap();
+    let marker = root.join("ran");
+    let qemu = theirs.join("qemu-system-x86_64");
+    std::fs::write(&qemu, format!("#!/bin/sh\nid > {}\nexit 1\n", marker.display())).unwrap();
+    std::fs::set_permissions(&qemu, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::chown(&qemu, Some(user.uid), Some(user.uid)).unwrap();
+    let results = root.join("results");
+    std::fs::create_dir(&results).unwrap();
+    let out = Command::new(bin())
+        .env("PATH", format!("{}:{}", theirs.display(), std::env::var("PATH").unwrap_or_default()))
+        .args(["run", "--suite", "syscall", "--bench", "syscall.getpid", "--env", "qemu-tcg", "--rounds", "1", "--quiet"])
+        .args(["--init-timeout", "5", "--kernel", "/bin/true", "--results"])
+        .arg(&results)
+        .arg("--db")
+        .arg(root.join("s.sqlite"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!marker.exists(), "root ran the other user's program: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    assert!(err.contains(&format!("PATH: left out '{}'", theirs.display())), "{err}");
+    assert!(err.contains("belongs to uid"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
