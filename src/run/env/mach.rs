@@ -90,7 +90,7 @@ impl GuestProgram for Mach {
         if at.image.to_string_lossy().contains([',', ' ']) {
             return Err(MachError::WorkPath(at.o.work.clone()).into());
         }
-        let line = module_line(&at.image, &at.words);
+        let line = module_line(at.image, at.words);
         Ok(Machine::Qemu(QemuMachine {
             machine: "pc".into(),
             cpu: None,
