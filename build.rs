@@ -15,10 +15,10 @@ fn main() {
     assemble_guest("src/families/bench/microvm/guest/microvm64.S", "microvm64.bin", "--64", "elf_x86_64");
     compile_forker("forker-dynamic", &[]);
     compile_forker("forker-static", &["-static"]);
-    compile_sel4_root_task("guest/sel4/roottask.c", "sel4-roottask.elf");
-    compile_sel4_root_task("guest/sel4/check.c", "sel4-check.elf");
-    compile_mach_task("guest/mach/task.c", "mach-task");
-    compile_mach_task("guest/mach/check.c", "mach-check");
+    compile_sel4_root_task(&["guest/sel4/roottask.c", HARNESS], "sel4-roottask.elf");
+    compile_sel4_root_task(&["guest/sel4/check.c"], "sel4-check.elf");
+    compile_mach_task(&["guest/mach/task.c", HARNESS], "mach-task");
+    compile_mach_task(&["guest/mach/check.c"], "mach-check");
     build_kcount_plugin("kcount.so");
 }
 
@@ -77,6 +77,11 @@ const FREESTANDING_32: [&str; 12] = [
     "-Wno-unused-function",
 ];
 
+/// The freestanding guests' shared library (guest/freestanding/harness.h):
+/// the host's words, the harness loop, the samples document; compiled into
+/// each guest program (not into the independent checks).
+const HARNESS: &str = "guest/freestanding/harness.c";
+
 /// A freestanding 32-bit guest program: each of `sources` compiled with
 /// [`FREESTANDING_32`] and `extra`, linked by ld (elf_i386) with `link`
 /// into OUT_DIR/`out`; rebuilt when they or `deps` change. gcc's -m32 needs
@@ -93,25 +98,26 @@ fn compile_guest_32(sources: &[&str], out: &str, extra: &[&str], link: &[&str], 
         run(std::process::Command::new(&cc).args(FREESTANDING_32).args(extra).arg("-c").arg(src).arg("-o").arg(obj));
     }
     run(std::process::Command::new("ld").args(["-m", "elf_i386"]).args(link).arg("-o").arg(dir.join(out)).args(&objects));
-    for f in sources.iter().chain(deps).chain(&["guest/freestanding/frame.h"]) {
+    for f in sources.iter().chain(deps).chain(&["guest/freestanding/frame.h", "guest/freestanding/harness.h"]) {
         println!("cargo:rerun-if-changed={f}");
     }
 }
 
-/// A GNU Mach bootstrap task (the mach environment's guest): linked static,
-/// ET_EXEC non-PIE, each PT_LOAD on its own page (GNU Mach's loader
-/// allocates each segment apart and asserts it could).
-fn compile_mach_task(src: &str, out: &str) {
+/// A GNU Mach bootstrap task (the mach environment's guest) of `sources`:
+/// linked static, ET_EXEC non-PIE, each PT_LOAD on its own page (GNU
+/// Mach's loader allocates each segment apart and asserts it could).
+fn compile_mach_task(sources: &[&str], out: &str) {
     let link = ["-static", "-nostdlib", "-e", "_start", "-z", "noexecstack", "-z", "max-page-size=4096"];
-    compile_guest_32(&[src], out, &["-fno-builtin", "-fcf-protection=none"], &link, &["guest/mach/mach.h"]);
+    compile_guest_32(sources, out, &["-fno-builtin", "-fcf-protection=none"], &link, &["guest/mach/mach.h"]);
 }
 
-/// A root task of the sel4 environment (guest/sel4): with its entry
-/// (start.S), linked at 4 MiB as one segment (roottask.ld).
-fn compile_sel4_root_task(src: &str, out: &str) {
+/// A root task of the sel4 environment (guest/sel4): `sources` with its
+/// entry (start.S), linked at 4 MiB as one segment (roottask.ld).
+fn compile_sel4_root_task(sources: &[&str], out: &str) {
     let link = ["-nostdlib", "-static", "-z", "noexecstack", "--no-warn-rwx-segments", "-T", "guest/sel4/roottask.ld"];
     let deps = ["guest/sel4/roottask.ld", "guest/sel4/sel4.h"];
-    compile_guest_32(&["guest/sel4/start.S", src], out, &["-nostdlib", "-static", "-mgeneral-regs-only"], &link, &deps);
+    let sources: Vec<&str> = std::iter::once("guest/sel4/start.S").chain(sources.iter().copied()).collect();
+    compile_guest_32(&sources, out, &["-nostdlib", "-static", "-mgeneral-regs-only"], &link, &deps);
 }
 
 /// The process proc.* rows fork from (src/families/bench/proc/forker.c), linked as

@@ -4,7 +4,8 @@
  * the boot-script line
  *   task ${host-port} ${device-port} <key=value...> $(task-create) $(task-resume)
  * so argv[1] and argv[2] name the host-priv and device-master send rights;
- * the rest is what the host asks (see `struct args`).
+ * the rest are the host's words (src/run/env/program/words.rs, read by
+ * guest/freestanding/harness.h as every C guest reads them).
  *
  * It says hello as its first act, measures the cases asked for in Mach's
  * own terms (mach_msg RPCs between two threads of this task and between
@@ -15,119 +16,18 @@
  *
  * No libc and no MIG: traps through the i386 call gate (lcall $7,$0, the
  * trap's number in %eax, arguments on the user stack), messages built by
- * hand in the i386 typed-message layout. Times are rdtsc deltas: under
- * QEMU's instruction counter guest instructions, else emulated cycles.
+ * hand in the i386 typed-message layout. Times are rdtsc deltas in
+ * harness.h's batches: under QEMU's instruction counter guest
+ * instructions, else emulated cycles.
  */
 #include "mach.h"
+#include "../freestanding/harness.h"
 
 /* ------------------------------------------------------------- the output */
 
-static char doc_mem[48 * 1024];     /* the samples document */
-static struct frame_buf doc;
-
-/* ------------------------------------------------------- what is asked */
+static char doc_mem[48 * 1024]; /* the samples document */
 
 #define MAX_WORDS 64
-#define MAX_LIST 8
-
-struct args {
-    const char *mode;          /* run | hang | fault */
-    u32 words[MAX_LIST], nwords;   /* ipc payloads, 64-bit words */
-    int intra, inter;          /* ipc spaces */
-    int getpid, null, yield, yield_busy, malloc, fault;
-    u32 batches;
-    u32 inner_ipc, inner_sys, inner_vm;
-};
-
-static u32 atou(const char *s)
-{
-    u32 v = 0;
-    while (*s >= '0' && *s <= '9') v = v * 10 + (u32)(*s++ - '0');
-    return v;
-}
-static int prefix(const char *s, const char *p)
-{
-    while (*p) if (*s++ != *p++) return 0;
-    return 1;
-}
-static int same(const char *a, const char *b)
-{
-    while (*a && *a == *b) a++, b++;
-    return *a == *b;
-}
-
-/* `words=0/1/2`: the numbers, at most MAX_LIST, each at most MAX_WORDS */
-static void list(const char *s, u32 *out, u32 *n)
-{
-    *n = 0;
-    while (*s && *n < MAX_LIST) {
-        u32 v = atou(s);
-        if (v <= MAX_WORDS) out[(*n)++] = v;
-        while (*s && *s != '/') s++;
-        if (*s == '/') s++;
-    }
-}
-/* whether the '/'-separated list `s` holds `w` */
-static int has(const char *s, const char *w)
-{
-    while (*s) {
-        const char *p = w, *q = s;
-        while (*p && *q == *p) p++, q++;
-        if (!*p && (*q == '/' || !*q)) return 1;
-        while (*s && *s != '/') s++;
-        if (*s == '/') s++;
-    }
-    return 0;
-}
-
-static void parse(struct args *a, u32 argc, char **argv)
-{
-    a->mode = "run";
-    a->batches = 11; a->inner_ipc = 1000; a->inner_sys = 10000; a->inner_vm = 100;
-    for (u32 i = 3; i < argc; i++) {
-        const char *w = argv[i];
-        if (prefix(w, "mode=")) a->mode = w + 5;
-        else if (prefix(w, "words=")) list(w + 6, a->words, &a->nwords);
-        else if (prefix(w, "space=")) { a->intra = has(w + 6, "intra"); a->inter = has(w + 6, "inter"); }
-        else if (prefix(w, "sys=")) {
-            const char *s = w + 4;
-            a->getpid = has(s, "getpid"); a->null = has(s, "null"); a->yield = has(s, "yield");
-            a->yield_busy = has(s, "yield-busy"); a->malloc = has(s, "malloc"); a->fault = has(s, "fault");
-        }
-        else if (prefix(w, "batches=")) a->batches = atou(w + 8);
-        else if (prefix(w, "inner_ipc=")) a->inner_ipc = atou(w + 10);
-        else if (prefix(w, "inner_sys=")) a->inner_sys = atou(w + 10);
-        else if (prefix(w, "inner_vm=")) a->inner_vm = atou(w + 9);
-    }
-    if (a->batches == 0 || a->batches > 64) a->batches = 11;
-    if (!a->inner_ipc) a->inner_ipc = 1;
-    if (!a->inner_sys) a->inner_sys = 1;
-    if (!a->inner_vm) a->inner_vm = 1;
-}
-
-/* ------------------------------------------------------------ the cases */
-
-static u32 ncases;
-static u64 samples[64];
-
-/* One case's answer, as src/run/env/program.rs reads it: `{"benchmark":..,
-   "params":{..},"status":"ok","inner":n,"batch_cycles":[..], extra}` or
-   failed with the reason. The caller adds the extra fields and the `}`. */
-static void begin_case(const char *bench, const char *params)
-{
-    fb_case_begin(&doc, !ncases++, bench);
-    if (params) { fb_params_begin(&doc); fb_raw(&doc, params); fb_obj_end(&doc); }
-}
-static void ok_case(u32 batches, u32 inner)
-{
-    fb_kv_str(&doc, 0, "status", "ok");
-    fb_kv_u64(&doc, 0, "inner", inner);
-    fb_kv_u64s(&doc, 0, "batch_cycles", samples, batches);
-}
-static void failed_case(const char *why)
-{
-    fb_case_not(&doc, "failed", why);
-}
 
 /* ------------------------------------------------------------------ IPC */
 
@@ -195,45 +95,101 @@ static inline const char *round_trip(struct channel *c, u32 *buf, u32 words)
     return 0;
 }
 
-static void ipc_case(struct channel *c, const char *space, u32 words, const struct args *a)
+/* A batch of round trips on a channel; the first wrong one stops it. */
+struct ipc_ctx {
+    struct channel *c;
+    u32 words;
+    const char *why;
+};
+
+static u64 ipc_batch(void *p, u32 n)
 {
-    u32 buf[8 + 2 * MAX_WORDS];
-    const char *why = 0;
-    char params[96];
-    u32 p = 0;
-    const char *parts[] = { "\"words\":", 0, ",\"space\":\"", space, "\",\"cores\":\"same\"" };
-    char num[4] = { 0 };
-    if (words >= 10) { num[0] = (char)('0' + words / 10); num[1] = (char)('0' + words % 10); }
-    else num[0] = (char)('0' + words);
-    parts[1] = num;
-    for (u32 k = 0; k < 5; k++) for (const char *s = parts[k]; *s && p < sizeof params - 1; s++) params[p++] = *s;
-    params[p] = 0;
-    begin_case("ipc.mach-msg", params);
-    c->verified = 0;
-    for (u32 i = 0; i < 64 && !why; i++) why = round_trip(c, buf, words);   /* warm-up */
-    for (u32 b = 0; b < a->batches && !why; b++) {
-        u64 t0 = rdtsc();
-        for (u32 i = 0; i < a->inner_ipc && !why; i++) why = round_trip(c, buf, words);
-        samples[b] = rdtsc() - t0;
-    }
-    if (why) { failed_case(why); return; }
-    ok_case(a->batches, a->inner_ipc);
-    fb_kv_u64(&doc, 0, "round_trips", c->verified);
-    fb_kv_u64(&doc, 0, "requests_verified_by_server", c->verified);
-    fb_obj_end(&doc);
+    struct ipc_ctx *x = p;
+    struct channel *c = x->c;
+    u32 buf[8 + 2 * MAX_WORDS], words = x->words;
+    const char *why = x->why;
+    u64 t0 = BATCH_BEGIN(rdtsc());
+    for (u32 i = 0; i < n && !why; i++) why = round_trip(c, buf, words);
+    u64 t = BATCH_END(rdtsc(), t0);
+    x->why = why;
+    return t;
 }
 
 /* ---------------------------------------------------------------- traps */
 
-#define TIMED(bench, inner, body) do { \
-        begin_case(bench, 0); \
-        for (u32 b = 0; b < a->batches; b++) { \
-            u64 t0 = rdtsc(); \
-            for (u32 i = 0; i < (inner); i++) { body; } \
-            samples[b] = rdtsc() - t0; \
-        } \
-        ok_case(a->batches, (inner)); fb_obj_end(&doc); \
-    } while (0)
+static u64 null_batch(void *p, u32 n)
+{
+    (void)p;
+    u64 t0 = BATCH_BEGIN(rdtsc());
+    for (u32 i = 0; i < n; i++) invalid_trap();
+    return BATCH_END(rdtsc(), t0);
+}
+
+static u64 getpid_batch(void *p, u32 n)
+{
+    (void)p;
+    u64 t0 = BATCH_BEGIN(rdtsc());
+    for (u32 i = 0; i < n; i++) mach_task_self();
+    return BATCH_END(rdtsc(), t0);
+}
+
+static u64 yield_batch(void *p, u32 n)
+{
+    (void)p;
+    u64 t0 = BATCH_BEGIN(rdtsc());
+    for (u32 i = 0; i < n; i++) swtch();
+    return BATCH_END(rdtsc(), t0);
+}
+
+/* vm_allocate + vm_deallocate of 1 MiB; the first failure stops it. */
+struct vm_ctx {
+    mach_port_t task;
+    kern_return_t kr;
+};
+
+static u64 malloc_batch(void *p, u32 n)
+{
+    struct vm_ctx *v = p;
+    mach_port_t task = v->task;
+    kern_return_t kr = v->kr;
+    u64 t0 = BATCH_BEGIN(rdtsc());
+    for (u32 i = 0; i < n && !kr; i++) {
+        u32 addr = 0;
+        kr |= syscall_vm_allocate(task, &addr, 1 << 20, 1);
+        kr |= syscall_vm_deallocate(task, addr, 1 << 20);
+    }
+    u64 t = BATCH_END(rdtsc(), t0);
+    v->kr = kr;
+    return t;
+}
+
+#define PAGES_PER_REGION 256
+
+/* pagefault.anon: n fresh 1 MiB regions, the first write to each of their
+   pages timed (the vm_allocate and vm_deallocate around it are not). */
+static u64 fault_batch(void *p, u32 n)
+{
+    struct vm_ctx *v = p;
+    u64 sum = 0;
+    for (u32 k = 0; k < n && !v->kr; k++) {
+        u32 addr = 0;
+        if ((v->kr = syscall_vm_allocate(v->task, &addr, 1 << 20, 1))) break;
+        u64 t0 = BATCH_BEGIN(rdtsc());
+        for (u32 pg = 0; pg < PAGES_PER_REGION; pg++) *(volatile u32 *)(addr + pg * 4096) = pg;
+        sum += BATCH_END(rdtsc(), t0);
+        syscall_vm_deallocate(v->task, addr, 1 << 20);
+    }
+    return sum;
+}
+
+/* A case without parameters: its batches, or why not. */
+static void single_case(const char *bench, batch_fn f, void *ctx, const kern_return_t *kr, const char *why)
+{
+    u32 inner = measure(f, ctx);
+    case_begin(bench);
+    if (kr && *kr) return case_not("failed", why);
+    case_ok(inner);
+}
 
 static volatile u32 yielder_stop;
 static void yielder(mach_port_t unused)
@@ -248,54 +204,35 @@ static u32 stack_intra[4096] __attribute__((aligned(16)));
 static u32 stack_inter[4096] __attribute__((aligned(16)));
 static u32 stack_yield[1024] __attribute__((aligned(16)));
 
-static void traps(const struct args *a, mach_port_t task)
+static void traps(mach_port_t task)
 {
-    if (a->null) TIMED("syscall.null", a->inner_sys, invalid_trap());
-    if (a->getpid) TIMED("syscall.getpid", a->inner_sys, mach_task_self());
-    if (a->yield) TIMED("syscall.sched_yield", a->inner_sys, swtch());
-    if (a->malloc) {
-        kern_return_t kr = 0;
-        begin_case("hermit.malloc-1m", 0);
-        for (u32 b = 0; b < a->batches && !kr; b++) {
-            u64 t0 = rdtsc();
-            for (u32 i = 0; i < a->inner_vm && !kr; i++) {
-                u32 addr = 0;
-                kr |= syscall_vm_allocate(task, &addr, 1 << 20, 1);
-                kr |= syscall_vm_deallocate(task, addr, 1 << 20);
-            }
-            samples[b] = rdtsc() - t0;
-        }
-        if (kr) failed_case("vm_allocate or vm_deallocate failed");
-        else { ok_case(a->batches, a->inner_vm); fb_obj_end(&doc); }
-    }
-    if (a->fault) {
-        /* pagefault.anon: the first write to each page of a fresh 1 MiB region */
-        begin_case("pagefault.anon", 0);
-        kern_return_t kr = 0;
-        for (u32 b = 0; b < a->batches && !kr; b++) {
-            samples[b] = 0;
-            for (u32 k = 0; k < a->inner_vm / 16 + 1 && !kr; k++) {
-                u32 addr = 0;
-                kr = syscall_vm_allocate(task, &addr, 1 << 20, 1);
-                if (kr) break;
-                u64 t0 = rdtsc();
-                for (u32 pg = 0; pg < 256; pg++) *(volatile u32 *)(addr + pg * 4096) = pg;
-                samples[b] += rdtsc() - t0;
-                syscall_vm_deallocate(task, addr, 1 << 20);
-            }
-        }
-        if (kr) failed_case("vm_allocate failed");
-        else { ok_case(a->batches, (a->inner_vm / 16 + 1) * 256); fb_kv_u64(&doc, 0, "pages_per_region", 256); fb_obj_end(&doc); }
+    struct vm_ctx v = { task, 0 };
+    if (planned("syscall.null")) single_case("syscall.null", null_batch, 0, 0, 0);
+    if (planned("syscall.getpid")) single_case("syscall.getpid", getpid_batch, 0, 0, 0);
+    if (planned("syscall.sched_yield")) single_case("syscall.sched_yield", yield_batch, 0, 0, 0);
+    if (planned("hermit.malloc-1m"))
+        single_case("hermit.malloc-1m", malloc_batch, &v, &v.kr, "vm_allocate or vm_deallocate failed");
+    if (planned("pagefault.anon")) {
+        v.kr = 0;
+        u32 regions = measure(fault_batch, &v);
+        case_begin("pagefault.anon");
+        if (v.kr) return case_not("failed", "vm_allocate failed");
+        fb_kv_u64(&doc, 0, "pages_per_region", PAGES_PER_REGION);
+        case_ok(regions * PAGES_PER_REGION);
     }
 }
 
-static void yield_busy(const struct args *a, mach_port_t task)
+static void yield_busy(mach_port_t task)
 {
     mach_port_t th;
+    if (!planned("hermit.sched_yield-busy")) return;
     stack_yield[1023] = 0;
     kern_return_t kr = start_thread(task, yielder, stack_yield + 1024, &th);
-    if (kr) { begin_case("hermit.sched_yield-busy", 0); failed_case("starting the second thread failed"); return; }
-    TIMED("hermit.sched_yield-busy", a->inner_sys, swtch());
+    if (kr) {
+        case_begin("hermit.sched_yield-busy");
+        return case_not("failed", "starting the second thread failed");
+    }
+    single_case("hermit.sched_yield-busy", yield_batch, 0, 0, 0);
     yielder_stop = 1;
 }
 
@@ -341,42 +278,78 @@ static kern_return_t open_channel(struct channel *c, mach_port_t self, int other
     return start_thread(task, server, stack_top, &th);
 }
 
-static void ipc_cases(const struct args *a, mach_port_t self)
+/* The channels of the two spaces, opened at their first case. */
+static struct channel channels[2];
+static kern_return_t channel_state[2] = { -1, -1 }; /* -1: not opened yet */
+
+static void ipc_case(const struct rows *it, struct span row, mach_port_t self)
 {
-    const char *spaces[2] = { "intra", "inter" };
-    int want[2] = { a->intra, a->inter };
-    for (u32 s = 0; s < 2; s++) {
-        if (!want[s] || !a->nwords) continue;
-        struct channel c;
-        kern_return_t kr = open_channel(&c, self, s == 1, s ? stack_inter + 4096 : stack_intra + 4096);
-        for (u32 w = 0; w < a->nwords; w++) {
-            if (kr) { begin_case("ipc.mach-msg", 0); failed_case("starting the server failed"); break; }
-            ipc_case(&c, spaces[s], a->words[w], a);
-        }
+    struct span space;
+    uint64_t words;
+    if (!ipc_case_begin("ipc.mach-msg", it, row, "cross-core: one CPU: Debian's i386 GNU Mach is a uniprocessor kernel", &space, &words))
+        return;
+    if (words > MAX_WORDS) return case_not("n/a", "oscycles' GNU Mach task carries at most 64 64-bit words");
+    u32 s = span_is(space, "inter");
+    if (channel_state[s] == -1)
+        channel_state[s] = open_channel(&channels[s], self, (int)s, s ? stack_inter + 4096 : stack_intra + 4096);
+    if (channel_state[s]) return case_not("failed", "starting the server failed");
+    struct ipc_ctx x = { &channels[s], (u32)words, 0 };
+    channels[s].verified = 0;
+    u32 inner = measure(ipc_batch, &x);
+    if (x.why) return case_not("failed", x.why);
+    fb_kv_u64(&doc, 0, "round_trips", channels[s].verified);
+    fb_kv_u64(&doc, 0, "requests_verified_by_server", channels[s].verified);
+    case_ok(inner);
+}
+
+static void ipc_cases(mach_port_t self)
+{
+    struct rows it;
+    struct span row;
+    if (planned("ipc.mach-msg") && rows_of("ipc.mach-msg", &it))
+        while (next_row(&it, &row)) ipc_case(&it, row, self);
+}
+
+/* The host's words: argv[3] on, joined by spaces. */
+static char words[8192];
+
+static void join_words(u32 argc, char **argv)
+{
+    u32 n = 0;
+    for (u32 i = 3; i < argc; i++) {
+        for (const char *s = argv[i]; *s && n < sizeof words - 2; s++) words[n++] = *s;
+        words[n++] = ' ';
     }
+    words[n] = 0;
+}
+
+static u32 atou(const char *s)
+{
+    u32 v = 0;
+    while (*s >= '0' && *s <= '9') v = v * 10 + (u32)(*s++ - '0');
+    return v;
 }
 
 void task_main(u32 *sp)
 {
     u32 argc = sp[0];
     char **argv = (char **)(sp + 1);
-    struct args a;
-    memset(&a, 0, sizeof a);
+    struct span mode = { "run", 3 };
     host_priv = argc > 1 ? atou(argv[1]) : 0;
-    parse(&a, argc, argv);
-    if (same(a.mode, "hang")) for (;;) swtch_pri(0);        /* (tests) no hello, ever */
+    join_words(argc, argv);
+    harness_words(words);
+    word_arg("mode", &mode);
+    if (span_is(mode, "hang") || span_is(mode, "no-init")) for (;;) swtch_pri(0); /* (tests) no hello, ever */
     frame_send(&console, "hello", 0, "mach", 4);
     rpc_reply = mach_reply_port();
-    if (same(a.mode, "fault")) *(volatile u32 *)0 = 0;       /* (tests) a task that faults */
+    if (span_is(mode, "fault")) *(volatile u32 *)0 = 0; /* (tests) a task that faults */
     mach_port_t self = mach_task_self();
-    fb_init(&doc, doc_mem, sizeof doc_mem);
-    fb_raw(&doc, "{\"program\":\"oscycles-mach\",\"cases\":[");
-    traps(&a, self);
-    ipc_cases(&a, self);
-    if (a.yield_busy) yield_busy(&a, self);
-    fb_raw(&doc, "]}");
-    if (doc.overflow)
-        fb_error_doc(&doc, doc_mem, sizeof doc_mem, "oscycles-mach", "the document outgrew its buffer");
+    doc_begin(doc_mem, sizeof doc_mem, "oscycles-mach", "GNU Mach 1.8 i386");
+    doc_cases();
+    traps(self);
+    ipc_cases(self);
+    yield_busy(self);
+    doc_end();
     frame_send(&console, "samples", 1, doc.p, doc.len);
     end_vm();
 }

@@ -4,11 +4,12 @@
  * the seL4 5.0.0 kernel, on QEMU's mcimx7d-sabre (imx7) or sabrelite
  * (imx6). The port of the ia32 root task (guest/sel4/roottask.c) to ARM's
  * ABI: it says hello as its first act, reads the plan the host wrote into
- * its image (oscycles_args: the key=value words of src/run/env/program.rs),
- * measures the cases it knows with the board's clock (machine.h) in
- * batches (the harness's doubling to the target batch, then the batches),
- * sends their samples framed over the board's UART
- * (guest/freestanding/frame.h), and ends QEMU through the watchdog.
+ * its image (oscycles_args: the key=value words of
+ * src/run/env/program/words.rs), measures the cases it knows with the
+ * board's clock (machine.h) in batches (guest/freestanding/harness.h: the
+ * words, the harness, the samples), sends their samples framed over the
+ * board's UART (guest/freestanding/frame.h), and ends QEMU through the
+ * watchdog.
  *
  * Cases, in seL4's terms:
  *   ipc.sel4-call      seL4_Call to a server thread in seL4_ReplyRecv: in the
@@ -27,7 +28,7 @@
  *   hermit.sched_yield-busy  seL4_Yield with a second thread of the same
  *                      priority yielding back: two switches an operation.
  */
-#include "../freestanding/frame.h"
+#include "../freestanding/harness.h"
 #include "machine.h"
 
 extern char __image_start[], __image_end[];
@@ -40,20 +41,12 @@ static struct machine mach;
 static seL4_CPtr untyped;
 static const struct frame_out serial = { uart_put, &mach };
 
-static void say(const char *s) { frame_puts(&serial, s); }
-
 static void machine_fail(const char *what, seL4_Word err)
 {
-    char num[21];
     if (!mach.uart)
         for (;;)
             sel4_yield();
-    say("\noscycles-sel4-arm: FAILED ");
-    say(what);
-    say(" error ");
-    frame_u64_text(err, num);
-    say(num);
-    say("\n");
+    say_failed(&serial, "oscycles-sel4-arm", what, err);
     machine_exit(&mach);
 }
 #define fail machine_fail
@@ -167,26 +160,7 @@ void thread_main(seL4_Word arg)
         sel4_yield();
 }
 
-/* ---- the harness --------------------------------------------------------- */
-
-#define MAX_BATCHES 64
-static uint64_t target_batch = 10000000;
-static uint32_t batches = 11, fixed_inner;
-
-typedef uint64_t (*batch_fn)(void *ctx, uint32_t n);
-
-/* Doubles the inner count until a batch takes the target (or takes the
- * fixed one), then times the batches; the inner count. */
-static uint32_t measure(batch_fn f, void *ctx, uint64_t *out)
-{
-    uint32_t n = fixed_inner ? fixed_inner : 1;
-    f(ctx, n);
-    while (!fixed_inner && n < (1u << 24) && f(ctx, n) < target_batch)
-        n *= 2;
-    for (uint32_t b = 0; b < batches; b++)
-        out[b] = f(ctx, n);
-    return n;
-}
+/* ---- the batches ---------------------------------------------------------- */
 
 struct ipc_ctx {
     seL4_CPtr ep;
@@ -200,7 +174,7 @@ struct ipc_ctx {
 static inline __attribute__((always_inline)) uint64_t ipc_loop(struct ipc_ctx *c, uint32_t n, int dry)
 {
     seL4_Word mrs = c->mrs, mr[REGISTER_MRS] = { 0 };
-    uint32_t t0 = clock_read(&mach);
+    uint32_t t0 = BATCH_BEGIN(clock_read(&mach));
     for (uint32_t i = 0; i < n; i++) {
         seL4_Word label = ++c->seq & 0xfffff, info = msginfo(label, 0, mrs);
         for (seL4_Word k = 0; k < mrs; k++) {
@@ -221,229 +195,89 @@ static inline __attribute__((always_inline)) uint64_t ipc_loop(struct ipc_ctx *c
         c->bad += (uint32_t)bad;
     }
     c->calls += n;
-    return (uint32_t)(clock_read(&mach) - t0);
+    return BATCH_END(clock_read(&mach), t0);
 }
 
 static uint64_t ipc_batch(void *p, uint32_t n) { return ipc_loop(p, n, 0); }
-static uint64_t ipc_dry_batch(void *p, uint32_t n) { return ipc_loop(p, n, 1); }
+/* Not inlined into its caller: compiled as ipc_batch is, on its own. */
+static __attribute__((noinline)) uint64_t ipc_dry_batch(void *p, uint32_t n) { return ipc_loop(p, n, 1); }
 
 /* The batch loop alone: the harness's work on a system call's case. */
 static uint64_t empty_batch(void *p, uint32_t n)
 {
     (void)p;
-    uint32_t t0 = clock_read(&mach);
+    uint32_t t0 = BATCH_BEGIN(clock_read(&mach));
     for (uint32_t i = 0; i < n; i++)
         asm volatile("" ::: "memory");
-    return (uint32_t)(clock_read(&mach) - t0);
+    return BATCH_END(clock_read(&mach), t0);
 }
 
 static uint64_t yield_batch(void *p, uint32_t n)
 {
     (void)p;
-    uint32_t t0 = clock_read(&mach);
+    uint32_t t0 = BATCH_BEGIN(clock_read(&mach));
     for (uint32_t i = 0; i < n; i++)
         sel4_yield();
-    return (uint32_t)(clock_read(&mach) - t0);
+    return BATCH_END(clock_read(&mach), t0);
 }
 
 static uint64_t reply_batch(void *p, uint32_t n)
 {
     (void)p;
-    uint32_t t0 = clock_read(&mach);
+    uint32_t t0 = BATCH_BEGIN(clock_read(&mach));
     for (uint32_t i = 0; i < n; i++)
         sel4_nomsg(SysReply, 0, msginfo(0, 0, 0));
-    return (uint32_t)(clock_read(&mach) - t0);
+    return BATCH_END(clock_read(&mach), t0);
 }
-/* ---- the plan and the answer ------------------------------------------- */
-
-static char samples_mem[65536];
-static struct frame_buf out;
-static int first_case = 1;
-static uint64_t batch_out[MAX_BATCHES];
-
-static int streq(const char *a, const char *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] != b[i] || !b[i])
-            return 0;
-    return b[n] == 0;
-}
-
-/* The value of `key=` among the words of the plan: its start and length. */
-static const char *arg(const char *key, int *len)
-{
-    const char *p = oscycles_args;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const char *w = p;
-        while (*p && *p != ' ')
-            p++;
-        const char *eq = w;
-        while (eq < p && *eq != '=')
-            eq++;
-        if (eq < p && streq(w, key, (int)(eq - w))) {
-            *len = (int)(p - eq - 1);
-            return eq + 1;
-        }
-    }
-    return 0;
-}
-
-static uint64_t number(const char *s, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    return v;
-}
-
-/* Whether benchmark `id` is in the plan's benches= list. */
-static int planned(const char *id)
-{
-    int n;
-    const char *b = arg("benches", &n);
-    for (int i = 0; b && i < n;) {
-        int j = i;
-        while (j < n && b[j] != ',')
-            j++;
-        if (streq(b + i, id, j - i))
-            return 1;
-        i = j + 1;
-    }
-    return 0;
-}
-
-static void case_begin(const char *id)
-{
-    fb_case_begin(&out, first_case, id);
-    first_case = 0;
-}
-
-/* The batches, in guest instructions. */
-static void case_ok(uint32_t inner)
-{
-    for (uint32_t b = 0; b < batches; b++)
-        batch_out[b] = clock_instructions(&mach, batch_out[b]);
-    fb_case_ok(&out, inner, batch_out, batches);
-}
-
 /* ---- the cases ------------------------------------------------------------ */
 
+static char samples_mem[65536];
 static seL4_CPtr ep_intra, ep_inter;
 
-/* A field of a row `a/b/c` of the case list: the i-th, its length. */
-static const char *field(const char *row, int len, int i, int *flen)
-{
-    const char *p = row, *end = row + len;
-    for (; i > 0 && p < end; p++)
-        if (*p == '/')
-            i--;
-    const char *q = p;
-    while (q < end && *q != '/')
-        q++;
-    *flen = (int)(q - p);
-    return p;
-}
+/* The batches, in guest instructions. */
+static uint64_t instructions(uint64_t counts) { return clock_instructions(&mach, counts); }
 
-/* The params object of a row: each name with its value (a number when all
- * digits, else a string), as the host planned them. */
-static void echo_params(const char *names, int nlen, const char *row, int rlen)
+static void ipc_case(const struct rows *it, struct span row)
 {
-    char name[32], value[32];
-    fb_params_begin(&out);
-    for (int i = 0;; i++) {
-        int kl, vl;
-        const char *k = field(names, nlen, i, &kl), *v = field(row, rlen, i, &vl);
-        if (kl == 0 || kl >= 32 || vl >= 32)
-            break;
-        for (int j = 0; j < kl; j++)
-            name[j] = k[j];
-        name[kl] = 0;
-        int digits = vl > 0;
-        for (int j = 0; j < vl; j++) {
-            value[j] = v[j];
-            digits &= v[j] >= '0' && v[j] <= '9';
-        }
-        value[vl] = 0;
-        if (digits)
-            fb_kv_u64(&out, i == 0, name, number(v, vl));
-        else
-            fb_kv_str(&out, i == 0, name, value);
-    }
-    fb_obj_end(&out);
-}
-
-/* The value of parameter `key` in a row, given the names. */
-static const char *param(const char *names, int nlen, const char *row, int rlen, const char *key, int *vl)
-{
-    for (int i = 0;; i++) {
-        int kl;
-        const char *k = field(names, nlen, i, &kl);
-        if (kl == 0)
-            return 0;
-        if (streq(k, key, kl))
-            return field(row, rlen, i, vl);
-    }
-}
-
-static void ipc_case(const char *names, int nlen, const char *row, int rlen)
-{
-    int sl, cl, wl;
-    const char *space = param(names, nlen, row, rlen, "space", &sl);
-    const char *cores = param(names, nlen, row, rlen, "cores", &cl);
-    const char *w = param(names, nlen, row, rlen, "words", &wl);
-    case_begin("ipc.sel4-call");
-    echo_params(names, nlen, row, rlen);
-    if (!space || !cores || !w)
-        return fb_case_not(&out, "failed", "the case names no space, cores or words");
-    if (!streq(cores, "same", cl))
-        return fb_case_not(&out, "n/a", "cross-core: a one-node kernel (CONFIG_MAX_NUM_NODES 1), one CPU");
-    uint64_t words = number(w, wl);
+    struct span space;
+    uint64_t words;
+    if (!ipc_case_begin("ipc.sel4-call", it, row, "cross-core: a one-node kernel (CONFIG_MAX_NUM_NODES 1), one CPU", &space, &words))
+        return;
     if (words > seL4_MsgMaxLength)
-        return fb_case_not(&out, "n/a", "one seL4 message carries at most 120 message registers (32-bit words on ARM)");
-    struct ipc_ctx c = { streq(space, "intra", sl) ? ep_intra : ep_inter, (seL4_Word)words, 0, 0, 0 };
+        return case_not("n/a", "one seL4 message carries at most 120 message registers (32-bit words on ARM)");
+    struct ipc_ctx c = { span_is(space, "intra") ? ep_intra : ep_inter, (seL4_Word)words, 0, 0, 0 };
     uint32_t served0 = by_server.served, bad0 = by_server.bad;
-    uint32_t inner = measure(ipc_batch, &c, batch_out);
+    uint32_t inner = measure(ipc_batch, &c);
     uint32_t served = by_server.served - served0, calls = c.calls;
     uint64_t dry = ipc_dry_batch(&c, inner);
     if (c.bad || by_server.bad != bad0 || by_dry_run.bad || served != calls)
-        return fb_case_not(&out, "failed", "a message word came back wrong (checked by the server and the client)");
-    fb_kv_u64(&out, 0, "round_trips", calls);
-    fb_kv_u64(&out, 0, "requests_verified_by_server", served);
-    fb_kv_u64(&out, 0, "message_registers", c.mrs);
-    fb_kv_str(&out, 0, "payload_unit", "32-bit message registers");
-    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(&mach, dry));
-    fb_kv_str(&out, 0, "path", c.mrs <= REGISTER_MRS ? "fastpath (message in registers)" : "slowpath (message registers beyond the four in registers)");
+        return case_not("failed", "a message word came back wrong (checked by the server and the client)");
+    fb_kv_u64(&doc, 0, "round_trips", calls);
+    fb_kv_u64(&doc, 0, "requests_verified_by_server", served);
+    fb_kv_u64(&doc, 0, "message_registers", c.mrs);
+    fb_kv_str(&doc, 0, "payload_unit", "32-bit message registers");
+    fb_kv_u64(&doc, 0, "harness_batch_cycles", instructions(dry));
+    fb_kv_str(&doc, 0, "path", c.mrs <= REGISTER_MRS ? "fastpath (message in registers)" : "slowpath (message registers beyond the four in registers)");
     case_ok(inner);
 }
 
 static void ipc_cases(void)
 {
-    int n;
-    const char *list = arg("cases.ipc.sel4-call", &n);
-    if (!list)
-        return;
-    int nlen = 0;
-    while (nlen < n && list[nlen] != ':')
-        nlen++;
-    for (int i = nlen + 1; i < n;) {
-        int j = i;
-        while (j < n && list[j] != ':')
-            j++;
-        ipc_case(list, nlen, list + i, j - i);
-        i = j + 1;
-    }
+    struct rows it;
+    struct span row;
+    if (planned("ipc.sel4-call") && rows_of("ipc.sel4-call", &it))
+        while (next_row(&it, &row))
+            ipc_case(&it, row);
 }
 
 /* A system call's case: its batches, and the batch loop alone at the same
  * inner count (the harness's own work). */
 static void call_case(const char *id, batch_fn f, const char *path)
 {
-    uint32_t inner = measure(f, 0, batch_out);
+    uint32_t inner = measure(f, 0);
     case_begin(id);
-    fb_kv_u64(&out, 0, "harness_batch_cycles", clock_instructions(&mach, empty_batch(0, inner)));
-    fb_kv_str(&out, 0, "path", path);
+    fb_kv_u64(&doc, 0, "harness_batch_cycles", instructions(empty_batch(0, inner)));
+    fb_kv_str(&doc, 0, "path", path);
     case_ok(inner);
 }
 
@@ -475,39 +309,31 @@ static void setup(void)
 
 void root_main(seL4_BootInfo *bootinfo)
 {
-    int n;
-    const char *v = arg("mode", &n);
-    if (v && streq(v, "no-init", n))
+    struct span mode = { "run", 3 };
+    harness_words(oscycles_args);
+    word_arg("mode", &mode);
+    if (span_is(mode, "no-init"))
         for (;;)
             sel4_yield();
     machine_init(&mach, bootinfo);
-    if (v && streq(v, "panic", n))
+    if (span_is(mode, "panic"))
         fail("asked to (mode=panic)", 0);
     frame_send(&serial, "hello", 0, "sel4", 4);
-    if (v && streq(v, "hang", n))
+    if (span_is(mode, "hang"))
         for (;;)
             sel4_yield();
-    if ((v = arg("batch_cycles", &n)) && number(v, n))
-        target_batch = number(v, n);
-    target_batch = clock_batch(&mach, target_batch);
-    if ((v = arg("batches", &n)) && number(v, n))
-        batches = (uint32_t)number(v, n) < MAX_BATCHES ? (uint32_t)number(v, n) : MAX_BATCHES;
-    if ((v = arg("inner", &n)))
-        fixed_inner = (uint32_t)number(v, n);
+    harness.target_batch = clock_batch(&mach, harness.target_batch);
+    harness.units = instructions;
     setup();
-    fb_init(&out, samples_mem, sizeof samples_mem);
-    fb_raw(&out, "{\"program\":\"oscycles-sel4-arm\",\"kernel\":\"seL4 5.0.0 aarch32\"");
-    fb_kv_str(&out, 0, "board", mach.board->name);
-    fb_kv_str(&out, 0, "clock", mach.board->clock);
-    fb_kv_u64(&out, 0, "clock_hz", mach.board->clock_hz);
-    fb_kv_str(&out, 0, "batch_cycles", "guest instructions (the clock's counts x 10^9 / clock_hz)");
-    fb_raw(&out, ",\"cases\":[");
-    if (planned("ipc.sel4-call"))
-        ipc_cases();
+    doc_begin(samples_mem, sizeof samples_mem, "oscycles-sel4-arm", "seL4 5.0.0 aarch32");
+    fb_kv_str(&doc, 0, "board", mach.board->name);
+    fb_kv_str(&doc, 0, "clock", mach.board->clock);
+    fb_kv_u64(&doc, 0, "clock_hz", mach.board->clock_hz);
+    fb_kv_str(&doc, 0, "batch_cycles", "guest instructions (the clock's counts x 10^9 / clock_hz)");
+    doc_cases();
+    ipc_cases();
     single_cases();
-    fb_raw(&out, "]}");
-    if (out.overflow)
-        fail("the samples outgrew their buffer", out.len);
-    frame_send(&serial, "samples", 1, out.p, out.len);
+    doc_end();
+    frame_send(&serial, "samples", 1, doc.p, doc.len);
     machine_exit(&mach);
 }

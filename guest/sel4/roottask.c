@@ -2,11 +2,11 @@
  * oscycles' seL4 root task (ia32, freestanding): booted by `oscycles run
  * --env sel4` as QEMU's multiboot module beside the seL4 5.0.0 kernel. It
  * says hello as its first act, reads the plan the host wrote into its image
- * (oscycles_args: the key=value words of src/run/env/program.rs), measures
- * the cases it knows with rdtsc in batches (the harness's doubling to the
- * target batch, then the batches), sends their samples framed over COM1
- * (guest/freestanding/frame.h, one IOPort invocation a character), and ends
- * QEMU through isa-debug-exit.
+ * (oscycles_args: the key=value words of src/run/env/program/words.rs),
+ * measures the cases it knows with rdtsc in batches (guest/freestanding/
+ * harness.h: the words, the harness, the samples), sends their samples
+ * framed over COM1 (guest/freestanding/frame.h, one IOPort invocation a
+ * character), and ends QEMU through isa-debug-exit.
  *
  * Cases, in seL4's terms:
  *   ipc.sel4-call      seL4_Call to a server thread in seL4_ReplyRecv: in the
@@ -24,7 +24,7 @@
  *   hermit.sched_yield-busy  seL4_Yield with a second thread of the same
  *                      priority yielding back: two switches an operation.
  */
-#include "../freestanding/frame.h"
+#include "../freestanding/harness.h"
 #include "sel4.h"
 
 extern char __image_start[], __image_end[];
@@ -45,8 +45,6 @@ static void serial_put(char c, void *ctx)
 }
 static const struct frame_out serial = { serial_put, 0 };
 
-static void say(const char *s) { frame_puts(&serial, s); }
-
 static void qemu_exit(uint8_t code)
 {
     ioport_out8(0xf4, code);
@@ -56,13 +54,7 @@ static void qemu_exit(uint8_t code)
 
 static void fail(const char *what, seL4_Word err)
 {
-    char num[21];
-    say("\noscycles-sel4: FAILED ");
-    say(what);
-    say(" error ");
-    frame_u64_text(err, num);
-    say(num);
-    say("\n");
+    say_failed(&serial, "oscycles-sel4", what, err);
     qemu_exit(1);
 }
 
@@ -157,26 +149,7 @@ void thread_main(seL4_Word arg)
         sel4_yield();
 }
 
-/* ---- the harness --------------------------------------------------------- */
-
-#define MAX_BATCHES 64
-static uint64_t target_batch = 10000000;
-static uint32_t batches = 11, fixed_inner;
-
-typedef uint64_t (*batch_fn)(void *ctx, uint32_t n);
-
-/* Doubles the inner count until a batch takes the target (or takes the
- * fixed one), then times the batches; the inner count. */
-static uint32_t measure(batch_fn f, void *ctx, uint64_t *out)
-{
-    uint32_t n = fixed_inner ? fixed_inner : 1;
-    f(ctx, n);
-    while (!fixed_inner && n < (1u << 24) && f(ctx, n) < target_batch)
-        n *= 2;
-    for (uint32_t b = 0; b < batches; b++)
-        out[b] = f(ctx, n);
-    return n;
-}
+/* ---- the batches ---------------------------------------------------------- */
 
 struct ipc_ctx {
     seL4_CPtr ep;
@@ -188,7 +161,7 @@ static uint64_t ipc_batch(void *p, uint32_t n)
 {
     struct ipc_ctx *c = p;
     seL4_Word mrs = c->mrs;
-    uint64_t t0 = rdtsc();
+    uint64_t t0 = BATCH_BEGIN(rdtsc());
     for (uint32_t i = 0; i < n; i++) {
         seL4_Word label = ++c->seq & 0xfffff;
         seL4_Word m0 = expected(label, 0), m1 = expected(label, 1);
@@ -202,224 +175,83 @@ static uint64_t ipc_batch(void *p, uint32_t n)
         c->bad += (uint32_t)bad;
     }
     c->calls += n;
-    return rdtsc() - t0;
+    return BATCH_END(rdtsc(), t0);
 }
 
 static uint64_t yield_batch(void *p, uint32_t n)
 {
     (void)p;
-    uint64_t t0 = rdtsc();
+    uint64_t t0 = BATCH_BEGIN(rdtsc());
     for (uint32_t i = 0; i < n; i++)
         sel4_yield();
-    return rdtsc() - t0;
+    return BATCH_END(rdtsc(), t0);
 }
 
 static uint64_t reply_batch(void *p, uint32_t n)
 {
     (void)p;
-    uint64_t t0 = rdtsc();
+    uint64_t t0 = BATCH_BEGIN(rdtsc());
     for (uint32_t i = 0; i < n; i++)
         sel4_nomsg(SysReply, 0, msginfo(0, 0, 0));
-    return rdtsc() - t0;
-}
-
-/* ---- the plan and the answer ------------------------------------------- */
-
-static char samples_mem[65536];
-static struct frame_buf out;
-static int first_case = 1;
-static uint64_t batch_out[MAX_BATCHES];
-
-static int streq(const char *a, const char *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i] != b[i] || !b[i])
-            return 0;
-    return b[n] == 0;
-}
-
-/* The value of `key=` among the words of the plan: its start and length. */
-static const char *arg(const char *key, int *len)
-{
-    const char *p = oscycles_args;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const char *w = p;
-        while (*p && *p != ' ')
-            p++;
-        const char *eq = w;
-        while (eq < p && *eq != '=')
-            eq++;
-        if (eq < p && streq(w, key, (int)(eq - w))) {
-            *len = (int)(p - eq - 1);
-            return eq + 1;
-        }
-    }
-    return 0;
-}
-
-static uint64_t number(const char *s, int n)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    return v;
-}
-
-/* Whether benchmark `id` is in the plan's benches= list. */
-static int planned(const char *id)
-{
-    int n;
-    const char *b = arg("benches", &n);
-    for (int i = 0; b && i < n;) {
-        int j = i;
-        while (j < n && b[j] != ',')
-            j++;
-        if (streq(b + i, id, j - i))
-            return 1;
-        i = j + 1;
-    }
-    return 0;
-}
-
-static void case_begin(const char *id)
-{
-    fb_case_begin(&out, first_case, id);
-    first_case = 0;
-}
-
-static void case_ok(uint32_t inner)
-{
-    fb_case_ok(&out, inner, batch_out, batches);
+    return BATCH_END(rdtsc(), t0);
 }
 
 /* ---- the cases ------------------------------------------------------------ */
 
+static char samples_mem[65536];
 static seL4_CPtr ep_intra, ep_inter;
 
-/* A field of a row `a/b/c` of the case list: the i-th, its length. */
-static const char *field(const char *row, int len, int i, int *flen)
+static void ipc_case(const struct rows *it, struct span row)
 {
-    const char *p = row, *end = row + len;
-    for (; i > 0 && p < end; p++)
-        if (*p == '/')
-            i--;
-    const char *q = p;
-    while (q < end && *q != '/')
-        q++;
-    *flen = (int)(q - p);
-    return p;
-}
-
-/* The params object of a row: each name with its value (a number when all
- * digits, else a string), as the host planned them. */
-static void echo_params(const char *names, int nlen, const char *row, int rlen)
-{
-    char name[32], value[32];
-    fb_params_begin(&out);
-    for (int i = 0;; i++) {
-        int kl, vl;
-        const char *k = field(names, nlen, i, &kl), *v = field(row, rlen, i, &vl);
-        if (kl == 0 || kl >= 32 || vl >= 32)
-            break;
-        for (int j = 0; j < kl; j++)
-            name[j] = k[j];
-        name[kl] = 0;
-        int digits = vl > 0;
-        for (int j = 0; j < vl; j++) {
-            value[j] = v[j];
-            digits &= v[j] >= '0' && v[j] <= '9';
-        }
-        value[vl] = 0;
-        if (digits)
-            fb_kv_u64(&out, i == 0, name, number(v, vl));
-        else
-            fb_kv_str(&out, i == 0, name, value);
-    }
-    fb_obj_end(&out);
-}
-
-/* The value of parameter `key` in a row, given the names. */
-static const char *param(const char *names, int nlen, const char *row, int rlen, const char *key, int *vl)
-{
-    for (int i = 0;; i++) {
-        int kl;
-        const char *k = field(names, nlen, i, &kl);
-        if (kl == 0)
-            return 0;
-        if (streq(k, key, kl))
-            return field(row, rlen, i, vl);
-    }
-}
-
-static void ipc_case(const char *names, int nlen, const char *row, int rlen)
-{
-    int sl, cl, wl;
-    const char *space = param(names, nlen, row, rlen, "space", &sl);
-    const char *cores = param(names, nlen, row, rlen, "cores", &cl);
-    const char *w = param(names, nlen, row, rlen, "words", &wl);
-    case_begin("ipc.sel4-call");
-    echo_params(names, nlen, row, rlen);
-    if (!space || !cores || !w)
-        return fb_case_not(&out, "failed", "the case names no space, cores or words");
-    if (!streq(cores, "same", cl))
-        return fb_case_not(&out, "n/a", "cross-core: a one-node kernel (CONFIG_MAX_NUM_NODES 1), one CPU");
-    uint64_t words = number(w, wl);
+    struct span space;
+    uint64_t words;
+    if (!ipc_case_begin("ipc.sel4-call", it, row, "cross-core: a one-node kernel (CONFIG_MAX_NUM_NODES 1), one CPU", &space, &words))
+        return;
     if (2 * words > seL4_MsgMaxLength)
-        return fb_case_not(&out, "n/a", "one seL4 message carries at most 120 message registers (60 64-bit words on ia32)");
-    struct ipc_ctx c = { streq(space, "intra", sl) ? ep_intra : ep_inter, (seL4_Word)(2 * words), 0, 0, 0 };
+        return case_not("n/a", "one seL4 message carries at most 120 message registers (60 64-bit words on ia32)");
+    struct ipc_ctx c = { span_is(space, "intra") ? ep_intra : ep_inter, (seL4_Word)(2 * words), 0, 0, 0 };
     uint32_t served0 = served, bad0 = served_bad;
-    uint32_t inner = measure(ipc_batch, &c, batch_out);
+    uint32_t inner = measure(ipc_batch, &c);
     uint32_t by_server = served - served0;
     if (c.bad || served_bad != bad0 || by_server != c.calls)
-        return fb_case_not(&out, "failed", "a message word came back wrong (checked by the server and the client)");
-    fb_kv_u64(&out, 0, "round_trips", c.calls);
-    fb_kv_u64(&out, 0, "requests_verified_by_server", by_server);
-    fb_kv_u64(&out, 0, "message_registers", c.mrs);
-    fb_kv_str(&out, 0, "path", c.mrs <= 2 ? "fastpath (message in registers)" : "slowpath (message registers beyond the two in registers)");
+        return case_not("failed", "a message word came back wrong (checked by the server and the client)");
+    fb_kv_u64(&doc, 0, "round_trips", c.calls);
+    fb_kv_u64(&doc, 0, "requests_verified_by_server", by_server);
+    fb_kv_u64(&doc, 0, "message_registers", c.mrs);
+    fb_kv_str(&doc, 0, "path", c.mrs <= 2 ? "fastpath (message in registers)" : "slowpath (message registers beyond the two in registers)");
     case_ok(inner);
 }
 
 static void ipc_cases(void)
 {
-    int n;
-    const char *list = arg("cases.ipc.sel4-call", &n);
-    if (!list)
-        return;
-    int nlen = 0;
-    while (nlen < n && list[nlen] != ':')
-        nlen++;
-    for (int i = nlen + 1; i < n;) {
-        int j = i;
-        while (j < n && list[j] != ':')
-            j++;
-        ipc_case(list, nlen, list + i, j - i);
-        i = j + 1;
-    }
+    struct rows it;
+    struct span row;
+    if (planned("ipc.sel4-call") && rows_of("ipc.sel4-call", &it))
+        while (next_row(&it, &row))
+            ipc_case(&it, row);
 }
 
 static void single_cases(void)
 {
     uint32_t inner;
     if (planned("syscall.sched_yield")) {
-        inner = measure(yield_batch, 0, batch_out);
+        inner = measure(yield_batch, 0);
         case_begin("syscall.sched_yield");
-        fb_kv_str(&out, 0, "path", "seL4_Yield alone on the CPU");
+        fb_kv_str(&doc, 0, "path", "seL4_Yield alone on the CPU");
         case_ok(inner);
     }
     if (planned("syscall.null")) {
-        inner = measure(reply_batch, 0, batch_out);
+        inner = measure(reply_batch, 0);
         case_begin("syscall.null");
-        fb_kv_str(&out, 0, "path", "seL4_Reply with nobody to reply to: the kernel finds the reply slot empty and returns (the cheapest kernel entry)");
+        fb_kv_str(&doc, 0, "path", "seL4_Reply with nobody to reply to: the kernel finds the reply slot empty and returns (the cheapest kernel entry)");
         case_ok(inner);
     }
     if (planned("hermit.sched_yield-busy")) {
         seL4_CPtr t = start_thread(2, seL4_CapInitThreadVSpace, ROLE_YIELDER, 0);
-        inner = measure(yield_batch, 0, batch_out);
+        inner = measure(yield_batch, 0);
         tcb_suspend(t);
         case_begin("hermit.sched_yield-busy");
-        fb_kv_str(&out, 0, "path", "seL4_Yield with a second thread of the same priority yielding back: two thread switches an operation");
+        fb_kv_str(&doc, 0, "path", "seL4_Yield with a second thread of the same priority yielding back: two thread switches an operation");
         case_ok(inner);
     }
 }
@@ -446,36 +278,26 @@ static void setup(void)
 
 void root_main(seL4_BootInfo *bootinfo)
 {
-    int n;
-    const char *v;
+    struct span mode = { "run", 3 };
     bi = bootinfo;
-    v = arg("mode", &n);
-    if (v && streq(v, "no-init", n))
+    harness_words(oscycles_args);
+    word_arg("mode", &mode);
+    if (span_is(mode, "no-init"))
         for (;;)
             sel4_yield();
-    if (v && streq(v, "panic", n))
+    if (span_is(mode, "panic"))
         qemu_exit(1);
     frame_send(&serial, "hello", 0, "sel4", 4);
-    if (v && streq(v, "hang", n))
+    if (span_is(mode, "hang"))
         for (;;)
             sel4_yield();
-    if ((v = arg("batch_cycles", &n)) && number(v, n))
-        target_batch = number(v, n);
-    if ((v = arg("batches", &n)) && number(v, n))
-        batches = (uint32_t)number(v, n) < MAX_BATCHES ? (uint32_t)number(v, n) : MAX_BATCHES;
-    if ((v = arg("inner", &n)))
-        fixed_inner = (uint32_t)number(v, n);
     setup();
-    fb_init(&out, samples_mem, sizeof samples_mem);
-    fb_raw(&out, "{\"program\":\"oscycles-sel4\",\"kernel\":\"seL4 5.0.0 ia32\",\"tsc_mhz_bootinfo\":");
-    fb_u64(&out, bi->archInfo);
-    fb_raw(&out, ",\"cases\":[");
-    if (planned("ipc.sel4-call"))
-        ipc_cases();
+    doc_begin(samples_mem, sizeof samples_mem, "oscycles-sel4", "seL4 5.0.0 ia32");
+    fb_kv_u64(&doc, 0, "tsc_mhz_bootinfo", bi->archInfo);
+    doc_cases();
+    ipc_cases();
     single_cases();
-    fb_raw(&out, "]}");
-    if (out.overflow)
-        fb_error_doc(&out, samples_mem, sizeof samples_mem, "oscycles-sel4", "the samples outgrew their buffer");
-    frame_send(&serial, "samples", 1, out.p, out.len);
+    doc_end();
+    frame_send(&serial, "samples", 1, doc.p, doc.len);
     qemu_exit(0);
 }

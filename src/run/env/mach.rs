@@ -18,14 +18,13 @@
 //! around 10^5 empty mach_msg round trips) and records its figures.
 
 use super::error::{EnvError, OwnError};
-use super::guest::{GuestMode, GuestSpec};
+use super::guest::GuestMode;
 use super::options::EnvOptions;
 use super::program::{At, Boot, Check, GuestProgram, Machine, Names};
 use super::vm::{Accel, AccelArgs, Finish, QemuMachine, Serial};
 use crate::data::results::{CaseStatus, RunDoc};
 use crate::families::bench::schema;
 use crate::families::bench::schema::ipc::Mechanism;
-use crate::measure::harness::HarnessConfig;
 use crate::run::plan::PlannedCase;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -76,14 +75,6 @@ impl GuestProgram for Mach {
         Ok(Kernel::find(&cache_dir())?)
     }
 
-    /// The task's own words ([`task_args`]); (tests) `mode=hang`: a task
-    /// that never says hello.
-    fn words(&self, spec: &GuestSpec, plan: &[PlannedCase], h: &HarnessConfig, _: &EnvOptions) -> String {
-        let args = task_args(plan, h.batches, plan.iter().any(|p| p.scale.brief()));
-        let silent = matches!(spec.mode, GuestMode::Hang | GuestMode::NoInit);
-        if silent { format!("{args} mode=hang") } else { args }
-    }
-
     fn image(&self, _: &Kernel, boot: Boot, _: &str, mode: GuestMode) -> Result<Vec<u8>, EnvError> {
         Ok(match (boot, mode) {
             (Boot::Check, _) => CHECK.to_vec(),
@@ -99,7 +90,7 @@ impl GuestProgram for Mach {
         if at.image.to_string_lossy().contains([',', ' ']) {
             return Err(MachError::WorkPath(at.o.work.clone()).into());
         }
-        let line = format!("{} ${{host-port}} ${{device-port}} {} $(task-create) $(task-resume)", at.image.display(), at.words);
+        let line = module_line(at.image, at.words);
         Ok(Machine::Qemu(QemuMachine {
             machine: "pc".into(),
             cpu: None,
@@ -183,51 +174,15 @@ impl Kernel {
     }
 }
 
-/// What the task is asked, on its boot-script line (`key=value`, lists
-/// `/`-separated: a comma would start another multiboot module).
-fn task_args(plan: &[PlannedCase], batches: usize, quick: bool) -> String {
-    let mut words: Vec<u64> = Vec::new();
-    let mut spaces: Vec<&str> = Vec::new();
-    let mut sys: Vec<&str> = Vec::new();
-    for p in plan {
-        if p.benchmark.id == Mechanism::MachMsg.id() {
-            let params = p.params.get("words").and_then(Value::as_u64);
-            if let Some(w) = params.filter(|w| *w <= MAX_WORDS && !words.contains(w)) {
-                words.push(w);
-            }
-            if let Some(s) = p.params.get("space").and_then(Value::as_str).filter(|s| !spaces.contains(s)) {
-                spaces.push(if s == "inter" { "inter" } else { "intra" });
-            }
-        } else if let Some((name, _)) = TRAPS.iter().find(|(_, id)| *id == p.benchmark.id) {
-            sys.push(name);
-        }
-    }
-    let scale = if quick { 4 } else { 1 };
-    let words: Vec<String> = words.iter().map(u64::to_string).collect();
-    format!(
-        "words={} space={} sys={} batches={} inner_ipc={} inner_sys={} inner_vm={}",
-        words.join("/"),
-        spaces.join("/"),
-        sys.join("/"),
-        batches.clamp(1, 64),
-        1000 / scale,
-        10000 / scale,
-        100 / scale
-    )
+/// The task's module on QEMU's `-initrd`: the image and its boot-script
+/// line, the program's words ([`super::program::words`], as every guest
+/// program has them) among the arguments. QEMU's multiboot reads a comma
+/// as the start of another module and `,,` as a comma (benches= lists
+/// its ids with commas).
+fn module_line(image: &Path, words: &str) -> String {
+    let words = words.replace(',', ",,");
+    format!("{} ${{host-port}} ${{device-port}} {words} $(task-create) $(task-resume)", image.display())
 }
-
-/// The largest payload the task carries, in 64-bit words.
-const MAX_WORDS: u64 = 64;
-
-/// The task's names of its single cases, and the rows they answer.
-const TRAPS: [(&str, &str); 6] = [
-    ("null", "syscall.null"),
-    ("getpid", "syscall.getpid"),
-    ("yield", "syscall.sched_yield"),
-    ("yield-busy", "hermit.sched_yield-busy"),
-    ("malloc", "hermit.malloc-1m"),
-    ("fault", "pagefault.anon"),
-];
 
 /// What each row is in Mach's terms.
 fn operation(id: &str) -> Option<&'static str> {
@@ -304,15 +259,19 @@ mod tests {
         crate::run::prepared::plan_part(&run).unwrap()
     }
 
+    /// The words reach the task as one module: every comma doubled (QEMU's
+    /// multiboot reads `,,` as a comma, a lone one as the next module).
     #[test]
-    fn the_tasks_line_names_the_plans_cases_without_a_comma() {
-        let args = task_args(&plan(&["l4-ipc", "hermit-basic"]), 11, false);
-        assert!(!args.contains(',') && !args.contains('$'), "a comma would start another module: {args}");
-        assert!(args.contains("words=0/1/2/4/8/16/64") && args.contains("space=intra/inter"), "{args}");
-        assert!(args.contains("sys=getpid/yield/yield-busy/malloc/fault"), "{args}");
-        assert!(args.contains("batches=11"));
-        let none = task_args(&plan(&["syscall"]), 3, true);
-        assert!(none.contains("words= space=") && none.contains("inner_ipc=250"), "{none}");
+    fn the_tasks_line_carries_the_words_as_one_module() {
+        let p = plan(&["l4-ipc", "hermit-basic"]);
+        let words =
+            format!("mode=run benches={}{}", crate::run::plan::benchmark_ids(&p).join(","), super::super::program::words::case_lists(&p));
+        let line = module_line(Path::new("/run/task"), &words);
+        let modules: Vec<String> = line.replace(",,", "\0").split(',').map(|m| m.replace('\0', ",")).collect();
+        assert_eq!(modules.len(), 1, "{line}");
+        assert!(modules[0].starts_with("/run/task ${host-port} ${device-port} mode=run benches="), "{line}");
+        assert!(modules[0].contains(&words) && modules[0].ends_with(" $(task-create) $(task-resume)"), "{line}");
+        assert!(words.contains("cases.ipc.mach-msg=") && words.contains("hermit.malloc-1m"), "{words}");
     }
 
     #[test]

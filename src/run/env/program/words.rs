@@ -57,3 +57,57 @@ pub fn case_lists(plan: &[PlannedCase]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::env::program::document::tests::{plan, spec};
+
+    /// guest/freestanding/harness.c, compiled for the host with its
+    /// self-test, reads the words the host makes for a plan as they are
+    /// meant: the harness's settings, every planned case with parameters
+    /// with exactly its parameters (in the plan's order), the IPC rows'
+    /// space and cores, and the inner-count rule.
+    #[test]
+    fn the_freestanding_library_reads_the_words_of_a_plan() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("guest/freestanding");
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join("selftest");
+        let out = std::process::Command::new("cc")
+            .args(["-O2", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function", "-o"])
+            .arg(&exe)
+            .arg(root.join("harness-selftest.c"))
+            .arg(root.join("harness.c"))
+            .output()
+            .expect("cc (scripts/setup installs gcc)");
+        assert!(out.status.success(), "cc: {}", String::from_utf8_lossy(&out.stderr));
+        let plan = plan(&spec(&["l4-ipc", "hermit-basic", "syscall"]));
+        let ids = benchmark_ids(&plan);
+        let words = format!("mode=hang benches={} batch_cycles=5000 batches=7 inner=0 array_bytes=1{}", ids.join(","), case_lists(&plan));
+        let run = std::process::Command::new(&exe).arg(&words).output().unwrap();
+        assert!(run.status.success(), "the answer fits its buffer");
+        let mut dec = crate::run::env::frame::Decoder::default();
+        dec.feed(&String::from_utf8(run.stdout).unwrap());
+        let got = dec.take();
+        let v: serde_json::Value = serde_json::from_slice(&got[0].1).expect("valid JSON");
+        assert_eq!((v["target_batch"].as_u64(), v["batches"].as_u64(), v["fixed_inner"].as_u64()), (Some(5000), Some(7), Some(0)));
+        assert_eq!(v["mode_is_hang"], 1);
+        let cases = v["cases"].as_array().unwrap();
+        let with_params: Vec<&PlannedCase> = plan.iter().filter(|p| !p.params.is_empty()).collect();
+        let rows: Vec<&serde_json::Value> = cases.iter().filter(|c| c.get("params").is_some()).collect();
+        assert_eq!(rows.len(), with_params.len(), "{v}");
+        for (p, c) in with_params.iter().zip(&rows) {
+            assert_eq!(c["benchmark"], p.benchmark.id.as_str());
+            assert_eq!(serde_json::to_value(&p.params).unwrap(), c["params"], "{c}");
+            if p.benchmark.family.name() == crate::families::bench::schema::ipc::FAMILY {
+                let same = p.params.get("cores").and_then(Value::as_str) == Some("same");
+                let want = if same { p.params["space"].as_str().unwrap() } else { "cross-core" };
+                assert_eq!(c["reason"], want, "{c}");
+            }
+        }
+        assert!(ids.iter().all(|id| cases.iter().any(|c| c["benchmark"] == id.as_str())), "every planned id is planned()");
+        let measured = cases.last().unwrap();
+        assert_eq!((measured["inner"].as_u64(), measured["batch_cycles"].as_array().map(Vec::len)), (Some(8192), Some(7)), "{measured}");
+        assert!(measured["batch_cycles"].as_array().unwrap().iter().all(|b| b == 8192), "{measured}");
+    }
+}
