@@ -351,6 +351,18 @@ pub fn write_kernel(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()>
     f.write_all(bytes.as_ref())
 }
 
+/// This process' own binary, as it and its children run or read it again
+/// (a round, an environment's child, a load worker, a guest's /init):
+/// `/proc/PID/exe`, the file the kernel started, whatever has since been
+/// put at the path it was started by (a binary in another user's directory
+/// could be swapped between oscycles' start and a re-exec; a rebuilt one
+/// too).
+pub fn own_exe() -> std::io::Result<PathBuf> {
+    let p = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
+    std::fs::metadata(&p)?;
+    Ok(p)
+}
+
 /// Why an entry of PATH was left out ([`trusted_path`]).
 #[derive(Debug, Error)]
 pub enum PathEntry {
@@ -358,6 +370,8 @@ pub enum PathEntry {
     Relative(String),
     #[error("PATH: left out '{0}' ({1}): a program found there could be another user's")]
     Open(String, UnsafePath),
+    #[error("TMPDIR: left out '{0}' ({1}): temporary files go into /tmp instead")]
+    TmpDir(String, UnsafePath),
 }
 
 /// PATH's entries that no other user can change, as one value, and why
@@ -386,18 +400,32 @@ pub fn trusted_path(path: &OsStr) -> (OsString, Vec<PathEntry>) {
 }
 
 /// Keeps only PATH's trusted entries ([`trusted_path`]) in this process'
-/// environment (its children inherit it), and says why each other was
-/// left out.
+/// environment (its children inherit it), and TMPDIR only if it is such a
+/// directory too (else temporary directories, the FIFOs of an IPC case,
+/// a fleet's play, go into /tmp); says why each other was left out.
 ///
 /// # Safety
 /// Changes the environment: call it before any other thread starts.
 pub unsafe fn keep_trusted_path() -> Vec<PathEntry> {
-    let Some(path) = std::env::var_os("PATH") else { return vec![] };
-    let (kept, left) = trusted_path(&path);
-    if !left.is_empty() {
-        // SAFETY: the caller's contract: no other thread reads or writes
-        // the environment yet.
-        unsafe { std::env::set_var("PATH", kept) };
+    let mut left = Vec::new();
+    if let Some(path) = std::env::var_os("PATH") {
+        let (kept, out) = trusted_path(&path);
+        if !out.is_empty() {
+            // SAFETY: the caller's contract: no other thread reads or writes
+            // the environment yet.
+            unsafe { std::env::set_var("PATH", kept) };
+        }
+        left.extend(out);
+    }
+    if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
+        let dir = PathBuf::from(&tmp);
+        let checked =
+            if dir.is_absolute() { OutDir::open(&dir, false).map(drop) } else { Err(UnsafePath::NoName(dir.display().to_string())) };
+        if let Err(e) = checked {
+            // SAFETY: as above.
+            unsafe { std::env::remove_var("TMPDIR") };
+            left.push(PathEntry::TmpDir(dir.display().to_string(), e));
+        }
     }
     left
 }
@@ -455,6 +483,13 @@ mod tests {
         made.write_from("small", &mut &[b'a'; 1000][..], 10).unwrap();
         assert_eq!(std::fs::read(d.path().join("made/small")).unwrap().len(), 10);
         assert!(write_kernel(&d.path().join("x"), "1").is_err(), "a kernel file is never created");
+    }
+
+    #[test]
+    fn its_own_binary_is_the_file_the_kernel_started() {
+        use std::os::unix::fs::MetadataExt;
+        let (own, started) = (std::fs::metadata(own_exe().unwrap()).unwrap(), std::fs::metadata("/proc/self/exe").unwrap());
+        assert_eq!((own.dev(), own.ino()), (started.dev(), started.ino()));
     }
 
     #[test]

@@ -231,7 +231,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, clock: &ClockInfo, run_dir: &Path
     Ok(Execution {
         spec: RunSpec { tsc_hz: Some(hz), ..spec.clone() },
         cpus,
-        exe: Some(std::env::current_exe().map_err(PrepareError::Exe)?),
+        exe: Some(crate::base::fsafe::own_exe().map_err(PrepareError::Exe)?),
         quick: spec.harness(hz, true).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
         full: spec.harness(hz, false).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
         suite_batches: spec.batch_ms.is_none(),

@@ -26,7 +26,7 @@ pub fn run_loads(args: LoadArgs) -> Result<ExitCode> {
     let run_dir = private_dir(&scratch_base)?;
     let scratch = run_dir.path().to_path_buf();
     watchdog::install();
-    let exe = std::env::current_exe().context("finding the oscycles binary (it carries the loads)")?;
+    let exe = oscycles::base::fsafe::own_exe().context("finding the oscycles binary (it carries the loads)")?;
     let mut running = Vec::new();
     for k in kinds.into_iter().filter(|k| *k != LoadKind::Idle) {
         let mut l = Load::start(k, &exe, &scratch, &cpus).map_err(anyhow::Error::msg)?;

@@ -130,7 +130,7 @@ impl GuestProgram for Hermit {
                 debug_exit: true,
             }),
             Vmm::Own => {
-                let exe = std::env::current_exe().map_err(|source| HermitError::OwnExe { env: self.names().env, source })?;
+                let exe = crate::base::fsafe::own_exe().map_err(|source| HermitError::OwnExe { env: self.names().env, source })?;
                 let mut cmd = std::process::Command::new(exe);
                 cmd.arg(VMM_COMMAND).arg("--kernel").arg(&build.loader).arg("--module").arg(at.image);
                 cmd.arg(format!("--append={append}")).arg("--mem-mib").arg(at.o.vm_mem_mib.to_string()).arg("--console").arg(at.console);

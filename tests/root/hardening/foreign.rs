@@ -258,3 +258,16 @@ fn a_path_directory_of_another_user_never_makes_root_run_their_program() {
     assert!(err.contains("belongs to uid"), "{err}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// TMPDIR naming another user's directory: root's temporary directories
+/// (the IPC case's FIFOs, `list`'s exec helpers) go into /tmp instead.
+#[test]
+fn a_tmpdir_of_another_user_is_left_out() {
+    let user = OtherUser::create();
+    let (root, _, dir) = stage(&user, "foreign-tmpdir");
+    let out = Command::new(bin()).env("TMPDIR", &dir).args(["list", "proc.exec"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("TMPDIR: left out '{}'", dir.display())), "{err}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "root made nothing in the other user's directory");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -53,7 +53,7 @@ fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
             return Err(UsageError(format!("--interleave sets {own} of each round itself: leave it out of --a and --b")));
         }
     }
-    let this = std::env::current_exe().map_err(|e| UsageError(format!("finding the oscycles binary: {e}")))?;
+    let this = oscycles::base::fsafe::own_exe().map_err(|e| UsageError(format!("finding the oscycles binary: {e}")))?;
     let a_exe = a.a_exe.clone().unwrap_or(this);
     let b_exe = a.b_exe.clone().unwrap_or_else(|| a_exe.clone());
     for exe in [&a_exe, &b_exe] {
