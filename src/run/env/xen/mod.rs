@@ -330,6 +330,17 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
             return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
         }
     }
+    let mut facts = machine_facts(env, accel, &m, &o, &kernel, guest_cmdline);
+    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
+    if let Some(c) = &counting {
+        c.attach(&mut end.messages);
+        facts.insert(kcount::FACT.into(), c.facts());
+    }
+    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, console))
+}
+
+/// The facts of a start: the machine QEMU emulated and what it booted.
+fn machine_facts(env: &Xen, accel: Accel, m: &Machine, o: &EnvOptions, kernel: &Path, guest_cmdline: String) -> Map<String, Value> {
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(QEMU));
     facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
@@ -343,12 +354,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("dom0_memory_mib".into(), json!(m.dom0_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
-    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
-    if let Some(c) = &counting {
-        c.attach(&mut end.messages);
-        facts.insert(kcount::FACT.into(), c.facts());
-    }
-    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, console))
+    facts
 }
 
 /// The Debian version of the unpacked hypervisor (scripts/setup writes it).
