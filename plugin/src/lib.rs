@@ -1,15 +1,19 @@
 //! oscycles-kcount: a QEMU TCG plugin (plugin API 1) that counts what a
 //! guest executes between the marks oscycles' harness puts around each
 //! timed batch (see `decode::BEGIN`), split by the instruction's address:
-//! at or above `base`, the kernel's; below, the user's. Per window: kernel
-//! and user instructions, the kernel's loads and stores, entries into the
-//! kernel and exits from it, CR3 writes, and with a cache model the lines
-//! the kernel touched in a cache emptied at every entry (cold) and its
-//! misses in one that never is (warm).
+//! in the hypervisor's range `hyp` (under Xen), the hypervisor's; else at
+//! or above `base`, the kernel's; below, the user's. Per window: kernel,
+//! user and hypervisor instructions, the privileged code's (the kernel's
+//! and the hypervisor's) loads and stores, entries into it and exits from
+//! it, CR3 writes, and with a cache model the lines it touched in a cache
+//! emptied at every entry (cold) and its misses in one that never is
+//! (warm).
 //!
-//! Arguments (`-plugin libkcount.so,out=FILE,base=0x...[,cache=SIZE/WAYS/LINE][,probe=on]`):
+//! Arguments (`-plugin libkcount.so,out=FILE,base=0x...[,hyp=0xLO-0xHI][,cache=SIZE/WAYS/LINE][,probe=on]`):
 //! `out`, a file that exists (the host made it), written a header line and
-//! one line per window; `cache=on`: a 32 KiB 8-way cache of 64-byte lines; `probe=on`: say that it loaded and count nothing.
+//! one line per window; `hyp`: the hypervisor's addresses, LO included, HI
+//! not; `cache=on`: a 32 KiB 8-way cache of 64-byte lines; `probe=on`: say
+//! that it loaded and count nothing.
 //!
 //! Exact with one vCPU only (the counters are plain `u64`s and the vCPU's
 //! callbacks never run at once); it refuses more. QEMU 7.2 filters memory
@@ -35,11 +39,11 @@ pub static qemu_plugin_version: c_int = q::QEMU_PLUGIN_VERSION as c_int;
 const MAX_WINDOWS: u64 = 1_000_000;
 
 /// The format's name and version, the header's first words.
-const FORMAT: &str = "oscycles-kcount 1";
+const FORMAT: &str = "oscycles-kcount 2";
 
 /// The counts a window is the difference of, in the order a window's line
 /// lists them.
-const COUNTS: usize = 9;
+const COUNTS: usize = 10;
 const KERNEL_INSNS: usize = 0;
 const USER_INSNS: usize = 1;
 const LOADS: usize = 2;
@@ -49,31 +53,51 @@ const EXITS: usize = 5;
 const CR3: usize = 6;
 const COLD_LINES: usize = 7;
 const WARM_MISSES: usize = 8;
+const HYP_INSNS: usize = 9;
+
+/// What an instruction's address makes it.
+const USER: usize = 0;
+const KERNEL: usize = 1;
+const HYPERVISOR: usize = 2;
 
 struct Args {
     out: Option<String>,
     base: u64,
+    hyp: Option<(u64, u64)>,
     cache: Option<Geometry>,
     probe: bool,
 }
 
+fn hex(k: &str, v: &str) -> Result<u64, String> {
+    let digits = v.strip_prefix("0x").ok_or_else(|| format!("{k}={v}: a hexadecimal address 0x..."))?;
+    u64::from_str_radix(digits, 16).map_err(|e| format!("{k}={v}: {e}"))
+}
+
 fn parse_args(raw: &[String]) -> Result<Args, String> {
-    let mut a = Args { out: None, base: 0, cache: None, probe: false };
+    let mut a = Args { out: None, base: 0, hyp: None, cache: None, probe: false };
     let mut have_base = false;
     for arg in raw {
         let (k, v) = arg.split_once('=').ok_or_else(|| format!("argument {arg:?} is not key=value"))?;
         match k {
             "out" => a.out = Some(v.to_string()),
             "base" => {
-                let hex = v.strip_prefix("0x").ok_or_else(|| format!("base={v}: a hexadecimal address 0x..."))?;
-                a.base = u64::from_str_radix(hex, 16).map_err(|e| format!("base={v}: {e}"))?;
+                a.base = hex(k, v)?;
                 have_base = true;
+            }
+            "hyp" if v == "off" => a.hyp = None,
+            "hyp" => {
+                let (lo, hi) = v.split_once('-').ok_or_else(|| format!("hyp={v}: 0xLO-0xHI"))?;
+                let (lo, hi) = (hex(k, lo)?, hex(k, hi)?);
+                if lo >= hi {
+                    return Err(format!("hyp={v}: an empty range"));
+                }
+                a.hyp = Some((lo, hi));
             }
             "cache" if v == "off" => a.cache = None,
             "cache" if matches!(v, "on" | "true" | "yes") => a.cache = Some(Geometry::L1D),
             "cache" => a.cache = Some(Geometry::parse(v).ok_or_else(|| format!("cache={v}: SIZE/WAYS/LINE in bytes, powers of two"))?),
             "probe" => a.probe = matches!(v, "on" | "true" | "yes"),
-            _ => return Err(format!("unknown argument {k:?} (out, base, cache, probe)")),
+            _ => return Err(format!("unknown argument {k:?} (out, base, hyp, cache, probe)")),
         }
     }
     if !a.probe && (a.out.is_none() || !have_base) {
@@ -86,15 +110,17 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
 /// given to QEMU: they never move).
 #[repr(C)]
 struct Inline {
-    /// [user, kernel] instructions.
-    insns: [u64; 2],
+    /// [user, kernel, hypervisor] instructions.
+    insns: [u64; 3],
     cr3: u64,
 }
 
 struct State {
     inline: Inline,
     base: u64,
-    /// The class of the last block executed: kernel or not.
+    hyp: Option<(u64, u64)>,
+    /// The class of the last block executed: privileged (the kernel's or
+    /// the hypervisor's) or not.
     in_kernel: bool,
     loads: u64,
     stores: u64,
@@ -113,10 +139,31 @@ struct State {
 }
 
 impl State {
+    fn new(a: &Args, out: Option<File>) -> State {
+        State {
+            inline: Inline { insns: [0; 3], cr3: 0 },
+            base: a.base,
+            hyp: a.hyp,
+            in_kernel: false,
+            loads: 0,
+            stores: 0,
+            entries: 0,
+            exits: 0,
+            cold_lines: 0,
+            warm_misses: 0,
+            cold: a.cache.map(Cache::new),
+            warm: a.cache.map(Cache::new),
+            open: None,
+            windows: 0,
+            out,
+        }
+    }
+
     fn now(&self) -> [u64; COUNTS] {
         let mut c = [0; COUNTS];
-        c[KERNEL_INSNS] = self.inline.insns[1];
-        c[USER_INSNS] = self.inline.insns[0];
+        c[KERNEL_INSNS] = self.inline.insns[KERNEL];
+        c[USER_INSNS] = self.inline.insns[USER];
+        c[HYP_INSNS] = self.inline.insns[HYPERVISOR];
         c[LOADS] = self.loads;
         c[STORES] = self.stores;
         c[ENTRIES] = self.entries;
@@ -125,6 +172,15 @@ impl State {
         c[COLD_LINES] = self.cold_lines;
         c[WARM_MISSES] = self.warm_misses;
         c
+    }
+
+    /// [`USER`], [`KERNEL`] or [`HYPERVISOR`], by the address.
+    fn class(&self, vaddr: u64) -> usize {
+        match self.hyp {
+            Some((lo, hi)) if (lo..hi).contains(&vaddr) => HYPERVISOR,
+            _ if vaddr >= self.base => KERNEL,
+            _ => USER,
+        }
     }
 
     fn end_window(&mut self) {
@@ -227,13 +283,14 @@ unsafe fn instrument(s: &mut State, insn: *mut q::qemu_plugin_insn) {
         let data = q::qemu_plugin_insn_data(insn) as *const u8;
         (q::qemu_plugin_insn_vaddr(insn), std::slice::from_raw_parts(data, size))
     };
-    let kernel = vaddr >= s.base;
+    let class = s.class(vaddr);
+    let kernel = class != USER;
     let add = q::qemu_plugin_op::QEMU_PLUGIN_INLINE_ADD_U64;
     let no_regs = q::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS;
     // SAFETY: the counters live as long as the plugin (a leaked Box);
     // callbacks are this file's, with the signatures QEMU calls.
     unsafe {
-        q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.insns[usize::from(kernel)]).cast(), 1);
+        q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.insns[class]).cast(), 1);
         if decode::writes_cr3(bytes) {
             q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.cr3).cast(), 1);
         }
@@ -254,7 +311,7 @@ unsafe extern "C" fn on_translate(_id: q::qemu_plugin_id_t, tb: *mut q::qemu_plu
     unsafe {
         let s = state();
         let n = q::qemu_plugin_tb_n_insns(tb);
-        let kernel = q::qemu_plugin_tb_vaddr(tb) >= s.base;
+        let kernel = s.class(q::qemu_plugin_tb_vaddr(tb)) != USER;
         q::qemu_plugin_register_vcpu_tb_exec_cb(tb, Some(on_block), q::qemu_plugin_cb_flags::QEMU_PLUGIN_CB_NO_REGS, flag(kernel));
         for i in 0..n {
             instrument(s, q::qemu_plugin_tb_get_insn(tb, i));
@@ -310,33 +367,19 @@ fn install(id: q::qemu_plugin_id_t, raw: &[String], vcpus: Option<c_int>) -> Res
         Some(1) => {}
         Some(n) => return Err(format!("{n} vCPUs: the counts are exact with one only")),
     }
-    let path = a.out.unwrap_or_default();
+    let path = a.out.clone().unwrap_or_default();
     let mut out = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| format!("out={path}: {e}"))?;
     let cache = a.cache.map_or("off".to_string(), |g| format!("{}/{}/{}", g.size, g.ways, g.line));
-    writeln!(out, "{FORMAT} base=0x{:x} cache={cache}", a.base).map_err(|e| format!("out={path}: {e}"))?;
-    let s = Box::new(State {
-        inline: Inline { insns: [0; 2], cr3: 0 },
-        base: a.base,
-        in_kernel: false,
-        loads: 0,
-        stores: 0,
-        entries: 0,
-        exits: 0,
-        cold_lines: 0,
-        warm_misses: 0,
-        cold: a.cache.map(Cache::new),
-        warm: a.cache.map(Cache::new),
-        open: None,
-        windows: 0,
-        out: Some(out),
-    });
+    let hyp = a.hyp.map_or("off".to_string(), |(lo, hi)| format!("0x{lo:x}-0x{hi:x}"));
+    writeln!(out, "{FORMAT} base=0x{:x} hyp={hyp} cache={cache}", a.base).map_err(|e| format!("out={path}: {e}"))?;
+    let s = Box::new(State::new(&a, Some(out)));
     STATE.store(Box::into_raw(s), Ordering::Relaxed);
     // SAFETY: the callbacks are this file's, with the signatures QEMU calls.
     unsafe {
         q::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
         q::qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
     }
-    Ok(format!("counting windows into {path}, kernel from 0x{:x}, cache {cache}", a.base))
+    Ok(format!("counting windows into {path}, kernel from 0x{:x}, hypervisor {hyp}, cache {cache}", a.base))
 }
 
 #[cfg(test)]
@@ -344,12 +387,36 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_address_is_the_hypervisors_the_kernels_or_the_users() {
+        let mut s = State::new(&parse_args(&["out=x".into(), "base=0x1000".into(), "hyp=0x2000-0x3000".into()]).unwrap(), None);
+        assert_eq!(
+            [s.class(0xfff), s.class(0x1000), s.class(0x2000), s.class(0x2fff), s.class(0x3000)],
+            [USER, KERNEL, HYPERVISOR, HYPERVISOR, KERNEL]
+        );
+        s.hyp = None;
+        assert_eq!(s.class(0x2000), KERNEL);
+    }
+
+    #[test]
     fn arguments_are_checked() {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let a = parse_args(&s(&["out=/tmp/w", "base=0xffff800000000000", "cache=32768/8/64"])).unwrap();
         assert_eq!((a.base, a.cache), (0xffff_8000_0000_0000, Some(Geometry::L1D)));
         assert!(parse_args(&s(&["probe=on"])).unwrap().probe);
-        for bad in [&["out=/tmp/w"][..], &["base=0x10"], &["out=x", "base=10"], &["out=x", "base=0x1", "cache=1/2/3"], &["x"], &["y=1"]] {
+        let xen = parse_args(&s(&["out=/tmp/w", "base=0xffff800000000000", "hyp=0xffff800000000000-0xffff880000000000"])).unwrap();
+        assert_eq!(xen.hyp, Some((0xffff_8000_0000_0000, 0xffff_8800_0000_0000)));
+        let bad: [&[&str]; 9] = [
+            &["out=/tmp/w"],
+            &["base=0x10"],
+            &["out=x", "base=10"],
+            &["out=x", "base=0x1", "cache=1/2/3"],
+            &["out=x", "base=0x1", "hyp=0x10"],
+            &["out=x", "base=0x1", "hyp=0x10-0x10"],
+            &["out=x", "base=0x1", "hyp=10-0x20"],
+            &["x"],
+            &["y=1"],
+        ];
+        for bad in bad {
             assert!(parse_args(&s(bad)).is_err(), "{bad:?}");
         }
     }

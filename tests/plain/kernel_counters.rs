@@ -22,6 +22,9 @@ fn ok(out: &Output) -> String {
 
 #[test]
 fn a_counted_runs_kernel_metrics_keep_their_units_through_show_report_and_compare() {
+    // show's brief layout prints the page's form in kernel instructions too.
+    let brief = ok(&oscycles(&["show", FIXTURE]));
+    assert!(brief.contains("in the page's own quantity") && brief.contains("(kernel instr)"), "{brief}");
     let shown = ok(&oscycles(&["show", "--full", FIXTURE]));
     for want in ["where the instructions go", "(kernel instr)", "kernel / user / total", "6480 / 255 / 6735"] {
         assert!(shown.contains(want), "show lacks {want:?}:\n{shown}");

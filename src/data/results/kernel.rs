@@ -32,10 +32,18 @@ const fn m(name: &'static str, unit: &'static str, heading: &'static str, about:
 
 pub const KERNEL_INSTRUCTIONS: KernelMetric =
     m("kernel_instructions", UNIT_INSTRUCTIONS, "kernel", "instructions at kernel addresses, entry and exit included");
-pub const USER_INSTRUCTIONS: KernelMetric =
-    m("user_instructions", UNIT_INSTRUCTIONS, "user", "the cell's instructions less the kernel's: oscycles' loop and the library's path");
-pub const KERNEL_LOADS: KernelMetric = m("kernel_loads", UNIT_ACCESSES, "loads", "memory reads by kernel instructions");
-pub const KERNEL_STORES: KernelMetric = m("kernel_stores", UNIT_ACCESSES, "stores", "memory writes by kernel instructions");
+pub const USER_INSTRUCTIONS: KernelMetric = m(
+    "user_instructions",
+    UNIT_INSTRUCTIONS,
+    "user",
+    "the cell's instructions less the kernel's (and the hypervisor's): oscycles' loop and the library's path",
+);
+pub const HYPERVISOR_INSTRUCTIONS: KernelMetric =
+    m("hypervisor_instructions", UNIT_INSTRUCTIONS, "hypervisor", "instructions at the hypervisor's addresses (Xen under a PV guest)");
+pub const KERNEL_LOADS: KernelMetric =
+    m("kernel_loads", UNIT_ACCESSES, "loads", "memory reads by kernel instructions (and the hypervisor's, where it is counted)");
+pub const KERNEL_STORES: KernelMetric =
+    m("kernel_stores", UNIT_ACCESSES, "stores", "memory writes by kernel instructions (and the hypervisor's, where it is counted)");
 pub const KERNEL_ENTRIES: KernelMetric =
     m("kernel_entries", UNIT_ENTRIES, "entries", "entries into the kernel (system calls, faults, interrupts)");
 pub const CR3_WRITES: KernelMetric = m("cr3_writes", UNIT_CR3_WRITES, "switches", "CR3 writes: address-space switches");
@@ -45,8 +53,17 @@ pub const MISSES_WARM: KernelMetric =
     m("kernel_misses_warm", UNIT_MISSES, "misses (warm)", "the kernel's misses in a cache model that is never emptied");
 
 /// Every one, in the order a table lists them.
-pub const ALL: [KernelMetric; 8] =
-    [KERNEL_INSTRUCTIONS, USER_INSTRUCTIONS, KERNEL_LOADS, KERNEL_STORES, KERNEL_ENTRIES, CR3_WRITES, LINES_COLD, MISSES_WARM];
+pub const ALL: [KernelMetric; 9] = [
+    KERNEL_INSTRUCTIONS,
+    USER_INSTRUCTIONS,
+    HYPERVISOR_INSTRUCTIONS,
+    KERNEL_LOADS,
+    KERNEL_STORES,
+    KERNEL_ENTRIES,
+    CR3_WRITES,
+    LINES_COLD,
+    MISSES_WARM,
+];
 
 /// The detail that says why a counted run's cell has no such metrics.
 pub const MISSING: &str = "kernel_counts_missing";

@@ -53,8 +53,13 @@ fn median_cell(r: Option<&CaseResult>, metric: &str, hw: bool) -> String {
     };
     // Where a QEMU plugin counted the kernel: kernel / user / total, per
     // operation as the cell counts them (already one way).
+    // Under Xen, the guest kernel's + the hypervisor's.
     if let (Some(k), Some(u)) = (kernel::KERNEL_INSTRUCTIONS.median(r), kernel::USER_INSTRUCTIONS.median(r)) {
-        return format!("{} / {} / {}", cycles(k), cycles(u), cycles(m.summary.median));
+        let k = match kernel::HYPERVISOR_INSTRUCTIONS.median(r) {
+            Some(h) => format!("{} + {} Xen", cycles(k), cycles(h)),
+            None => cycles(k),
+        };
+        return format!("{k} / {} / {}", cycles(u), cycles(m.summary.median));
     }
     // The counts are per operation of the case: a round trip for IPC, whose one-way figure is half.
     let per = if metric == ipc::ONE_WAY { 0.5 } else { 1.0 };
@@ -99,7 +104,7 @@ fn ipc_rows(ipc_results: &[&CaseResult], hw: bool) -> Vec<(String, String, Strin
 /// What the cells count, for the heading.
 fn counters_words(hw: bool, counted: crate::tables::tabular::CostUnit, split: bool) -> String {
     if split {
-        "kernel / user / total guest instructions, medians (the kernel's part counted by oscycles' QEMU plugin, --kernel-counters: at the kernel's addresses, entry and exit included; a cell without the split was not counted)".to_string()
+        "kernel / user / total guest instructions, medians (the kernel's part counted by oscycles' QEMU plugin, --kernel-counters: at the kernel's addresses, entry and exit included; under Xen the guest kernel's + the hypervisor's; a cell without the split was not counted)".to_string()
     } else if hw {
         "TSC cycles / unhalted core cycles / instructions, medians (the page's three counters)".to_string()
     } else if counted.short == "instr" {
@@ -261,5 +266,9 @@ mod tests {
         let text = render_l4re_overview(&[&pipe], &[&getpid]);
         assert!(text.contains("kernel / user / total"), "{text}");
         assert!(text.contains("6000 / ") && text.contains("300 / "), "{text}");
+        // Under Xen: the hypervisor's beside the guest kernel's.
+        getpid.metrics.push(kernel::HYPERVISOR_INSTRUCTIONS.metric(&[700.0]).unwrap());
+        let text = render_l4re_overview(&[&pipe], &[&getpid]);
+        assert!(text.contains("300 + 700 Xen / "), "{text}");
     }
 }

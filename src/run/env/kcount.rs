@@ -31,17 +31,20 @@ pub const KERNEL_COUNTERS_OPTIONS: &str = "kernel-counters";
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelCountersArgs {
     /// Count what the guest's kernel executes in each timed batch (qemu-tcg
-    /// under --accel icount), with oscycles' own QEMU plugin: per operation,
-    /// kernel and user instructions (by address), the kernel's loads and
+    /// and xen-* under --accel icount), with oscycles' own QEMU plugin: per
+    /// operation, kernel and user instructions (by address; under Xen the
+    /// hypervisor's apart, a third class), the kernel's loads and
     /// stores, kernel entries and CR3 writes (address-space switches) as
     /// metrics of each cell beside its instruction count. cache: also the
     /// cache lines the kernel touches per operation from a cold 32 KiB
     /// 8-way L1d of 64-byte lines emptied at every kernel entry, and its
     /// misses in a warm one. A switch of its own, not part of --accel
     /// icount: it needs a QEMU that loads plugins (API 1) and costs
-    /// emulation time (a memory callback on every kernel access: the run
-    /// takes about 1.5x as long, 2-3x with cache), where the instruction
-    /// counter alone costs nothing; the cells themselves are the same.
+    /// emulation time (a memory callback on every kernel access; with
+    /// cache, l4-ipc and syscall at 0 words took 5.1x the CPU time), where
+    /// the instruction counter alone costs nothing. The cells stay within
+    /// a few instructions of an uncounted run's (the marks move where the
+    /// timer's ticks fall) and repeat exactly from run to run.
     #[arg(long, default_value = "off", value_enum, value_name = "WHAT")]
     pub kernel_counters: KernelCounters,
 }
@@ -60,12 +63,20 @@ static PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kcount.so"));
 /// address space (its text, modules, direct map; user space lies below).
 pub const LINUX_X86_64_BASE: u64 = 0xffff_8000_0000_0000;
 
+/// Xen's part of a 64-bit PV guest's address space (the PV ABI's
+/// `HYPERVISOR_VIRT_START` to `HYPERVISOR_VIRT_END`, xen/include/public/
+/// arch-x86/xen-x86_64.h): its text, data and direct map lie in it, the
+/// guest's kernel above it (Linux's direct map from 0xffff888000000000),
+/// user space below.
+pub const XEN_X86_64_RANGE: (u64, u64) = (0xffff_8000_0000_0000, 0xffff_8800_0000_0000);
+
 /// The plugin's header line, before its arguments.
-const FORMAT: &str = "oscycles-kcount 1";
+const FORMAT: &str = "oscycles-kcount 2";
 /// The counts of a window's line, in order (`plugin/src/lib.rs`).
-const COUNTS: usize = 9;
+const COUNTS: usize = 10;
 const KERNEL_INSNS: usize = 0;
 const USER_INSNS: usize = 1;
+const HYP_INSNS: usize = 9;
 /// A window's file is read up to this size.
 const MAX_FILE: u64 = 64 << 20;
 /// At most this many instructions between a window's marks and its
@@ -91,6 +102,8 @@ pub struct Counting {
     plugin: PathBuf,
     windows: PathBuf,
     base: u64,
+    /// The hypervisor's addresses, where one runs under the kernel counted.
+    hyp: Option<(u64, u64)>,
     cache: bool,
 }
 
@@ -106,8 +119,15 @@ impl Counting {
     /// out and loaded once by `qemu` to see that it can be (a refusal is
     /// the start's error: the environment's cells are n/a with it).
     /// `counts_instructions`: the guest runs under the instruction counter;
-    /// `base`: where its kernel's addresses begin.
-    pub fn start(o: &EnvOptions, qemu: &str, counts_instructions: bool, base: u64) -> Result<Option<Counting>, EnvError> {
+    /// `base`: where its kernel's addresses begin; `hyp`: the hypervisor's
+    /// addresses (a third class, taken out of the kernel's), if one runs.
+    pub fn start(
+        o: &EnvOptions,
+        qemu: &str,
+        counts_instructions: bool,
+        base: u64,
+        hyp: Option<(u64, u64)>,
+    ) -> Result<Option<Counting>, EnvError> {
         let asked = o.own.get::<KernelCountersArgs>().map_or(KernelCounters::Off, |a| a.kernel_counters);
         if asked == KernelCounters::Off {
             return Ok(None);
@@ -120,6 +140,7 @@ impl Counting {
             plugin: o.work.join(format!("{tag}.so")),
             windows: o.work.join(format!("{tag}.windows")),
             base,
+            hyp,
             cache: asked == KernelCounters::Cache,
         };
         let mut f =
@@ -136,25 +157,29 @@ impl Counting {
         let mut arg = escaped(&self.plugin);
         arg.push(",out=");
         arg.push(escaped(&self.windows));
-        arg.push(format!(",base=0x{:x},cache={}", self.base, if self.cache { "on" } else { "off" }));
+        arg.push(format!(",base=0x{:x},hyp={},cache={}", self.base, hyp_arg(self.hyp), if self.cache { "on" } else { "off" }));
         ["-plugin".into(), arg]
     }
 
     /// The facts of the start: what counted.
     pub fn facts(&self) -> serde_json::Value {
         let cache = if self.cache { "L1d 32 KiB, 8-way, 64-byte lines, LRU, virtual addresses" } else { "off" };
-        serde_json::json!({"plugin": "oscycles-kcount (plugin API 1)", "kernel_base": format!("0x{:x}", self.base), "cache_model": cache})
+        let mut f = serde_json::json!({"plugin": "oscycles-kcount (plugin API 1)", "kernel_base": format!("0x{:x}", self.base), "cache_model": cache});
+        if self.hyp.is_some() {
+            f["hypervisor_range"] = hyp_arg(self.hyp).into();
+        }
+        f
     }
 
     /// The run document in `messages` with the plugin's counts of each
     /// marked cell as its metrics; where a cell's windows cannot be its
     /// batches, the reason in its details instead.
     pub fn attach(&self, messages: &mut [Message]) {
-        let windows = read_windows(&self.windows, self.base, self.cache);
+        let windows = read_windows(&self.windows, self.base, self.hyp, self.cache);
         for m in messages.iter_mut().filter(|m| m.kind == "run") {
             let Ok(mut doc) = serde_json::from_slice::<RunDoc>(&m.bytes) else { continue };
             for r in doc.results.iter_mut().filter(|r| r.marked.is_some()) {
-                match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, self.cache)) {
+                match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, self.hyp.is_some(), self.cache)) {
                     Ok(ms) => r.metrics.extend(ms),
                     Err(why) => {
                         r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
@@ -184,6 +209,11 @@ pub fn options(o: &EnvOptions, counting: Option<&Counting>) -> EnvOptions {
 pub fn guest_spec(mut spec: GuestSpec, counting: Option<&Counting>) -> GuestSpec {
     spec.run.mark_batches = counting.is_some();
     spec
+}
+
+/// The plugin's `hyp` argument (and its header's word): the range or off.
+fn hyp_arg(hyp: Option<(u64, u64)>) -> String {
+    hyp.map_or("off".into(), |(lo, hi)| format!("0x{lo:x}-0x{hi:x}"))
 }
 
 /// A path in a QEMU option's value (a comma doubled).
@@ -222,14 +252,14 @@ pub fn probe(qemu: &str, plugin: &Path) -> Result<(), KcountError> {
 }
 
 /// The windows the plugin wrote, checked: its header (the base and cache
-/// it was given), then `window K` lines numbered from 0, nine counts each.
-fn read_windows(path: &Path, base: u64, cache: bool) -> Result<Vec<[u64; COUNTS]>, String> {
+/// it was given), then `window K` lines numbered from 0, ten counts each.
+fn read_windows(path: &Path, base: u64, hyp: Option<(u64, u64)>, cache: bool) -> Result<Vec<[u64; COUNTS]>, String> {
     let mut text = String::new();
     let f = std::fs::File::open(path).map_err(|e| format!("the plugin's windows ({}): {e}", path.display()))?;
     f.take(MAX_FILE).read_to_string(&mut text).map_err(|e| format!("the plugin's windows: {e}"))?;
     let mut lines = text.lines();
     let header = lines.next().ok_or("the plugin wrote nothing (did QEMU load it?)")?;
-    let want = format!("{FORMAT} base=0x{base:x} cache=");
+    let want = format!("{FORMAT} base=0x{base:x} hyp={} cache=", hyp_arg(hyp));
     let rest = header.strip_prefix(&want).ok_or_else(|| format!("the plugin's header is not {want:?}..."))?;
     if (rest != "off") != cache {
         return Err(format!("the plugin's header says cache={rest}"));
@@ -250,8 +280,8 @@ fn read_windows(path: &Path, base: u64, cache: bool) -> Result<Vec<[u64; COUNTS]
 
 /// The kernel's metrics of cell `r` from `windows`, per operation as the
 /// cell counts its operations; an error where its marked windows cannot be
-/// its timed batches.
-fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], cache: bool) -> Result<Vec<Metric>, String> {
+/// its timed batches. `hyp`: a hypervisor's instructions were counted apart.
+fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], hyp: bool, cache: bool) -> Result<Vec<Metric>, String> {
     let m = r.marked.as_ref().ok_or("no batches marked")?;
     let main = r.metrics.first().filter(|x| x.unit == UNIT_INSTRUCTIONS).ok_or("the cell is not in guest instructions")?;
     let samples = main.samples.first().filter(|s| s.len() == m.batches.len()).ok_or("the cell's samples are not its marked batches")?;
@@ -267,8 +297,10 @@ fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], cache: bool) -> Result<
     let mut per: Vec<Vec<f64>> = vec![Vec::with_capacity(n); kernel::ALL.len()];
     let mut scale = None;
     for ((w, &c), &sample) in span.iter().zip(&m.batches).zip(samples) {
-        let total = w[KERNEL_INSNS].saturating_add(w[USER_INSNS]);
-        if total.abs_diff(c) > SLACK {
+        let total = w[KERNEL_INSNS].saturating_add(w[USER_INSNS]).saturating_add(w[HYP_INSNS]);
+        // A clock read that traps (Xen's emulated TSC) takes its own
+        // instructions into the window: one read's worth, the overhead.
+        if total.abs_diff(c) > SLACK + m.overhead {
             return Err(format!("a window counted {total} instructions where its batch read {c}: not the same batch"));
         }
         // The cell's operations per harness operation (one-way IPC: half a round trip).
@@ -279,14 +311,15 @@ fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], cache: bool) -> Result<
         }
         scale = Some(s);
         let op = |i: usize| w[i] as f64 / inner * s;
-        let k = op(KERNEL_INSNS);
-        for (j, v) in [k, sample - k, op(2), op(3), op(4), op(6), op(7), op(8)].into_iter().enumerate() {
+        let (k, h) = (op(KERNEL_INSNS), op(HYP_INSNS));
+        for (j, v) in [k, sample - k - h, h, op(2), op(3), op(4), op(6), op(7), op(8)].into_iter().enumerate() {
             per[j].push(v);
         }
     }
-    let counted: Vec<KernelMetric> =
-        kernel::ALL.into_iter().filter(|k| cache || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
-    Ok(counted.iter().zip(&per).filter_map(|(k, v)| k.metric(v)).collect())
+    let counted = |k: &KernelMetric| {
+        (cache || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)) && (hyp || *k != kernel::HYPERVISOR_INSTRUCTIONS)
+    };
+    Ok(kernel::ALL.iter().zip(&per).filter(|(k, _)| counted(k)).filter_map(|(k, v)| k.metric(v)).collect())
 }
 
 #[cfg(test)]
@@ -315,7 +348,7 @@ mod tests {
     }
 
     fn window(k: u64, u: u64) -> [u64; COUNTS] {
-        [k, u, k / 3, k / 5, 100, 100, 0, 20, 1]
+        [k, u, k / 3, k / 5, 100, 100, 0, 20, 1, 0]
     }
 
     #[test]
@@ -324,50 +357,65 @@ mod tests {
         // read of 10; the marks add 7 user instructions to each window.
         let ws = vec![window(1, 1), window(30_000, 1_000 + 10 + 7), window(30_000, 1_017)];
         let r = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
-        let ms = metrics_of(&r, &ws, false).unwrap();
+        let ms = metrics_of(&r, &ws, false, false).unwrap();
         let med = |name: &str| ms.iter().find(|m| m.name == name).unwrap().summary.median;
         assert_eq!((med("kernel_instructions"), med("user_instructions")), (300.0, 10.0));
         assert_eq!((med("kernel_loads"), med("kernel_entries")), (100.0, 1.0));
         assert!(ms.iter().all(|m| m.is_exact()));
         assert_eq!(ms.len(), 6, "no cache model: no lines, no misses");
-        assert_eq!(metrics_of(&r, &ws, true).unwrap().len(), 8);
+        assert_eq!(metrics_of(&r, &ws, false, true).unwrap().len(), 8);
         // One-way IPC: the cell is half its batch's operations.
         let half = cell(&[155.0, 155.0], 1, 100, &[31_010, 31_010]);
-        let ms = metrics_of(&half, &ws, false).unwrap();
+        let ms = metrics_of(&half, &ws, false, false).unwrap();
         assert_eq!(ms[0].summary.median, 150.0);
+        // Under Xen: 200 of the 300 privileged instructions are the hypervisor's.
+        let xen = vec![window(1, 1), [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000], [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000]];
+        let ms = metrics_of(&r, &xen, true, false).unwrap();
+        let med = |name: &str| ms.iter().find(|m| m.name == name).unwrap().summary.median;
+        assert_eq!((med("kernel_instructions"), med("hypervisor_instructions"), med("user_instructions")), (100.0, 200.0, 10.0));
+        assert!(metrics_of(&r, &ws, false, false).unwrap().iter().all(|m| m.name != "hypervisor_instructions"));
     }
 
     #[test]
     fn windows_that_are_not_the_batches_are_refused() {
         let ws = vec![window(30_000, 1_017), window(30_000, 1_017)];
         let wrong_count = cell(&[310.0, 310.0], 0, 100, &[41_010, 31_010]);
-        assert!(metrics_of(&wrong_count, &ws, false).unwrap_err().contains("not the same batch"));
+        assert!(metrics_of(&wrong_count, &ws, false, false).unwrap_err().contains("not the same batch"));
         let beyond = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&beyond, &ws, false).unwrap_err().contains("the plugin wrote 2"));
+        assert!(metrics_of(&beyond, &ws, false, false).unwrap_err().contains("the plugin wrote 2"));
         let huge = cell(&[310.0, 310.0], u64::MAX, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&huge, &ws, false).is_err());
+        assert!(metrics_of(&huge, &ws, false, false).is_err());
         let zero = cell(&[310.0, 310.0], 0, 0, &[31_010, 31_010]);
-        assert!(metrics_of(&zero, &ws, false).is_err());
+        assert!(metrics_of(&zero, &ws, false, false).is_err());
         let unlike = cell(&[310.0, 200.0], 0, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&unlike, &ws, false).is_err(), "samples that do not scale alike");
+        assert!(metrics_of(&unlike, &ws, false, false).is_err(), "samples that do not scale alike");
     }
 
     #[test]
     fn the_windows_file_is_checked_line_by_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("w");
-        let head = format!("{FORMAT} base=0x{LINUX_X86_64_BASE:x} cache=off\n");
-        std::fs::write(&p, format!("{head}window 0 1 2 3 4 5 6 7 8 9\nwindow 1 1 2 3 4 5 6 7 8 9\n")).unwrap();
-        assert_eq!(read_windows(&p, LINUX_X86_64_BASE, false).unwrap().len(), 2);
-        assert!(read_windows(&p, LINUX_X86_64_BASE, true).is_err(), "asked with cache");
-        assert!(read_windows(&p, 0x1000, false).is_err(), "another base");
-        for bad in ["window 1 1 2 3 4 5 6 7 8 9\n", "window 0 1 2 3\n", "window 0 1 2 3 4 5 6 7 8 9 10\n", "window 0 -1 2 3 4 5 6 7 8 9\n"]
-        {
+        let head = format!("{FORMAT} base=0x{LINUX_X86_64_BASE:x} hyp=off cache=off\n");
+        std::fs::write(&p, format!("{head}window 0 1 2 3 4 5 6 7 8 9 10\nwindow 1 1 2 3 4 5 6 7 8 9 10\n")).unwrap();
+        let base = LINUX_X86_64_BASE;
+        assert_eq!(read_windows(&p, base, None, false).unwrap().len(), 2);
+        assert!(read_windows(&p, base, None, true).is_err(), "asked with cache");
+        assert!(read_windows(&p, 0x1000, None, false).is_err(), "another base");
+        assert!(read_windows(&p, base, Some(XEN_X86_64_RANGE), false).is_err(), "asked with a hypervisor");
+        let xen = format!("{FORMAT} base=0x{base:x} hyp=0xffff800000000000-0xffff880000000000 cache=off\nwindow 0 1 2 3 4 5 6 7 8 9 10\n");
+        std::fs::write(&p, xen).unwrap();
+        assert_eq!(read_windows(&p, base, Some(XEN_X86_64_RANGE), false).unwrap()[0][HYP_INSNS], 10);
+        for bad in [
+            "window 1 1 2 3 4 5 6 7 8 9 10\n",
+            "window 0 1 2 3\n",
+            "window 0 1 2 3 4 5 6 7 8 9 10 11\n",
+            "window 0 -1 2 3 4 5 6 7 8 9 10\n",
+        ] {
             std::fs::write(&p, format!("{head}{bad}")).unwrap();
-            assert!(read_windows(&p, LINUX_X86_64_BASE, false).is_err(), "{bad}");
+            assert!(read_windows(&p, base, None, false).is_err(), "{bad}");
         }
         std::fs::write(&p, "").unwrap();
-        assert!(read_windows(&p, LINUX_X86_64_BASE, false).unwrap_err().contains("nothing"));
+        assert!(read_windows(&p, base, None, false).unwrap_err().contains("nothing"));
     }
 
     #[test]

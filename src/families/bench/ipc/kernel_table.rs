@@ -12,7 +12,7 @@ use crate::families::bench::schema::ipc::{self, Cores, Mechanism, Params};
 use crate::tables::tabular::table::TextTable;
 
 /// The table's columns after the cell's own count.
-const COLUMNS: [KernelMetric; 8] = kernel::ALL;
+const COLUMNS: [KernelMetric; 9] = kernel::ALL;
 
 /// The table of `doc`'s counted IPC cells; empty where none was counted.
 pub fn render_where(doc: &RunDoc) -> String {
@@ -22,9 +22,9 @@ pub fn render_where(doc: &RunDoc) -> String {
     if typed.is_empty() {
         return String::new();
     }
-    let cached = typed.iter().any(|(r, _)| kernel::LINES_COLD.of(r).is_some());
-    let columns: Vec<KernelMetric> =
-        COLUMNS.into_iter().filter(|k| cached || ![kernel::LINES_COLD, kernel::MISSES_WARM].contains(k)).collect();
+    // A column only where a cell has its count (the cache model's, the hypervisor's).
+    let columns: Vec<KernelMetric> = COLUMNS.into_iter().filter(|k| typed.iter().any(|(r, _)| k.of(r).is_some())).collect();
+    let cached = columns.contains(&kernel::LINES_COLD);
     let mut headers = vec!["environment", "mechanism", "space", "words", "instructions"];
     headers.extend(columns.iter().map(|k| k.heading));
     let mut t = TextTable::new(&headers, 4);
@@ -45,6 +45,9 @@ pub fn render_where(doc: &RunDoc) -> String {
     let mut s = "where the instructions go: one-way IPC at the smallest payload, both sides on one core, per operation (half a round trip), counted by oscycles' QEMU plugin (--kernel-counters), exact\n".to_string();
     s += &t.render();
     s += "  kernel = instructions at the kernel's addresses (entry and exit included), user = the rest: oscycles' loop (the payload written and checked) and the library's path; loads, stores = the kernel's memory accesses (QEMU's own on an instruction's behalf, e.g. a descriptor load, included; page-table walks not); entries = into the kernel; switches = CR3 writes\n";
+    if columns.contains(&kernel::HYPERVISOR_INSTRUCTIONS) {
+        s += "  hypervisor = instructions at the hypervisor's addresses (Xen's part of a PV guest's address space), out of kernel and user; loads, stores and entries are the kernel's and the hypervisor's together\n";
+    }
     if cached {
         s += "  lines (cold) = distinct 64-byte lines the kernel touched, a 32 KiB 8-way LRU model emptied at every entry; misses (warm) = the kernel's misses in one never emptied (virtual addresses)\n";
     }

@@ -109,6 +109,12 @@ pub(crate) fn kernel_counts_missing(r: &CaseResult) -> String {
     )
 }
 
+/// A form and its kernel-instructions variant (empty where nothing was
+/// counted), a blank line between.
+fn joined(form: String, kernel: String) -> String {
+    if kernel.is_empty() || form.is_empty() { form + &kernel } else { format!("{form}\n{kernel}") }
+}
+
 /// The l4-ipc table, of the cases no published evaluation's table owns.
 pub struct IpcTable;
 
@@ -132,12 +138,12 @@ impl Table for IpcTable {
         counted.iter().filter(|t| !t.is_empty()).fold(render(&ipc), |s, t| format!("{s}\n{t}"))
     }
     fn render_across(&self, envs: &[(&str, &RunDoc)]) -> String {
-        let kernel = render_l4_page_form_kernel(envs);
-        let form = render_l4_page_form(envs);
-        if kernel.is_empty() || form.is_empty() { form + &kernel } else { format!("{form}\n{kernel}") }
+        joined(render_l4_page_form(envs), render_l4_page_form_kernel(envs))
     }
+    /// The page's form, and in the page's own quantity where a plugin
+    /// counted the kernel.
     fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
-        l4_page_form(envs, 1)
+        joined(l4_page_form(envs, 1), render_l4_page_form_kernel(envs))
     }
     fn in_form(&self, r: &CaseResult) -> bool {
         FORM.iter().any(|m| m.id() == r.benchmark) && r.params_as::<Params>().is_some_and(|p| p.cores == ipc::Cores::Same)

@@ -26,6 +26,7 @@ use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::{GuestMode, GuestSpec, PORT_PATH};
 use super::initramfs::{find_kernel, guest_image, write_initramfs};
+use super::kcount::{self, Counting, KERNEL_COUNTERS_OPTIONS, KernelCountersArgs};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::{ConsoleLog, complete_lines};
 use super::vm::{self, ACCEL_OPTIONS, Accel, AccelArgs, Booted, Files, QEMU, Serial, StartError};
@@ -108,7 +109,11 @@ impl Environment for Xen {
     }
 
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<AccelArgs>(ACCEL_OPTIONS).and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS))
+        Some(
+            OwnOptions::of::<AccelArgs>(ACCEL_OPTIONS)
+                .and::<GuestKernelArgs>(GUEST_KERNEL_OPTIONS)
+                .and::<KernelCountersArgs>(KERNEL_COUNTERS_OPTIONS),
+        )
     }
 
     fn counts_instructions(&self, o: &EnvOptions) -> bool {
@@ -263,11 +268,16 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         EnvError::kvm_usable(name)?;
     }
     let o = &accel.options(o);
+    // The guest's kernel above Xen's part of the address space (a PV
+    // guest's; an HVM or PVH guest's Linux lies there too), Xen's apart.
+    let counting = Counting::start(o, QEMU, accel.counts_instructions(), kcount::XEN_X86_64_RANGE.1, Some(kcount::XEN_X86_64_RANGE))?;
+    let o = &kcount::options(o, counting.as_ref());
     let kernel = find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
     let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
     // The measured guest's line (dom0's, or the domU's) takes --guest-append and the isolated parameters.
-    let (line, spec) = boot_line(&accel.guest_spec(spec), &format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), o)?;
+    let spec = kcount::guest_spec(accel.guest_spec(spec), counting.as_ref());
+    let (line, spec) = boot_line(&spec, &format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), o)?;
     let (dom0_args, guest_cmdline) = match env.mode.domu() {
         None => {
             write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
@@ -299,12 +309,15 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
         return Err(XenError::Commas { env: name, modules }.into());
     }
     cmd.arg("-initrd").arg(&modules);
+    if let Some(c) = &counting {
+        cmd.args(c.qemu_args());
+    }
     // Emulated, Xen and a domU boot in tens of seconds to minutes where a
     // plain kernel takes seconds: a longer wait for /init.
     let o = EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, if env.mode.domu().is_some() { 12 } else { 4 }), ..o.clone() };
     let mut watch = ConsoleLog::new(&files.console);
     Serial::Split.add(&mut cmd, &files.console);
-    let Booted { end, console, log_tail } =
+    let Booted { mut end, console, log_tail } =
         vm::watch(cmd, &files, &o, Some("run"), &mut || watch.grown().and_then(fatal)).map_err(StartError::qemu(name))?;
     // Xen's dumps bury what went wrong: its first telling line leads.
     let log_tail = match telling(&console) {
@@ -317,6 +330,17 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
             return Err(EnvError::Ended { env: name, why: w, hint: "", tail: log_tail });
         }
     }
+    let mut facts = machine_facts(env, accel, &m, &o, &kernel, guest_cmdline);
+    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
+    if let Some(c) = &counting {
+        c.attach(&mut end.messages);
+        facts.insert(kcount::FACT.into(), c.facts());
+    }
+    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, console))
+}
+
+/// The facts of a start: the machine QEMU emulated and what it booted.
+fn machine_facts(env: &Xen, accel: Accel, m: &Machine, o: &EnvOptions, kernel: &Path, guest_cmdline: String) -> Map<String, Value> {
     let mut facts = Map::new();
     facts.insert("vmm".into(), json!(QEMU));
     facts.insert(crate::data::schema_core::environment::ACCEL.into(), json!(accel.name()));
@@ -330,8 +354,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
     facts.insert("dom0_memory_mib".into(), json!(m.dom0_mib));
     facts.insert("kernel".into(), json!(kernel.display().to_string()));
-    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
-    Ok((Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, console))
+    facts
 }
 
 /// The Debian version of the unpacked hypervisor (scripts/setup writes it).
