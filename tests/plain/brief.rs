@@ -207,6 +207,21 @@ fn exact_counts_are_not_said_to_pair_rounds_and_the_guests_command_line_is_in_fu
     assert!(show(&[THREE, "--full"]).contains("booted with 'console=ttyS0"));
 }
 
+#[test]
+fn a_run_that_counted_the_kernel_leads_with_its_kernel_form_and_where_the_instructions_go() {
+    let text = show(&[concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kernel-counters.json")]);
+    let order = [
+        at(&text, "summary ("),
+        at(&text, "as in the L4 performance page: one-way IPC"),
+        at(&text, "as in the L4 performance page, in the page's own quantity"),
+        at(&text, "where the instructions go"),
+        at(&text, "as in the L4Re performance overview"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "out of order: {order:?}\n{text}");
+    assert!(text.lines().any(|l| l.starts_with("qemu-tcg     pipe       intra  0            6711.1  6456.0  255.1")), "{text}");
+    assert!(text.contains("ipc: its 4 measured cases are in the form above\n"), "{text}");
+}
+
 /// The stored run's median of `bench` in `env` with parameters `params` (a JSON object's pairs).
 fn cell(v: &serde_json::Value, env: &str, bench: &str, params: serde_json::Value) -> f64 {
     let r = v["results"]
