@@ -63,7 +63,10 @@ fn rows_that_are_na_are_left_out_with_one_line_saying_what_and_why() {
     assert!(!sel4.lines().any(|l| l.starts_with("getpid")), "n/a calls are no rows:\n{sel4}");
     // The IPC table: what the form showed is not shown again, the rest was n/a: one line.
     assert!(joined.contains("ipc: its 12 measured cases are in the form above; left out, n/a: pipe, futex, mach-msg (44 cases)"), "{sel4}");
-    assert!(joined.contains("sel4-call cores=cross (14 cases)"), "the parameters that set n/a cases apart: {sel4}");
+    assert!(joined.contains("row; 2 more reasons (16 cases): show --full"), "about two lines of reasons, the rest counted: {sel4}");
+    let mach = &text[text.find("##### environment mach").unwrap()..];
+    let joined = mach.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("mach-msg cores=cross (36 cases)"), "the parameters that set n/a cases apart: {mach}");
 }
 
 #[test]
@@ -185,7 +188,15 @@ fn a_case_measured_in_two_environments_is_in_the_side_by_side_table_only() {
     }
     assert!(qemu.lines().any(|l| l.starts_with("getppid")), "measured in qemu-tcg only: its table\n{qemu}");
     assert!(qemu.contains("  null, getpid, sched_yield (3 cases) side by side below"), "{qemu}");
-    assert!(sel4.starts_with("##### environment sel4") && sel4.lines().nth(1).unwrap().starts_with("syscall: null, sched_yield (2 cases) side by side below; left out, n/a: getpid, getppid"), "{sel4}");
+    assert!(
+        sel4.starts_with("##### environment sel4")
+            && sel4
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("syscall: null, sched_yield (2 cases) side by side below; left out, n/a: getpid, getppid"),
+        "{sel4}"
+    );
     // The side-by-side table's n/a cell: a line, its reason in brief.
     assert!(side.contains("\n  n/a in sel4: syscall.getpid: seL4 has no process ids\n"), "{side}");
 }

@@ -80,7 +80,8 @@ pub(crate) fn table_text(t: &dyn Table, doc: &RunDoc, side: &[(String, String)])
 fn elsewhere(formed: usize, sided: &[&CaseResult]) -> String {
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     let form = format!("{formed} measured case{} {} in the form above", plural(formed), if formed == 1 { "is" } else { "are" });
-    let names = crate::tables::tabular::distinct(sided.iter().map(|r| r.benchmark.split_once('.').map_or(r.benchmark.as_str(), |(_, n)| n)));
+    let names =
+        crate::tables::tabular::distinct(sided.iter().map(|r| r.benchmark.split_once('.').map_or(r.benchmark.as_str(), |(_, n)| n)));
     let side = format!("{} ({} case{}) side by side below", names.join(", "), sided.len(), plural(sided.len()));
     match (formed, sided.is_empty()) {
         (_, true) => format!("its {form}"),
@@ -130,7 +131,11 @@ pub(crate) fn left_out(na: &[CaseResult], measured: &RunDoc) -> String {
     if shown < parts.len() {
         let cases: usize = groups[shown..].iter().map(|g| g.1.len()).sum();
         parts.truncate(shown);
-        parts.push(format!("{} more reason{} ({cases} cases): show --full", groups.len() - shown, if groups.len() - shown == 1 { "" } else { "s" }));
+        parts.push(format!(
+            "{} more reason{} ({cases} cases): show --full",
+            groups.len() - shown,
+            if groups.len() - shown == 1 { "" } else { "s" }
+        ));
     }
     format!("left out, n/a: {}\n", parts.join("; "))
 }

@@ -109,7 +109,9 @@ pub fn brief_parts(doc: &RunDoc) -> Parts {
         .filter(|l| rel && paired || !l.starts_with("  the environments took turns"))
         .map(|l| match l {
             _ if l.starts_with("  time:") => time.clone(),
-            _ if l.starts_with("  rel. =") => format!("  rel. = against {base} (above 1: faster), with its verdict (faster, slower, same, unsure)\n"),
+            _ if l.starts_with("  rel. =") => {
+                format!("  rel. = against {base} (above 1: faster), with its verdict (faster, slower, same, unsure)\n")
+            }
             _ => format!("{l}\n"),
         })
         .collect();
@@ -150,7 +152,10 @@ fn measured_share(doc: &RunDoc, brief: bool) -> String {
     }
     let rest = if spent.recorded { "; show --time: where it went" } else { "" };
     if brief {
-        return format!("  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases{rest}\n", (100.0 * cases / wall as f64).min(100.0));
+        return format!(
+            "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases{rest}\n",
+            (100.0 * cases / wall as f64).min(100.0)
+        );
     }
     format!(
         "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases (timed batches, their calibration and warm-up; the rest: counting pass, process starts, writes{rest})\n",

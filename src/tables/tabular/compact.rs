@@ -137,7 +137,8 @@ impl TextTable {
         let mut out = String::new();
         for n in 0..depth {
             // A heading of fewer lines sits on the last ones, over its cells.
-            let cells: Vec<String> = layout.headings.iter().map(|h| h.get((n + h.len()).wrapping_sub(depth)).cloned().unwrap_or_default()).collect();
+            let cells: Vec<String> =
+                layout.headings.iter().map(|h| h.get((n + h.len()).wrapping_sub(depth)).cloned().unwrap_or_default()).collect();
             out += &line(&cells);
         }
         out += &format!("{}\n", "-".repeat(total(&layout.widths)));
@@ -254,7 +255,12 @@ mod tests {
     #[test]
     fn a_long_row_label_wraps_and_an_empty_column_goes() {
         let mut t = TextTable::new(&["", "value", "unit", "time"], 1);
-        t.row(vec!["fork + _exit + wait ((static fork): a 1.0 MiB static C process)".into(), "170959".into(), "cycles".into(), String::new()]);
+        t.row(vec![
+            "fork + _exit + wait ((static fork): a 1.0 MiB static C process)".into(),
+            "170959".into(),
+            "cycles".into(),
+            String::new(),
+        ]);
         t.row(vec!["getpid".into(), "303".into(), "cycles".into(), String::new()]);
         let text = t.render_compact(50);
         assert!(fits(&text, 50) && !text.contains("time"), "{text}");

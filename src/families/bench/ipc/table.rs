@@ -143,7 +143,10 @@ impl Table for IpcTable {
             a.results = envs.iter().flat_map(|(_, d)| d.results.iter().cloned()).collect();
         }
         let counted = [render_l4_page_form_kernel(envs), all.as_ref().map_or(String::new(), super::kernel_table::render_where)];
-        counted.iter().filter(|t| !t.is_empty()).fold(l4_page_form(envs, 1), |s, t| if s.is_empty() { t.clone() } else { format!("{s}\n{t}") })
+        counted
+            .iter()
+            .filter(|t| !t.is_empty())
+            .fold(l4_page_form(envs, 1), |s, t| if s.is_empty() { t.clone() } else { format!("{s}\n{t}") })
     }
     fn in_form(&self, r: &CaseResult) -> bool {
         FORM.iter().any(|m| m.id() == r.benchmark) && r.params_as::<Params>().is_some_and(|p| p.cores == ipc::Cores::Same)
