@@ -9,6 +9,11 @@ use std::process::Command;
 use crate::common::{chromium, tempdir};
 
 const MICRO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/microkernels.json");
+/// `--env qemu-tcg,sel4,mach --suite l4-ipc,syscall`, trimmed to the pipe, futex,
+/// fifo, sel4-call and mach-msg IPC cases at 0, 2 and 64 words and every syscall case.
+const THREE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/qemu-sel4-mach.json");
+/// A native run of the quick suite.
+const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json");
 
 fn show(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_oscycles")).env("COLUMNS", "100").arg("show").args(args).output().expect("the binary runs");
@@ -58,7 +63,10 @@ fn rows_that_are_na_are_left_out_with_one_line_saying_what_and_why() {
     assert!(!sel4.lines().any(|l| l.starts_with("getpid")), "n/a calls are no rows:\n{sel4}");
     // The IPC table: what the form showed is not shown again, the rest was n/a: one line.
     assert!(joined.contains("ipc: its 12 measured cases are in the form above; left out, n/a: pipe, futex, mach-msg (44 cases)"), "{sel4}");
-    assert!(joined.contains("sel4-call cores=cross (14 cases)"), "the parameters that set n/a cases apart: {sel4}");
+    assert!(joined.contains("row; 2 more reasons (16 cases): show --full"), "about two lines of reasons, the rest counted: {sel4}");
+    let mach = &text[text.find("##### environment mach").unwrap()..];
+    let joined = mach.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("mach-msg cores=cross (36 cases)"), "the parameters that set n/a cases apart: {mach}");
 }
 
 #[test]
@@ -134,6 +142,95 @@ fn the_html_report_leads_with_the_same_and_keeps_every_table_one_click_away() {
     assert!(full.contains("<details><summary>every table"), "the full tables in a details element");
     assert!(full.contains("<td>pipe</td>"), "every row there");
     let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
+fn a_run_of_three_environments_and_a_native_quick_run_fit_their_budgets() {
+    let three = show(&[THREE]);
+    assert!(three.lines().count() <= 120, "{} lines:\n{three}", three.lines().count());
+    assert!(at(&three, "as in the L4 performance page") < 40, "{three}");
+    let quick = show(&[QUICK]);
+    assert!(quick.lines().count() <= 150, "{} lines:\n{quick}", quick.lines().count());
+    for text in [&three, &quick] {
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "within the width:\n{text}");
+        assert!(!text.contains("(continued: columns"), "no table split into blocks of columns:\n{text}");
+    }
+}
+
+#[test]
+fn a_wide_table_wraps_its_headings_and_labels_and_puts_free_text_under_it() {
+    // The L4 form of four columns: each heading on two lines, not a second block of columns.
+    let three = show(&[THREE]);
+    let form = &three[three.find("as in the L4 performance page").unwrap()..];
+    let lines: Vec<&str> = form.lines().skip_while(|l| !l.contains("qemu-tcg")).take(3).collect();
+    assert!(lines[0].contains("qemu-tcg") && lines[1].starts_with("space  words") && lines[1].contains("pipe (instr)"), "{form}");
+    assert!(lines[2].starts_with("----"), "{form}");
+    // The quick run's summary: one block; the lmbench table's comments are notes, a line per distinct text.
+    let quick = show(&[QUICK]);
+    let summary = &quick[quick.find("summary (").unwrap()..quick.find("as in the L4").unwrap()];
+    assert!(summary.lines().any(|l| l.starts_with("block I/O peak")) && !summary.contains("continued"), "{summary}");
+    let lm = &quick[quick.find("lmbench latencies").unwrap()..quick.find("lmbench bandwidths").unwrap()];
+    assert!(!lm.contains("Comment"), "no comment column:\n{lm}");
+    assert!(lm.contains("\n  (thread create): not in lmbench\n") && lm.contains("\n  (vfork + exec): not in lmbench; the same\n"), "{lm}");
+    // --full keeps the columns.
+    assert!(show(&[QUICK, "--full"]).lines().any(|l| l.starts_with("Latencies") && l.contains("Comment")));
+}
+
+#[test]
+fn a_case_measured_in_two_environments_is_in_the_side_by_side_table_only() {
+    let text = show(&[THREE]);
+    let qemu = &text[text.find("##### environment qemu-tcg").unwrap()..text.find("##### environment sel4").unwrap()];
+    let sel4 = &text[text.find("##### environment sel4").unwrap()..text.find("##### environment mach").unwrap()];
+    let side = &text[text.find("environments side by side").unwrap()..];
+    for call in ["null ", "getpid ", "sched_yield "] {
+        assert!(!qemu.lines().any(|l| l.starts_with(call)), "{call} is side by side only:\n{qemu}");
+        assert!(side.lines().any(|l| l.starts_with(&format!("syscall.{call}"))), "{side}");
+    }
+    assert!(qemu.lines().any(|l| l.starts_with("getppid")), "measured in qemu-tcg only: its table\n{qemu}");
+    assert!(qemu.contains("  null, getpid, sched_yield (3 cases) side by side below"), "{qemu}");
+    assert!(
+        sel4.starts_with("##### environment sel4")
+            && sel4
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("syscall: null, sched_yield (2 cases) side by side below; left out, n/a: getpid, getppid"),
+        "{sel4}"
+    );
+    // The side-by-side table's n/a cell: a line, its reason in brief.
+    assert!(side.contains("\n  n/a in sel4: syscall.getpid: seL4 has no process ids\n"), "{side}");
+}
+
+#[test]
+fn a_left_out_line_names_about_two_lines_of_reasons_and_counts_the_rest() {
+    let text = show(&[THREE]);
+    let qemu = &text[text.find("##### environment qemu-tcg").unwrap()..text.find("##### environment sel4").unwrap()];
+    let joined = qemu.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("left out, n/a: pipe, fifo, futex with cores=cross (18 cases): cross-core needs two CPUs; 2 more reasons (24 cases): show --full"), "{qemu}");
+}
+
+#[test]
+fn exact_counts_are_not_said_to_pair_rounds_and_the_guests_command_line_is_in_full() {
+    let text = show(&[THREE]);
+    assert!(!text.contains("took turns"), "exact counts are compared as they are:\n{text}");
+    assert!(text.contains("  rel. = against qemu-tcg (above 1: faster)"), "{text}");
+    assert!(text.contains("note: qemu-tcg ran the guest kernel 6.1.0-56-amd64\n"), "{text}");
+    assert!(show(&[THREE, "--full"]).contains("booted with 'console=ttyS0"));
+}
+
+#[test]
+fn a_run_that_counted_the_kernel_leads_with_its_kernel_form_and_where_the_instructions_go() {
+    let text = show(&[concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kernel-counters.json")]);
+    let order = [
+        at(&text, "summary ("),
+        at(&text, "as in the L4 performance page: one-way IPC"),
+        at(&text, "as in the L4 performance page, in the page's own quantity"),
+        at(&text, "where the instructions go"),
+        at(&text, "as in the L4Re performance overview"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "out of order: {order:?}\n{text}");
+    assert!(text.lines().any(|l| l.starts_with("qemu-tcg     pipe       intra  0            6711.1  6456.0  255.1")), "{text}");
+    assert!(text.contains("ipc: its 4 measured cases are in the form above\n"), "{text}");
 }
 
 /// The stored run's median of `bench` in `env` with parameters `params` (a JSON object's pairs).

@@ -57,7 +57,7 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
 fn print_brief(doc: &RunDoc, path: &std::path::Path, width: usize) {
     print!("{}", report::for_terminal(&report::fit_text(&report::summary::render_brief(doc, width), width)));
     let lineup = report::tables::Lineup::standard();
-    let tables = oscycles::tables::tabular::table::within(Some(width), || report::render_brief(doc, &lineup));
+    let tables = oscycles::tables::tabular::compact::within_compact(width, || report::render_brief(doc, &lineup));
     print!("{}", report::for_terminal(&report::fit_text(&tables, width)));
     println!("every table, row and column: oscycles show {} --full", path.display());
 }

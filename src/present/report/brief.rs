@@ -8,7 +8,7 @@
 
 use super::env;
 use super::tables::Lineup;
-use crate::data::results::{CaseResult, CaseStatus, RunDoc, param_text};
+use crate::data::results::{CaseResult, CaseStatus, RunDoc, param_text, params_label};
 use crate::tables::tabular::tables::Table;
 
 /// The results of environment `e` only, named as a run of it alone.
@@ -49,24 +49,44 @@ pub fn render_forms(doc: &RunDoc, tables: &Lineup) -> String {
 
 /// The table `t` of `doc` with the cases of its families that are n/a left
 /// out, and a line saying which and why (the table alone when none was; the
-/// line alone when nothing else was measured).
-pub(crate) fn table_text(t: &dyn Table, doc: &RunDoc) -> String {
+/// line alone when nothing else was measured); without the cases its form
+/// showed and those of the side-by-side table (`side`: benchmark and
+/// parameters label), which a line names.
+pub(crate) fn table_text(t: &dyn Table, doc: &RunDoc, side: &[(String, String)]) -> String {
     let families = t.families();
     let (na, kept): (Vec<CaseResult>, Vec<CaseResult>) =
         doc.results.iter().cloned().partition(|r| families.contains(&r.family.as_str()) && r.status == CaseStatus::NotApplicable);
     let mut d = doc.clone();
     d.results = kept;
     let line = if na.is_empty() { String::new() } else { left_out(&na, &d) };
-    let shown = d.results.iter().filter(|r| t.in_form(r)).count();
-    d.results.retain(|r| !t.in_form(r));
+    let beside = |r: &CaseResult| families.contains(&r.family.as_str()) && side.contains(&(r.benchmark.clone(), params_label(&r.params)));
+    let formed = d.results.iter().filter(|r| t.in_form(r)).count();
+    let sided: Vec<&CaseResult> = d.results.iter().filter(|r| !t.in_form(r) && beside(r)).collect();
+    let (moved, there) = (formed + sided.len(), elsewhere(formed, &sided));
+    d.results.retain(|r| !t.in_form(r) && !beside(r));
     let text = t.render(&d);
-    match (text.is_empty(), shown, line.is_empty()) {
-        (false, _, _) => format!("{text}{}", if line.is_empty() { String::new() } else { format!("  {line}") }),
+    let end = if line.is_empty() { "\n" } else { "; " };
+    match (text.is_empty(), moved, line.is_empty()) {
+        (false, 0, _) => format!("{text}{}", if line.is_empty() { String::new() } else { format!("  {line}") }),
+        (false, _, _) => format!("{text}  {there}{end}{line}"),
         (true, 0, true) => String::new(),
         (true, 0, false) => format!("{}: nothing measured; {line}", families.join(", ")),
-        (true, n, _) => {
-            format!("{}: its {n} measured cases are in the form above; {}", families.join(", "), if line.is_empty() { "\n" } else { &line })
-        }
+        (true, _, _) => format!("{}: {there}{end}{line}", families.join(", ")),
+    }
+}
+
+/// Where the measured cases left out of a table are: "its 12 measured
+/// cases are in the form above", "null, sched_yield: side by side below".
+fn elsewhere(formed: usize, sided: &[&CaseResult]) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let form = format!("{formed} measured case{} {} in the form above", plural(formed), if formed == 1 { "is" } else { "are" });
+    let names =
+        crate::tables::tabular::distinct(sided.iter().map(|r| r.benchmark.split_once('.').map_or(r.benchmark.as_str(), |(_, n)| n)));
+    let side = format!("{} ({} case{}) side by side below", names.join(", "), sided.len(), plural(sided.len()));
+    match (formed, sided.is_empty()) {
+        (_, true) => format!("its {form}"),
+        (0, false) => side,
+        _ => format!("{form}; {side}"),
     }
 }
 
@@ -82,22 +102,47 @@ pub(crate) fn left_out(na: &[CaseResult], measured: &RunDoc) -> String {
             None => groups.push((why, vec![r])),
         }
     }
-    let parts: Vec<String> = groups
+    let mut parts: Vec<String> = groups
         .iter()
         .map(|(why, cases)| {
             let benches = crate::tables::tabular::distinct(cases.iter().map(|r| r.benchmark.as_str()));
             let mut names: Vec<String> = benches.iter().map(|b| named(b, cases, measured)).collect();
+            // The parameters that set every benchmark's cases apart alike, said once.
+            let apart = |n: &String| n.split_once(' ').map(|(_, a)| a.to_string());
+            let shared = names.first().and_then(apart).filter(|a| names.len() > 1 && names.iter().all(|n| apart(n).as_ref() == Some(a)));
+            if shared.is_some() {
+                names.iter_mut().for_each(|n| *n = n.split_once(' ').map_or(n.clone(), |(b, _)| b.to_string()));
+            }
             if names.len() > 4 {
                 let more = names.len() - 3;
                 names.truncate(3);
                 names.push(format!("{more} more"));
             }
             let n = cases.len();
-            format!("{} ({n} case{}): {why}", names.join(", "), if n == 1 { "" } else { "s" })
+            let with = shared.map(|a| format!(" with {a}")).unwrap_or_default();
+            format!("{}{with} ({n} case{}): {why}", names.join(", "), if n == 1 { "" } else { "s" })
         })
         .collect();
+    // About two lines: the reasons after them are counted, and in `--full`.
+    let mut shown = 0;
+    while shown < parts.len() && (shown == 0 || parts[..=shown].iter().map(|p| p.len() + 2).sum::<usize>() <= LEFT_OUT_CHARS) {
+        shown += 1;
+    }
+    if shown < parts.len() {
+        let cases: usize = groups[shown..].iter().map(|g| g.1.len()).sum();
+        parts.truncate(shown);
+        parts.push(format!(
+            "{} more reason{} ({cases} cases): show --full",
+            groups.len() - shown,
+            if groups.len() - shown == 1 { "" } else { "s" }
+        ));
+    }
     format!("left out, n/a: {}\n", parts.join("; "))
 }
+
+/// About what two lines of a terminal hold: a left-out line names the
+/// reasons that fit, and counts the others.
+const LEFT_OUT_CHARS: usize = 180;
 
 /// A benchmark's n/a cases in a left-out line: its short name, and where
 /// the benchmark was measured too, the parameter values of its n/a cases
@@ -124,7 +169,7 @@ fn named(bench: &str, cases: &[&CaseResult], measured: &RunDoc) -> String {
 /// Why a case is n/a, in brief: without the "BENCH in ENV: " the guests
 /// put before it, its first clause (up to a "; ") without parentheses (the
 /// whole reason is in `show --full` and the JSON).
-fn reason(r: &CaseResult) -> String {
+pub(crate) fn reason(r: &CaseResult) -> String {
     let why = r.reason.as_deref().unwrap_or("no reason given");
     let why = match why.strip_prefix(&format!("{} in ", r.benchmark)).and_then(|rest| rest.split_once(": ")) {
         Some((_, rest)) => rest,

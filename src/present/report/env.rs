@@ -47,6 +47,32 @@ pub fn render_side_by_side_measured(doc: &RunDoc, own_table: &[&str]) -> String 
     side_by_side(doc, own_table, true)
 }
 
+/// The cases (benchmark, parameters label) measured in two environments or
+/// more, but those of `own_table`: the side-by-side table's in the report
+/// that leads with what was measured.
+pub fn measured_in_two(doc: &RunDoc, own_table: &[&str]) -> Vec<(String, String)> {
+    present_in_two(doc, own_table, true)
+}
+
+/// The cases present (`measured`: measured) in two environments or more,
+/// in order of first appearance, but those of `own_table`.
+fn present_in_two(doc: &RunDoc, own_table: &[&str], measured: bool) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut envs_of: Vec<Vec<&str>> = Vec::new();
+    for r in doc.results.iter().filter(|r| !own_table.contains(&r.family.as_str()) && (!measured || value(r).is_some())) {
+        let k = (r.benchmark.clone(), params_label(&r.params));
+        let i = keys.iter().position(|x| *x == k).unwrap_or_else(|| {
+            keys.push(k);
+            envs_of.push(Vec::new());
+            keys.len() - 1
+        });
+        if !envs_of[i].contains(&r.env(doc)) {
+            envs_of[i].push(r.env(doc));
+        }
+    }
+    keys.into_iter().zip(envs_of).filter(|(_, e)| e.len() >= 2).map(|(k, _)| k).collect()
+}
+
 /// The side-by-side table of the cases present in two environments or more;
 /// `measured`: of those measured in two or more.
 fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
@@ -62,19 +88,10 @@ fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
     }
     let hr: Vec<&str> = h.iter().map(String::as_str).collect();
     let mut t = TextTable::new(&hr, 2);
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in doc.results.iter().filter(|r| !own_table.contains(&r.family.as_str())) {
-        let k = (r.benchmark.clone(), params_label(&r.params));
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
     let mut reasons: Vec<String> = Vec::new();
-    for (bench, params) in keys {
+    let shown = if measured { measured_in_two(doc, own_table) } else { present_in_two(doc, own_table, false) };
+    for (bench, params) in shown {
         let of = |e: &str| doc.results.iter().find(|r| r.benchmark == bench && params_label(&r.params) == params && r.env(doc) == e);
-        if envs.iter().filter(|e| of(e).is_some_and(|r| !measured || value(r).is_some())).count() < 2 {
-            continue;
-        }
         let unit = envs.iter().find_map(|e| of(e).and_then(value)).map(|v| v.1).unwrap_or_default();
         let mut row = vec![format!("{bench} {params}").trim().to_string(), unit];
         for e in &envs {
@@ -82,11 +99,15 @@ fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
                 Some(r) => match value(r) {
                     Some(v) => fmt(v.0),
                     None => {
-                        let why = format!("  {e}: {}", r.reason.as_deref().unwrap_or("failed"));
+                        let why = match measured {
+                            // The report that leads with what was measured: a line each, in brief.
+                            true => format!("  {} in {e}: {}: {}", status_word(r), r.benchmark, super::brief::reason(r)),
+                            false => format!("  {e}: {}", r.reason.as_deref().unwrap_or("failed")),
+                        };
                         if !reasons.contains(&why) {
                             reasons.push(why);
                         }
-                        if r.status == CaseStatus::NotApplicable { "n/a".into() } else { "failed".into() }
+                        status_word(r).into()
                     }
                 },
                 None => "-".into(),
@@ -114,7 +135,11 @@ fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
     if measured && t.rows.is_empty() {
         return String::new();
     }
-    let notes = if reasons.is_empty() { String::new() } else { format!("not measured:\n{}\n", reasons.join("\n")) };
+    let notes = match (reasons.is_empty(), measured) {
+        (true, _) => String::new(),
+        (false, true) => format!("{}\n", reasons.join("\n")),
+        (false, false) => format!("not measured:\n{}\n", reasons.join("\n")),
+    };
     let paired = match crate::data::compare::method_in(doc).paired_words() {
         Some(how) => format!("; the environments took turns by round, so rel. pairs their rounds ({how})"),
         None => String::new(),
@@ -128,6 +153,11 @@ fn side_by_side(doc: &RunDoc, own_table: &[&str], measured: bool) -> String {
         String::new()
     };
     format!("environments side by side: medians{legend}\n{}{notes}", t.render())
+}
+
+/// A cell that has no figure: "n/a" or "failed".
+fn status_word(r: &CaseResult) -> &'static str {
+    if r.status == CaseStatus::NotApplicable { "n/a" } else { "failed" }
 }
 
 /// What to say of environment `e`'s cycles if QEMU emulated its CPU (its
@@ -148,12 +178,14 @@ pub fn render_emulated(doc: &RunDoc) -> String {
 
 /// As [`render_emulated`], but for the note on the instruction counter
 /// (which the brief header's rounds line and each environment's heading
-/// say): for the report that leads with what was measured.
+/// say) and a guest kernel's command line: for the report that leads with
+/// what was measured.
 pub fn render_emulated_brief(doc: &RunDoc) -> String {
     emulated_notes(doc, false)
 }
 
-/// The notes on the environments; `counted`: with the one on QEMU's instruction counter.
+/// The notes on the environments; `counted_note`: with the one on QEMU's
+/// instruction counter and the guest kernels' command lines (`--full`).
 fn emulated_notes(doc: &RunDoc, counted_note: bool) -> String {
     let facts = |e: &String| Facts::read(doc.environment.settings.get(e));
     let tcg: Vec<String> = environments(doc).into_iter().filter(|e| facts(e).emulated(e)).collect();
@@ -177,7 +209,7 @@ fn emulated_notes(doc: &RunDoc, counted_note: bool) -> String {
     for e in environments(doc) {
         let f = Facts::read(doc.environment.settings.get(&e));
         if let Some(k) = f.kernel_inside.as_deref().filter(|k| *k != doc.host.kernel_release) {
-            let line = f.guest_cmdline.as_deref().map(|c| format!(", booted with '{c}'")).unwrap_or_default();
+            let line = f.guest_cmdline.as_deref().filter(|_| counted_note).map(|c| format!(", booted with '{c}'")).unwrap_or_default();
             s += &format!("note: {e} ran the guest kernel {k}{line}\n");
         }
         if let Some(step) = f.tsc_step_cycles {

@@ -37,9 +37,13 @@ fn steal_line(log: &[crate::data::results::RoundRecord]) -> String {
     )
 }
 
+/// The header's first line: the tool, the run, when, and how it ended.
+fn first_line(doc: &RunDoc, live: bool) -> String {
+    format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, live))
+}
+
 pub fn render(doc: &RunDoc, live: bool) -> String {
-    let mut s =
-        format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, live));
+    let mut s = first_line(doc, live);
     s += &format!(
         "environment {}, load {}, isolation {} ({}{}), CPUs {:?}\n",
         doc.environment.name,
@@ -177,8 +181,7 @@ fn rounds_line(doc: &RunDoc) -> String {
 /// rests on; warnings counted (`show --full` has them all).
 pub fn render_brief(doc: &RunDoc) -> String {
     let (h, c) = (&doc.host, &doc.host.clock);
-    let mut s =
-        format!("oscycles {} (git {}), run {} at {}{}\n", doc.tool.version, doc.tool.git, doc.id, doc.started_at, status(doc, false));
+    let mut s = first_line(doc, false);
     s += &format!(
         "environment {}, load {}, isolation {}; host {}: {}, CPUs {}, kernel {}, TSC {:.4} GHz{}\n",
         doc.environment.name,

@@ -39,7 +39,7 @@ pub fn render_tables(doc: &RunDoc) -> String {
 pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
     let envs = env::environments(doc);
     if envs.len() < 2 {
-        return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables, false));
+        return format!("{}{}", env::render_emulated(doc), render_conditions(doc, tables, None));
     }
     let per_run = tables.families_laid_out(Layout::Run);
     let mut out = String::new();
@@ -50,7 +50,7 @@ pub fn render_tables_with(doc: &RunDoc, tables: &Lineup) -> String {
         d.environment.name = e.clone();
         if !d.results.is_empty() {
             out += &format!("\n##### environment {e}{} #####\n", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
-            out += &render_conditions(&d, tables, false);
+            out += &render_conditions(&d, tables, None);
         }
         per_env.push(d);
     }
@@ -93,15 +93,19 @@ pub fn render_brief(doc: &RunDoc, tables: &Lineup) -> String {
     }
     let (all, doc) = (doc, &rest);
     if envs.len() < 2 {
-        return out + &render_conditions(doc, tables, true);
+        return out + &render_conditions(doc, tables, Some(&[]));
     }
     let per_run = tables.families_laid_out(Layout::Run);
+    // A case measured in two environments or more is in the side-by-side table, not in theirs.
+    let side = env::measured_in_two(all, &per_run);
     let mut per_env: Vec<RunDoc> = Vec::new();
     for e in &envs {
         let mut d = brief::of_env(doc, e);
         d.results.retain(|r| !per_run.contains(&r.family.as_str()));
-        let text = render_conditions(&d, tables, true);
+        let text = render_conditions(&d, tables, Some(&side));
         if !text.trim().is_empty() {
+            // Its first table right under its heading.
+            let text = text.strip_prefix('\n').unwrap_or(&text);
             out += &format!("\n##### environment {e}{} #####\n{text}", env::emulated(doc, e).map_or(String::new(), |n| format!(" ({n})")));
         }
         per_env.push(d);
@@ -115,20 +119,29 @@ pub fn render_brief(doc: &RunDoc, tables: &Lineup) -> String {
             parts.push(t.render_across(&across));
         }
     }
-    parts.extend(tables.tables().iter().filter(|t| t.layout() == Layout::Run).map(|t| brief::table_text(*t, &tables.drawn(*t, doc))));
+    parts.extend(tables.tables().iter().filter(|t| t.layout() == Layout::Run).map(|t| brief::table_text(*t, &tables.drawn(*t, doc), &[])));
     // Each part has its title (the side-by-side table's names the environments).
     parts.iter().filter(|p| !p.is_empty()).for_each(|p| out += &format!("\n{p}"));
     out
 }
 
-/// The table `t` of `doc`: all of it, or (`brief`) without its n/a cases.
-fn table_text(t: &dyn crate::tables::tabular::tables::Table, doc: &RunDoc, brief: bool) -> String {
-    if brief { brief::table_text(t, doc) } else { t.render(doc) }
+/// The cases (benchmark, parameters) of the side-by-side table, for the
+/// report that leads with what was measured; None: every table whole.
+type Brief<'a> = Option<&'a [(String, String)]>;
+
+/// The table `t` of `doc`: all of it, or (`brief`) without its n/a cases
+/// and those shown elsewhere.
+fn table_text(t: &dyn crate::tables::tabular::tables::Table, doc: &RunDoc, brief: Brief) -> String {
+    match brief {
+        Some(side) => brief::table_text(t, doc, side),
+        None => t.render(doc),
+    }
 }
 
 /// The tables of one environment's results; `brief`: without the tables
-/// that are only a published evaluation's form and without n/a cases.
-fn render_conditions(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
+/// that are only a published evaluation's form, without n/a cases and
+/// without the cases of the side-by-side table.
+fn render_conditions(doc: &RunDoc, tables: &Lineup, brief: Brief) -> String {
     let mut grids = tables.families_laid_out(Layout::Environment);
     grids.extend(tables.families_laid_out(Layout::Run));
     let mut conditions: Vec<(String, String)> = Vec::new();
@@ -152,7 +165,7 @@ fn render_conditions(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
         out += &render_condition(&d, tables, brief);
     }
     for layout in [Layout::Environment, Layout::Run] {
-        for t in tables.tables().iter().filter(|t| t.layout() == layout && !(brief && t.is_form())) {
+        for t in tables.tables().iter().filter(|t| t.layout() == layout && !(brief.is_some() && t.is_form())) {
             let p = table_text(*t, &tables.drawn(*t, doc), brief);
             if !p.is_empty() {
                 out += &format!("\n{p}");
@@ -164,17 +177,25 @@ fn render_conditions(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
 
 /// The per-condition tables of one condition, then the generic table of
 /// the families no table shows.
-fn render_condition(doc: &RunDoc, tables: &Lineup, brief: bool) -> String {
+fn render_condition(doc: &RunDoc, tables: &Lineup, brief: Brief) -> String {
     let mut parts: Vec<String> = tables
         .tables()
         .iter()
-        .filter(|t| t.layout() == Layout::Condition && !(brief && t.is_form()))
+        .filter(|t| t.layout() == Layout::Condition && !(brief.is_some() && t.is_form()))
         .map(|t| table_text(*t, &tables.drawn(*t, doc), brief))
         .collect();
     let unknown: Vec<&CaseResult> =
-        doc.results.iter().filter(|r| !(tables.shows(&r.family) || brief && r.status == CaseStatus::NotApplicable)).collect();
+        doc.results.iter().filter(|r| !(tables.shows(&r.family) || brief.is_some() && r.status == CaseStatus::NotApplicable)).collect();
     if !unknown.is_empty() {
         parts.push(generic::render(&unknown));
     }
-    parts.into_iter().filter(|p| !p.is_empty()).map(|p| format!("\n{p}")).collect()
+    // The report that leads with what was measured runs lines that are no table on without a blank line.
+    let mut out = String::new();
+    let mut after_line = false;
+    for p in parts.into_iter().filter(|p| !p.is_empty()) {
+        let line = brief.is_some() && !p.contains("\n---") && !p.contains(crate::tables::tabular::table::MARK);
+        out += &format!("{}{p}", if line && after_line { "" } else { "\n" });
+        after_line = line;
+    }
+    out
 }

@@ -75,14 +75,15 @@ fn ns(h: &Headline, tsc_hz: f64) -> String {
 
 /// The summary of a run, to fit `width` columns.
 pub fn render(doc: &RunDoc, width: usize) -> String {
-    lay_out(parts(doc), width)
+    lay_out(parts(doc), |t| t.render_width(width), width)
 }
 
 /// The summary of a run for the report that leads with what was measured:
 /// an environment none of whose headline cases it measured gets no rel.
-/// column (and with none left, the legend of rel. goes too).
+/// column (and with none left, the legend of rel. goes too); laid out as
+/// that report fits its tables (a long label wraps before the table splits).
 pub fn render_brief(doc: &RunDoc, width: usize) -> String {
-    lay_out(brief_parts(doc), width)
+    lay_out(brief_parts(doc), |t| t.render_compact(width), width)
 }
 
 /// [`parts`] without the rel. columns that say nothing.
@@ -96,20 +97,30 @@ pub fn brief_parts(doc: &RunDoc) -> Parts {
         t.headers.remove(i);
         t.rows.iter_mut().filter(|r| r.len() > i).for_each(|r| drop(r.remove(i)));
     }
-    if !t.headers.iter().any(|h| h.ends_with(" rel.")) {
-        p.note = p
-            .note
-            .lines()
-            .filter(|l| !l.starts_with("  rel. =") && !l.starts_with("  the environments took turns"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-    }
+    let rel = t.headers.iter().any(|h| h.ends_with(" rel."));
+    let time = measured_share(doc, true);
+    let base = base_of(doc).1;
+    // Exact counts are compared as they are, never paired by round.
+    let paired = lines_of(doc).iter().any(|h| !h.metric.is_exact());
+    p.note = p
+        .note
+        .lines()
+        .filter(|l| rel || !l.starts_with("  rel. ="))
+        .filter(|l| rel && paired || !l.starts_with("  the environments took turns"))
+        .map(|l| match l {
+            _ if l.starts_with("  time:") => time.clone(),
+            _ if l.starts_with("  rel. =") => {
+                format!("  rel. = against {base} (above 1: faster), with its verdict (faster, slower, same, unsure)\n")
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
     p
 }
 
-fn lay_out(p: Parts, width: usize) -> String {
+fn lay_out(p: Parts, table: impl Fn(&TextTable) -> String, width: usize) -> String {
     match &p.table {
-        Some(t) => format!("{}\n{}{}", p.heading, t.render_width(width), super::fit_text(&p.note, width)),
+        Some(t) => format!("{}\n{}", p.heading, super::fit_text(&(table(t) + &p.note), width)),
         None => format!("{}\n  (no headline case measured)\n", p.heading),
     }
 }
@@ -127,8 +138,8 @@ pub struct Parts {
 /// case's timed batches with their calibration and warm-up); the rest is the counting
 /// pass and its cool-down, process starts, TSC calibration, planning, loads
 /// settling, writes.
-/// Empty for a run not finished.
-fn measured_share(doc: &RunDoc) -> String {
+/// Empty for a run not finished. `brief`: without what the rest is.
+fn measured_share(doc: &RunDoc, brief: bool) -> String {
     let secs = |s: &str| crate::data::results::rfc3339_secs(s);
     let Some(wall) = doc.finished_at.as_deref().and_then(secs).zip(secs(&doc.started_at)).map(|(e, s)| e.saturating_sub(s)) else {
         return String::new();
@@ -140,14 +151,21 @@ fn measured_share(doc: &RunDoc) -> String {
         return format!("  time: under a second, {cases:.1} s of it measuring the cases\n");
     }
     let rest = if spent.recorded { "; show --time: where it went" } else { "" };
+    if brief {
+        return format!(
+            "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases{rest}\n",
+            (100.0 * cases / wall as f64).min(100.0)
+        );
+    }
     format!(
         "  time: {wall} s, of which {cases:.0} s ({:.0}%) measuring the cases (timed batches, their calibration and warm-up; the rest: counting pass, process starts, writes{rest})\n",
         (100.0 * cases / wall as f64).min(100.0)
     )
 }
 
-/// The summary of a run, in pieces.
-pub fn parts(doc: &RunDoc) -> Parts {
+/// The environments of a run in order, and the one the summary stands for
+/// (native, or the first).
+fn base_of(doc: &RunDoc) -> (Vec<&str>, &str) {
     let mut envs: Vec<&str> = Vec::new();
     for r in &doc.results {
         let e = r.env(doc);
@@ -156,6 +174,17 @@ pub fn parts(doc: &RunDoc) -> Parts {
         }
     }
     let base = if envs.contains(&"native") { "native" } else { envs.first().copied().unwrap_or("native") };
+    (envs, base)
+}
+
+/// The summary's headlines: its environment's.
+fn lines_of(doc: &RunDoc) -> Vec<Headline<'_>> {
+    headlines(doc, base_of(doc).1)
+}
+
+/// The summary of a run, in pieces.
+pub fn parts(doc: &RunDoc) -> Parts {
+    let (envs, base) = base_of(doc);
     let lines = headlines(doc, base);
     let counted = !lines.is_empty() && lines.iter().all(|h| h.metric.is_exact());
     let heading = format!(
@@ -198,7 +227,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
         t.row(row);
     }
     let mut note = levels_note(&lines);
-    note += &measured_share(doc);
+    note += &measured_share(doc, false);
     if !others.is_empty() {
         note +=
             &format!("  rel. = performance against {base} (above 1: faster) with its verdict over rounds (faster, slower, same, unsure)\n");

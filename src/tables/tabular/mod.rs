@@ -6,6 +6,7 @@
 //! (`bench/<family>/table.rs`); the report (`report::Tables`) lays out the
 //! registry's list of them.
 
+pub mod compact;
 pub mod figures;
 pub mod headline;
 pub mod lines;

@@ -73,7 +73,7 @@ impl TextTable {
         out
     }
 
-    fn widths(&self) -> Vec<usize> {
+    pub(crate) fn widths(&self) -> Vec<usize> {
         (0..self.headers.len())
             .map(|i| {
                 self.rows

@@ -143,7 +143,13 @@ impl Table for IpcTable {
     /// The page's form, and in the page's own quantity where a plugin
     /// counted the kernel.
     fn render_form(&self, envs: &[(&str, &RunDoc)]) -> String {
-        joined(l4_page_form(envs, 1), render_l4_page_form_kernel(envs))
+        // Where a QEMU plugin counted the kernels: the page's own quantity, and where the instructions go.
+        let mut all = envs.first().map(|(_, d)| (*d).clone());
+        if let Some(a) = all.as_mut() {
+            a.results = envs.iter().flat_map(|(_, d)| d.results.iter().cloned()).collect();
+        }
+        let kernel = joined(render_l4_page_form_kernel(envs), all.as_ref().map_or(String::new(), super::kernel_table::render_where));
+        joined(l4_page_form(envs, 1), kernel)
     }
     fn in_form(&self, r: &CaseResult) -> bool {
         FORM.iter().any(|m| m.id() == r.benchmark) && r.params_as::<Params>().is_some_and(|p| p.cores == ipc::Cores::Same)
