@@ -9,6 +9,7 @@ use crate::families::bench::schema::ipc::{Cores, Mechanism, Space};
 use crate::families::bench::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
 use crate::measure::scratch::FileWrites;
 use crate::tables::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
+use crate::tables::tabular::is_arm_linux;
 use crate::tables::tabular::lines::Point;
 use crate::tables::tabular::rows::Row;
 use crate::tables::tabular::table::{TextTable, cycles};
@@ -193,9 +194,6 @@ struct Sides<'a> {
     arm: bool,
 }
 
-/// The environments whose column is Linux on ARM.
-const ARM_ENVIRONMENTS: [&str; 1] = ["qemu-arm64"];
-
 /// The L4 performance page's native Linux column on the XScale PXA255 at
 /// 200 MHz (the PLEB2), by oscycles' row label, in the page's units (us,
 /// MB/s, jobs/min/task). Its bw_file_rd and bw_mmap_rd read 1024 (not 64M),
@@ -340,7 +338,7 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2], method: Method) -> Strin
     } else {
         String::new()
     };
-    let arm = runs.iter().zip(names).any(|(d, n)| ARM_ENVIRONMENTS.iter().any(|a| *a == n || *a == d.environment.name));
+    let arm = runs.iter().zip(names).any(|(d, n)| is_arm_linux(n) || is_arm_linux(&d.environment.name));
     let sides = Sides { runs, names, method, arm };
     let note = |unit: &str| if arm { xscale_note(unit) } else { String::new() };
     let lat = table("us", "Latencies", &latency_rows(), sides, us, true);
