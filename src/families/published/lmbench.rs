@@ -343,7 +343,10 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2], method: Method) -> Strin
     let note = |unit: &str| if arm { xscale_note(unit) } else { String::new() };
     let lat = table("us", "Latencies", &latency_rows(), sides, us, true);
     if !lat.is_empty() {
-        s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n{}", note("microseconds"));
+        s += &format!(
+            "lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n{}",
+            note("microseconds")
+        );
         s += &lat;
     }
     let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), sides, mbs, false);
