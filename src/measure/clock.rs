@@ -1,4 +1,5 @@
-//! The clock every measurement reads: the TSC, calibrated against
+//! The clock every measurement reads: the TSC (on aarch64 the generic
+//! timer's counter, [`arch`]'s `rdtscp` either way), calibrated against
 //! CLOCK_MONOTONIC_RAW, with the cost of reading it measured so that the
 //! harness can subtract it.
 
@@ -12,7 +13,8 @@ pub trait Clock {
     fn now(&self) -> u64;
 }
 
-/// The time-stamp counter, read with `rdtscp; lfence`.
+/// The time-stamp counter, read with `rdtscp; lfence` (on aarch64:
+/// CNTVCT_EL0 between `isb`s).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tsc;
 
@@ -146,12 +148,12 @@ pub fn tsc_hz_hint() -> f64 {
 pub fn known_tsc(hz: f64) -> ClockInfo {
     LAST_TSC_HZ.store(hz as u64, std::sync::atomic::Ordering::Relaxed);
     ClockInfo {
-        source: "tsc (rdtscp; lfence); rate from the run's parent".into(),
+        source: format!("{}; rate from the run's parent", arch::counter_source()),
         tsc_hz: hz,
         tsc_hz_spread: 0.0,
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
-        step_cycles: steps(&Tsc, 100_000),
+        step_cycles: if arch::COUNTER_MAY_STEP { steps(&Tsc, 100_000) } else { None },
         counts_instructions: false,
     }
 }
@@ -164,12 +166,12 @@ pub fn calibrate_tsc(rounds: usize, interval: Duration) -> ClockInfo {
     LAST_TSC_HZ.store(median as u64, std::sync::atomic::Ordering::Relaxed);
     let spread = (hz[hz.len() - 1] - hz[0]) / median;
     ClockInfo {
-        source: "tsc (rdtscp; lfence)".into(),
+        source: arch::counter_source(),
         tsc_hz: median,
         tsc_hz_spread: spread,
         cpuid_tsc_hz: arch::cpuid_tsc_hz(),
         overhead_cycles: read_overhead(&Tsc, 10_000),
-        step_cycles: steps(&Tsc, 100_000),
+        step_cycles: if arch::COUNTER_MAY_STEP { steps(&Tsc, 100_000) } else { None },
         counts_instructions: false,
     }
 }

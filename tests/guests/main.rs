@@ -1,7 +1,7 @@
 //! The tests that boot a guest or a sandbox: a container and QEMU/TCG
 //! guests, QEMU's instruction counter, Xen, User-Mode Linux and gVisor,
 //! Hermit, seL4 (ia32 and ARM), GNU Mach and Linux on ARM (qemu-arm64; minutes each under
-//! TCG). A test that boots
+//! TCG), and oscycles built for aarch64 under qemu-aarch64. A test that boots
 //! what a set-up script makes is `#[ignore = "needs scripts/setup-X"]` (and
 //! in this binary #[ignore] means only that): scripts/test runs them with
 //! `--include-ignored` once the set-up succeeded, the Hermit ones last
@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod aarch64;
 mod env;
 mod hermit;
 mod icount;

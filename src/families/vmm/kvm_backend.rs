@@ -49,10 +49,17 @@ pub fn detect() -> KvmBackend {
 }
 
 /// The CPU vendor string (cpuid leaf 0).
+#[cfg(target_arch = "x86_64")]
 pub fn cpu_vendor() -> String {
     let (_, ebx, ecx, edx) = crate::measure::arch::cpuid(0, 0);
     let b: Vec<u8> = [ebx, edx, ecx].iter().flat_map(|x| x.to_le_bytes()).collect();
     String::from_utf8_lossy(&b).into_owned()
+}
+
+/// The CPU as its MIDR names it (no cpuid off x86).
+#[cfg(not(target_arch = "x86_64"))]
+pub fn cpu_vendor() -> String {
+    crate::measure::arch::brand_string().unwrap_or_else(|| "unknown".into())
 }
 
 #[cfg(test)]

@@ -40,6 +40,10 @@ pub enum EnvError {
     Plan { env: &'static str, why: String },
     #[error("{env} sent no result; last output: {tail}")]
     NoResult { env: &'static str, tail: String },
+    /// An environment that runs x86 programs oscycles builds (a guest, a
+    /// QEMU plugin), in an oscycles built for another architecture.
+    #[error("{env}: n/a in oscycles for {arch}: {why}")]
+    X86Only { env: &'static str, arch: &'static str, why: &'static str },
     /// An environment's own error (the enum of its file), as it is.
     #[error(transparent)]
     Own(Box<dyn std::error::Error + Send + Sync>),
@@ -62,6 +66,12 @@ impl EnvError {
     pub fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EnvError {
         let what = what.into();
         move |source| EnvError::Io { what, source }
+    }
+
+    /// `env` needs what build.rs builds for an x86-64 oscycles only (`why`
+    /// says what): the reason it is n/a on this architecture, if it is.
+    pub fn x86_only(env: &'static str, why: &'static str) -> Result<(), EnvError> {
+        if cfg!(target_arch = "x86_64") { Ok(()) } else { Err(EnvError::X86Only { env, arch: std::env::consts::ARCH, why }) }
     }
 
     /// `env` needs /dev/kvm: the reason it cannot have it, if it cannot.

@@ -88,18 +88,32 @@ impl NoCtty for std::fs::OpenOptions {
     }
 }
 
-/// Ends the guest: QEMU's isa-debug-exit device (exit status 0x10 << 1 | 1 = 33
-/// means a clean finish to the host), else an ACPI power-off.
-pub fn power_off() -> ! {
-    // SAFETY: sync and ioperm take no pointers; outb on port 0xf4 after
-    // ioperm granted it is the isa-debug-exit protocol; reboot ends the guest.
+/// QEMU's isa-debug-exit device on x86 (exit status 0x10 << 1 | 1 = 33
+/// means a clean finish to the host), where the guest may use it.
+#[cfg(target_arch = "x86_64")]
+fn debug_exit() {
+    // SAFETY: ioperm takes no pointers; outb on port 0xf4 after ioperm
+    // granted it is the isa-debug-exit protocol.
     unsafe {
-        libc::sync();
         if libc::ioperm(0xf4, 4, 1) == 0 {
             std::arch::asm!("out dx, al", in("dx") 0xf4u16, in("al") 0x10u8, options(nomem, nostack));
         }
-        libc::reboot(libc::RB_POWER_OFF);
     }
+}
+
+/// aarch64's `virt` machine has no isa-debug-exit: the power-off (PSCI
+/// SYSTEM_OFF) ends QEMU.
+#[cfg(not(target_arch = "x86_64"))]
+fn debug_exit() {}
+
+/// Ends the guest: QEMU's isa-debug-exit device where there is one, else
+/// a power-off (ACPI on x86, PSCI on aarch64).
+pub fn power_off() -> ! {
+    // SAFETY: sync takes no arguments.
+    unsafe { libc::sync() };
+    debug_exit();
+    // SAFETY: reboot takes no pointers; it ends the guest.
+    unsafe { libc::reboot(libc::RB_POWER_OFF) };
     loop {
         std::thread::sleep(std::time::Duration::from_secs(1));
     }

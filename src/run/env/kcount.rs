@@ -112,6 +112,7 @@ impl Counting {
         if asked == KernelCounters::Off {
             return Ok(None);
         }
+        EnvError::x86_only("--kernel-counters", "its QEMU plugin is built for an x86-64 host, with an x86-64 oscycles")?;
         if !counts_instructions {
             return Err(KcountError::NeedsIcount.into());
         }

@@ -73,6 +73,7 @@ impl GuestProgram for Mach {
     }
 
     fn find(&self) -> Result<Kernel, EnvError> {
+        EnvError::x86_only("mach", "its bootstrap task is i386 code, which an x86-64 build of oscycles carries")?;
         Ok(Kernel::find(&cache_dir())?)
     }
 

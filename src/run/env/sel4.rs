@@ -118,6 +118,7 @@ impl GuestProgram for Sel4 {
     }
 
     fn find(&self) -> Result<Kernel, EnvError> {
+        EnvError::x86_only("sel4", "its root task is ia32 code, which an x86-64 build of oscycles carries")?;
         Ok(find_kernel(&cache_dir())?)
     }
 

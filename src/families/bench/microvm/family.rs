@@ -95,10 +95,17 @@ fn native(n: u32, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-pub fn native_cpuid() -> f64 {
-    native(2000, || {
+/// cpuid natively, where there is one (x86; elsewhere the family is n/a).
+#[cfg(target_arch = "x86_64")]
+pub fn native_cpuid() -> Option<f64> {
+    Some(native(2000, || {
         std::hint::black_box(crate::measure::arch::cpuid(std::hint::black_box(0), 0));
-    })
+    }))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn native_cpuid() -> Option<f64> {
+    None
 }
 
 pub fn native_null_syscall() -> f64 {
@@ -219,7 +226,7 @@ fn describe(
     details.insert(keys::ITERATIONS.into(), json!(iterations));
     details.insert("exits_to_vmm_per_run".into(), json!({"pio": exits.pio, "mmio": exits.mmio, "hlt": exits.hlt}));
     let native = match op {
-        MicroOp::Cpuid => Some(("cpuid natively", native_cpuid())),
+        MicroOp::Cpuid => native_cpuid().map(|c| ("cpuid natively", c)),
         MicroOp::Hlt | MicroOp::Pio | MicroOp::Mmio | MicroOp::Vmcall | MicroOp::Vmmcall => {
             Some(("a null system call (getppid)", native_null_syscall()))
         }

@@ -7,19 +7,11 @@ pub mod family;
 pub mod schema;
 pub mod table;
 
-use std::arch::asm;
-
 /// A loop of `iterations` decrements the compiler can neither remove nor
-/// change (inline assembly).
+/// change (inline assembly, [`crate::measure::arch`]'s `countdown`).
 #[inline(always)]
 pub fn work(iterations: u64) {
-    if iterations == 0 {
-        return;
-    }
-    // SAFETY: only rcx (declared as clobbered through inout) and the flags change.
-    unsafe {
-        asm!("2:", "dec {n}", "jnz 2b", n = inout(reg) iterations => _, options(nomem, nostack));
-    }
+    crate::measure::arch::countdown(iterations);
 }
 
 /// Per-sample cycles and when each sample started (TSC).
