@@ -179,6 +179,11 @@ fn us(m: &Metric) -> String {
     })
 }
 
+/// A latency cell in guest instructions (QEMU's instruction counter has no microseconds).
+fn instr(m: &Metric) -> String {
+    if m.unit == crate::data::results::UNIT_INSTRUCTIONS { cycles(m.summary.median) } else { us(m) }
+}
+
 fn mbs(m: &Metric) -> String {
     format!("{:.0}", m.summary.median)
 }
@@ -341,12 +346,20 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2], method: Method) -> Strin
     let arm = runs.iter().zip(names).any(|(d, n)| is_arm_linux(n) || is_arm_linux(&d.environment.name));
     let sides = Sides { runs, names, method, arm };
     let note = |unit: &str| if arm { xscale_note(unit) } else { String::new() };
-    let lat = table("us", "Latencies", &latency_rows(), sides, us, true);
+    let counted =
+        runs.iter().any(|d| d.results.iter().any(|r| r.metrics.iter().any(|m| m.unit == crate::data::results::UNIT_INSTRUCTIONS)));
+    let lat = if counted {
+        table("instr", "Latencies", &latency_rows(), sides, instr, false)
+    } else {
+        table("us", "Latencies", &latency_rows(), sides, us, true)
+    };
     if !lat.is_empty() {
-        s += &format!(
-            "lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n{}",
-            note("microseconds")
-        );
+        let what = if counted {
+            "medians in guest instructions per operation (QEMU's instruction counter: no microseconds)"
+        } else {
+            "medians in microseconds (TSC cycles beside them)"
+        };
+        s += &format!("lmbench latencies: {what}, lower is better.{rel}\n{}", note("microseconds"));
         s += &lat;
     }
     let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), sides, mbs, false);
@@ -555,6 +568,27 @@ mod tests {
         assert!(!raw.contains("190.8") && raw.split_whitespace().count() > 3, "a row the page has not: no figure: {raw}");
         let two = render_named(&[&doc, &doc], ["qemu-tcg", "qemu-arm64"], Method::Independent);
         assert!(row(&two, "bw_pipe ").unwrap_or_else(|| panic!("{two}")).contains(" 10.15 "), "{two}");
+    }
+
+    /// Under QEMU's instruction counter the latencies are guest
+    /// instructions (no microseconds), and a bandwidth row, which has no
+    /// rate there, is n/a with the reason rather than left out.
+    #[test]
+    fn counted_runs_show_instructions_and_say_why_a_rate_is_missing() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json"));
+        let mut doc = crate::data::documents::load(path).unwrap();
+        for r in &mut doc.results {
+            r.metrics.retain(|m| m.name != bw::BANDWIDTH);
+            for m in &mut r.metrics {
+                (m.unit, m.ns) = (crate::data::results::UNIT_INSTRUCTIONS.into(), None);
+            }
+        }
+        let text = render(&[&doc], Method::Independent);
+        assert!(text.contains("guest instructions per operation") && !text.contains("microseconds (TSC"), "{text}");
+        let header = text.lines().find(|l| l.starts_with("Latencies")).unwrap();
+        assert!(header.contains("instr") && !header.contains(" us ") && !header.contains("cycles"), "{header}");
+        let pipe = text.lines().find(|l| l.starts_with("bw_pipe ")).unwrap_or_else(|| panic!("the row is kept: {text}"));
+        assert!(pipe.contains("n/a") && pipe.contains("no rate"), "{pipe}");
     }
 
     #[test]
