@@ -505,7 +505,7 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
     }
     HostFacts {
         hostname: nodename,
-        cpu_model: cpuinfo_field(&cpuinfo, "model name").or_else(arch::brand_string).unwrap_or_else(|| "unknown".into()),
+        cpu_model: arch::cpu_model(cpuinfo_field(&cpuinfo, "model name")).unwrap_or_else(|| "unknown".into()),
         cpus_online: read_trim("/sys/devices/system/cpu/online").unwrap_or_default(),
         cpus_allowed: placement::format_cpus(&placement::allowed_cpus()),
         memory_total_kib: mem,

@@ -236,7 +236,7 @@ impl RunSpec {
         let ms = self.batch_ms.unwrap_or(default_ms);
         HarnessConfig {
             // A coarse counter (aarch64's generic timer) sets a floor.
-            target_batch_cycles: ((ms * 1e-3 * tsc_hz) as u64).max(crate::measure::arch::MIN_BATCH_TICKS),
+            target_batch_cycles: ((ms * 1e-3 * tsc_hz) as u64).max(crate::measure::arch::min_batch_ticks()),
             batches: self.batches.map_or(default_batches, |b| b as usize),
             fixed_inner: self.iterations,
             max_inner: 1 << 40,

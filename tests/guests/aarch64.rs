@@ -33,7 +33,11 @@ fn needs_build() -> PathBuf {
 fn the_aarch64_binary_runs_the_quick_suite_under_qemu_user_mode() {
     let bin = needs_build();
     let dir = common::tempdir("aarch64-quick");
+    // The children it starts run under qemu-aarch64 too (scripts/setup-aarch64
+    // registers it with binfmt_misc), the dynamically linked ones (proc's
+    // forker) with the aarch64 C library of libc6-arm64-cross.
     let out = std::process::Command::new("qemu-aarch64")
+        .env("QEMU_LD_PREFIX", "/usr/aarch64-linux-gnu")
         .arg(&bin)
         .args(["run", "--quiet", "--results"])
         .arg(&dir)

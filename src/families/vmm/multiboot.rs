@@ -76,9 +76,12 @@ pub fn header(image: &[u8]) -> Result<Header, BootError> {
     Ok(h)
 }
 
+/// Bytes to write into guest memory, each at its address.
+type Writes = Vec<(u64, Vec<u8>)>;
+
 /// The multiboot information for `mem` bytes of RAM, the module at
 /// [start, end) and the command line at CMDLINE: (address, bytes) pairs.
-fn info(mem: u64, module: (u64, u64)) -> Vec<(u64, Vec<u8>)> {
+fn info(mem: u64, module: (u64, u64)) -> Writes {
     let mut info = vec![0u8; 52];
     let put = |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
     put(&mut info, 0, 1 | (1 << 2) | (1 << 3) | (1 << 6)); // memory, command line, modules, memory map
@@ -105,7 +108,7 @@ fn info(mem: u64, module: (u64, u64)) -> Vec<(u64, Vec<u8>)> {
 /// Where the image, the module, the command line and the multiboot
 /// information go in `mem_mib` MiB: the image's header, the RAM's size in
 /// bytes and the (address, bytes) writes; an error where they do not fit.
-fn layout(image: &[u8], module: &[u8], cmdline: &str, mem_mib: u32) -> Result<(Header, u64, Vec<(u64, Vec<u8>)>), BootError> {
+fn layout(image: &[u8], module: &[u8], cmdline: &str, mem_mib: u32) -> Result<(Header, u64, Writes), BootError> {
     let h = header(image)?;
     let mem = u64::from(mem_mib) << 20;
     let module_at = h.bss_end_addr.max(1 << 20).next_multiple_of(4096);

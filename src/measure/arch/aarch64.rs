@@ -9,7 +9,7 @@
 //! on), and is calibrated against CLOCK_MONOTONIC_RAW like the TSC. It is,
 //! like the TSC, a constant-rate counter, not the core's cycles; its ticks
 //! are coarser: one tick is 1e9 / CNTFRQ ns, so batches last at least
-//! [`MIN_BATCH_TICKS`] ticks (a quantization error under 0.1%). The PMU's
+//! [`min_batch_ticks`] ticks (a quantization error under 0.1%). The PMU's
 //! cycle counter (PMCCNTR_EL0, through perf with `kernel.perf_user_access=1`
 //! and `config1=0x3`) is not the clock: perf gives user mode a per-task
 //! count only (a CPU-wide event refuses rdpmc), which stops while the task
@@ -22,11 +22,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The fewest counter ticks a batch lasts: one tick of resolution at either
 /// end stays under 0.1% of the batch.
-pub const MIN_BATCH_TICKS: u64 = 1000;
+pub fn min_batch_ticks() -> u64 {
+    1000
+}
 
 /// Whether the counter may move in steps of many ticks between updates (a
 /// hypervisor's emulated TSC, [`crate::measure::clock::steps`]): the
-/// generic timer does not; its one-tick resolution is [`MIN_BATCH_TICKS`]'.
+/// generic timer does not; its one-tick resolution is [`min_batch_ticks`]'s.
 pub const COUNTER_MAY_STEP: bool = false;
 
 /// The counter's frequency, CNTFRQ_EL0 (Hz, as the firmware set it).
@@ -107,6 +109,13 @@ pub fn brand_string() -> Option<String> {
         .and_then(|s| u64::from_str_radix(s.trim().trim_start_matches("0x"), 16).ok())
         .or_else(|| midr_of_cpuinfo(&std::fs::read_to_string("/proc/cpuinfo").ok()?))?;
     Some(describe_midr(midr))
+}
+
+/// The CPU's name for the host facts: its MIDR ([`brand_string`]). An arm64
+/// kernel's /proc/cpuinfo has no `model name`; one that does is an x86
+/// host's, seen by this aarch64 code under QEMU's user mode, which is said.
+pub fn cpu_model(model_name: Option<String>) -> Option<String> {
+    brand_string().or_else(|| model_name.map(|host| format!("aarch64 emulated by QEMU's user mode on {host} (emulated time)")))
 }
 
 fn describe_midr(midr: u64) -> String {

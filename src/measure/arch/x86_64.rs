@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The fewest counter ticks a batch lasts for the counter's resolution: the
 /// TSC counts at the CPU's nominal rate, so the batch's own length rules.
-pub const MIN_BATCH_TICKS: u64 = 0;
+#[inline(always)]
+pub fn min_batch_ticks() -> u64 {
+    0
+}
 
 /// Whether the counter may move in steps of many ticks between updates: a
 /// hypervisor's emulated TSC can ([`crate::measure::clock::steps`]).
@@ -159,6 +162,12 @@ pub fn cpuid_tsc_hz() -> Option<f64> {
         }
     }
     None
+}
+
+/// The CPU's name for the host facts: /proc/cpuinfo's `model name`, else
+/// cpuid's brand string.
+pub fn cpu_model(model_name: Option<String>) -> Option<String> {
+    model_name.or_else(brand_string)
 }
 
 /// The processor brand string from cpuid leaves 0x80000002..4.

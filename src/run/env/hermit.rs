@@ -100,6 +100,10 @@ impl GuestProgram for Hermit {
     }
 
     fn find(&self) -> Result<Build, EnvError> {
+        EnvError::x86_only(
+            self.names().env,
+            "its program is x86-64 code timed by the guest's TSC, in cycles of the host's x86-64 oscycles",
+        )?;
         Ok(Build::find(&cache_dir())?)
     }
 

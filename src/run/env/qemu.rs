@@ -106,6 +106,7 @@ pub fn check_machine(machine: &str) -> Result<(), QemuError> {
 /// Boots the guest once with `spec` in its initramfs and watches it.
 fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
     let name = if kvm { "qemu-kvm" } else { "qemu-tcg" };
+    EnvError::x86_only(name, "its guest is x86-64 Linux, whose /init is this binary (an x86-64 oscycles)")?;
     if kvm {
         EnvError::kvm_usable(name)?;
     }

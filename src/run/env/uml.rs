@@ -176,6 +176,7 @@ fn command(kernel: &Path, files: &Files, o: &EnvOptions, extra: &[String]) -> Co
 /// Boots the UML kernel once with `spec` in its initramfs and watches it,
 /// its processes placed `at`.
 fn launch(spec: &GuestSpec, o: &EnvOptions, at: HelperPlacement) -> Result<Outcome, EnvError> {
+    EnvError::x86_only("uml", "Debian's User-Mode Linux kernel is x86-64 (and so is its /init, this binary, there)")?;
     let kernel = find(o)?;
     let cpus = helpers::cpus_of(at, o)?;
     let files = Files::new("uml", o)?;

@@ -206,6 +206,7 @@ fn machine(mode: Mode, o: &EnvOptions, guest_mode: GuestMode, initrd_mib: u32) -
 /// The facts list the faults of the starts repeated; each start's console
 /// is kept beside the results.
 fn launch(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvError> {
+    EnvError::x86_only(env.name(), "Xen boots under qemu-system-x86_64 with an x86-64 oscycles as its guests' /init")?;
     let mut faults: Vec<String> = Vec::new();
     loop {
         let (mut out, console) = start(env, spec, o)?;
