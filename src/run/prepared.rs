@@ -89,11 +89,13 @@ impl Prepared {
             .map_err(|e| PrepareError::Usage(format!("cannot make a private directory in '{}' (--scratch): {e}", base.display())))?;
         check_rt(spec)?;
         let calibrating = std::time::Instant::now();
+        // Under QEMU's instruction counter, a clock that reads guest instructions (aarch64's counter scaled).
+        let counts = crate::measure::arch::count_instructions(spec.instruction_counter) && spec.instruction_counter;
         let clock = match spec.tsc_hz {
             Some(hz) if hz > 1e6 => clock::known_tsc(hz),
             _ => clock::calibrate_tsc(5, Duration::from_millis(60)),
         }
-        .counting(spec.instruction_counter);
+        .counting(counts);
         let calibration_s = calibrating.elapsed().as_secs_f64();
         let execution = execution(spec, cpus, &clock, run_dir.path())?;
         let spent = Spent { prepare_s: started.elapsed().as_secs_f64(), calibration_s, ..Spent::default() };

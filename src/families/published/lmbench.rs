@@ -9,6 +9,7 @@ use crate::families::bench::schema::ipc::{Cores, Mechanism, Space};
 use crate::families::bench::schema::{NoParams, aim, bw, ctx, ipc, pagefault, proc, syscall};
 use crate::measure::scratch::FileWrites;
 use crate::tables::tabular::figures::{Bars, Clock, Plots, capitalised, environments, of_environment};
+use crate::tables::tabular::is_arm_linux;
 use crate::tables::tabular::lines::Point;
 use crate::tables::tabular::rows::Row;
 use crate::tables::tabular::table::{TextTable, cycles};
@@ -178,23 +179,78 @@ fn us(m: &Metric) -> String {
     })
 }
 
+/// A latency cell in guest instructions (QEMU's instruction counter has no microseconds).
+fn instr(m: &Metric) -> String {
+    if m.unit == crate::data::results::UNIT_INSTRUCTIONS { cycles(m.summary.median) } else { us(m) }
+}
+
 fn mbs(m: &Metric) -> String {
     format!("{:.0}", m.summary.median)
 }
 
-/// The runs a table shows (one or two), their columns' names and how two
-/// are judged.
+/// The runs a table shows (one or two), their columns' names, how two
+/// are judged, and whether one is an ARM column (the page's XScale
+/// figures then stand beside them as the reference, [`PAGE_XSCALE`]).
 #[derive(Clone, Copy)]
 struct Sides<'a> {
     runs: &'a [&'a RunDoc],
     names: [&'a str; 2],
     method: Method,
+    arm: bool,
+}
+
+/// The L4 performance page's native Linux column on the XScale PXA255 at
+/// 200 MHz (the PLEB2), by oscycles' row label, in the page's units (us,
+/// MB/s, jobs/min/task). Its bw_file_rd and bw_mmap_rd read 1024 (not 64M),
+/// its bw_mem is a read of 1024; its second "lat_ctx -s 4 4" row (285.1,
+/// likely -s 4 10) is left out.
+const PAGE_XSCALE: [(&str, f64); 23] = [
+    ("lat_ctx -s 0 2", 190.8),
+    ("lat_ctx -s 0 3", 197.1),
+    ("lat_ctx -s 0 4", 199.5),
+    ("lat_ctx -s 0 10", 215.7),
+    ("lat_ctx -s 4 2", 257.7),
+    ("lat_ctx -s 4 3", 259.3),
+    ("lat_ctx -s 4 4", 293.4),
+    ("lat_fifo", 377.0),
+    ("lat_pipe", 378.4),
+    ("lat_unix", 764.5),
+    ("lat_syscall null", 0.82),
+    ("lat_proc procedure", 0.21),
+    ("lat_proc fork", 4334.0),
+    ("lat_proc exec", 4600.0),
+    ("bw_file_rd 64M io_only", 39.38),
+    ("bw_mmap_rd 64M mmap_only", 106.7),
+    ("bw_mem rd", 416.0),
+    ("bw_mem wr", 229.9),
+    ("bw_pipe", 10.15),
+    ("bw_unix", 24.23),
+    ("1 Task", 47.52),
+    ("2 Tasks", 24.77),
+    ("3 Tasks", 16.74),
+];
+
+/// The page's XScale figure of a row, if it has one.
+fn page_xscale(label: &str) -> Option<f64> {
+    PAGE_XSCALE.iter().find(|(l, _)| *l == label).map(|(_, v)| *v)
+}
+
+/// The header of the reference column.
+const XSCALE_COLUMN: &str = "page: XScale Linux";
+
+/// What the reference column is, said under an ARM table's title (`unit`
+/// and what else differs).
+fn xscale_note(unit: &str) -> String {
+    format!(
+        "  {XSCALE_COLUMN}: the reference, not a column of this run: {}'s native Linux on an XScale PXA255 at 200 MHz (PLEB2), in {unit} on real hardware; not guest instructions, not this ARM core\n",
+        Source::L4Performance.short()
+    )
 }
 
 /// One table: with one run, value, cycles and CV; with two, their columns
 /// (named `names`) and Rel.
 fn table(title: &str, head: &str, rows: &[Row], sides: Sides, value: fn(&Metric) -> String, show_cycles: bool) -> String {
-    let Sides { runs, names, method } = sides;
+    let Sides { runs, names, method, arm } = sides;
     let mut headers: Vec<String> = vec![head.into()];
     match runs {
         [_] => {
@@ -207,6 +263,9 @@ fn table(title: &str, head: &str, rows: &[Row], sides: Sides, value: fn(&Metric)
         _ => {
             headers.extend([names[0].to_string(), names[1].to_string(), "Rel. Perf".to_string()]);
         }
+    }
+    if arm {
+        headers.push(XSCALE_COLUMN.into());
     }
     headers.push("Comment".into());
     let ncols = headers.len();
@@ -256,8 +315,11 @@ fn table(title: &str, head: &str, rows: &[Row], sides: Sides, value: fn(&Metric)
             }
             _ => {
                 cells.push(no_value(0));
-                cells.extend(std::iter::repeat_n(String::new(), ncols - 3));
+                cells.extend(std::iter::repeat_n(String::new(), ncols - 3 - usize::from(arm)));
             }
+        }
+        if arm {
+            cells.push(page_xscale(&r.label).map_or_else(String::new, |v| format!("{v}")));
         }
         cells.push(comment);
         t.row(cells);
@@ -281,22 +343,36 @@ pub fn render_named(runs: &[&RunDoc], names: [&str; 2], method: Method) -> Strin
     } else {
         String::new()
     };
-    let sides = Sides { runs, names, method };
-    let lat = table("us", "Latencies", &latency_rows(), sides, us, true);
+    let arm = runs.iter().zip(names).any(|(d, n)| is_arm_linux(n) || is_arm_linux(&d.environment.name));
+    let sides = Sides { runs, names, method, arm };
+    let note = |unit: &str| if arm { xscale_note(unit) } else { String::new() };
+    let counted =
+        runs.iter().any(|d| d.results.iter().any(|r| r.metrics.iter().any(|m| m.unit == crate::data::results::UNIT_INSTRUCTIONS)));
+    let lat = if counted {
+        table("instr", "Latencies", &latency_rows(), sides, instr, false)
+    } else {
+        table("us", "Latencies", &latency_rows(), sides, us, true)
+    };
     if !lat.is_empty() {
-        s += &format!("lmbench latencies: medians in microseconds (TSC cycles beside them), lower is better.{rel}\n");
+        let what = if counted {
+            "medians in guest instructions per operation (QEMU's instruction counter: no microseconds)"
+        } else {
+            "medians in microseconds (TSC cycles beside them)"
+        };
+        s += &format!("lmbench latencies: {what}, lower is better.{rel}\n{}", note("microseconds"));
         s += &lat;
     }
     let bw = table("MB/s", "Bandwidth", &bandwidth_rows(), sides, mbs, false);
     if !bw.is_empty() {
         s += &format!(
-            "\nlmbench bandwidths: MB/s (1e6 bytes/s), higher is better; bytes as each row's benchmark counts them (see `oscycles list`).{rel}\n"
+            "\nlmbench bandwidths: MB/s (1e6 bytes/s), higher is better; bytes as each row's benchmark counts them (see `oscycles list`).{rel}\n{}",
+            note("MB/s (its bw_file_rd and bw_mmap_rd read 1024, its bw_mem 1024)")
         );
         s += &bw;
     }
     let aim = table("jobs/min/task", "Metric", &aim_rows(), sides, |m| format!("{:.1}", m.summary.median), false);
     if !aim.is_empty() {
-        s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n");
+        s += &format!("\nAIM7-style mix: jobs/min/task, higher is better.{rel}\n{}", note("jobs/min/task"));
         s += &aim;
     }
     s
@@ -472,6 +548,47 @@ mod tests {
                 assert!(other.comment.starts_with(&format!("file written in {w} writes;")), "{}", other.comment);
             }
         }
+    }
+
+    /// An ARM column (qemu-arm64) has the page's own XScale Linux figures
+    /// beside it as the reference they are; another has none.
+    #[test]
+    fn an_arm_column_has_the_pages_xscale_figures_beside_it() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json"));
+        let mut doc = crate::data::documents::load(path).unwrap();
+        let row = |text: &str, label: &str| text.lines().find(|l| l.starts_with(label)).map(str::to_string);
+        let x86 = render(&[&doc], Method::Independent);
+        assert!(!x86.contains(XSCALE_COLUMN), "{x86}");
+        doc.environment.name = "qemu-arm64".into();
+        let arm = render(&[&doc], Method::Independent);
+        assert!(arm.contains(XSCALE_COLUMN) && arm.contains("PXA255") && arm.contains("not guest instructions"), "{arm}");
+        let ctx = row(&arm, "lat_ctx -s 0 2 ").unwrap_or_else(|| panic!("{arm}"));
+        assert!(ctx.contains(" 190.8 "), "{ctx}");
+        let raw = row(&arm, "(raw getppid)").unwrap_or_else(|| panic!("{arm}"));
+        assert!(!raw.contains("190.8") && raw.split_whitespace().count() > 3, "a row the page has not: no figure: {raw}");
+        let two = render_named(&[&doc, &doc], ["qemu-tcg", "qemu-arm64"], Method::Independent);
+        assert!(row(&two, "bw_pipe ").unwrap_or_else(|| panic!("{two}")).contains(" 10.15 "), "{two}");
+    }
+
+    /// Under QEMU's instruction counter the latencies are guest
+    /// instructions (no microseconds), and a bandwidth row, which has no
+    /// rate there, is n/a with the reason rather than left out.
+    #[test]
+    fn counted_runs_show_instructions_and_say_why_a_rate_is_missing() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/quick.json"));
+        let mut doc = crate::data::documents::load(path).unwrap();
+        for r in &mut doc.results {
+            r.metrics.retain(|m| m.name != bw::BANDWIDTH);
+            for m in &mut r.metrics {
+                (m.unit, m.ns) = (crate::data::results::UNIT_INSTRUCTIONS.into(), None);
+            }
+        }
+        let text = render(&[&doc], Method::Independent);
+        assert!(text.contains("guest instructions per operation") && !text.contains("microseconds (TSC"), "{text}");
+        let header = text.lines().find(|l| l.starts_with("Latencies")).unwrap();
+        assert!(header.contains("instr") && !header.contains(" us ") && !header.contains("cycles"), "{header}");
+        let pipe = text.lines().find(|l| l.starts_with("bw_pipe ")).unwrap_or_else(|| panic!("the row is kept: {text}"));
+        assert!(pipe.contains("n/a") && pipe.contains("no rate"), "{pipe}");
     }
 
     #[test]

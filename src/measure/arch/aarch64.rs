@@ -18,6 +18,7 @@
 
 use super::F64Loop;
 use std::arch::asm;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The fewest counter ticks a batch lasts: one tick of resolution at either
 /// end stays under 0.1% of the batch.
@@ -43,7 +44,42 @@ pub fn counter_hz() -> u64 {
 /// and its resolution.
 pub fn counter_source() -> String {
     let hz = counter_hz();
+    let scale = TICK_SCALE.load(Ordering::Relaxed);
+    if scale > 1 {
+        return format!(
+            "cntvct_el0 (isb; mrs), {:.1} MHz, its ticks x {scale} (10^9 / CNTFRQ: a guest nanosecond per instruction)",
+            hz as f64 / 1e6
+        );
+    }
     format!("cntvct_el0 (isb; mrs), {:.1} MHz: one tick is {:.1} ns, not a CPU cycle", hz as f64 / 1e6, 1e9 / hz.max(1) as f64)
+}
+
+/// What [`rdtscp`] multiplies the counter by: 1, or under QEMU's
+/// instruction counter the guest instructions a tick stands for ([`count_instructions`]).
+static TICK_SCALE: AtomicU64 = AtomicU64::new(1);
+
+/// Makes the clock read guest instructions under QEMU's instruction
+/// counter (`on`; `-icount shift=0`: a guest nanosecond is one
+/// instruction, and the counter ticks at CNTFRQ of those nanoseconds): its
+/// ticks times 10^9 / CNTFRQ (16 on `virt`'s 62.5 MHz), so that the cells
+/// are instructions as the TSC's are on x86; a batch then resolves to that
+/// many instructions at either end. Off: the counter's own ticks. Whether
+/// the clock now counts as asked (no: a rate that does not divide 10^9).
+pub fn count_instructions(on: bool) -> bool {
+    let (scale, counts) = tick_scale(on, counter_hz());
+    TICK_SCALE.store(scale, Ordering::Relaxed);
+    counts
+}
+
+/// The scale of a counter at `hz` (under the instruction counter where
+/// `on`), and whether it then counts as asked.
+fn tick_scale(on: bool, hz: u64) -> (u64, bool) {
+    const NS: u64 = 1_000_000_000;
+    match on {
+        true if hz > 0 && NS % hz == 0 => (NS / hz, true),
+        true => (1, false),
+        false => (1, true),
+    }
 }
 
 /// Reads the virtual counter after an `isb`, so that no earlier instruction
@@ -56,7 +92,7 @@ pub fn rdtscp() -> u64 {
     // SAFETY: isb and a read of CNTVCT_EL0 (EL0-readable under Linux, as
     // above) have no memory effects.
     unsafe { asm!("isb", "mrs {}, cntvct_el0", "isb", out(reg) t, options(nomem, nostack, preserves_flags)) };
-    t
+    t * TICK_SCALE.load(Ordering::Relaxed)
 }
 
 /// The counter's stated frequency: what fills x86's cpuid-stated TSC rate.
@@ -333,6 +369,17 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(2));
         assert!(rdtscp() > a, "CNTVCT_EL0 advanced over 2 ms");
         assert!(counter_source().starts_with("cntvct_el0"));
+    }
+
+    /// Under the instruction counter the clock reads the counter's ticks
+    /// times 10^9 / CNTFRQ; off, its own ticks.
+    #[test]
+    fn under_the_instruction_counter_a_tick_is_the_instructions_it_stands_for() {
+        assert_eq!(tick_scale(true, 62_500_000), (16, true), "QEMU virt's 62.5 MHz");
+        assert_eq!(tick_scale(true, 1_000_000_000), (1, true), "Armv8.6's 1 GHz");
+        assert_eq!(tick_scale(true, 19_200_000), (1, false), "a rate that does not divide 10^9");
+        assert_eq!(tick_scale(false, 62_500_000), (1, true));
+        assert_eq!(TICK_SCALE.load(Ordering::Relaxed), 1, "off unless a guest's spec asks");
     }
 
     #[test]

@@ -241,8 +241,11 @@ pub fn facts_inside() -> serde_json::Map<String, serde_json::Value> {
     if let Some(h) = crate::measure::host::sys_hypervisor() {
         f.insert("hypervisor_inside".into(), serde_json::to_value(h).unwrap_or_default());
     }
-    // A TSC the hypervisor emulates in steps (the run lengthens its batches).
-    if let Some(step) = crate::measure::clock::steps(&crate::measure::clock::Tsc, 100_000) {
+    // A TSC the hypervisor emulates in steps (the run lengthens its batches);
+    // aarch64's generic timer does not step (its coarse ticks are not steps).
+    let steps =
+        if crate::measure::arch::COUNTER_MAY_STEP { crate::measure::clock::steps(&crate::measure::clock::Tsc, 100_000) } else { None };
+    if let Some(step) = steps {
         f.insert(crate::data::schema_core::environment::TSC_STEP_CYCLES.into(), step.into());
     }
     f

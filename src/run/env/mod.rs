@@ -5,7 +5,8 @@
 //! `xen-*` (Xen under QEMU: the suites in dom0 or in a domU, [`xen`]), `uml`
 //! and `gvisor` (a kernel in user space, a sandbox), and guest programs of
 //! other systems: `hermit` and `hermit-microvm` (a unikernel), `sel4`,
-//! `sel4-arm` and `mach` (microkernels) ([`program`]).
+//! `sel4-arm` and `mach` (microkernels) ([`program`]); `qemu-arm64` (an
+//! arm64 Linux guest, the aarch64 build of this binary as its /init).
 //! [`Env::ALL`](Named::ALL) lists them; another environment is its file and
 //! its `pub mod` line and its value in `ALL` below: the file says what it is (`--env`'s
 //! help), wraps its own errors ([`error::OwnError`]), adds
@@ -53,6 +54,7 @@ pub mod mach;
 pub mod microvm;
 pub mod native;
 pub mod qemu;
+pub mod qemu_arm64;
 pub mod sel4;
 pub mod sel4_arm;
 pub mod uml;
@@ -77,6 +79,7 @@ const ALL: &[Env] = &[
     &program::Program(sel4::Sel4),
     &program::Program(mach::Mach),
     &program::Program(sel4_arm::Sel4Arm),
+    &qemu_arm64::QemuArm64,
 ];
 
 impl Named for Env {

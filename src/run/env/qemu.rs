@@ -120,13 +120,13 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let m = QemuMachine {
-        machine: machine.clone(),
+        machine,
         cpu: Some(accel.tcg_cpu()),
         mem_mib: o.vm_mem_mib,
         vcpus: o.vm_cpus,
-        kernel: kernel.clone(),
+        kernel,
         initrd: files.initrd.clone().into(),
-        append: Some(cmdline.clone()),
+        append: Some(cmdline),
         serial: Serial::Split,
         debug_exit: true,
     };
@@ -140,18 +140,25 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
             if kvm && w.contains("/init") { " (a nested or software KVM that cannot run this kernel hangs it in early boot)" } else { "" };
         return Err(EnvError::Ended { env: name, why: w, hint, tail: log_tail });
     }
-    let mut facts = Map::new();
-    facts.insert("vmm".into(), json!(QEMU));
-    facts.insert(ACCEL.into(), json!(accel.name()));
-    facts.insert("machine".into(), json!(machine));
-    facts.insert(crate::data::schema_core::environment::GUEST_CMDLINE.into(), json!(cmdline));
-    facts.insert("vcpus".into(), json!(o.vm_cpus));
-    facts.insert("memory_mib".into(), json!(o.vm_mem_mib));
-    facts.insert("kernel".into(), json!(kernel.display().to_string()));
-    facts.insert("clean_exit".into(), Value::Bool(super::vm::LINUX_FINISH.is(end.status)));
+    let mut facts = boot_facts(QEMU, &m, accel, super::vm::LINUX_FINISH.is(end.status));
     if let Some(c) = &counting {
         c.attach(&mut end.messages);
         facts.insert(kcount::FACT.into(), c.facts());
     }
     Ok(Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None })
+}
+
+/// The facts of a Linux guest's boot (qemu-*, qemu-arm64): its VMM, how it
+/// ran, its machine, command line, size and kernel, and whether it ended cleanly.
+pub fn boot_facts(vmm: &str, m: &QemuMachine, accel: Accel, clean_exit: bool) -> Map<String, Value> {
+    let mut facts = Map::new();
+    facts.insert("vmm".into(), json!(vmm));
+    facts.insert(ACCEL.into(), json!(accel.name()));
+    facts.insert("machine".into(), json!(m.machine));
+    facts.insert(crate::data::schema_core::environment::GUEST_CMDLINE.into(), json!(m.append.as_deref().unwrap_or("")));
+    facts.insert("vcpus".into(), json!(m.vcpus));
+    facts.insert("memory_mib".into(), json!(m.mem_mib));
+    facts.insert("kernel".into(), json!(m.kernel.display().to_string()));
+    facts.insert("clean_exit".into(), Value::Bool(clean_exit));
+    facts
 }

@@ -127,7 +127,12 @@ fn keep_console(files: &Files, console: &str, o: &EnvOptions) -> Option<PathBuf>
 /// QEMU's common arguments: no defaults, no display, no reboot; the memory
 /// and vCPUs given. Every QEMU an environment starts begins here.
 pub fn command(o: &EnvOptions, mem_mib: u32) -> Command {
-    let mut cmd = Command::new(QEMU);
+    command_of(QEMU, o, mem_mib)
+}
+
+/// [`command`] for the QEMU of another architecture (`vmm`: qemu-system-aarch64).
+pub fn command_of(vmm: &str, o: &EnvOptions, mem_mib: u32) -> Command {
+    let mut cmd = Command::new(vmm);
     cmd.args(["-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none", "-no-reboot"]);
     cmd.args(["-m", &mem_mib.to_string(), "-smp", &o.vm_cpus.to_string()]);
     cmd
@@ -197,7 +202,12 @@ pub struct QemuMachine {
 /// QEMU's command for `m` under `accel`, its console in `console`: the
 /// one place a QEMU command line of a directly booted machine is made.
 pub fn qemu_command(m: &QemuMachine, accel: Accel, o: &EnvOptions, console: &Path) -> Command {
-    let mut cmd = command(&EnvOptions { vm_cpus: m.vcpus, ..o.clone() }, m.mem_mib);
+    qemu_command_of(QEMU, m, accel, o, console)
+}
+
+/// [`qemu_command`] for the QEMU of another architecture (`vmm`).
+pub fn qemu_command_of(vmm: &str, m: &QemuMachine, accel: Accel, o: &EnvOptions, console: &Path) -> Command {
+    let mut cmd = command_of(vmm, &EnvOptions { vm_cpus: m.vcpus, ..o.clone() }, m.mem_mib);
     cmd.args(["-machine", &m.machine]).args(accel.qemu_args());
     if let Some(cpu) = accel.cpu_model(m.cpu) {
         cmd.args(["-cpu", cpu]);

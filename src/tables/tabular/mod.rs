@@ -23,6 +23,15 @@ use table::{cycles, percent};
 /// The coefficient of variation above which a cell counts as noisy.
 pub const NOISY_CV: f64 = 0.10;
 
+/// The environments whose column is Linux on ARM (the tables of the L4
+/// performance page quote the page's own ARM figures beside them).
+pub const ARM_LINUX: [&str; 1] = ["qemu-arm64"];
+
+/// Whether the column of environment `env` is Linux on ARM.
+pub fn is_arm_linux(env: &str) -> bool {
+    ARM_LINUX.contains(&env)
+}
+
 /// One line on how noisy a table's cells were.
 pub fn noise_note(results: &[&CaseResult], metric: &str) -> String {
     let mut cvs: Vec<(f64, String)> = results

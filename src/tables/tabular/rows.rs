@@ -55,6 +55,10 @@ impl Row {
         if self.find(doc).is_some() && self.value(doc).is_none() {
             return Some(("n/a", UNRESOLVED));
         }
+        if let Some(c) = doc.measured(&self.bench, |c| c.params == self.params).filter(|c| c.metric(&self.metric).is_none()) {
+            let counted = c.metrics.iter().any(|m| m.unit == crate::data::results::UNIT_INSTRUCTIONS);
+            return Some(("n/a", if counted { NO_RATE_COUNTED } else { NO_METRIC }));
+        }
         let c = doc.case(&self.bench, |c| c.params == self.params && c.status != CaseStatus::Ok)?;
         Some((unmeasured_mark(c.status), c.reason.as_deref().unwrap_or("")))
     }
@@ -66,6 +70,13 @@ impl Row {
 /// difference says nothing; lmbench's lat_ctx prints nothing for it either.
 pub const UNRESOLVED: &str =
     "the hop is not above the ring's pipe + sum overhead: no switch cost resolved (lmbench's lat_ctx prints none either)";
+
+/// Why a case measured under QEMU's instruction counter has no row of a rate.
+pub const NO_RATE_COUNTED: &str = "measured in guest instructions (QEMU's instruction counter), where a second is 10^9 instructions: no rate; its cost per operation is in `oscycles show --full`";
+
+/// Why a measured case has no number of the row's metric otherwise.
+pub const NO_METRIC: &str =
+    "measured, but without this row's metric (an older oscycles', or another unit): `oscycles show --full` has what it measured";
 
 /// "n/a" for a case that cannot run here, "fail" for one that failed.
 pub fn unmeasured_mark(status: CaseStatus) -> &'static str {

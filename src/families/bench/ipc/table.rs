@@ -238,6 +238,7 @@ fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &
         }
     }
     let registers = columns.iter().any(|c| c.0.ends_with(", MRs)"));
+    let arm = envs.iter().any(|(name, _)| crate::tables::tabular::is_arm_linux(name)) && columns.iter().any(|c| is_arm_column(&c.0));
     let mut s = head.to_string();
     if registers {
         s += "  MRs: the column's words are 32-bit message registers, as the page's ARM table counts them (seL4 on ARM: MR0..3 in machine registers, so 0..4 take the fastpath)\n";
@@ -246,10 +247,15 @@ fn page_form(envs: &[(&str, &RunDoc)], metric: &str, min_columns: usize, head: &
     for r in reasons {
         s += &format!("  {r}\n");
     }
-    if registers {
-        s += &page_arm_reference();
+    if registers || arm {
+        s += &page_arm_reference(arm);
     }
     s
+}
+
+/// Whether a column of the form (named "<environment> <mechanism> (...)") is Linux on ARM's.
+fn is_arm_column(name: &str) -> bool {
+    name.split(' ').next().is_some_and(crate::tables::tabular::is_arm_linux)
 }
 
 /// Whether an ipc case's `words` are 32-bit message registers.
@@ -263,14 +269,19 @@ const PAGE_ARM: [(&str, [u32; 3]); 2] =
     [("XScale PXA255 (ARMv5) 400 MHz", [151, 188, 228]), ("StrongARM SA1100 (ARMv4) 206 MHz", [131, 141, 161])];
 
 /// The page's ARM figures, quoted as a reference: CPU cycles on real
-/// hardware of another kernel (NICTA::Pistachio-embedded), not a column.
-fn page_arm_reference() -> String {
+/// hardware of another kernel (NICTA::Pistachio-embedded), not a column;
+/// beside a column of Linux on ARM (`linux`), also the page's Linux pipe on
+/// the XScale (its Wombat table's lat_pipe).
+fn page_arm_reference(linux: bool) -> String {
     let mut s = format!(
         "  reference, not a column: {} (NICTA::Pistachio-embedded, ARM with 5 physical message registers, between address spaces, fast address-space switching on; CPU cycles on real hardware, another kernel):\n",
         crate::base::sources::Source::L4Performance.short()
     );
     for (cpu, [fast, eight, sixteen]) in PAGE_ARM {
         s += &format!("    {cpu}: 0..4 MRs {fast}, 8 MRs {eight}, 16 MRs {sixteen} cycles\n");
+    }
+    if linux {
+        s += "    and native Linux on an XScale PXA255 at 200 MHz (its Wombat table): lat_pipe 378.4 us a round trip (real time, not guest instructions)\n";
     }
     s
 }
@@ -422,6 +433,9 @@ mod form_tests {
         assert!(text.contains("sel4 sel4-call (instr)") && text.contains("sel4-arm sel4-call (instr, MRs)"), "{text}");
         assert!(text.contains("XScale PXA255 (ARMv5) 400 MHz: 0..4 MRs 151, 8 MRs 188, 16 MRs 228 cycles"), "{text}");
         assert!(text.contains("reference, not a column") && text.contains("another kernel"), "{text}");
+        let text = render_l4_page_form(&[("qemu-tcg", &linux), ("qemu-arm64", &sel4)]);
+        assert!(text.contains("qemu-arm64 sel4-call (instr)") && text.contains("XScale PXA255 (ARMv5) 400 MHz"), "{text}");
+        assert!(text.contains("native Linux on an XScale PXA255 at 200 MHz (its Wombat table): lat_pipe 378.4 us"), "{text}");
         let mut pipe_only = linux.clone();
         pipe_only.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
         assert!(render_l4_page_form(&[("qemu-tcg", &pipe_only)]).is_empty(), "one column: no side by side");
