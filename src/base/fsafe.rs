@@ -356,11 +356,23 @@ pub fn write_kernel(path: &Path, bytes: impl AsRef<[u8]>) -> std::io::Result<()>
 /// `/proc/PID/exe`, the file the kernel started, whatever has since been
 /// put at the path it was started by (a binary in another user's directory
 /// could be swapped between oscycles' start and a re-exec; a rebuilt one
-/// too).
+/// too). Under an emulator's user mode (qemu-aarch64 on x86-64) the kernel
+/// started the emulator, not this program: there, the path this program
+/// was started by.
 pub fn own_exe() -> std::io::Result<PathBuf> {
     let p = PathBuf::from(format!("/proc/{}/exe", std::process::id()));
-    std::fs::metadata(&p)?;
-    Ok(p)
+    if started_by_an_emulator(std::process::id())? { std::env::current_exe() } else { Ok(p) }
+}
+
+/// Whether the file the kernel started for `pid` is for another machine
+/// than this program (its ELF header's e_machine). Read through
+/// `/proc/./PID/exe`: QEMU's user mode answers `/proc/self/exe` and
+/// `/proc/PID/exe` of the process it emulates with the emulated program.
+fn started_by_an_emulator(pid: u32) -> std::io::Result<bool> {
+    const OURS: u16 = if cfg!(target_arch = "aarch64") { 183 } else { 62 };
+    let mut head = [0u8; 20];
+    File::open(format!("/proc/./{pid}/exe"))?.read_exact(&mut head)?;
+    Ok(u16::from_le_bytes([head[18], head[19]]) != OURS)
 }
 
 /// Why an entry of PATH was left out ([`trusted_path`]).

@@ -197,7 +197,9 @@ impl Environment for QemuArm64 {
     fn launch(&self, spec: &GuestSpec, _plan: &[PlannedCase], o: &EnvOptions) -> Result<Outcome, EnvError> {
         let args = o.own.get::<Arm64Args>()?;
         let (kernel, package) = find_kernel(args.arm64_kernel.as_deref(), &cache_dir())?;
-        let exe = guest_exe(args.arm64_exe.as_deref(), &o.exe);
+        // Beside the path this binary was started by (o.exe is /proc/PID/exe, which has no directory).
+        let started = std::env::current_exe().unwrap_or_else(|_| o.exe.clone());
+        let exe = guest_exe(args.arm64_exe.as_deref(), &started);
         check_exe(&exe)?;
         let accel = o.own.get::<AccelArgs>()?.accel;
         let o = &EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, SLOW_BOOT), ..accel.options(o) };
