@@ -129,6 +129,15 @@ fn names(p: &Path) -> impl Iterator<Item = OsString> + '_ {
     })
 }
 
+/// The root directory a walk starts from: `/proc/self/root` (this
+/// process' root, as `/` is), else `/` where /proc is not mounted. Under
+/// QEMU's user mode with a library prefix (`QEMU_LD_PREFIX`, for the
+/// aarch64 build's dynamically linked helpers) an opened `/` is the
+/// prefix's directory: a walk from it made the run's directories there.
+fn root() -> std::io::Result<File> {
+    File::open("/proc/self/root").or_else(|_| File::open("/"))
+}
+
 /// Symbolic links followed on one walk at most (the kernel's own limit).
 const MAX_LINKS: usize = 40;
 
@@ -189,7 +198,7 @@ impl Walk {
                     rest.push_front(n);
                 }
                 if target.is_absolute() {
-                    self.dir = File::open("/").map_err(|e| self.io(e))?;
+                    self.dir = root().map_err(|e| self.io(e))?;
                     self.so_far = PathBuf::from("/");
                 }
                 return Ok(());
@@ -209,7 +218,7 @@ impl OutDir {
         let shown = path.display().to_string();
         let io = |e| UnsafePath::Io(shown.clone(), e);
         let abs = if path.is_absolute() { path.to_path_buf() } else { std::env::current_dir().map_err(io)?.join(path) };
-        let mut walk = Walk { dir: File::open("/").map_err(io)?, so_far: PathBuf::from("/"), links: 0, shown: shown.clone() };
+        let mut walk = Walk { dir: root().map_err(io)?, so_far: PathBuf::from("/"), links: 0, shown: shown.clone() };
         walk.check()?;
         let mut rest: VecDeque<OsString> = names(&abs).collect();
         while let Some(name) = rest.pop_front() {
