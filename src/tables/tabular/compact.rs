@@ -9,7 +9,7 @@
 //! label's longer cells wrap. `--full` and the other formats keep every
 //! table as it is.
 
-use super::table::{MAX_CELL, TextTable, cut, marked, parse_marked};
+use super::table::{MAX_CELL, TextTable, cut};
 
 /// The narrowest a wrapped row label gets: narrower, the table is split.
 const MIN_LABEL: usize = 24;
@@ -193,18 +193,7 @@ fn pieces(text: &str, width: usize) -> Vec<String> {
 /// The text `f` renders, every table in it laid out by
 /// [`TextTable::render_compact`] within `width` columns.
 pub fn within_compact(width: usize, f: impl FnOnce() -> String) -> String {
-    let text = marked(f);
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        match parse_marked(line.trim_end_matches('\n')) {
-            Some((before, t)) => {
-                out += &before;
-                out += &t.render_compact(width);
-            }
-            None => out += line,
-        }
-    }
-    out
+    super::table::laid_out(f, |t| t.render_compact(width))
 }
 
 #[cfg(test)]

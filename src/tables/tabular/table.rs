@@ -168,13 +168,19 @@ pub fn parse_marked(line: &str) -> Option<(String, TextTable)> {
 /// them): the tables are rendered [`marked`], then laid out.
 pub fn within(width: Option<usize>, f: impl FnOnce() -> String) -> String {
     let Some(width) = width else { return f() };
+    laid_out(f, |t| t.render_width(width))
+}
+
+/// The text `f` renders, every table in it rendered [`marked`], then laid
+/// out by `layout`.
+pub(crate) fn laid_out(f: impl FnOnce() -> String, layout: impl Fn(&TextTable) -> String) -> String {
     let text = marked(f);
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         match parse_marked(line.trim_end_matches('\n')) {
             Some((before, t)) => {
                 out += &before;
-                out += &t.render_width(width);
+                out += &layout(&t);
             }
             None => out += line,
         }
