@@ -118,7 +118,7 @@ fn a_later_round_calibrates_from_the_count_its_first_round_settled_on() {
         suites: vec!["syscall".into()],
         benchmarks: Some(vec!["syscall.getpid".into()]),
         batches: Some(2),
-        batch_ms: Some(0.5),
+        batch_ms: Some(5.0),
         no_counters: true,
         round: Some(1),
         quiet: true,
@@ -127,8 +127,10 @@ fn a_later_round_calibrates_from_the_count_its_first_round_settled_on() {
     };
     spec.inners = (0..5000).map(|i| (format!("memcpy.libc bytes={i}"), vec![i])).collect();
     // Used unless the warm-up call predicts a batch of more than 16
-    // targets (over 10,000 cycles a call: never for getpid).
-    spec.inners.insert("syscall.getpid".into(), vec![2048]);
+    // targets: 16 x 5 ms / 64, over 1.25 ms for one getpid. With 2048 and
+    // 0.5 ms (4 us) a cold getpid on a loaded machine crossed it, and the
+    // doubling rightly started at 1.
+    spec.inners.insert("syscall.getpid".into(), vec![64]);
     let json = serde_json::to_string(&spec).unwrap();
     assert!(json.len() > 128 << 10, "{}", json.len());
     let mut child = Command::new(env!("CARGO_BIN_EXE_oscycles"))
@@ -143,7 +145,7 @@ fn a_later_round_calibrates_from_the_count_its_first_round_settled_on() {
     let doc = read(&only_json(&d));
     let r = &doc["results"][0];
     assert_eq!(r["benchmark"], "syscall.getpid");
-    assert_eq!(r["details"]["calibration"][0][0], 2048, "the doubling started at the given count: {r}");
+    assert_eq!(r["details"]["calibration"][0][0], 64, "the doubling started at the given count: {r}");
     assert_eq!(r["inners"], serde_json::json!([r["details"]["inner"]]), "the count it settled on: {r}");
     let _ = std::fs::remove_dir_all(d);
 }
