@@ -6,6 +6,17 @@ pub mod pg;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// oscycles (the binary under test) with `args`, run to its end.
+pub fn oscycles(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
+}
+
+/// Its standard output, once it succeeded.
+pub fn ok(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A fresh, empty, private directory for one test, named after it.
 pub fn tempdir(name: &str) -> PathBuf {
     // mkdtemp: a fresh private directory, never a predictable path in /tmp.

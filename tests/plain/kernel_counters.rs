@@ -5,20 +5,11 @@
 //! compare; a QEMU that cannot load the plugin makes the cells n/a with
 //! the reason.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-use crate::common::{only_json, tempdir};
+use crate::common::{ok, only_json, oscycles, tempdir};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/kernel-counters.json");
-
-fn oscycles(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn a_counted_runs_kernel_metrics_keep_their_units_through_show_report_and_compare() {

@@ -5,21 +5,11 @@
 //! and no console message.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use crate::common;
-use common::{chromium, only_json, tempdir};
+use common::{chromium, ok, only_json, oscycles, tempdir};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
-
-fn oscycles(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oscycles")).args(args).output().expect("the binary runs")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 fn csv_and_markdown_exports_of_the_fixture_match_their_snapshots() {
