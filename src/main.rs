@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     // SAFETY: first in main, before any thread starts.
-    for entry in unsafe { oscycles::base::fsafe::keep_trusted_path() } {
+    for entry in unsafe { oscycles::base::fsafe::keep_trusted_env() } {
         eprintln!("oscycles: {}", report::for_terminal(&entry.to_string()));
     }
     oscycles::families::bench::steady_allocator();

@@ -427,7 +427,7 @@ pub fn trusted_path(path: &OsStr) -> (OsString, Vec<PathEntry>) {
 ///
 /// # Safety
 /// Changes the environment: call it before any other thread starts.
-pub unsafe fn keep_trusted_path() -> Vec<PathEntry> {
+pub unsafe fn keep_trusted_env() -> Vec<PathEntry> {
     let mut left = Vec::new();
     if let Some(path) = std::env::var_os("PATH") {
         let (kept, out) = trusted_path(&path);
@@ -440,8 +440,7 @@ pub unsafe fn keep_trusted_path() -> Vec<PathEntry> {
     }
     if let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) {
         let dir = PathBuf::from(&tmp);
-        let checked =
-            if dir.is_absolute() { OutDir::open(&dir, false).map(drop) } else { Err(UnsafePath::NoName(dir.display().to_string())) };
+        let checked = if dir.is_absolute() { check_dir(&dir, false) } else { Err(UnsafePath::NoName(dir.display().to_string())) };
         if let Err(e) = checked {
             // SAFETY: as above.
             unsafe { std::env::remove_var("TMPDIR") };
