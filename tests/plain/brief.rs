@@ -158,6 +158,20 @@ fn a_run_of_three_environments_and_a_native_quick_run_fit_their_budgets() {
 }
 
 #[test]
+fn the_line_naming_the_full_tables_fits_the_width_wherever_the_run_document_lies() {
+    // CI's checkout lies deeper than a developer's: the command with the
+    // document's path goes on a line of its own when the two do not fit.
+    let d = tempdir("brief-deeper-checkout");
+    let doc = d.join("qemu-sel4-mach.json");
+    std::fs::copy(THREE, &doc).unwrap();
+    let text = show(&[doc.to_str().unwrap()]);
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    assert!(last[0].starts_with("  oscycles show /") && last[0].ends_with(" --full") && last[1] == "every table, row and column:", "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "within the width:\n{text}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
 fn a_wide_table_wraps_its_headings_and_labels_and_puts_free_text_under_it() {
     // The L4 form of four columns: each heading on two lines, not a second block of columns.
     let three = show(&[THREE]);

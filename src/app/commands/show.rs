@@ -46,8 +46,8 @@ pub fn print_results(doc: &RunDoc, path: &std::path::Path, tables: Tables) {
     }
     print!("{}", report::for_terminal(&report::fit_text(&report::summary::render(doc, width), width)));
     match tables {
-        Tables::None => println!("tables: oscycles show {} (--full: every column, unsplit)", path.display()),
-        Tables::Fitted => println!("every column, unsplit: oscycles show {} --full", path.display()),
+        Tables::None => pointer("tables", &format!("oscycles show {} (--full: every column, unsplit)", path.display()), width),
+        Tables::Fitted => pointer("every column, unsplit", &format!("oscycles show {} --full", path.display()), width),
         Tables::Full => {}
     }
 }
@@ -59,7 +59,16 @@ fn print_brief(doc: &RunDoc, path: &std::path::Path, width: usize) {
     let lineup = report::tables::Lineup::standard();
     let tables = oscycles::tables::tabular::compact::within_compact(width, || report::render_brief(doc, &lineup));
     print!("{}", report::for_terminal(&report::fit_text(&tables, width)));
-    println!("every table, row and column: oscycles show {} --full", path.display());
+    pointer("every table, row and column", &format!("oscycles show {} --full", path.display()), width);
+}
+
+/// "what: command" on one line, or the command on a line of its own under
+/// `what` when the two do not fit the width together (a long path of the
+/// run's document; a path is not broken, it is copied as it is).
+fn pointer(what: &str, command: &str, width: usize) {
+    let line = format!("{what}: {command}");
+    let text = if line.chars().count() <= width { line } else { format!("{what}:\n  {command}") };
+    println!("{}", report::for_terminal(&text));
 }
 
 /// Which tables come before the summary.
