@@ -45,6 +45,10 @@ pub enum UnsafePath {
     Open(String),
     #[error("'{0}' does not name a file in a directory")]
     NoName(String),
+    #[error(
+        "'{0}' {1}; refused: oscycles runs a program you name only if it and every directory above it belong to you or root and no other user can change them"
+    )]
+    Program(String, String),
 }
 
 /// This process' effective user id.
@@ -320,6 +324,32 @@ fn split(path: &Path) -> Result<(&Path, &str), UnsafePath> {
     Ok((path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")), name))
 }
 
+/// A program (or a file a program executes, as Ansible does an executable
+/// inventory) named by the caller or an environment variable, checked
+/// before it runs: its real path, every directory on which is checked as
+/// [`OutDir::open`] checks one, and the file itself regular, this user's or
+/// root's, writable by no other user (nor by a group, unless gid 0 or this
+/// user's group, as [`closed`] allows for directories). Returns the real
+/// path: run that one, the path that was checked (no other user can then
+/// change what it names).
+pub fn trusted_program(path: &Path) -> Result<PathBuf, UnsafePath> {
+    let shown = path.display().to_string();
+    let real = path.canonicalize().map_err(|e| UnsafePath::Io(shown.clone(), e))?;
+    let (dir, name) = split(&real)?;
+    let file = OutDir::open(dir, false)?.open_file(name).map_err(|e| UnsafePath::Io(shown.clone(), e))?;
+    let m = file.metadata().map_err(|e| UnsafePath::Io(shown.clone(), e))?;
+    if !m.is_file() {
+        return Err(UnsafePath::Program(shown, "is not a regular file".into()));
+    }
+    if !trusted_uid(m.uid()) {
+        return Err(UnsafePath::Program(shown, format!("belongs to uid {}, another user", m.uid())));
+    }
+    if !closed(&m) || m.mode() & 0o1000 != 0 && m.mode() & 0o022 != 0 {
+        return Err(UnsafePath::Program(shown, "can be written by other users".into()));
+    }
+    Ok(real)
+}
+
 /// Writes `bytes` to the file `path`, in its directory checked and without
 /// following a link at its name ([`OutDir::write`]).
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), UnsafePath> {
@@ -453,6 +483,26 @@ pub unsafe fn keep_trusted_env() -> Vec<PathEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_program_runs_by_its_real_path_only_when_no_other_user_can_change_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let prog = d.path().join("prog");
+        std::fs::write(&prog, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&prog, &link).unwrap();
+        assert_eq!(trusted_program(&link).unwrap(), prog.canonicalize().unwrap(), "an own link: the real path is what runs");
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o757)).unwrap();
+        assert!(matches!(trusted_program(&prog), Err(UnsafePath::Program(_, _))), "writable by others");
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(trusted_program(&prog), Err(UnsafePath::Open(_))), "a directory others can change");
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(matches!(trusted_program(d.path()), Err(UnsafePath::Program(_, _))), "a directory is not a program");
+        assert!(matches!(trusted_program(&d.path().join("none")), Err(UnsafePath::Io(_, _))));
+    }
 
     #[test]
     fn a_link_at_the_name_is_replaced_not_followed() {

@@ -24,13 +24,25 @@ fn ansible(tool: &str) -> Result<PathBuf, UsageError> {
         .map(|d| d.join(tool))
         .find(|p| p.is_file());
     let dir = std::env::var_os("OSCYCLES_ANSIBLE_DIR").map_or_else(|| PathBuf::from(fleet::ANSIBLE_DIR), PathBuf::from);
-    on_path.or_else(|| Some(dir.join("bin").join(tool)).filter(|p| p.is_file())).ok_or_else(|| {
+    let found = on_path.or_else(|| Some(dir.join("bin").join(tool)).filter(|p| p.is_file())).ok_or_else(|| {
         UsageError(format!(
             "fleet run needs {tool} (Ansible), found neither on PATH nor in {}; install it: {}",
             dir.display(),
             fleet::INSTALL_HINT
         ))
-    })
+    })?;
+    trusted_tool(&found)?;
+    Ok(found)
+}
+
+/// An Ansible program runs as the caller: no other user may be able to
+/// change it, a directory above it or the directory of the name it is
+/// found by (OSCYCLES_ANSIBLE_DIR can name any; Ansible's tools are found
+/// beside each other by that name, which may be a link into an install).
+fn trusted_tool(found: &Path) -> Result<(), UsageError> {
+    let refused = |e| UsageError(format!("fleet run: {}: {e}", found.display()));
+    oscycles::base::fsafe::check_dir(found.parent().unwrap_or(Path::new("/")), false).map_err(refused)?;
+    oscycles::base::fsafe::trusted_program(found).map(drop).map_err(refused)
 }
 
 /// The run options are those of `oscycles run`, checked here before any
@@ -53,6 +65,7 @@ fn check_run_args(a: &FleetRunArgs) -> Result<(), UsageError> {
 /// The inventory's hosts (`ansible-inventory --list`), each a valid label.
 fn hosts_of(inventory: &Path, playbook: &Path) -> Result<Vec<String>, UsageError> {
     let tool = playbook.with_file_name("ansible-inventory");
+    trusted_tool(&tool)?;
     let out = Command::new(&tool)
         .arg("-i")
         .arg(inventory)
@@ -155,14 +168,19 @@ fn print_hosts(m: &Manifest, out: &Path) {
 
 /// `oscycles fleet run`.
 pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
-    let playbook = ansible("ansible-playbook")?;
     if !a.inventory.is_file() {
         return Err(UsageError(format!("--inventory {}: no such file", a.inventory.display())).into());
     }
+    // Ansible executes an executable inventory, and the owner of a file can
+    // make it one at any time: it is checked as a program the caller names,
+    // and Ansible gets its real path.
+    let inventory = oscycles::base::fsafe::trusted_program(&a.inventory)
+        .map_err(|e| UsageError(format!("--inventory (Ansible runs an executable inventory): {e}")))?;
+    let playbook = ansible("ansible-playbook")?;
     check_run_args(&a)?;
     let loc = default_db(a.db.clone());
     loc.check().map_err(|e| UsageError(e.to_string()))?;
-    let hosts = hosts_of(&a.inventory, &playbook)?;
+    let hosts = hosts_of(&inventory, &playbook)?;
     let id = fleet::new_id();
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("oscycles-results").join(format!("fleet-{id}")));
     // Checked (every directory on its path yours or root's, closed to
@@ -173,7 +191,7 @@ pub fn run(a: FleetRunArgs) -> Result<ExitCode> {
     render(dir.path(), &a, &id, &out)?;
     let started_at = oscycles::data::results::now_rfc3339();
     eprintln!("fleet {id}: {} hosts, suite {}, Ansible {}", hosts.len(), a.suite, playbook.display());
-    let (code, results) = play(dir.path(), &playbook, &a.inventory)?;
+    let (code, results) = play(dir.path(), &playbook, &inventory)?;
     let mut m = Manifest {
         fleet: id,
         started_at,

@@ -71,6 +71,8 @@ pub enum UmlError {
     Missing,
     #[error("--uml-kernel {0}: not an executable file (a User-Mode Linux kernel such as /usr/bin/{UML} is)")]
     NotExecutable(PathBuf),
+    #[error("--uml-kernel: {0}")]
+    Untrusted(crate::base::fsafe::UnsafePath),
     #[error("uml: its options: {0}")]
     Options(#[from] clap::Error),
     #[error("uml: starting {0}: {1}")]
@@ -99,8 +101,8 @@ impl Environment for Uml {
     fn check(&self, o: &EnvOptions) -> Result<(), EnvError> {
         helpers::check(o)?;
         match o.own.get::<UmlArgs>()?.uml_kernel {
-            Some(k) if !executable(&k) => Err(UmlError::NotExecutable(k).into()),
-            _ => Ok(()),
+            Some(k) => named_kernel(k).map(drop).map_err(Into::into),
+            None => Ok(()),
         }
     }
 
@@ -113,10 +115,19 @@ impl Environment for Uml {
     }
 }
 
+/// The kernel --uml-kernel names, by its real path, checked: it runs as the
+/// caller, so no other user may be able to change it or a directory above it.
+fn named_kernel(k: PathBuf) -> Result<PathBuf, UmlError> {
+    if !executable(&k) {
+        return Err(UmlError::NotExecutable(k));
+    }
+    crate::base::fsafe::trusted_program(&k).map_err(UmlError::Untrusted)
+}
+
 /// The UML kernel: the one given, else linux.uml on the PATH.
 fn find(o: &EnvOptions) -> Result<PathBuf, UmlError> {
     if let Some(k) = o.own.get::<UmlArgs>()?.uml_kernel {
-        return if executable(&k) { Ok(k) } else { Err(UmlError::NotExecutable(k)) };
+        return named_kernel(k);
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&path).map(|d| d.join(UML)).find(|p| executable(p)).ok_or(UmlError::Missing)

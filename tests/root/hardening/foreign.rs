@@ -271,3 +271,66 @@ fn a_tmpdir_of_another_user_is_left_out() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "root made nothing in the other user's directory");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Programs root is told to run by an option or a variable (`--a-exe`,
+/// `--uml-kernel`, OSCYCLES_ANSIBLE_DIR's Ansible, an executable
+/// `--inventory`): one another user owns, or one in that user's directory,
+/// is refused (exit 2) and never run.
+#[test]
+fn a_program_another_user_owns_or_can_swap_is_never_run_by_root() {
+    common::needs_root("it creates a user and names that user's programs to a root oscycles");
+    let user = OtherUser::create();
+    let (root, _, dir) = stage(&user, "foreign-program");
+    let marker = root.join("ran");
+    let script = format!("#!/bin/sh\nid >> {}\nexit 1\n", marker.display());
+    let plant = |at: &Path| {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, &script).unwrap();
+        std::fs::set_permissions(at, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::chown(at, Some(user.uid), Some(user.uid)).unwrap();
+    };
+    // Theirs in root's own directory, and root's-looking names in theirs.
+    let owned = root.join("bin/prog");
+    plant(&owned);
+    let swappable = dir.join("prog");
+    plant(&swappable);
+    let ansible = dir.join("ansible");
+    plant(&ansible.join("bin/ansible-playbook"));
+    plant(&ansible.join("bin/ansible-inventory"));
+    let results = root.join("results");
+    std::fs::create_dir(&results).unwrap();
+    let db = root.join("s.sqlite");
+    let r = results.to_str().unwrap();
+    let d = db.to_str().unwrap();
+    for prog in [&owned, &swappable] {
+        let p = prog.to_str().unwrap();
+        let cases: [(&str, Vec<&str>); 3] = [
+            ("--a-exe", vec!["compare", "--interleave", "5", "--a-exe", p, "--results", r]),
+            ("--uml-kernel", vec!["run", "--env", "uml", "--uml-kernel", p, "--suite", "syscall", "--results", r, "--db", d]),
+            ("--inventory", vec!["fleet", "run", "--inventory", p, "--suite", "syscall", "--db", d, "--out", r]),
+        ];
+        for (what, args) in cases {
+            // An Ansible of root's own for the inventory case: only the inventory is theirs.
+            let out = Command::new(bin()).env("PATH", "/usr/bin:/bin").args(&args).output().unwrap();
+            refused_unrun(&format!("{what} {p}"), &out, &marker);
+        }
+    }
+    let inv = root.join("inv");
+    std::fs::write(&inv, "h1\n").unwrap();
+    let out = Command::new(bin())
+        .env("OSCYCLES_ANSIBLE_DIR", &ansible)
+        .env("PATH", "/usr/bin:/bin")
+        .args(["fleet", "run", "--inventory", inv.to_str().unwrap(), "--suite", "syscall", "--db", d, "--out", r])
+        .output()
+        .unwrap();
+    refused_unrun("OSCYCLES_ANSIBLE_DIR", &out, &marker);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Refused with exit 2 naming the owner, and the program never ran.
+fn refused_unrun(what: &str, out: &Output, marker: &Path) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!marker.exists(), "{what}: root ran the other user's program: {}", std::fs::read_to_string(marker).unwrap_or_default());
+    assert_eq!(out.status.code(), Some(2), "{what}: refused as bad usage: {err}");
+    assert!(err.contains("belongs to uid"), "{what}: the owner named: {err}");
+}

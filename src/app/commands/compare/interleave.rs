@@ -54,13 +54,19 @@ fn sides(a: &CompareArgs) -> Result<[Side; 2], UsageError> {
         }
     }
     let this = oscycles::base::fsafe::own_exe().map_err(|e| UsageError(format!("finding the oscycles binary: {e}")))?;
-    let a_exe = a.a_exe.clone().unwrap_or(this);
-    let b_exe = a.b_exe.clone().unwrap_or_else(|| a_exe.clone());
-    for exe in [&a_exe, &b_exe] {
-        if !exe.is_file() {
-            return Err(UsageError(format!("'{}' is not an oscycles binary (no such file)", exe.display())));
-        }
-    }
+    // A binary the caller names runs by its real path, checked: no other
+    // user can change it or a directory above it (it runs as the caller).
+    let named = |flag: &str, exe: &Option<PathBuf>| -> Result<Option<PathBuf>, UsageError> {
+        let checked = |p: &std::path::Path| {
+            if !p.is_file() {
+                return Err(UsageError(format!("{flag} '{}' is not an oscycles binary (no such file)", p.display())));
+            }
+            oscycles::base::fsafe::trusted_program(p).map_err(|e| UsageError(format!("{flag}: {e}")))
+        };
+        exe.as_deref().map(checked).transpose()
+    };
+    let a_exe = named("--a-exe", &a.a_exe)?.unwrap_or(this);
+    let b_exe = named("--b-exe", &a.b_exe)?.unwrap_or_else(|| a_exe.clone());
     Ok([Side { name: "A", exe: a_exe, options: a_opts }, Side { name: "B", exe: b_exe, options: b_opts }])
 }
 
