@@ -166,7 +166,10 @@ fn the_line_naming_the_full_tables_fits_the_width_wherever_the_run_document_lies
     std::fs::copy(THREE, &doc).unwrap();
     let text = show(&[doc.to_str().unwrap()]);
     let last: Vec<&str> = text.lines().rev().take(2).collect();
-    assert!(last[0].starts_with("  oscycles show /") && last[0].ends_with(" --full") && last[1] == "every table, row and column:", "{text}");
+    assert!(
+        last[0].starts_with("  oscycles show /") && last[0].ends_with(" --full") && last[1] == "every table, row and column:",
+        "{text}"
+    );
     assert!(text.lines().all(|l| l.chars().count() <= 100), "within the width:\n{text}");
     let _ = std::fs::remove_dir_all(d);
 }
