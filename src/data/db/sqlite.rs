@@ -56,7 +56,13 @@ pub enum PathError {
     )]
     OpenDirectory(String, String),
     #[error(
-        "--db '{0}' belongs to uid {1}, another user, in a directory every user can write; refused (that user could swap it for something else)"
+        "--db '{0}': its directory '{1}' can be written by every user, and this kernel follows other users' links and hard links there (fs.protected_symlinks and fs.protected_hardlinks are not both 1): another user could plant one where SQLite makes its -journal, -wal or -shm file beside the store by name; keep the store in a directory only you can write"
+    )]
+    Unprotected(String, String),
+    #[error("--db '{0}': {1}")]
+    UnsafeDirectory(String, crate::base::fsafe::UnsafePath),
+    #[error(
+        "--db '{0}' belongs to uid {1}, another user, who could change it under this run; refused: run oscycles as that user, or copy the store"
     )]
     Foreign(String, u32),
     #[error(
@@ -86,6 +92,14 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
     }
 }
 
+/// Whether the kernel protects sticky world-writable directories from
+/// other users' links: fs.protected_symlinks and fs.protected_hardlinks 1.
+fn links_protected() -> bool {
+    ["symlinks", "hardlinks"]
+        .iter()
+        .all(|k| std::fs::read_to_string(format!("/proc/sys/fs/protected_{k}")).is_ok_and(|v| v.trim() == "1"))
+}
+
 /// Checks that `path` can serve as a store: an SQLite database, or a file
 /// that does not exist yet, in a directory no other user can swap it in;
 /// never a link, FIFO, device or directory (refused without opening it, so
@@ -94,12 +108,25 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     use std::os::unix::fs::MetadataExt;
     let name = path.display().to_string();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // The store's directory and every one above it closed to other users
+    // (no one else can swap them: the walk of an output directory). One
+    // every user can write must be sticky, and, since SQLite makes its side
+    // files there by name, the kernel must refuse to follow other users'
+    // links and to let them hard-link files they do not own.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(PathError::Directory(name));
+    }
     let open_dir = std::fs::metadata(dir).ok().filter(|m| m.mode() & 0o002 != 0);
-    if let Some(d) = &open_dir
-        && d.mode() & 0o1000 == 0
-        && d.uid() != euid()
-    {
-        return Err(PathError::OpenDirectory(name, dir.display().to_string()));
+    if let Some(d) = &open_dir {
+        if d.mode() & 0o1000 == 0 {
+            return Err(PathError::OpenDirectory(name, dir.display().to_string()));
+        }
+        if !links_protected() {
+            return Err(PathError::Unprotected(name, dir.display().to_string()));
+        }
+    }
+    if dir.exists() {
+        crate::base::fsafe::check_dir(dir, false).map_err(|e| PathError::UnsafeDirectory(name.clone(), e))?;
     }
     let m = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -115,11 +142,11 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     if !m.is_file() {
         return Err(PathError::NotRegular(name, kind(&m)));
     }
-    if open_dir.is_some() && m.uid() != euid() && m.uid() != 0 {
-        return Err(PathError::Foreign(name, m.uid()));
-    }
     if euid() == 0 && m.uid() != 0 {
         return Err(PathError::ForeignForRoot(name, m.uid()));
+    }
+    if m.uid() != euid() && m.uid() != 0 {
+        return Err(PathError::Foreign(name, m.uid()));
     }
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;

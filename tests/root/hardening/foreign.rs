@@ -334,3 +334,51 @@ fn refused_unrun(what: &str, out: &Output, marker: &Path) {
     assert_eq!(out.status.code(), Some(2), "{what}: refused as bad usage: {err}");
     assert!(err.contains("belongs to uid"), "{what}: the owner named: {err}");
 }
+
+/// The SQLite store (issue 58, "not covered" item 1): root's `--db` in
+/// another user's directory is refused (the walk of every directory above
+/// it), and so is one in a sticky directory every user writes while the
+/// kernel follows other users' links there (SQLite makes its -journal,
+/// -wal and -shm files beside the store by name); with the protections on,
+/// the sticky directory takes the store.
+#[test]
+fn a_store_in_another_users_directory_or_an_unprotected_shared_one_is_refused() {
+    common::needs_root("it creates a user and changes fs.protected_* for a moment");
+    let _alone = as_root_alone();
+    let user = OtherUser::create();
+    let (root, precious, dir) = stage(&user, "foreign-store");
+    let results = root.join("results");
+    std::fs::create_dir(&results).unwrap();
+    let db = |d: &Path| ["--db".to_string(), d.join("s.sqlite").display().to_string()];
+    let args = db(&dir);
+    let out = tiny(&results, &[&args[0], &args[1]]);
+    unharmed("--db in their directory", &out, &precious, &root.join("unused"));
+    assert!(!dir.join("s.sqlite").exists(), "no store made there");
+    let shared = root.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let args = db(&shared);
+    {
+        let _unprotected = Unprotected::set();
+        let hard = "/proc/sys/fs/protected_hardlinks";
+        let saved = std::fs::read_to_string(hard).unwrap();
+        std::fs::write(hard, "0").unwrap();
+        let out = tiny(&results, &[&args[0], &args[1]]);
+        std::fs::write(hard, saved.trim()).unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("fs.protected_symlinks"), "the sentence names what to change: {err}");
+    }
+    let protect = ["symlinks", "hardlinks"].map(|k| {
+        let p = format!("/proc/sys/fs/protected_{k}");
+        let v = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, "1").unwrap();
+        (p, v)
+    });
+    let out = tiny(&results, &[&args[0], &args[1]]);
+    for (p, v) in &protect {
+        std::fs::write(p, v.trim()).unwrap();
+    }
+    assert!(out.status.success(), "a sticky directory with the kernel's protections: {}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&root);
+}

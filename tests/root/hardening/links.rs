@@ -78,6 +78,11 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
     // of the planted pids whatever ran meanwhile.
     let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", next.saturating_sub(1)));
     let results = shared.join("results");
+    // The store in root's own directory: in a directory every user writes,
+    // with fs.protected_symlinks off, it is refused (SQLite makes its side
+    // files there by name; the store tests check that).
+    let store_dir = tempdir("planted-store");
+    let store = store_dir.join("results.sqlite");
     let run = Command::new(bin())
         .args([
             "run",
@@ -102,7 +107,7 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
         .arg("--results")
         .arg(&shared)
         .arg("--db")
-        .arg(results.with_extension("sqlite"))
+        .arg(&store)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -148,6 +153,7 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
     let exec = doc["results"].as_array().unwrap().iter().find(|r| r["benchmark"] == "proc.exec").unwrap();
     assert_eq!(exec["status"], "ok", "{exec}");
     let _ = std::fs::remove_dir_all(&shared);
+    let _ = std::fs::remove_dir_all(&store_dir);
     let _ = std::fs::remove_dir_all(&private);
 }
 

@@ -154,8 +154,11 @@ fn microvm_cases_without_kvm_access_are_not_applicable() {
     common::needs_root("it runs oscycles as a user it creates");
     let _alone = as_root_alone();
     let user = OtherUser::create();
+    // The user's own results directory (their store goes beside it: in a
+    // directory every user writes it needs the kernel's link protections).
     let d = tempdir("no-kvm");
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::chown(&d, Some(user.uid), Some(user.uid)).unwrap();
     let out = Command::new("runuser")
         .args(["-u", &user.name, "--"])
         .arg(bin())

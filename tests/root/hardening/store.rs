@@ -61,7 +61,7 @@ fn a_store_that_cannot_take_the_run_refuses_it_before_the_first_case() {
 fn listing_runs_needs_no_write() {
     common::needs_root("it mounts a small tmpfs to fill");
     let d = tempdir("full-disk");
-    let st = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&d).status().unwrap();
+    let st = Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs"]).arg(&d).status().unwrap();
     assert!(st.success());
     struct Unmount(PathBuf);
     impl Drop for Unmount {
