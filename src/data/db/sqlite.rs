@@ -95,9 +95,7 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
 /// Whether the kernel protects sticky world-writable directories from
 /// other users' links: fs.protected_symlinks and fs.protected_hardlinks 1.
 fn links_protected() -> bool {
-    ["symlinks", "hardlinks"]
-        .iter()
-        .all(|k| std::fs::read_to_string(format!("/proc/sys/fs/protected_{k}")).is_ok_and(|v| v.trim() == "1"))
+    ["symlinks", "hardlinks"].iter().all(|k| std::fs::read_to_string(format!("/proc/sys/fs/protected_{k}")).is_ok_and(|v| v.trim() == "1"))
 }
 
 /// Checks that `path` can serve as a store: an SQLite database, or a file

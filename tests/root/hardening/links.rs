@@ -77,7 +77,6 @@ fn planted_files_and_symlinks_are_never_followed_written_or_executed() {
     // the count again just below them (root may), so that oscycles gets one
     // of the planted pids whatever ran meanwhile.
     let _ = std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", next.saturating_sub(1)));
-    let results = shared.join("results");
     // The store in root's own directory: in a directory every user writes,
     // with fs.protected_symlinks off, it is refused (SQLite makes its side
     // files there by name; the store tests check that).
