@@ -82,7 +82,8 @@ fn later_rounds_do_not_count_and_the_run_records_where_its_time_went() {
         assert_eq!(fam["cases"], 7, "{r}");
         assert!(r["process_s"].as_f64().unwrap() > 0.0, "{r}");
         let spent = &r["spent"];
-        assert!(spent["writes"].as_u64().unwrap() >= 7, "a write per case at least: {spent}");
+        // A round's own document is written at its start and end, and at most every second between.
+        assert!(spent["writes"].as_u64().unwrap() >= 2, "{spent}");
         // The first round counts its cases once; the later ones none.
         let counting = spent["counted"].as_u64().unwrap();
         assert_eq!(counting > 0, r["round"] == 0, "{spent}");
