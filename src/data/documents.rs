@@ -103,9 +103,18 @@ pub struct RunWriter {
     pub doc: RunDoc,
     /// Seconds the last write took, counted in by the next.
     unsaved_s: f64,
-    /// Written without indentation ([`RunWriter::create_private`]).
-    compact: bool,
+    /// A round's document ([`RunWriter::create_private`]): written without
+    /// indentation, and at most every [`PRIVATE_SAVE_EVERY`] until its end.
+    private: bool,
+    /// When the document was last written.
+    saved_at: std::time::Instant,
 }
+
+/// How often a round's own document is written while results come: its
+/// process ends in a few seconds (and writes it then, before the next round
+/// starts), and the run's process reads it every 5 s at the most while it
+/// runs; a round killed outright loses at most this much of its cases.
+pub const PRIVATE_SAVE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl RunWriter {
     /// Where the document of `doc` goes in results directory `dir`.
@@ -120,14 +129,16 @@ impl RunWriter {
     /// A round's document, which only the run's own process reads: the same
     /// document, written without indentation (pretty-printed, its arrays of
     /// samples take a line per number: the file is about twice as large, and
-    /// it is written after every case and read again by the run's process).
+    /// it is read again by the run's process), and as results come at most
+    /// every [`PRIVATE_SAVE_EVERY`] (a round of 0.3 s wrote it nine times,
+    /// a tenth of the round), always at its end.
     pub fn create_private(dir: &Path, doc: RunDoc) -> Result<Self, DocumentError> {
         Self::create_as(dir, doc, true)
     }
 
-    fn create_as(dir: &Path, doc: RunDoc, compact: bool) -> Result<Self, DocumentError> {
+    fn create_as(dir: &Path, doc: RunDoc, private: bool) -> Result<Self, DocumentError> {
         check_writable(dir, "results", "--results")?;
-        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, compact };
+        let mut w = RunWriter { path: Self::path_in(dir, &doc), doc, unsaved_s: 0.0, private, saved_at: std::time::Instant::now() };
         w.save()?;
         Ok(w)
     }
@@ -153,22 +164,30 @@ impl RunWriter {
         spent.writes += 1;
         spent.writes_s += unsaved;
         let unwritable = |err| DocumentError::Unwritable { path: self.path.clone(), err, what: "results", option: "--results" };
-        let text = if self.compact { serde_json::to_string(&self.doc) } else { serde_json::to_string_pretty(&self.doc) };
+        let text = if self.private { serde_json::to_string(&self.doc) } else { serde_json::to_string_pretty(&self.doc) };
         write_atomically(&self.path, text.expect("a run document always serialises")).map_err(unwritable)?;
         self.unsaved_s = t.elapsed().as_secs_f64();
+        self.saved_at = std::time::Instant::now();
         Ok(())
     }
 
-    /// Adds a result and saves the document: a crash loses nothing measured.
-    pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
-        self.doc.results.push(r);
-        self.save()
+    /// Saves the document, a round's only when [`PRIVATE_SAVE_EVERY`] has passed since it last was.
+    fn save_soon(&mut self) -> Result<(), DocumentError> {
+        if self.private && self.saved_at.elapsed() < PRIVATE_SAVE_EVERY { Ok(()) } else { self.save() }
     }
 
-    /// Changes the document (a round merged, intervals computed) and saves it.
+    /// Adds a result and saves the document: a crash loses nothing measured
+    /// (a round's process: nothing older than [`PRIVATE_SAVE_EVERY`]).
+    pub fn push(&mut self, r: CaseResult) -> Result<(), DocumentError> {
+        self.doc.results.push(r);
+        self.save_soon()
+    }
+
+    /// Changes the document (a round merged, intervals computed) and saves it
+    /// (a round's: as [`RunWriter::push`]).
     pub fn update(&mut self, change: impl FnOnce(&mut RunDoc)) -> Result<(), DocumentError> {
         change(&mut self.doc);
-        self.save()
+        self.save_soon()
     }
 
     pub fn finish(&mut self, status: RunStatus) -> Result<(), DocumentError> {

@@ -345,5 +345,10 @@ mod tests {
         assert_eq!(doc.host.clock.tsc_hz, 2.5e9);
         let spent = doc.settings.spent.expect("what preparing took is in the document");
         assert!(spent.prepare_s >= spent.calibration_s && spent.facts_s >= 0.0, "{spent:?}");
+        // Handed the run's host facts, a round takes them, with its own clock.
+        let facts = crate::measure::host::HostFacts { hostname: "the-runs-host".into(), ..doc.host.clone() };
+        let handed = RunSpec { host: Some(facts), tsc_hz: Some(3e9), ..spec };
+        let doc = Prepared::new(&handed, Side::Part).unwrap().document(&["native"]);
+        assert_eq!((doc.host.hostname.as_str(), doc.host.clock.tsc_hz), ("the-runs-host", 3e9));
     }
 }

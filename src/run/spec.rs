@@ -120,6 +120,13 @@ pub struct RunSpec {
     /// two. Empty in round 1, outside rounds and in environments' children.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub inners: std::collections::BTreeMap<String, Vec<u64>>,
+    /// The facts of the host the run's own process collected: a round's
+    /// process runs on that host seconds later and takes them (with its own
+    /// clock) instead of collecting them again, a kernel-config read and a
+    /// forked probe a round. None outside rounds: an environment's child
+    /// has a host of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::measure::host::HostFacts>,
 }
 
 /// What `oscycles run` measures without options: the quick suite at idle,
@@ -160,6 +167,7 @@ impl Default for RunSpec {
             instruction_counter: false,
             mark_batches: false,
             inners: Default::default(),
+            host: None,
         }
     }
 }
@@ -184,6 +192,7 @@ impl RunSpec {
             scratch: None,
             db: None,
             inners: Default::default(),
+            host: None,
             ..self.clone()
         }
     }
@@ -312,7 +321,10 @@ impl RunSpec {
             finished_at: None,
             status: RunStatus::Running,
             tool: Tool::this(),
-            host: crate::measure::host::collect(clock),
+            host: match &self.host {
+                Some(facts) => crate::measure::host::HostFacts { clock, ..facts.clone() },
+                None => crate::measure::host::collect(clock),
+            },
             environment: EnvRecord { name: envs.join(","), settings: Default::default() },
             condition: Condition {
                 load: names(self.loads.iter().map(|l| l.name().to_string()).collect()),

@@ -82,7 +82,8 @@ fn later_rounds_do_not_count_and_the_run_records_where_its_time_went() {
         assert_eq!(fam["cases"], 7, "{r}");
         assert!(r["process_s"].as_f64().unwrap() > 0.0, "{r}");
         let spent = &r["spent"];
-        assert!(spent["writes"].as_u64().unwrap() >= 7, "a write per case at least: {spent}");
+        // A round's own document is written at its start and end, and at most every second between.
+        assert!(spent["writes"].as_u64().unwrap() >= 2, "{spent}");
         // The first round counts its cases once; the later ones none.
         let counting = spent["counted"].as_u64().unwrap();
         assert_eq!(counting > 0, r["round"] == 0, "{spent}");
@@ -283,9 +284,15 @@ fn compare_interleave_auto_runs_pairs_until_settled_or_the_budget_and_later_roun
     assert_eq!(rounds("A"), rounds("B"), "every cell has as many rounds on each side");
     // One run held both sides: its document beside theirs, each round's record in it, no case-list files.
     let files: Vec<String> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    let run = files.iter().find(|f| f.ends_with(".json") && *f != "A.json" && *f != "B.json").expect("the run of both sides");
-    let run = read(&dir.join(run));
+    let run_path =
+        dir.join(files.iter().find(|f| f.ends_with(".json") && *f != "A.json" && *f != "B.json").expect("the run of both sides"));
+    let run = read(&run_path);
     assert_eq!(run["settings"]["round_log"].as_array().unwrap().len(), sides.len(), "{files:?}");
+    // What a pair cost, part by part, from that run's records (the command names it).
+    assert!(text.contains(&format!("oscycles show {} --time", run_path.display())), "{text}");
+    let shown = oscycles(&["show", "--time", run_path.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("what a round cost, part by part") && shown.lines().any(|l| l.starts_with("the round ")), "{shown}");
     assert!(files.iter().all(|f| !f.ends_with(".cases")), "{files:?}");
     let refused = |args: &[&str], needle: &str| {
         let o = oscycles(args);

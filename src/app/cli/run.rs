@@ -350,6 +350,7 @@ impl RunArgs {
             instruction_counter: false,
             mark_batches: false,
             inners: Default::default(),
+            host: None,
         };
         if self.timeout.is_none() && spec.measures_full_scale() {
             spec.timeout_s = FULL_CASE_TIMEOUT_S;

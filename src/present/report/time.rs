@@ -128,6 +128,94 @@ fn writes(doc: &RunDoc, beside: bool) -> u64 {
     rounds + if beside { 0 } else { doc.settings.spent.as_ref().map_or(0, |s| s.writes) }
 }
 
+/// The parts of a round's time, as [`RoundCost::parts`] holds them.
+pub const ROUND_PARTS: [&str; 9] = [
+    "timed batches (with calibration, warm-up)",
+    "counting pass",
+    "cool-downs after counting",
+    "TSC calibration",
+    "preparing (suites, plan, dirs)",
+    "host facts",
+    "document writes",
+    "process start, exit, the rest",
+    "the run's own process",
+];
+
+/// What one round cost, every column of it (a pair of compare's sides, a
+/// round of each environment), part by part.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoundCost {
+    pub round: usize,
+    /// Processes that measured it (one a column).
+    pub processes: usize,
+    /// Seconds of each of [`ROUND_PARTS`]: the processes' own lines, what
+    /// each process took besides them, and what the round took besides its
+    /// processes (known where the loop timed its rounds, else 0).
+    pub parts: [f64; 9],
+    /// The round from its first process's start to its last one merged:
+    /// the loop's clock where it has one, else its processes' sum.
+    pub wall_s: f64,
+}
+
+/// Each round that ran in processes of its own, part by part.
+pub fn per_round(doc: &RunDoc) -> Vec<RoundCost> {
+    // The loop's clock of its rounds, where one loop ran (several, one an
+    // environment after another, number their rounds each from 0).
+    let loops: Vec<&Vec<f64>> = doc.settings.adaptive.iter().map(|o| &o.round_s).filter(|r| !r.is_empty()).collect();
+    let walls: &[f64] = if loops.len() == 1 { loops[0] } else { &[] };
+    let mut rounds: BTreeMap<usize, RoundCost> = BTreeMap::new();
+    for r in &doc.settings.round_log {
+        let Some(process_s) = r.process_s.map(secs) else { continue };
+        let c = rounds.entry(r.round).or_insert_with(|| RoundCost { round: r.round, ..RoundCost::default() });
+        c.processes += 1;
+        let spent = r.spent.clone().unwrap_or_default();
+        let [cal, prep, facts, writes, cool, _] = own(&spent);
+        let lines = [r.families.values().map(|t| secs(t.measuring_s)).sum(), spent.counting_total(), cool, cal, prep, facts, writes];
+        lines.iter().enumerate().for_each(|(i, v)| c.parts[i] += v);
+        c.parts[7] += process_s - lines.iter().sum::<f64>();
+    }
+    for c in rounds.values_mut() {
+        let processes: f64 = c.parts[..8].iter().sum();
+        c.wall_s = walls.get(c.round).map_or(processes, |&w| secs(w));
+        c.parts[8] = if walls.is_empty() { 0.0 } else { c.wall_s - processes };
+    }
+    rounds.into_values().collect()
+}
+
+/// The table of what a round cost part by part: the first round, the mean
+/// of the later ones and the last; None without rounds in processes of their own.
+fn render_rounds(doc: &RunDoc) -> Option<String> {
+    let rounds = per_round(doc);
+    let (first, last) = (rounds.first()?, rounds.last()?);
+    let later = &rounds[1..];
+    let mean =
+        |f: &dyn Fn(&RoundCost) -> f64| if later.is_empty() { f64::NAN } else { later.iter().map(f).sum::<f64>() / later.len() as f64 };
+    // A later round's parts take milliseconds: seconds to the millisecond.
+    let s3 = |v: f64| format!("{v:.3}");
+    let cell = |v: f64| if v.is_nan() { "-".to_string() } else { s3(v) };
+    let later_head = format!("rounds 2-{}: mean", rounds.len());
+    let last_head = format!("round {}", last.round + 1);
+    let mut t = TextTable::new(&["part of a round", "round 1", later_head.as_str(), last_head.as_str()], 1);
+    for (i, what) in ROUND_PARTS.iter().enumerate() {
+        if rounds.iter().all(|c| c.parts[i] == 0.0) {
+            continue;
+        }
+        t.row(vec![what.to_string(), s3(first.parts[i]), cell(mean(&|c| c.parts[i])), s3(last.parts[i])]);
+    }
+    t.row(vec!["the round".into(), s3(first.wall_s), cell(mean(&|c| c.wall_s)), s3(last.wall_s)]);
+    let procs: usize = rounds.iter().map(|c| c.processes).sum();
+    let own = if first.parts[8] != 0.0 {
+        "  the run's own process: starting each round's process, waiting for it, reading and merging its document, writing the run's\n"
+    } else {
+        ""
+    };
+    Some(format!(
+        "what a round cost, part by part, every column of it ({} rounds, {procs} processes in all):\n{}{own}",
+        rounds.len(),
+        t.render()
+    ))
+}
+
 fn s1(v: f64) -> String {
     format!("{v:.1}")
 }
@@ -176,6 +264,9 @@ pub fn render(doc: &RunDoc) -> String {
     s += &rest.render();
     for (what, v) in &b.alongside {
         s += &format!("  alongside the rounds, in the run's own process: {what}, {} s\n", s1(*v));
+    }
+    if let Some(rounds) = render_rounds(doc) {
+        s += &rounds;
     }
     s
 }
@@ -250,6 +341,52 @@ mod tests {
         let text = render(&doc);
         assert!(text.contains("where the time went: 100 s"), "{text}");
         assert!(text.lines().any(|l| l.starts_with("total") && l.contains("100.0")), "{text}");
+    }
+
+    #[test]
+    fn a_rounds_parts_add_up_to_the_loops_clock_of_it() {
+        let mut doc = fixture();
+        let record = |round: usize, measuring_s: f64, counting: f64, process_s: f64| crate::data::results::RoundRecord {
+            round,
+            families: [("syscall".to_string(), FamilyTime { cases: 7, measuring_s })].into_iter().collect(),
+            spent: Some(Spent {
+                prepare_s: 0.25,
+                calibration_s: 0.0,
+                facts_s: 0.125,
+                writes_s: 0.5,
+                counting_s: [("syscall".to_string(), counting)].into_iter().collect(),
+                cool_down_s: if counting > 0.0 { 1.2 } else { 0.0 },
+                ..Spent::default()
+            }),
+            process_s: Some(process_s),
+            ..Default::default()
+        };
+        // Two columns a round (compare's sides), the first round counting.
+        doc.settings.round_log =
+            vec![record(0, 2.0, 1.0, 6.0), record(0, 2.0, 1.0, 6.5), record(1, 1.5, 0.0, 3.0), record(1, 1.0, 0.0, 2.5)];
+        let auto = crate::data::results::adaptive::Auto { budget_min: 2.0, target_pct: 5.0, until_verdict: None };
+        doc.settings.adaptive = vec![crate::data::results::adaptive::Outcome {
+            asked: auto,
+            environment: None,
+            against: Some("A".into()),
+            rounds: 2,
+            round_s: vec![13.0, 6.0],
+            elapsed_s: 19.5,
+            ended: crate::data::results::adaptive::Ended::Budget,
+            unsettled: vec![],
+        }];
+        let rounds = per_round(&doc);
+        assert_eq!(rounds.iter().map(|c| (c.round, c.processes, c.wall_s)).collect::<Vec<_>>(), [(0, 2, 13.0), (1, 2, 6.0)]);
+        let [first, later] = [&rounds[0], &rounds[1]];
+        assert_eq!(&first.parts[..7], &[4.0, 2.0, 2.4, 0.0, 0.5, 0.25, 1.0]);
+        assert!((first.parts[7] - (12.5 - 10.15)).abs() < 1e-9, "{:?}", first.parts);
+        assert!((first.parts[8] - 0.5).abs() < 1e-9 && (later.parts[8] - 0.5).abs() < 1e-9);
+        for c in &rounds {
+            assert!((c.parts.iter().sum::<f64>() - c.wall_s).abs() < 1e-9, "{c:?}");
+        }
+        let text = render(&doc);
+        assert!(text.contains("every column of it (2 rounds, 4 processes in all)"), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("the round") && l.contains("13.000") && l.contains("6.000")), "{text}");
     }
 
     #[test]

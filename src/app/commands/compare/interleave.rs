@@ -107,6 +107,8 @@ pub struct Settled {
     pub outcome: Outcome,
     pub docs: [RunDoc; 2],
     pub names: (String, String),
+    /// The run of both sides (every round's record: `show --time` of it).
+    pub run: PathBuf,
 }
 
 /// A side as the loop measures it: prepared here once.
@@ -161,7 +163,7 @@ pub fn measure_auto(a: &CompareArgs, policy: &Thresholds) -> Result<Option<Settl
     let docs = [0, 1].map(|i| side_doc(&writer.doc, &prepared[i], &outcome));
     let names = save_sides(&out, [&docs[0], &docs[1]])?;
     eprintln!("the run of both sides and each side's: {}", dir.display());
-    Ok(Some(Settled { outcome, docs, names }))
+    Ok(Some(Settled { outcome, docs, names, run: writer.path().to_path_buf() }))
 }
 
 /// Both sides' options as `run` takes them, prepared here: one plan each,

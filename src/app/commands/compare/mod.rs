@@ -84,7 +84,9 @@ fn until_settled(a: &cli::grammar::CompareArgs) -> Result<ExitCode> {
         count(Verdict::Unsure)
     ));
     if let (Some(first), Some(last)) = (out.round_s.first(), out.round_s.last()) {
-        out_to(format!("a pair took {first:.1} s at the start, {last:.1} s at the end"));
+        let path = settled.run.display().to_string();
+        let run = report::for_terminal(&path);
+        out_to(format!("a pair took {first:.1} s at the start, {last:.1} s at the end (where it went: oscycles show {run} --time)"));
     }
     for u in &out.unsettled {
         let need = u.rounds_needed.map_or("?".into(), |n| n.to_string());
