@@ -32,7 +32,8 @@ fn an_aarch64_run_names_its_clock_by_the_counter_and_rate_its_document_records()
     let path = d.join("aarch64.json");
     std::fs::write(&path, doc.to_string()).unwrap();
     let path = path.to_str().unwrap();
-    let full = ok(&oscycles(&["show", path, "--full"]));
+    // Long lines wrap at the terminal's width with an indent: joined again.
+    let full = ok(&oscycles(&["show", path, "--full"])).replace("\n  ", " ");
     let clock = full.lines().find(|l| l.contains("CLOCK_MONOTONIC_RAW")).unwrap_or_else(|| panic!("no clock line: {full}"));
     assert!(
         clock.starts_with("CNTVCT_EL0 62.4999 MHz (cntvct_el0 (isb; mrs), 62.5 MHz") && clock.contains("CNTFRQ_EL0 says 62.5000 MHz"),
@@ -41,7 +42,7 @@ fn an_aarch64_run_names_its_clock_by_the_counter_and_rate_its_document_records()
     // The header (the tables' headings still say "TSC cycles" of every cycles cell).
     let header = |text: &str| text.split("\n\n").next().unwrap_or_default().to_string();
     assert!(!header(&full).contains("TSC") && !full.contains("constant_tsc"), "{full}");
-    let brief = ok(&oscycles(&["show", path]));
+    let brief = ok(&oscycles(&["show", path])).replace("\n  ", " ");
     assert!(brief.contains("CNTVCT_EL0 62.4999 MHz") && !header(&brief).contains("TSC"), "{brief}");
     let markdown = ok(&oscycles(&["report", path, "--markdown", "-"]));
     assert!(markdown.contains("CNTVCT_EL0 62.4999 MHz"), "{markdown}");
