@@ -179,6 +179,18 @@ pub mod environment {
         pub guest_cmdline: Option<String>,
         #[serde(default)]
         pub helper_placement: Option<HelperPlacement>,
+        /// What its own oscycles (a child's, a guest's /init) recorded of itself.
+        #[serde(default)]
+        pub host_inside: Option<Inside>,
+    }
+
+    /// What an environment's own oscycles recorded (`host_inside`), as far
+    /// as the report reads it.
+    #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+    pub struct Inside {
+        /// The timed batches of a case there (absent in runs stored before it was written).
+        #[serde(default)]
+        pub harness_batches: Option<usize>,
     }
 
     impl Facts {

@@ -50,7 +50,39 @@ pub struct ClockInfo {
     pub counts_instructions: bool,
 }
 
+/// The counter a clock read: x86-64's TSC, or aarch64's generic timer
+/// (its virtual counter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    Tsc,
+    Cntvct,
+}
+
+impl Counter {
+    /// Its name in a report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Counter::Tsc => "TSC",
+            Counter::Cntvct => "CNTVCT_EL0",
+        }
+    }
+
+    /// What states its rate besides the calibration (`cpuid_tsc_hz`).
+    pub fn stated_by(self) -> &'static str {
+        match self {
+            Counter::Tsc => "cpuid",
+            Counter::Cntvct => "CNTFRQ_EL0",
+        }
+    }
+}
+
 impl ClockInfo {
+    /// The counter it read, as its `source` names it (`cntvct_el0 ...` on
+    /// aarch64; `tsc ...` on x86-64, as every document before aarch64 ran).
+    pub fn counter(&self) -> Counter {
+        if self.source.starts_with("cntvct_el0") { Counter::Cntvct } else { Counter::Tsc }
+    }
+
     /// The same clock, said to count guest instructions where `counts`.
     pub fn counting(mut self, counts: bool) -> ClockInfo {
         self.counts_instructions = counts;
@@ -209,6 +241,17 @@ mod tests {
         assert_eq!(steps(&fake(|n| if n % 997 == 0 { 50_000 } else { 30 }), 100_000), None);
         // Steps but no update within the reads: one step is at least all of them.
         assert_eq!(steps(&fake(|_| 1), 5_000), Some(u64::MAX));
+    }
+
+    #[test]
+    fn the_counter_is_named_by_the_source_the_document_records() {
+        let here = calibrate_tsc(1, Duration::from_millis(1));
+        let native = if cfg!(target_arch = "aarch64") { Counter::Cntvct } else { Counter::Tsc };
+        assert_eq!((here.counter(), known_tsc(1e9).counter()), (native, native), "{}", here.source);
+        let of = |source: &str| ClockInfo { source: source.into(), ..here.clone() }.counter();
+        assert_eq!(of("cntvct_el0 (isb; mrs), 62.5 MHz, its ticks x 16; under QEMU's instruction counter"), Counter::Cntvct);
+        assert_eq!((of("tsc (rdtscp; lfence)"), of("rdtsc")), (Counter::Tsc, Counter::Tsc), "older documents: the TSC");
+        assert_eq!((Counter::Cntvct.name(), Counter::Cntvct.stated_by()), ("CNTVCT_EL0", "CNTFRQ_EL0"));
     }
 
     #[test]

@@ -488,10 +488,12 @@ pub fn collect(clock: ClockInfo) -> HostFacts {
     let cmdline = read_trim("/proc/cmdline").unwrap_or_default();
     let mem = meminfo("MemTotal").unwrap_or(0);
     let mut warnings = Vec::new();
-    if !tsc_flags.constant_tsc {
+    // The TSC's flags (aarch64's counter has a constant rate by the architecture, and no flags).
+    let tsc = clock.counter() == crate::measure::clock::Counter::Tsc;
+    if tsc && !tsc_flags.constant_tsc {
         warnings.push("no constant_tsc: TSC cycles may not track time when the CPU frequency changes".to_string());
     }
-    if !tsc_flags.nonstop_tsc {
+    if tsc && !tsc_flags.nonstop_tsc {
         warnings.push("no nonstop_tsc: the TSC may stop in deep idle states".to_string());
     }
     if clock.tsc_hz_spread > 0.01 {

@@ -228,6 +228,13 @@ fn check_rt(spec: &RunSpec) -> Result<(), PrepareError> {
 /// How the cases run here: the spec with the clock's rate (rounds take it
 /// instead of calibrating), the harness spanning the clock's steps (an
 /// emulated TSC moves in steps), the rounds in the run's private directory.
+/// A suite's shortest batch (LMBench's 100 ms) is a rule for timing a CPU
+/// (what a sample spans of the caches, the timer, the scheduler): under
+/// QEMU's instruction counter a count does not need it, and there it made
+/// each batch at least 10^8 guest instructions, 20 times the harness's
+/// own: lmbench's syscall.null took 3.0 * 10^9 in qemu-arm64, 75 times
+/// its 4 * 10^7 now (a minute or more of an emulated Cortex-A53 on a
+/// loaded host, per case).
 fn execution(spec: &RunSpec, cpus: Vec<usize>, clock: &ClockInfo, run_dir: &Path) -> Result<Execution, PrepareError> {
     let hz = clock.tsc_hz;
     Ok(Execution {
@@ -236,7 +243,7 @@ fn execution(spec: &RunSpec, cpus: Vec<usize>, clock: &ClockInfo, run_dir: &Path
         exe: Some(crate::base::fsafe::own_exe().map_err(PrepareError::Exe)?),
         quick: spec.harness(hz, true).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
         full: spec.harness(hz, false).spanning_steps(clock.step_cycles, (2.0 * hz) as u64),
-        suite_batches: spec.batch_ms.is_none(),
+        suite_batches: spec.batch_ms.is_none() && !spec.instruction_counter,
         scratch: run_dir.to_path_buf(),
         rounds: Some(Rounds { work: run_dir.to_path_buf(), baseline: None }),
     })
@@ -350,5 +357,20 @@ mod tests {
         let handed = RunSpec { host: Some(facts), tsc_hz: Some(3e9), ..spec };
         let doc = Prepared::new(&handed, Side::Part).unwrap().document(&["native"]);
         assert_eq!((doc.host.hostname.as_str(), doc.host.clock.tsc_hz), ("the-runs-host", 3e9));
+    }
+
+    #[test]
+    fn under_the_instruction_counter_a_case_takes_few_batches_of_the_harness_own_length() {
+        // execution() itself: Prepared::new would set aarch64's clock scale for the whole test process.
+        let clock = ClockInfo { step_cycles: None, ..clock::known_tsc(1e9) };
+        let spec = RunSpec { suites: vec!["lmbench".into()], rounds: 1, ..RunSpec::default() };
+        let timed = execution(&spec, vec![0], &clock, Path::new("/nonexistent")).unwrap();
+        assert!(timed.suite_batches, "timed: LMBench's 100 ms batches");
+        assert_eq!(timed.full.batches, 15);
+        let counted =
+            execution(&RunSpec { instruction_counter: true, ..spec }, vec![0], &clock.counting(true), Path::new("/nonexistent")).unwrap();
+        assert!(!counted.suite_batches, "counted: the harness's own 5 ms (5 * 10^6 instructions)");
+        assert_eq!((counted.full.batches, counted.quick.batches), (crate::run::spec::COUNTED_BATCHES, crate::run::spec::COUNTED_BATCHES));
+        assert_eq!(counted.full.target_batch_cycles, 5_000_000);
     }
 }

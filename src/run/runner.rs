@@ -323,7 +323,8 @@ impl EnvironmentsRun<'_> {
                 facts.insert(
                     "host_inside".into(),
                     json!({"kernel": doc.host.kernel_release, "cpu": doc.host.cpu_model, "tsc_hz": doc.host.clock.tsc_hz,
-                        "counts_instructions": doc.host.clock.counts_instructions, "cmdline": doc.host.kernel_cmdline}),
+                        "counts_instructions": doc.host.clock.counts_instructions, "cmdline": doc.host.kernel_cmdline,
+                        "harness_batches": doc.settings.harness.batches}),
                 );
                 self.writer.doc.environment.settings.insert(name.into(), Value::Object(facts));
                 match round {
@@ -591,6 +592,7 @@ mod tests {
         );
         assert_eq!(w.doc.environment.settings["down"]["unusable"], "down did not reach its /init within 1 s");
         assert!(w.doc.environment.settings["fake"]["host_inside"]["tsc_hz"].is_number());
+        assert!(w.doc.environment.settings["fake"]["host_inside"]["harness_batches"].is_number(), "the batches its cells rest on");
         assert_eq!(log.lines().iter().filter(|l| l.starts_with("started ")).count(), 2, "{:?}", log.lines());
         assert!(log.lines().iter().any(|l| l.starts_with("unusable down")), "{:?}", log.lines());
     }

@@ -129,6 +129,14 @@ pub struct RunSpec {
     pub host: Option<crate::measure::host::HostFacts>,
 }
 
+/// The batches of a case under QEMU's instruction counter, unless
+/// `--batches` says. A batch's count is exact: batches of one case differ
+/// only where the guest's timer ticks fall among them, and in a first
+/// batch of another regime (a forked peer's first round trips, whose
+/// wake-ups preempt). The median of five leaves both out; fifteen, the
+/// timed default, cost the emulator three times as much for the same cell.
+pub const COUNTED_BATCHES: usize = 5;
+
 /// What `oscycles run` measures without options: the quick suite at idle,
 /// pinned, in the default rounds, results in ./oscycles-results.
 impl Default for RunSpec {
@@ -234,9 +242,11 @@ impl RunSpec {
 
     /// The harness for cases of a quick (`quick`) or full suite, with a
     /// batch of `default_ms` unless `--batch-ms` says. Several rounds share
-    /// the batches: fewer per round, about the same total.
+    /// the batches: fewer per round, about the same total; under QEMU's
+    /// instruction counter a case takes [`COUNTED_BATCHES`].
     pub fn harness(&self, tsc_hz: f64, quick: bool) -> HarnessConfig {
         let (default_ms, default_batches) = match (quick, self.rounds > 1) {
+            _ if self.instruction_counter => (if quick { 2.0 } else { 5.0 }, COUNTED_BATCHES),
             (true, true) => (2.0, 2),
             (true, false) => (2.0, 11),
             (false, true) => (5.0, 3),
@@ -408,5 +418,11 @@ mod tests {
         assert_eq!(s.harness(1e9, false).target_batch_cycles, 5_000_000);
         s.rounds = 1;
         assert_eq!((s.harness(1e9, true).batches, s.harness(1e9, false).batches), (11, 15));
+        // A guest under QEMU's instruction counter: exact counts, few batches, the same lengths.
+        s.instruction_counter = true;
+        assert_eq!((s.harness(1e9, true).batches, s.harness(1e9, false).batches), (COUNTED_BATCHES, COUNTED_BATCHES));
+        assert_eq!(s.harness(1e9, false).target_batch_cycles, 5_000_000);
+        s.batches = Some(9);
+        assert_eq!(s.harness(1e9, false).batches, 9, "--batches holds under the counter too");
     }
 }

@@ -21,6 +21,35 @@ fn csv_and_markdown_exports_of_the_fixture_match_their_snapshots() {
 }
 
 #[test]
+fn an_aarch64_run_names_its_clock_by_the_counter_and_rate_its_document_records() {
+    // The fixture as the aarch64 build under qemu-aarch64's user mode records it: the generic
+    // timer's counter, its rate; /proc/cpuinfo's flags are the x86-64 host's, no property of it.
+    let d = tempdir("aarch64-clock");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap();
+    doc["host"]["clock"]["source"] = "cntvct_el0 (isb; mrs), 62.5 MHz: one tick is 16.0 ns, not a CPU cycle".into();
+    doc["host"]["clock"]["tsc_hz"] = 62_499_870.0.into();
+    doc["host"]["clock"]["cpuid_tsc_hz"] = 62.5e6.into();
+    let path = d.join("aarch64.json");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let path = path.to_str().unwrap();
+    // Long lines wrap at the terminal's width with an indent: joined again.
+    let full = ok(&oscycles(&["show", path, "--full"])).replace("\n  ", " ");
+    let clock = full.lines().find(|l| l.contains("CLOCK_MONOTONIC_RAW")).unwrap_or_else(|| panic!("no clock line: {full}"));
+    assert!(
+        clock.starts_with("CNTVCT_EL0 62.4999 MHz (cntvct_el0 (isb; mrs), 62.5 MHz") && clock.contains("CNTFRQ_EL0 says 62.5000 MHz"),
+        "{clock}"
+    );
+    // The header (the tables' headings still say "TSC cycles" of every cycles cell).
+    let header = |text: &str| text.split("\n\n").next().unwrap_or_default().to_string();
+    assert!(!header(&full).contains("TSC") && !full.contains("constant_tsc"), "{full}");
+    let brief = ok(&oscycles(&["show", path])).replace("\n  ", " ");
+    assert!(brief.contains("CNTVCT_EL0 62.4999 MHz") && !header(&brief).contains("TSC"), "{brief}");
+    let markdown = ok(&oscycles(&["report", path, "--markdown", "-"]));
+    assert!(markdown.contains("CNTVCT_EL0 62.4999 MHz"), "{markdown}");
+    let _ = std::fs::remove_dir_all(d);
+}
+
+#[test]
 fn import_refuses_a_conflicting_duplicate_and_a_future_schema_with_exit_code_2() {
     let d = tempdir("import");
     let db = d.join("store.sqlite");

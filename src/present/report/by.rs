@@ -108,13 +108,13 @@ fn version_of(d: &RunDoc) -> String {
 
 fn facts_of(name: &str, d: &RunDoc) -> String {
     let text = format!(
-        "{name}: host {} ({}, CPUs {}, {} MiB), kernel {}, TSC {:.3} GHz, hypervisor {}, environment {}, run {}{}",
+        "{name}: host {} ({}, CPUs {}, {} MiB), kernel {}, {}, hypervisor {}, environment {}, run {}{}",
         d.host.hostname,
         d.host.cpu_model,
         d.host.cpus_online,
         d.host.memory_total_kib / 1024,
         d.host.kernel_release,
-        d.host.clock.tsc_hz / 1e9,
+        super::header::clock_rate(&d.host.clock, 3),
         d.host.hypervisor.as_deref().unwrap_or("none"),
         d.environment.name,
         d.id,

@@ -8,7 +8,7 @@ use crate::tables::tabular::table::{TextTable, cycles};
 
 fn who(tag: &str, d: &RunDoc) -> String {
     format!(
-        "{tag}: {} ({}), {} {}, env {}, load {}, isolation {}, TSC {:.3} GHz\n",
+        "{tag}: {} ({}), {} {}, env {}, load {}, isolation {}, {}\n",
         d.id,
         d.started_at,
         d.host.hostname,
@@ -16,7 +16,7 @@ fn who(tag: &str, d: &RunDoc) -> String {
         d.environment.name,
         d.condition.load,
         d.condition.isolation_label(),
-        d.host.clock.tsc_hz / 1e9
+        super::header::clock_rate(&d.host.clock, 3)
     )
 }
 

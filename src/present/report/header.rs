@@ -1,6 +1,8 @@
 //! The header every run prints: who measured what, where, on what.
 
 use crate::data::results::{RunDoc, RunStatus};
+use crate::measure::clock::{ClockInfo, Counter};
+use crate::measure::host::HostFacts;
 
 /// How the run ended, where that is news: "" when complete, or while it runs (`live`).
 fn status(doc: &RunDoc, live: bool) -> String {
@@ -77,7 +79,6 @@ fn scale_line(doc: &RunDoc) -> String {
 /// The host: CPU, memory, kernel, hypervisor, clock, vulnerabilities, warnings.
 fn host(doc: &RunDoc) -> String {
     let h = &doc.host;
-    let c = &h.clock;
     let mut s = format!(
         "host {}: {}, CPUs online {} (allowed {}), {:.1} GiB\n",
         h.hostname,
@@ -108,24 +109,7 @@ fn host(doc: &RunDoc) -> String {
     }
     let kvm = if h.kvm_modules.is_empty() { "none".to_string() } else { h.kvm_modules.join(", ") };
     s += &format!("{hv}; kvm modules: {kvm}; cpufreq governor: {}\n", h.governor.as_deref().unwrap_or("none (no cpufreq)"));
-    let flags: Vec<&str> = [
-        ("constant_tsc", h.tsc_flags.constant_tsc),
-        ("nonstop_tsc", h.tsc_flags.nonstop_tsc),
-        ("rdtscp", h.tsc_flags.rdtscp),
-        ("tsc_known_freq", h.tsc_flags.tsc_known_freq),
-    ]
-    .iter()
-    .filter(|f| f.1)
-    .map(|f| f.0)
-    .collect();
-    s += &format!(
-        "TSC {:.4} GHz (calibrated against CLOCK_MONOTONIC_RAW, spread {:.3}%{}), flags {}; two back-to-back reads cost {} cycles (subtracted)\n",
-        c.tsc_hz / 1e9,
-        c.tsc_hz_spread * 100.0,
-        c.cpuid_tsc_hz.map(|f| format!("; cpuid says {:.4} GHz", f / 1e9)).unwrap_or_default(),
-        flags.join(" "),
-        c.overhead_cycles
-    );
+    s += &clock_line(h);
     let vulnerable = h.mitigations.values().filter(|v| v.starts_with("Vulnerable")).count();
     let mitigated = h.mitigations.values().filter(|v| v.starts_with("Mitigation")).count();
     let unaffected = h.mitigations.values().filter(|v| v.starts_with("Not affected")).count();
@@ -146,21 +130,31 @@ fn counted_split(doc: &RunDoc) -> (Vec<String>, Vec<String>) {
     super::env::environments(doc).into_iter().partition(counted)
 }
 
+/// The batches a counted column's cells rest on: as its guest recorded
+/// them (fewer than a timed column's), else (a run stored before it was
+/// recorded) the run's.
+fn counted_batches(doc: &RunDoc, counted: &[String]) -> usize {
+    let inside =
+        |e: &String| crate::data::schema_core::environment::Facts::read(doc.environment.settings.get(e)).host_inside?.harness_batches;
+    counted.iter().find_map(inside).unwrap_or(doc.settings.harness.batches)
+}
+
 /// What a cell rests on, per kind of column: the rounds of the run for
 /// measured columns, one round (exact) for counted ones.
 fn rounds_line(doc: &RunDoc) -> String {
     let (rounds, batches) = (doc.settings.rounds, doc.settings.harness.batches);
     let (counted, timed) = counted_split(doc);
+    let counted_batches = counted_batches(doc, &counted);
     let exact = |envs: &[String]| {
         format!(
-            "{} ran under QEMU's instruction counter: a cell there rests on 1 round x {batches} batches, exact (the same on every run, \
+            "{} ran under QEMU's instruction counter: a cell there rests on 1 round x {counted_batches} batches, exact (the same on every run, \
              so one round runs by design)",
             envs.join(", ")
         )
     };
     match (counted.is_empty(), timed.is_empty()) {
         (false, true) => format!(
-            "rounds: 1 a cell x {batches} batches ({}: QEMU's instruction counter, exact: one round by design)\n",
+            "rounds: 1 a cell x {counted_batches} batches ({}: QEMU's instruction counter, exact: one round by design)\n",
             counted.join(", ")
         ),
         (false, false) => format!(
@@ -180,10 +174,10 @@ fn rounds_line(doc: &RunDoc) -> String {
 /// measured: the run, where, the host in one line, the clock, what a cell
 /// rests on; warnings counted (`show --full` has them all).
 pub fn render_brief(doc: &RunDoc) -> String {
-    let (h, c) = (&doc.host, &doc.host.clock);
+    let h = &doc.host;
     let mut s = first_line(doc, false);
     s += &format!(
-        "environment {}, load {}, isolation {}; host {}: {}, CPUs {}, kernel {}, TSC {:.4} GHz{}\n",
+        "environment {}, load {}, isolation {}; host {}: {}, CPUs {}, kernel {}, {}{}\n",
         doc.environment.name,
         doc.condition.load,
         doc.condition.isolation_label(),
@@ -191,7 +185,7 @@ pub fn render_brief(doc: &RunDoc) -> String {
         h.cpu_model,
         h.cpus_online,
         h.kernel_release,
-        c.tsc_hz / 1e9,
+        clock_rate(&h.clock, 4),
         match h.warnings.len() {
             0 => String::new(),
             n => format!("; {n} warning{} (show --full)", if n == 1 { "" } else { "s" }),
@@ -236,4 +230,112 @@ fn harness(doc: &RunDoc) -> String {
             .into()
     };
     s
+}
+
+/// A clock's name and calibrated rate, as the document records them:
+/// "TSC 2.5961 GHz", "CNTVCT_EL0 62.5000 MHz" (`decimals` after the point).
+pub fn clock_rate(c: &ClockInfo, decimals: usize) -> String {
+    format!("{} {}", c.counter().name(), rate(c.tsc_hz, decimals))
+}
+
+/// What a run's cycles are: "TSC cycles at 2.60 GHz", "CNTVCT_EL0 ticks at 62.50 MHz".
+pub fn clock_units(c: &ClockInfo) -> String {
+    let ticks = if c.counter() == Counter::Tsc { "cycles" } else { "ticks" };
+    format!("{} {ticks} at {}", c.counter().name(), rate(c.tsc_hz, 2))
+}
+
+/// A rate in GHz, or below 1 GHz in MHz.
+fn rate(hz: f64, decimals: usize) -> String {
+    if hz >= 1e9 { format!("{:.decimals$} GHz", hz / 1e9) } else { format!("{:.decimals$} MHz", hz / 1e6) }
+}
+
+/// The clock's line: its counter and rate, calibrated against what, what
+/// else states the rate, the TSC's flags (x86-64's /proc/cpuinfo; aarch64's
+/// counter has none: its source, as recorded, says what it read), and
+/// what two reads cost.
+fn clock_line(h: &HostFacts) -> String {
+    let c = &h.clock;
+    let (counter, spread) = (c.counter(), c.tsc_hz_spread * 100.0);
+    let stated = |hz: f64| format!("; {} says {}", counter.stated_by(), rate(hz, 4));
+    if counter == Counter::Cntvct {
+        return format!(
+            "{} ({}; calibrated against CLOCK_MONOTONIC_RAW, spread {spread:.3}%{}); two back-to-back reads cost {} ticks (subtracted)\n",
+            clock_rate(c, 4),
+            c.source,
+            c.cpuid_tsc_hz.map(stated).unwrap_or_default(),
+            c.overhead_cycles
+        );
+    }
+    let t = &h.tsc_flags;
+    let flags =
+        [("constant_tsc", t.constant_tsc), ("nonstop_tsc", t.nonstop_tsc), ("rdtscp", t.rdtscp), ("tsc_known_freq", t.tsc_known_freq)];
+    let flags: Vec<&str> = flags.iter().filter(|f| f.1).map(|f| f.0).collect();
+    format!(
+        "{} (calibrated against CLOCK_MONOTONIC_RAW, spread {spread:.3}%{}), flags {}; two back-to-back reads cost {} cycles (subtracted)\n",
+        clock_rate(c, 4),
+        c.cpuid_tsc_hz.map(|f| format!("; cpuid says {:.4} GHz", f / 1e9)).unwrap_or_default(),
+        flags.join(" "),
+        c.overhead_cycles
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::results::fixture;
+
+    #[test]
+    fn the_clock_is_named_by_its_source_and_rate_as_the_document_records_them() {
+        // The stored x86-64 run: the TSC, its rate and flags, as always.
+        let mut doc = fixture();
+        let text = render(&doc, false);
+        assert!(text.contains("TSC 2.6000 GHz (calibrated") && text.contains("flags "), "{text}");
+        assert!(render_brief(&doc).contains(", TSC 2.6000 GHz"), "{}", render_brief(&doc));
+        // The aarch64 build under qemu-aarch64's user mode: the generic timer's counter on an x86-64 host,
+        // whose /proc/cpuinfo flags are no property of that clock.
+        doc.host.clock = ClockInfo {
+            source: "cntvct_el0 (isb; mrs), 62.5 MHz: one tick is 16.0 ns, not a CPU cycle".into(),
+            tsc_hz: 62_499_870.0,
+            cpuid_tsc_hz: Some(62.5e6),
+            overhead_cycles: 1,
+            ..doc.host.clock
+        };
+        doc.host.tsc_flags.constant_tsc = true;
+        let text = render(&doc, false);
+        let line = text.lines().find(|l| l.starts_with("CNTVCT_EL0")).unwrap_or_else(|| panic!("no clock line: {text}"));
+        assert_eq!(
+            line,
+            "CNTVCT_EL0 62.4999 MHz (cntvct_el0 (isb; mrs), 62.5 MHz: one tick is 16.0 ns, not a CPU cycle; calibrated against \
+             CLOCK_MONOTONIC_RAW, spread 0.000%; CNTFRQ_EL0 says 62.5000 MHz); two back-to-back reads cost 1 ticks (subtracted)"
+        );
+        assert!(!text.contains("TSC") && !text.contains("constant_tsc") && !text.contains("GHz"), "{text}");
+        let brief = render_brief(&doc);
+        assert!(brief.contains(", CNTVCT_EL0 62.4999 MHz") && !brief.contains("TSC"), "{brief}");
+        assert_eq!(clock_units(&doc.host.clock), "CNTVCT_EL0 ticks at 62.50 MHz");
+    }
+
+    #[test]
+    fn a_counted_column_rests_on_the_batches_its_guest_took() {
+        // The stored run's container column, as if QEMU's instruction counter had counted it.
+        let mut doc = fixture();
+        doc.settings.rounds = 10;
+        let counted = |batches: serde_json::Value| serde_json::json!({"accel": "icount", "host_inside": {"harness_batches": batches}});
+        doc.environment.settings.insert("container".into(), counted(serde_json::json!(5)));
+        let batches = doc.settings.harness.batches;
+        assert_ne!(batches, 5);
+        let line = |doc: &RunDoc| harness(doc).lines().find(|l| l.starts_with("rounds: 10")).unwrap_or_default().to_string();
+        assert!(
+            line(&doc).contains("container ran under QEMU's instruction counter: a cell there rests on 1 round x 5 batches"),
+            "{}",
+            line(&doc)
+        );
+        assert!(
+            line(&doc).contains(&format!("rests on 10 rounds x {batches} batches")),
+            "the timed column keeps the run's: {}",
+            line(&doc)
+        );
+        // A run stored before the guest's batches were recorded: the run's.
+        doc.environment.settings.insert("container".into(), counted(serde_json::Value::Null));
+        assert!(line(&doc).contains(&format!("a cell there rests on 1 round x {batches} batches")), "{}", line(&doc));
+    }
 }

@@ -195,7 +195,7 @@ pub fn parts(doc: &RunDoc) -> Parts {
         if counted {
             "guest instructions (QEMU's instruction counter: exact, no time)".to_string()
         } else {
-            format!("TSC cycles at {:.2} GHz", doc.host.clock.tsc_hz / 1e9)
+            super::header::clock_units(&doc.host.clock)
         }
     );
     if lines.is_empty() {

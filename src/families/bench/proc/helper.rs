@@ -3,16 +3,16 @@
 
 use super::*;
 
-/// The tiny helper: ELF64 header, one PT_LOAD program header, 9 bytes of code
-/// (`mov edi, 7; mov eax, 60; syscall`).
+/// The tiny helper: ELF64 header, one PT_LOAD program header, 12 bytes of
+/// this architecture's code that exit with status 7 (`arch::EXIT_7`).
 pub fn helper_elf() -> Vec<u8> {
     const BASE: u64 = 0x40_0000;
-    const CODE: [u8; 12] = [0xbf, 7, 0, 0, 0, 0xb8, 60, 0, 0, 0, 0x0f, 0x05];
+    const CODE: [u8; 12] = crate::measure::arch::EXIT_7;
     let total = (64 + 56 + CODE.len()) as u64;
     let mut e = Vec::with_capacity(total as usize);
     e.extend_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     e.extend_from_slice(&2u16.to_le_bytes()); // ET_EXEC
-    e.extend_from_slice(&0x3eu16.to_le_bytes()); // x86-64
+    e.extend_from_slice(&crate::measure::arch::ELF_MACHINE.to_le_bytes()); // this architecture
     e.extend_from_slice(&1u32.to_le_bytes()); // EV_CURRENT
     e.extend_from_slice(&(BASE + 120).to_le_bytes()); // entry: the code after the headers
     e.extend_from_slice(&64u64.to_le_bytes()); // program headers right after this header

@@ -47,11 +47,11 @@ impl Exporter for MarkdownExporter {
         for d in docs {
             out += &Markdown.heading(2, &d.id);
             out += &Markdown.paragraph(&format!(
-                "host {} ({}), kernel {}, TSC {:.4} GHz; environment {}; oscycles {}",
+                "host {} ({}), kernel {}, {}; environment {}; oscycles {}",
                 d.host.hostname,
                 d.host.cpu_model,
                 d.host.kernel_release,
-                d.host.clock.tsc_hz / 1e9,
+                crate::present::report::header::clock_rate(&d.host.clock, 4),
                 d.environment.name,
                 d.tool.version
             ));
