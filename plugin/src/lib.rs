@@ -298,10 +298,14 @@ unsafe fn instrument(s: &mut State, insn: *mut q::qemu_plugin_insn) {
             let which = if m == decode::Mark::Begin { 1 } else { 2 };
             q::qemu_plugin_register_vcpu_insn_exec_cb(insn, Some(on_mark), no_regs, which as *mut c_void);
         }
-        if kernel || s.warm.is_some() {
-            let rw = q::qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW;
-            q::qemu_plugin_register_vcpu_mem_cb(insn, Some(on_memory), no_regs, rw, flag(kernel));
-        }
+        // Every instruction, a user one without the cache model too: QEMU
+        // 7.2 leaves the memory callbacks of the last instruction that had
+        // them armed for the helpers of one that has none (a user-mode call
+        // gate's descriptor loads and stack pushes, GNU Mach's traps, were
+        // counted as the kernel's, 8 loads and 4 stores a trap, without the
+        // cache model and not with it).
+        let rw = q::qemu_plugin_mem_rw::QEMU_PLUGIN_MEM_RW;
+        q::qemu_plugin_register_vcpu_mem_cb(insn, Some(on_memory), no_regs, rw, flag(kernel));
     }
 }
 
