@@ -4,8 +4,10 @@
  */
 #include "harness.h"
 
-struct harness harness = { 10000000, 11, 0, { 0 }, 0 };
+struct harness harness = { 10000000, 11, 0, { 0 }, 0, 0, 0, 0 };
 volatile int harness_timed;
+volatile int harness_marking;
+uint32_t harness_windows;
 struct frame_buf doc;
 
 static const char *words = "";
@@ -83,6 +85,9 @@ void harness_words(const char *w)
         harness.batches = span_number(v) < HARNESS_MAX_BATCHES ? (uint32_t)span_number(v) : HARNESS_MAX_BATCHES;
     if (word_arg("inner", &v))
         harness.fixed_inner = (uint32_t)span_number(v);
+    /* Only where the marks are the plugin's (marks.h): else no windows. */
+    if (word_arg("mark", &v))
+        harness.mark = MARKS_COUNTED && span_number(v) == 1;
 }
 
 int rows_of(const char *benchmark, struct rows *it)
@@ -217,6 +222,10 @@ void case_ok(uint32_t inner)
     if (harness.units)
         for (uint32_t b = 0; b < harness.batches; b++)
             harness.batch[b] = harness.units(harness.batch[b]);
+    if (harness.mark) {
+        uint64_t w[2] = { harness.first_window, harness.windows };
+        fb_kv_u64s(&doc, 0, "windows", w, 2);
+    }
     fb_case_ok(&doc, inner, harness.batch, harness.batches);
 }
 

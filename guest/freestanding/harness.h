@@ -13,7 +13,10 @@
  * - The harness: one inner-count rule (doubled from 1 until a batch takes
  *   `batch_cycles`, or the fixed `inner=`; at most 2^24), one untimed batch
  *   first, then `batches=` timed ones (measure()). A guest's batch function
- *   brackets its operations with BATCH_BEGIN / BATCH_END.
+ *   brackets its operations with BATCH_BEGIN / BATCH_END. With `mark=1`
+ *   (the host counts the kernel: --kernel-counters) each timed batch is
+ *   marked for the QEMU plugin (marks.h) and its case says which windows
+ *   its batches are.
  * - The answer: the samples document of frame.h's writers, one case at a
  *   time (case_begin, case_params, the case's own details through
  *   fb_kv_*(&doc, 0, ...), then case_ok or case_not), and frame.h's error
@@ -25,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "frame.h"
+#include "marks.h"
 
 /* ---- the host's words ---------------------------------------------------- */
 
@@ -70,8 +74,16 @@ struct harness {
     /* What case_ok turns each batch into (a clock's counts into guest
      * instructions, say); 0: sent as measured. */
     uint64_t (*units)(uint64_t counts);
+    uint32_t mark;           /* mark=1: the timed batches are marked (marks.h) */
+    /* The last measure()'s windows: the first (windows are numbered from 0
+     * by the end marks made, in order) and how many its timed batches made. */
+    uint32_t first_window, windows;
 };
 extern struct harness harness;
+
+/* 1 while measure() runs its timed batches with mark=1; the end marks made. */
+extern volatile int harness_marking;
+extern uint32_t harness_windows;
 
 /* Operations n, timed: a guest's batch function returns the time its n
  * operations took, between BATCH_BEGIN and BATCH_END. */
@@ -92,8 +104,12 @@ static inline uint32_t measure(batch_fn f, void *ctx)
     while (!harness.fixed_inner && n < (1u << 24) && f(ctx, n) < harness.target_batch)
         n *= 2;
     harness_timed = 1;
+    harness.first_window = harness_windows;
+    harness_marking = (int)harness.mark;
     for (uint32_t b = 0; b < harness.batches; b++)
         harness.batch[b] = f(ctx, n);
+    harness_marking = 0;
+    harness.windows = harness_windows - harness.first_window;
     harness_timed = 0;
     return n;
 }
@@ -108,17 +124,25 @@ static inline uint32_t measure(batch_fn f, void *ctx)
  * with its own clock read (of any unsigned type: t0 takes it; the
  * difference is taken in the clock read's type, so a 32-bit counter wraps
  * modulo 2^32). HARNESS_MARK_BEGIN / HARNESS_MARK_END stand right outside
- * the two clock reads: the kernel counters' marks (src/measure/marks.rs,
- * a `nopl 0x4b4f5301(%eax)` / `0x4b4f5302` when harness_timed) go there;
- * today they are empty.
+ * the two clock reads: the kernel counters' marks (marks.h: on x86 a
+ * `nopl 0x4b4f5301(%eax)` / `0x4b4f5302`; an architecture is one more
+ * #elif there) while harness_marking, each end mark numbering a window.
+ * Not marking, each is a load and a branch, outside the clock reads: a
+ * batch counts the same instructions marked or not.
  */
-#ifndef HARNESS_MARK_BEGIN
-#define HARNESS_MARK_BEGIN() ((void)0)
-#endif
-#ifndef HARNESS_MARK_END
-#define HARNESS_MARK_END() ((void)0)
-#endif
-#define BATCH_BEGIN(read) (HARNESS_MARK_BEGIN(), (read))
+#define HARNESS_MARK_BEGIN()                                                                                           \
+    ({                                                                                                                 \
+        if (harness_marking)                                                                                           \
+            MARK_BEGIN();                                                                                              \
+    })
+#define HARNESS_MARK_END()                                                                                             \
+    ({                                                                                                                 \
+        if (harness_marking) {                                                                                         \
+            MARK_END();                                                                                                \
+            harness_windows++;                                                                                         \
+        }                                                                                                              \
+    })
+#define BATCH_BEGIN(read) ((void)HARNESS_MARK_BEGIN(), (read))
 #define BATCH_END(read, t0)                                                                                            \
     ({                                                                                                                 \
         __typeof__(read) t1_ = (read);                                                                                 \
@@ -152,7 +176,8 @@ void case_params(const struct rows *it, struct span row);
  * are to be on two cores). */
 int ipc_case_begin(const char *benchmark, const struct rows *it, struct span row, const char *cross_core,
                    struct span *space, uint64_t *words);
-/* Ends a measured case: the inner count and harness.batch. */
+/* Ends a measured case: the inner count and harness.batch; with mark=1
+ * also the last measure()'s windows (`"windows":[first,count]`). */
 void case_ok(uint32_t inner);
 /* Ends a case not measured: `status` "n/a" or "failed", and why. */
 void case_not(const char *status, const char *reason);

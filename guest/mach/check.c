@@ -2,9 +2,11 @@
  * The independent check of the mach environment: a few lines around 10^5
  * mach_msg round trips of an empty message between two threads of this
  * task, timed by rdtsc around the whole loop (no harness, no batches),
- * printed as `mach-check ...`; then host_reboot.
+ * printed as `mach-check ...`; then host_reboot. The kernel counters'
+ * marks (marks.h: no-ops without the plugin) right outside the rdtsc pair.
  */
 #include "mach.h"
+#include "../freestanding/marks.h"
 
 static u32 stack[1024] __attribute__((aligned(16)));
 
@@ -41,12 +43,16 @@ void check_main(u32 *sp)
     mach_msg_header_t h;
     u64 t0 = 0;
     for (u32 i = 0; i < N + 1000; i++) {
-        if (i == 1000) t0 = rdtsc();
+        if (i == 1000) {
+            MARK_BEGIN();
+            t0 = rdtsc();
+        }
         h.bits = MSGH_BITS(T_COPY_SEND, T_MAKE_SEND_ONCE);
         h.size = sizeof h; h.remote = port; h.local = reply; h.id = 1;
         mach_msg_trap(&h, SEND_MSG | RCV_MSG, sizeof h, sizeof h, reply, 0, 0);
     }
     u64 t = rdtsc() - t0;
+    MARK_END();
     line("mach-check round_trips=", N);
     line(" total=", t);
     line(" round_trip_x1000=", udiv(t * 1000, N, 0));

@@ -1,7 +1,8 @@
 //! `--kernel-counters`: what the guest's kernel executes in each timed
 //! batch, counted by oscycles' own QEMU plugin (the workspace's `plugin/`,
 //! built by build.rs and carried inside this binary). The guest's harness
-//! marks its timed batches (`measure::marks`); the plugin writes, per
+//! (or a guest program's: guest/freestanding/marks.h) marks its timed
+//! batches (`measure::marks`); the plugin writes, per
 //! marked batch, the kernel's and the user's instructions (by the
 //! instruction's address against the kernel's base), the kernel's loads
 //! and stores, entries into the kernel, CR3 writes, and with the cache
@@ -30,10 +31,11 @@ pub const KERNEL_COUNTERS_OPTIONS: &str = "kernel-counters";
 /// What the kernel of an emulated guest executes, per operation.
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelCountersArgs {
-    /// Count what the guest's kernel executes in each timed batch (qemu-tcg
-    /// and xen-* under --accel icount), with oscycles' own QEMU plugin: per
-    /// operation, kernel and user instructions (by address; under Xen the
-    /// hypervisor's apart, a third class), the kernel's loads and
+    /// Count what the guest's kernel executes in each timed batch (qemu-tcg,
+    /// xen-*, sel4 and mach under --accel icount), with oscycles' own QEMU
+    /// plugin: per operation, kernel and user instructions (by address, the
+    /// kernel's from its ELF where it has one; under Xen the hypervisor's
+    /// apart, a third class), the kernel's loads and
     /// stores, kernel entries and CR3 writes (address-space switches) as
     /// metrics of each cell beside its instruction count. cache: also the
     /// cache lines the kernel touches per operation from a cold 32 KiB
@@ -183,7 +185,7 @@ impl Counting {
         base: u64,
         hyp: Option<(u64, u64)>,
     ) -> Result<Option<Counting>, EnvError> {
-        let asked = o.own.get::<KernelCountersArgs>().map_or(KernelCounters::Off, |a| a.kernel_counters);
+        let asked = asked(o);
         if asked == KernelCounters::Off {
             return Ok(None);
         }
@@ -234,25 +236,136 @@ impl Counting {
     }
 
     /// The run document in `messages` with the plugin's counts of each
-    /// marked cell as its metrics; where a cell's windows cannot be its
-    /// batches, the reason in its details instead.
+    /// marked cell as its metrics ([`Counting::attach_doc`]).
     pub fn attach(&self, messages: &mut [Message]) {
-        let windows = read_windows(&self.windows, (self.isa, self.base, self.hyp), self.cache);
+        let windows = self.read();
         for m in messages.iter_mut().filter(|m| m.kind == "run") {
             let Ok(mut doc) = serde_json::from_slice::<RunDoc>(&m.bytes) else { continue };
-            for r in doc.results.iter_mut().filter(|r| r.marked.is_some()) {
-                match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, (self.isa, self.hyp.is_some()), self.cache)) {
-                    Ok(ms) => r.metrics.extend(ms),
-                    Err(why) => {
-                        r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
-                    }
-                }
-            }
+            self.attach_windows(&windows, &mut doc);
             if let Ok(bytes) = serde_json::to_vec(&doc) {
                 m.bytes = bytes;
             }
         }
     }
+
+    /// `doc` (a guest program's, made by the host) with the plugin's
+    /// counts of each marked cell as its metrics; where a cell's windows
+    /// cannot be its batches, the reason in its details instead.
+    pub fn attach_doc(&self, doc: &mut RunDoc) {
+        self.attach_windows(&self.read(), doc);
+    }
+
+    fn attach_windows(&self, windows: &Result<Vec<[u64; COUNTS]>, String>, doc: &mut RunDoc) {
+        for r in doc.results.iter_mut().filter(|r| r.marked.is_some()) {
+            match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, (self.isa, self.hyp.is_some()), self.cache)) {
+                Ok(ms) => r.metrics.extend(ms),
+                Err(why) => {
+                    r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
+                }
+            }
+        }
+    }
+
+    /// The windows the plugin wrote, checked.
+    fn read(&self) -> Result<Vec<[u64; COUNTS]>, String> {
+        read_windows(&self.windows, (self.isa, self.base, self.hyp), self.cache)
+    }
+
+    /// The figures of an independent check program that marks each of its
+    /// `loops` timed loops in the order it prints their lines, the first
+    /// of `round_trips` IPC round trips (`figures`, read from its first
+    /// line): the kernel's and the user's instructions one way of that
+    /// first loop (half a round trip), as its cells count them; or why not.
+    pub fn check_figures(&self, figures: &mut serde_json::Map<String, serde_json::Value>, loops: usize) {
+        let trips = figures.get("round_trips").and_then(serde_json::Value::as_u64).filter(|&n| n > 0);
+        let counted = match (self.read(), trips) {
+            (Ok(w), Some(n)) if w.len() == loops && loops > 0 => {
+                Ok((w[0][KERNEL_INSNS] as f64 / n as f64 / 2.0, w[0][USER_INSNS] as f64 / n as f64 / 2.0))
+            }
+            (Ok(w), Some(_)) => Err(format!("the plugin counted {} windows where the check marks {loops} loops", w.len())),
+            (Ok(_), None) => Err("the check's line names no round trips".into()),
+            (Err(why), _) => Err(why),
+        };
+        match counted {
+            Ok((k, u)) => {
+                figures.insert(CHECK_KERNEL_ONE_WAY.into(), k.into());
+                figures.insert(CHECK_USER_ONE_WAY.into(), u.into());
+            }
+            Err(why) => {
+                figures.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
+            }
+        }
+    }
+}
+
+/// An independent check's kernel instructions one way ([`Counting::check_figures`];
+/// `schema_core::environment::IndependentCheck` reads it back).
+pub const CHECK_KERNEL_ONE_WAY: &str = "kernel_instructions_one_way";
+/// An independent check's user instructions one way.
+pub const CHECK_USER_ONE_WAY: &str = "user_instructions_one_way";
+
+/// What `--kernel-counters` asks for in options `o` (off where the run has no such option).
+pub fn asked(o: &EnvOptions) -> KernelCounters {
+    o.own.get::<KernelCountersArgs>().map_or(KernelCounters::Off, |a| a.kernel_counters)
+}
+
+/// Why a kernel's ELF gives no kernel base.
+#[derive(Debug, thiserror::Error)]
+#[error("--kernel-counters: {}: {why}", .path.display())]
+pub struct KernelBaseError {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+impl OwnError for KernelBaseError {}
+
+/// How much of a kernel's ELF is read for its program headers.
+const ELF_HEAD: u64 = 64 * 1024;
+
+/// Where the kernel at `path` (an ELF, 32- or 64-bit, little-endian)
+/// begins in the address space: the lowest address of a loadable segment
+/// linked above where it is loaded (the kernel's window: seL4 ia32's from
+/// 0xe0103000 over its low boot code, GNU Mach i386's from 0xc1000000).
+/// A kernel linked where it is loaded has no window to tell its addresses
+/// by, and is refused.
+pub fn kernel_base(path: &Path) -> Result<u64, KernelBaseError> {
+    let err = |why: String| KernelBaseError { path: path.to_path_buf(), why };
+    let mut head = Vec::new();
+    std::fs::File::open(path).and_then(|f| f.take(ELF_HEAD).read_to_end(&mut head)).map_err(|e| err(e.to_string()))?;
+    let segments = load_segments(&head).ok_or_else(|| err("not a little-endian ELF with its program headers near its start".into()))?;
+    segments.iter().filter(|(vaddr, paddr)| vaddr > paddr).map(|(vaddr, _)| *vaddr).min().ok_or_else(|| {
+        err("no loadable segment is linked above where it is loaded: no kernel window to tell the kernel's addresses from the user's"
+            .into())
+    })
+}
+
+/// The (virtual, physical) addresses of an ELF's PT_LOAD segments, from
+/// its first bytes `b`; None where they are not all there.
+fn load_segments(b: &[u8]) -> Option<Vec<(u64, u64)>> {
+    let n = |at: usize, len: usize| -> Option<u64> {
+        let bytes = b.get(at..at.checked_add(len)?)?;
+        Some(bytes.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x)))
+    };
+    if b.get(..4)? != b"\x7fELF" || b.get(5)? != &1 {
+        return None;
+    }
+    // e_phoff; where e_phentsize (then e_phnum) lies; p_vaddr's and p_paddr's offsets in a header, their width.
+    let (phoff, entsize_at, vaddr_at, paddr_at, width) = match b.get(4)? {
+        1 => (n(28, 4)?, 42, 8, 12, 4),
+        2 => (n(32, 8)?, 54, 16, 24, 8),
+        _ => return None,
+    };
+    let (entsize, count) = (n(entsize_at, 2)? as usize, n(entsize_at + 2, 2)? as usize);
+    let phoff = usize::try_from(phoff).ok()?;
+    (0..count)
+        .map(|i| phoff.checked_add(i.checked_mul(entsize)?))
+        .map(|h| {
+            let h = h?;
+            Some((n(h, 4)?, n(h + vaddr_at, width)?, n(h + paddr_at, width)?))
+        })
+        .filter(|s| s.is_none_or(|(kind, _, _)| kind == 1))
+        .map(|s| s.map(|(_, v, p)| (v, p)))
+        .collect()
 }
 
 /// How many times its usual wait a guest counted by the plugin is given to
@@ -262,14 +375,14 @@ impl Counting {
 const BOOT_WAIT: u32 = 3;
 
 /// The options of a start, with a longer wait for /init where the plugin counts.
-pub fn options(o: &EnvOptions, counting: Option<&Counting>) -> EnvOptions {
-    let init_timeout = if counting.is_some() { o.init_timeout * BOOT_WAIT } else { o.init_timeout };
+pub fn options(o: &EnvOptions, counted: bool) -> EnvOptions {
+    let init_timeout = if counted { o.init_timeout * BOOT_WAIT } else { o.init_timeout };
     EnvOptions { init_timeout, ..o.clone() }
 }
 
 /// `spec` with the guest's timed batches marked when the plugin counts.
-pub fn guest_spec(mut spec: GuestSpec, counting: Option<&Counting>) -> GuestSpec {
-    spec.run.mark_batches = counting.is_some();
+pub fn guest_spec(mut spec: GuestSpec, counted: bool) -> GuestSpec {
+    spec.run.mark_batches = counted;
     spec
 }
 
@@ -522,6 +635,76 @@ mod tests {
         }
         std::fs::write(&p, "").unwrap();
         assert!(read_windows(&p, (Isa::X86, base, None), false).unwrap_err().contains("nothing"));
+    }
+
+    /// An ELF of `class` (1: 32-bit, 2: 64-bit) with PT_LOAD segments at
+    /// these (virtual, physical) addresses and a PT_GNU_STACK at 0.
+    fn elf(class: u8, segments: &[(u64, u64)]) -> Vec<u8> {
+        let (phoff, entsize, at, width) = if class == 1 { (52usize, 32usize, 42usize, 4usize) } else { (64, 56, 54, 8) };
+        let mut b = vec![0u8; phoff + entsize * (segments.len() + 1)];
+        b[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', class, 1]);
+        b[if class == 1 { 28 } else { 32 }] = phoff as u8;
+        b[at..at + 2].copy_from_slice(&(entsize as u16).to_le_bytes());
+        b[at + 2..at + 4].copy_from_slice(&(segments.len() as u16 + 1).to_le_bytes());
+        for (i, (v, p)) in segments.iter().chain(&[(0, 0)]).enumerate() {
+            let h = phoff + i * entsize;
+            let kind: u32 = if i < segments.len() { 1 } else { 0x6474_e551 };
+            b[h..h + 4].copy_from_slice(&kind.to_le_bytes());
+            let (va, pa) = if class == 1 { (h + 8, h + 12) } else { (h + 16, h + 24) };
+            b[va..va + width].copy_from_slice(&v.to_le_bytes()[..width]);
+            b[pa..pa + width].copy_from_slice(&p.to_le_bytes()[..width]);
+        }
+        b
+    }
+
+    #[test]
+    fn the_kernel_base_is_its_lowest_segment_linked_above_where_it_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            kernel_base(&p)
+        };
+        // seL4 ia32's: low boot code where it loads, the rest in the kernel window.
+        let sel4 = elf(1, &[(0x0010_0000, 0x0010_0000), (0xe010_a000, 0x0010_a000), (0xe010_3000, 0x0010_3000)]);
+        assert_eq!(at("sel4", &sel4).unwrap(), 0xe010_3000);
+        assert_eq!(at("mach", &elf(1, &[(0xc100_0000, 0x0100_0000), (0xc111_d000, 0x0111_d000)])).unwrap(), 0xc100_0000);
+        let linux = elf(2, &[(0xffff_ffff_8100_0000, 0x0100_0000)]);
+        assert_eq!(at("linux", &linux).unwrap(), 0xffff_ffff_8100_0000);
+        let e = at("identity", &elf(1, &[(0x0010_0000, 0x0010_0000)])).unwrap_err().to_string();
+        assert!(e.contains("identity") && e.contains("no kernel window"), "{e}");
+        assert!(at("text", b"not an ELF at all").unwrap_err().to_string().contains("not a little-endian ELF"));
+        assert!(at("cut", &sel4[..sel4.len() - 40]).is_err(), "program headers cut short");
+        assert!(kernel_base(&dir.path().join("absent")).is_err());
+    }
+
+    #[test]
+    fn a_checks_one_marked_loop_gives_its_kernel_and_user_instructions_one_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Counting {
+            plugin: dir.path().join("p.so"),
+            windows: dir.path().join("w"),
+            isa: Isa::X86,
+            base: 0xe010_3000,
+            hyp: None,
+            cache: false,
+        };
+        let head = format!("{FORMAT} arch=x86 base=0xe0103000 hyp=off cache=off\n");
+        let figures = |text: &str, trips: u64, loops: usize| {
+            std::fs::write(&c.windows, text).unwrap();
+            let mut m = serde_json::Map::new();
+            m.insert("round_trips".into(), trips.into());
+            c.check_figures(&mut m, loops);
+            m
+        };
+        let m = figures(&format!("{head}window 0 44008000 2203000 0 0 0 0 0 0 0 0 0\n"), 100_000, 1);
+        assert_eq!((m[CHECK_KERNEL_ONE_WAY].as_f64(), m[CHECK_USER_ONE_WAY].as_f64()), (Some(220.04), Some(11.015)));
+        let two = format!("{head}window 0 44008000 2203000 0 0 0 0 0 0 0 0 0\nwindow 1 1 1 0 0 0 0 0 0 0 0 0\n");
+        assert!(figures(&two, 100_000, 1)[kernel::MISSING].as_str().unwrap().contains("2 windows"));
+        // A check of two loops (seL4 on ARM's: one a line): the first line's is the first window.
+        assert_eq!(figures(&two, 100_000, 2)[CHECK_KERNEL_ONE_WAY].as_f64(), Some(220.04));
+        assert!(figures(&format!("{head}window 0 1 1 0 0 0 0 0 0 0 0 0\n"), 0, 1).contains_key(kernel::MISSING));
+        assert!(figures("", 10, 1).contains_key(kernel::MISSING));
     }
 
     #[test]

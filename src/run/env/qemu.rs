@@ -115,8 +115,8 @@ fn launch(kvm: bool, spec: &GuestSpec, o: &EnvOptions) -> Result<Outcome, EnvErr
     let accel = if kvm { Accel::Kvm } else { o.own.get::<AccelArgs>()?.accel };
     let o = &EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, 1), ..accel.options(o) };
     let counting = if kvm { None } else { Counting::start(o, QEMU, accel.counts_instructions(), kcount::LINUX_X86_64_BASE, None)? };
-    let o = &kcount::options(o, counting.as_ref());
-    let (cmdline, spec) = boot_line(&kcount::guest_spec(accel.guest_spec(spec), counting.as_ref()), GUEST_CMDLINE, o)?;
+    let o = &kcount::options(o, counting.is_some());
+    let (cmdline, spec) = boot_line(&kcount::guest_spec(accel.guest_spec(spec), counting.is_some()), GUEST_CMDLINE, o)?;
     let files = Files::new(name, o)?;
     write_initramfs(&files.initrd, &o.exe, &spec, &[])?;
     let m = QemuMachine {

@@ -7,11 +7,12 @@
 //! case the program does not answer is n/a with the environment's reason.
 
 use crate::base::named::Named;
-use crate::data::results::{CaseResult, CaseStatus, Condition, RunDoc, RunStatus, now_rfc3339};
+use crate::data::results::{CaseResult, CaseStatus, Condition, RunDoc, RunStatus, kernel, now_rfc3339};
 use crate::families::bench::CaseError;
 use crate::families::bench::toolkit::guest::{GuestCase, GuestMeasured};
 use crate::measure::clock::ClockInfo;
 use crate::measure::harness::HarnessConfig;
+use crate::measure::marks::Marked;
 use crate::run::plan::{PlannedCase, not_measured};
 use crate::run::spec::RunSpec;
 use serde_json::{Map, Value, json};
@@ -110,10 +111,37 @@ fn answered(g: &Guest, p: &PlannedCase, c: &Value, clock: &ClockInfo, r: &mut Ca
         Ok(GuestMeasured { metrics, details, threads }) => {
             (r.status, r.reason, r.metrics, r.details) = (CaseStatus::Ok, None, metrics, details);
             r.placement = Some(placement(g, threads));
+            match marked(c) {
+                Ok(m) => r.marked = m,
+                Err(why) => {
+                    r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
+                }
+            }
         }
         Err(CaseError::NotApplicable(why)) => (r.status, r.reason) = (CaseStatus::NotApplicable, Some(why)),
         Err(CaseError::Failed(why)) => (r.status, r.reason) = (CaseStatus::Failed, Some(why)),
         Err(CaseError::Interrupted) => (r.status, r.reason) = (CaseStatus::Failed, Some("interrupted".into())),
+    }
+}
+
+/// Which of the kernel counters' windows the timed batches of case `c`
+/// are, where the program marked them (`"windows": [first, count]`, with
+/// mark=1; None where it did not): one window a batch, in order, the count
+/// each batch read beside it (its `batch_cycles`); an error where its
+/// batches made other windows than one each (a batch of several timed
+/// stretches). What the windows hold is checked against the batches when
+/// they are read ([`crate::run::env::kcount`]).
+fn marked(c: &Value) -> Result<Option<Marked>, String> {
+    let Some(w) = c.get("windows") else { return Ok(None) };
+    let numbers = |v: Option<&Value>| v.and_then(Value::as_array).map(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>());
+    let (Some(Some(w)), Some(Some(batches))) = (numbers(Some(w)), numbers(c.get("batch_cycles"))) else {
+        return Err("the program's windows or batches are not counts".into());
+    };
+    let inner = c.get("inner").and_then(Value::as_u64).unwrap_or(0);
+    match w[..] {
+        [first, n] if n == batches.len() as u64 && n > 0 && inner > 0 => Ok(Some(Marked { first, inner, overhead: 0, batches })),
+        [_, n] => Err(format!("its {} timed batches made {n} windows, not one each", batches.len())),
+        _ => Err("the program's windows are not [first, count]".into()),
     }
 }
 
@@ -220,6 +248,33 @@ pub(crate) mod tests {
         }
         let r = one(json!({"benchmark": "syscall.getpid", "status": "failed", "reason": "x".repeat(200_000)}));
         assert!(r.reason.as_deref().unwrap().chars().count() <= crate::data::results::check::MAX_TEXT, "{:?}", r.reason.map(|r| r.len()));
+    }
+
+    /// A case the program marked (mark=1) says which windows its batches
+    /// are; one whose batches made other windows than one each is not
+    /// counted, saying why; an unmarked one has neither.
+    #[test]
+    fn a_marked_cases_windows_become_its_marked_batches() {
+        let run = spec(&["syscall"]);
+        let plan = plan(&run);
+        let clock = crate::measure::clock::known_tsc(1e9).counting(true);
+        let one = |case: Value| {
+            let doc = document(&GUEST, &run, &plan, &json!({ "cases": [case] }), HarnessConfig::tiny(), clock.clone());
+            doc.case("syscall.getpid", |_| true).unwrap().clone()
+        };
+        let case = |windows: Value| json!({"benchmark": "syscall.getpid", "status": "ok", "inner": 100, "batch_cycles": [3630, 3640], "windows": windows});
+        let r = one(case(json!([5, 2])));
+        assert_eq!(r.marked, Some(Marked { first: 5, inner: 100, overhead: 0, batches: vec![3630, 3640] }));
+        assert!(r.details.get(kernel::MISSING).is_none());
+        for (bad, why) in
+            [(json!([5, 512]), "2 timed batches made 512 windows"), (json!([5]), "not [first, count]"), (json!("x"), "not counts")]
+        {
+            let r = one(case(bad.clone()));
+            assert_eq!((r.status, r.marked.as_ref()), (CaseStatus::Ok, None), "{bad}");
+            assert!(r.details[kernel::MISSING].as_str().unwrap().contains(why), "{bad}: {:?}", r.details);
+        }
+        let unmarked = one(json!({"benchmark": "syscall.getpid", "status": "ok", "inner": 100, "batch_cycles": [3630, 3640]}));
+        assert!(unmarked.marked.is_none() && unmarked.details.get(kernel::MISSING).is_none());
     }
 
     #[test]

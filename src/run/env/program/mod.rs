@@ -10,8 +10,12 @@
 //! one wait for the hello, the console kept when it fails) -> the samples
 //! it sends back framed (`frame.rs`; guest/freestanding/frame.h for C
 //! guests) -> the run document ([`document`], metrics as each family says)
-//! -> the facts, typed ([`BootFacts`]). Another kernel is one file that
-//! implements [`GuestProgram`] and one line in `env::ALL`.
+//! -> the facts, typed ([`BootFacts`]). Under `--kernel-counters` a program
+//! that says where its kernel begins ([`GuestProgram::kernel_base`]) boots
+//! under oscycles' QEMU plugin ([`super::kcount`]), its check too, with its
+//! timed batches marked: its cells get the kernel's metrics, the check its
+//! kernel's instructions. Another kernel is one file that implements
+//! [`GuestProgram`] and one line in `env::ALL`.
 
 pub mod document;
 pub mod words;
@@ -19,6 +23,7 @@ pub mod words;
 use super::environment::{Environment, Outcome};
 use super::error::{EnvError, OwnError};
 use super::guest::{GuestMode, GuestSpec};
+use super::kcount::{self, Counting, KERNEL_COUNTERS_OPTIONS, KernelCounters, KernelCountersArgs};
 use super::options::{EnvOptions, OwnOptions};
 use super::output::{ConsoleLog, complete_lines};
 use super::vm::{ACCEL_OPTIONS, Accel, AccelArgs, Booted, Files, Finish, QemuMachine, StartError};
@@ -95,9 +100,10 @@ pub trait GuestProgram: Sync + 'static {
 
     /// How it is named.
     fn names(&self) -> Names;
-    /// Its own options: `--accel`.
+    /// Its own options: `--accel`, and `--kernel-counters` (which counts
+    /// only a program that says where its kernel begins: [`GuestProgram::kernel_base`]).
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<AccelArgs>(ACCEL_OPTIONS))
+        Some(OwnOptions::of::<AccelArgs>(ACCEL_OPTIONS).and::<KernelCountersArgs>(KERNEL_COUNTERS_OPTIONS))
     }
     /// How it runs with these options (refused with the reason).
     fn accel(&self, o: &EnvOptions) -> Result<Accel, EnvError> {
@@ -117,6 +123,13 @@ pub trait GuestProgram: Sync + 'static {
     fn machine(&self, build: &Self::Build, at: &At) -> Result<Machine, EnvError>;
     /// Facts of its build (kernel, versions...).
     fn facts(&self, build: &Self::Build) -> Map<String, Value>;
+    /// Where its kernel's addresses begin, for `--kernel-counters` (the
+    /// plugin tells a kernel instruction from a user one by it: read from
+    /// the kernel's ELF, [`kcount::kernel_base`]); None: a program whose
+    /// column is not counted (a unikernel has no user mode to tell apart).
+    fn kernel_base(&self, _build: &Self::Build) -> Result<Option<u64>, EnvError> {
+        Ok(None)
+    }
     /// Why a planned case it did not answer is not measured.
     fn absent(&self, p: &PlannedCase) -> String;
     /// Its independent check, if it has one.
@@ -175,10 +188,13 @@ impl<P: GuestProgram> Environment for Program<P> {
             EnvError::kvm_usable(p.names().env)?;
         }
         let o = &EnvOptions { init_timeout: accel.boot_wait(o.init_timeout, p.slow_boot()), vm_cpus: 1, ..o.clone() };
+        // Where the kernel counters count: every boot under the plugin, the timed batches marked.
+        let base = if kcount::asked(o) == KernelCounters::Off { None } else { p.kernel_base(&build)? };
+        let (o, spec) = (&kcount::options(o, base.is_some()), &kcount::guest_spec(spec.clone(), base.is_some()));
         let clock = document::clock(accel.counts_instructions());
         let harness = spec.run.harness(clock.tsc_hz, plan.iter().any(|c| c.scale.brief()));
         let words = p.words(spec, plan, &harness, o);
-        let booted = self.boot(&build, Boot::Program, &words, (accel, &clock), o)?;
+        let booted = self.boot(&build, Boot::Program, &words, (accel, &clock, base), o)?;
         let mut out = booted.out;
         if let Some(m) = booted.samples {
             let n = p.names();
@@ -186,15 +202,25 @@ impl<P: GuestProgram> Environment for Program<P> {
             let g = document::Guest { env: n.env, system: n.system, absent: &|c| p.absent(c), policy: n.policy, cpus: 1 };
             let mut doc = document::document(&g, &spec.run, plan, &samples, harness, clock.clone());
             p.annotate(&mut doc);
+            if let Some(c) = &booted.counting {
+                c.attach_doc(&mut doc);
+            }
             out.doc = Some(Box::new(doc));
         }
+        if let Some(c) = &booted.counting {
+            out.facts.insert(kcount::FACT.into(), c.facts());
+        }
         if let Some(check) = p.check().filter(|c| spec.mode == GuestMode::Run && plan.len() > 1 && plan.iter().any(c.checks)) {
-            let figures = self.boot(&build, Boot::Check, "", (accel, &clock), o).map(|b| {
+            let figures = self.boot(&build, Boot::Check, "", (accel, &clock, base), o).map(|b| {
                 let mut v = document::check_line(&b.console, check.marker);
                 if let Value::Object(m) = &mut v
                     && !m.contains_key("failed")
                 {
                     (check.figures)(m);
+                    // A check marks each loop whose line it prints (seL4 on ARM's: eight).
+                    if let Some(c) = &b.counting {
+                        c.check_figures(m, b.console.matches(check.marker).count());
+                    }
                 }
                 v
             });
@@ -206,23 +232,27 @@ impl<P: GuestProgram> Environment for Program<P> {
 }
 
 /// What one boot of a program left: the outcome (messages, status, facts,
-/// the console's tail), its samples, and its whole console.
+/// the console's tail), its samples, its whole console, and the kernel
+/// counters' plugin that counted it (its windows not read yet).
 struct Answered {
     out: Outcome,
     samples: Option<Vec<u8>>,
     console: String,
+    counting: Option<Counting>,
 }
 
 impl<P: GuestProgram> Program<P> {
-    /// Boots one of the program's images once with `words` and watches it:
-    /// a failure its console or VMM shows, or a guest killed at a timeout,
-    /// is the error, with the console's last lines (and where it was kept).
+    /// Boots one of the program's images once with `words` and watches it
+    /// (under the kernel counters' plugin where `base`, the kernel's, is
+    /// given): a failure its console or VMM shows, or a guest killed at a
+    /// timeout, is the error, with the console's last lines (and where it
+    /// was kept).
     fn boot(
         &self,
         build: &P::Build,
         boot: Boot,
         words: &str,
-        (accel, clock): (Accel, &ClockInfo),
+        (accel, clock, base): (Accel, &ClockInfo, Option<u64>),
         o: &EnvOptions,
     ) -> Result<Answered, EnvError> {
         let p = &self.0;
@@ -230,7 +260,7 @@ impl<P: GuestProgram> Program<P> {
         let files = Files::new(name, o)?;
         files.write_image(&p.image(build, boot, words, o.guest_mode)?)?;
         let at = At { boot, image: &files.initrd, words, accel, clock, o, console: &files.console };
-        let (cmd, facts) = match p.machine(build, &at)? {
+        let (mut cmd, facts) = match p.machine(build, &at)? {
             Machine::Qemu(m) => (super::vm::qemu_command(&m, accel, o, &files.console), BootFacts::of(&m, accel)),
             Machine::Own { cmd, vmm, machine } => {
                 let facts =
@@ -238,6 +268,12 @@ impl<P: GuestProgram> Program<P> {
                 (cmd, facts)
             }
         };
+        // The plugin is probed with the QEMU that boots the program.
+        let qemu = cmd.get_program().to_string_lossy().into_owned();
+        let counting = base.map(|b| Counting::start(o, &qemu, accel.counts_instructions(), b, None)).transpose()?.flatten();
+        if let Some(c) = &counting {
+            cmd.args(c.qemu_args());
+        }
         let mut log = ConsoleLog::new(&files.console);
         // While the guest runs, whole lines only: a line read before its
         // end may name half its reason (a serial port sends a character at a time).
@@ -256,7 +292,7 @@ impl<P: GuestProgram> Program<P> {
         }
         let samples = end.messages.iter().find(|m| m.kind == "samples").map(|m| m.bytes.clone());
         let facts = BootFacts { clean_exit: p.finish().is(end.status), ..facts }.into_map();
-        Ok(Answered { out: Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, samples, console })
+        Ok(Answered { out: Outcome { messages: end.messages, status: end.status, facts, log_tail, doc: None }, samples, console, counting })
     }
 }
 

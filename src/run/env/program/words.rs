@@ -1,7 +1,8 @@
 //! The program's command line: `key=value` words: `mode=`, `benches=` (the
 //! planned benchmark ids), the harness (`batch_cycles=`, `batches=`,
-//! `inner=`), STREAM's `array_bytes=`, and `cases.<benchmark>=` lists of
-//! parameters ([`case_lists`]).
+//! `inner=`, and `mark=1` where the kernel counters' plugin counts the
+//! timed batches), STREAM's `array_bytes=`, and `cases.<benchmark>=` lists
+//! of parameters ([`case_lists`]).
 
 use crate::base::named::Named;
 use crate::families::bench::toolkit::sizes;
@@ -21,8 +22,10 @@ pub fn args(spec: &GuestSpec, plan: &[PlannedCase], h: &HarnessConfig, o: &EnvOp
     let quick_bytes = quick.then_some(crate::families::bench::stream::family::QUICK_ARRAY_BYTES);
     let array = spec.run.mem_bytes.or(quick_bytes).unwrap_or(rule).min(guest_ram / 5);
     let lists = case_lists(plan);
+    // Only when marking: the words of an uncounted run stay as they were.
+    let mark = if spec.run.mark_batches { " mark=1" } else { "" };
     format!(
-        "mode={} benches={benches} batch_cycles={} batches={} inner={} array_bytes={array}{lists}",
+        "mode={} benches={benches} batch_cycles={} batches={} inner={}{mark} array_bytes={array}{lists}",
         spec.mode.name(),
         h.target_batch_cycles,
         h.batches,
@@ -83,7 +86,8 @@ mod tests {
         assert!(out.status.success(), "cc: {}", String::from_utf8_lossy(&out.stderr));
         let plan = plan(&spec(&["l4-ipc", "hermit-basic", "syscall"]));
         let ids = benchmark_ids(&plan);
-        let words = format!("mode=hang benches={} batch_cycles=5000 batches=7 inner=0 array_bytes=1{}", ids.join(","), case_lists(&plan));
+        let words =
+            format!("mode=hang benches={} batch_cycles=5000 batches=7 inner=0 mark=1 array_bytes=1{}", ids.join(","), case_lists(&plan));
         let run = std::process::Command::new(&exe).arg(&words).output().unwrap();
         assert!(run.status.success(), "the answer fits its buffer");
         let mut dec = crate::run::env::frame::Decoder::default();
@@ -109,5 +113,7 @@ mod tests {
         let measured = cases.last().unwrap();
         assert_eq!((measured["inner"].as_u64(), measured["batch_cycles"].as_array().map(Vec::len)), (Some(8192), Some(7)), "{measured}");
         assert!(measured["batch_cycles"].as_array().unwrap().iter().all(|b| b == 8192), "{measured}");
+        // mark=1: its 7 timed batches marked (marks.h: a no-op here), windows 0..7.
+        assert_eq!(measured["windows"], serde_json::json!([0, 7]), "{measured}");
     }
 }

@@ -272,12 +272,12 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
     // The guest's kernel above Xen's part of the address space (a PV
     // guest's; an HVM or PVH guest's Linux lies there too), Xen's apart.
     let counting = Counting::start(o, QEMU, accel.counts_instructions(), kcount::XEN_X86_64_RANGE.1, Some(kcount::XEN_X86_64_RANGE))?;
-    let o = &kcount::options(o, counting.as_ref());
+    let o = &kcount::options(o, counting.is_some());
     let kernel = find_kernel(o.kernel.as_deref())?;
     let files = Files::new(name, o)?;
     let init = if spec.mode == GuestMode::NoInit { "/no-such-init" } else { "/init" };
     // The measured guest's line (dom0's, or the domU's) takes --guest-append and the isolated parameters.
-    let spec = kcount::guest_spec(accel.guest_spec(spec), counting.as_ref());
+    let spec = kcount::guest_spec(accel.guest_spec(spec), counting.is_some());
     let (line, spec) = boot_line(&spec, &format!("console=hvc0 rdinit={init} quiet loglevel=3 panic=-1 oops=panic"), o)?;
     let (dom0_args, guest_cmdline) = match env.mode.domu() {
         None => {
