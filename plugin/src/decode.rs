@@ -198,4 +198,15 @@ mod tests {
         assert_eq!(Arch::of_target("arm"), Some(Arch::Arm));
         assert_eq!(Arch::of_target("aarch64"), None);
     }
+
+    /// The marks guest/freestanding/marks.h assembles for a 32-bit ARM
+    /// guest are these words.
+    #[test]
+    fn marks_hs_arm_marks_are_these() {
+        let h = include_str!("../../guest/freestanding/marks.h");
+        for (name, word) in [("MARK_ARM_BEGIN", ARM_BEGIN), ("MARK_ARM_END", ARM_END)] {
+            let line = h.lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("{name} in marks.h"));
+            assert!(line.ends_with(&format!("\"{word:#010x}\"")), "{line}");
+        }
+    }
 }

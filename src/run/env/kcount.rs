@@ -32,11 +32,12 @@ pub const KERNEL_COUNTERS_OPTIONS: &str = "kernel-counters";
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelCountersArgs {
     /// Count what the guest's kernel executes in each timed batch (qemu-tcg,
-    /// xen-*, sel4 and mach under --accel icount), with oscycles' own QEMU
-    /// plugin: per operation, kernel and user instructions (by address, the
-    /// kernel's from its ELF where it has one; under Xen the hypervisor's
-    /// apart, a third class), the kernel's loads and
-    /// stores, kernel entries and CR3 writes (address-space switches) as
+    /// xen-*, sel4 and mach under --accel icount; sel4-arm, in
+    /// qemu-system-arm), with oscycles' own QEMU plugin: per operation,
+    /// kernel and user instructions (by address, the kernel's from its ELF
+    /// where it has one; under Xen the hypervisor's apart, a third class),
+    /// the kernel's loads and stores, kernel entries and CR3 writes
+    /// (address-space switches; on ARM TTBR0 and CONTEXTIDR writes) as
     /// metrics of each cell beside its instruction count. cache: also the
     /// cache lines the kernel touches per operation from a cold 32 KiB
     /// 8-way L1d of 64-byte lines emptied at every kernel entry, and its
