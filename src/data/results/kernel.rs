@@ -51,12 +51,8 @@ pub const KERNEL_STORES: KernelMetric =
 pub const KERNEL_ENTRIES: KernelMetric =
     m("kernel_entries", UNIT_ENTRIES, "entries", "entries into the kernel (system calls, faults, interrupts)");
 pub const CR3_WRITES: KernelMetric = m("cr3_writes", UNIT_CR3_WRITES, "switches", "CR3 writes: address-space switches");
-pub const TTBR0_WRITES: KernelMetric = m(
-    "ttbr0_writes",
-    UNIT_TTBR0_WRITES,
-    "TTBR0",
-    "TTBR0 writes (32-bit ARM's page-table base; seL4 on ARMv7 writes it twice a thread switch, through its global page directory)",
-);
+pub const TTBR0_WRITES: KernelMetric =
+    m("ttbr0_writes", UNIT_TTBR0_WRITES, "TTBR0", "TTBR0 writes: 32-bit ARM's page-table base (seL4 on ARMv7: two a thread switch)");
 pub const CONTEXTIDR_WRITES: KernelMetric =
     m("contextidr_writes", UNIT_CONTEXTIDR_WRITES, "ASID", "CONTEXTIDR writes (32-bit ARM's address-space identifier)");
 pub const LINES_COLD: KernelMetric =
