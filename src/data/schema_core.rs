@@ -159,6 +159,10 @@ pub mod environment {
         pub yield_cycles: Option<f64>,
         #[serde(default)]
         pub futex_one_way_cycles: Option<f64>,
+        /// seL4 and GNU Mach under `--kernel-counters`: the kernel's
+        /// instructions one way in its IPC loop (`run::env::kcount`).
+        #[serde(default)]
+        pub kernel_instructions_one_way: Option<f64>,
         #[serde(default)]
         pub failed: Option<String>,
     }

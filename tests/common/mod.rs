@@ -318,3 +318,76 @@ pub fn assert_failed_guest_console_kept(env: &str, name: &str, args: &[&str], sa
     assert!(console.contains(said), "the kept console has no {said:?}: {console}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The median of metric `name` of result `r`, if it has that metric.
+pub fn metric_median(r: &serde_json::Value, name: &str) -> Option<f64> {
+    r["metrics"].as_array()?.iter().find(|m| m["name"] == name)?["summary"]["median"].as_f64()
+}
+
+/// A run counted with `--kernel-counters cache`: every measured cell of
+/// `env` carries the kernel's metrics, each in its unit, and its kernel and
+/// user instructions add up to the cell's own count; the facts say what
+/// counted (the kernel's base, the cache model). (Medians of batches:
+/// the kernel's and the user's need not be one batch's, hence within 2%.)
+pub fn assert_every_cell_counted(doc: &serde_json::Value, env: &str) {
+    let facts = &doc["environment"]["settings"][env]["kernel_counters"];
+    assert!(facts["kernel_base"].as_str().is_some_and(|b| b.starts_with("0x")) && facts["cache_model"] != "off", "{facts}");
+    let measured: Vec<&serde_json::Value> = doc["results"].as_array().unwrap().iter().filter(|r| r["status"] == "ok").collect();
+    assert!(!measured.is_empty(), "nothing measured: {doc}");
+    for r in measured {
+        let units: Vec<(&str, &str)> =
+            r["metrics"].as_array().unwrap().iter().map(|m| (m["name"].as_str().unwrap(), m["unit"].as_str().unwrap())).collect();
+        for (name, unit) in [
+            ("kernel_instructions", "guest_instructions"),
+            ("user_instructions", "guest_instructions"),
+            ("kernel_loads", "guest_memory_accesses"),
+            ("kernel_stores", "guest_memory_accesses"),
+            ("kernel_entries", "guest_kernel_entries"),
+            ("cr3_writes", "guest_cr3_writes"),
+            ("kernel_lines_cold", "guest_cache_lines"),
+        ] {
+            assert!(units.contains(&(name, unit)), "{} {}: no {name} in {unit}: {units:?} {}", r["benchmark"], r["params"], r["details"]);
+        }
+        let (k, u) = (metric_median(r, "kernel_instructions").unwrap(), metric_median(r, "user_instructions").unwrap());
+        let total = r["metrics"][0]["summary"]["median"].as_f64().unwrap();
+        assert!(k > 0.0 && u >= 0.0 && (k + u - total).abs() <= 0.02 * total, "{}: {k} + {u} is not {total}", r["benchmark"]);
+    }
+}
+
+/// The arguments of a guest's counted run (`--kernel-counters cache`) of
+/// `benches` at 0 words on one core, briefly.
+pub fn counted_args(benches: &str) -> [&str; 14] {
+    [
+        "--suite",
+        "l4-ipc,syscall",
+        "--bench",
+        benches,
+        "--where",
+        "words=0",
+        "--where",
+        "cores=same",
+        "--batches",
+        "3",
+        "--batch-ms",
+        "1",
+        "--kernel-counters",
+        "cache",
+    ]
+}
+
+/// A counted run's IPC cells of `bench` in `env` (0 words, one core): a
+/// trip between address spaces writes CR3, one within an address space
+/// does not; the one within runs the independent check's path, its kernel
+/// instructions one way the check's (its bare loop, counted by the same
+/// plugin in the same invocation) within `within`.
+pub fn assert_counted_ipc(doc: &serde_json::Value, env: &str, bench: &str, within: f64) {
+    let trip = |space: &str| {
+        *results_of(doc, bench).iter().find(|r| r["params"]["space"] == space).unwrap_or_else(|| panic!("no {space} {bench}"))
+    };
+    let cr3 = |space: &str| metric_median(trip(space), "cr3_writes").unwrap();
+    assert!(cr3("inter") >= 0.9 && cr3("intra") < 0.1, "CR3 writes one way: inter {}, intra {}", cr3("inter"), cr3("intra"));
+    let kernel = metric_median(trip("intra"), "kernel_instructions").unwrap();
+    let facts = &doc["environment"]["settings"][env];
+    let check = facts["independent_check"]["kernel_instructions_one_way"].as_f64().unwrap_or_else(|| panic!("{facts}"));
+    assert!((kernel - check).abs() <= within, "the cell's kernel instructions {kernel} against the bare check's {check}");
+}

@@ -99,6 +99,22 @@ fn a_mach_run_names_the_kernel_and_counts_the_same_instructions_twice() {
     assert_eq!(pipe["status"], "ok", "{pipe}");
 }
 
+/// `--kernel-counters cache` (issue 59): every measured cell carries the
+/// kernel's metrics, its kernel told by GNU Mach's own ELF; an RPC between
+/// two tasks writes CR3, one between two threads of a task does not; the
+/// independent check's bare loop, counted by the same plugin in the same
+/// invocation, runs the same kernel path as the 0-word cell between threads.
+#[test]
+#[ignore = "needs scripts/setup-mach"]
+fn a_counted_run_carries_the_kernels_metrics() {
+    needs_kernel();
+    let (doc, _) = run_mach("mach-counted", None, &common::counted_args("ipc.mach-msg,syscall.getpid,syscall.null"));
+    common::assert_every_cell_counted(&doc, "mach");
+    let base = &doc["environment"]["settings"]["mach"]["kernel_counters"]["kernel_base"];
+    assert_eq!(base, "0xc1000000", "GNU Mach's text, from its ELF");
+    common::assert_counted_ipc(&doc, "mach", "ipc.mach-msg", 1.0);
+}
+
 #[test]
 #[ignore = "needs scripts/setup-mach"]
 fn a_kernel_panic_is_not_applicable_with_the_consoles_words() {

@@ -119,6 +119,22 @@ fn the_root_task_measures_sel4_ipc_and_system_calls_in_guest_instructions() {
     assert!(check > 100.0 && intra0 >= check && intra0 - check < 40.0, "check {check} against the cell {intra0}");
 }
 
+/// `--kernel-counters cache` (issue 59): every measured cell carries the
+/// kernel's metrics; the 0-word one-way trip's kernel instructions are the
+/// independent check's (its bare loop, booted the same way and counted by
+/// the same plugin) within 1; between address spaces the trip writes CR3,
+/// within one it does not.
+#[test]
+#[ignore = "needs scripts/setup-sel4"]
+fn a_counted_run_carries_the_kernels_metrics_and_the_bare_checks_kernel_path() {
+    needs_build();
+    let (doc, _) = run_sel4("sel4-counted", None, &common::counted_args("ipc.sel4-call,syscall.sched_yield,syscall.null"));
+    common::assert_every_cell_counted(&doc, "sel4");
+    let base = &doc["environment"]["settings"]["sel4"]["kernel_counters"]["kernel_base"];
+    assert_eq!(base, "0xe0103000", "seL4 ia32's kernel window, from its ELF");
+    common::assert_counted_ipc(&doc, "sel4", "ipc.sel4-call", 1.0);
+}
+
 #[test]
 #[ignore = "needs scripts/setup-sel4"]
 fn a_root_task_that_never_says_hello_is_given_up_at_the_init_timeout() {

@@ -3,6 +3,7 @@
 //! native (the "Rel. Perf" of the L4 performance page's Wombat table: above 1 = faster than
 //! native). The boot-time table is the boot family's (`bench/boot/table.rs`).
 
+use crate::data::results::kernel::KERNEL_INSTRUCTIONS;
 use crate::data::results::{Better, CaseResult, CaseStatus, RunDoc, params_label};
 use crate::data::schema_core::environment::Facts;
 use crate::tables::tabular::table::TextTable;
@@ -255,13 +256,11 @@ fn render_check(doc: &RunDoc, e: &str) -> String {
     }
     // The cell of `bench` in `e`: the one case, or for IPC the 0-word one
     // between two threads on one CPU.
-    let cell = |bench: &str| {
-        let bare = |r: &&CaseResult| {
-            let is = |k: &str, v: serde_json::Value| r.params.get(k).is_none_or(|x| *x == v);
-            is("words", 0.into()) && is("space", "intra".into()) && is("cores", "same".into())
-        };
-        doc.results.iter().filter(|r| r.benchmark == bench && r.env(doc) == e).find(bare).and_then(value).map(|v| v.0)
+    let bare = |r: &&CaseResult| {
+        let is = |k: &str, v: serde_json::Value| r.params.get(k).is_none_or(|x| *x == v);
+        is("words", 0.into()) && is("space", "intra".into()) && is("cores", "same".into())
     };
+    let cell = |bench: &str| doc.results.iter().filter(|r| r.benchmark == bench && r.env(doc) == e).find(bare).and_then(value).map(|v| v.0);
     let pair = |what: &str, check: Option<f64>, bench: &str| match (check, cell(bench)) {
         (Some(c), Some(o)) => Some(format!("{what} {c:.0} {unit} (oscycles' {bench} {}: ratio {:.2})", fmt(o), o / c)),
         (Some(c), None) => Some(format!("{what} {c:.0} {unit}")),
@@ -275,11 +274,46 @@ fn render_check(doc: &RunDoc, e: &str) -> String {
     .into_iter()
     .flatten()
     .collect();
+    // Its IPC loop's kernel, where the kernel counters counted it, beside the 0-word cell's.
+    let kernel = c.kernel_instructions_one_way.map_or(String::new(), |k| {
+        let ipc = doc.results.iter().filter(|r| r.family == crate::families::bench::schema::ipc::FAMILY && r.env(doc) == e).filter(|r| bare(r));
+        let beside = ipc.filter_map(|r| KERNEL_INSTRUCTIONS.median(r).map(|m| (&r.benchmark, m))).next();
+        let beside = beside.map_or(String::new(), |(b, m)| format!(" (oscycles' {b} at 0 words, intra: {m:.1}, {:+.1})", m - k));
+        format!("check: in {e}, the independent few-line program's IPC loop, booted the same way and counted by the same plugin: {k:.1} kernel instructions one way{beside}\n")
+    });
     if parts.is_empty() {
-        return String::new();
+        return kernel;
     }
     format!(
-        "check: in {e}, an independent few-line program booted the same way (rdtsc around 10^5 calls, least of 5 windows):\n  {}\n",
+        "check: in {e}, an independent few-line program booted the same way (rdtsc around 10^5 calls, least of 5 windows):\n  {}\n{kernel}",
         parts.join("; ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// seL4's and GNU Mach's checks under --kernel-counters: the loop's
+    /// kernel instructions one way, beside the 0-word cell's where it has them.
+    #[test]
+    fn a_checks_counted_kernel_stands_beside_the_bare_cells() {
+        let mut doc = crate::data::results::fixture();
+        let check = serde_json::json!({"independent_check": {"round_trips": 100000, "kernel_instructions_one_way": 220.04}});
+        doc.environment.settings.insert("native".into(), check);
+        let text = render_check(&doc, "native");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("counted by the same plugin: 220.0 kernel instructions one way\n"), "{text}");
+        let pipe = doc
+            .results
+            .iter_mut()
+            .find(|r| r.benchmark == "ipc.pipe" && r.status == CaseStatus::Ok && r.environment.as_deref() == Some("native"));
+        let pipe = pipe.unwrap();
+        pipe.params.insert("space".into(), "intra".into());
+        pipe.params.insert("cores".into(), "same".into());
+        pipe.params.insert("words".into(), 0.into());
+        pipe.metrics.push(KERNEL_INSTRUCTIONS.metric(&[220.5, 220.5]).unwrap());
+        let text = render_check(&doc, "native");
+        assert!(text.contains("220.0 kernel instructions one way (oscycles' ipc.pipe at 0 words, intra: 220.5, +0.5)"), "{text}");
+    }
 }

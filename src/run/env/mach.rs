@@ -117,6 +117,12 @@ impl GuestProgram for Mach {
         absent_reason(p)
     }
 
+    /// Where the kernel's instructions begin, from its ELF: GNU Mach
+    /// i386's text, linked from 0xc1000000.
+    fn kernel_base(&self, kernel: &Kernel) -> Result<Option<u64>, EnvError> {
+        Ok(Some(super::kcount::kernel_base(&kernel.path)?))
+    }
+
     /// guest/mach/check.c: rdtsc around 10^5 empty mach_msg round trips;
     /// its line `mach-check round_trips=N total=T round_trip_x1000=R`.
     fn check(&self) -> Option<Check> {

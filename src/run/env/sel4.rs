@@ -159,6 +159,13 @@ impl GuestProgram for Sel4 {
         absent_reason(p, "seL4", "guest/sel4/roottask.c")
     }
 
+    /// Where the kernel's instructions begin, from its ELF: seL4 ia32's
+    /// kernel window, its code linked from 0xe0103000 (the low boot code,
+    /// .phys at 0x100000, runs only while it boots).
+    fn kernel_base(&self, kernel: &Kernel) -> Result<Option<u64>, EnvError> {
+        Ok(Some(super::kcount::kernel_base(&kernel.path)?))
+    }
+
     /// guest/sel4/check.c: 10^5 round trips in one rdtsc pair; its line
     /// `sel4-check round_trips=N total=T`, and the one-way figure the
     /// l4-ipc cell shows beside it.
