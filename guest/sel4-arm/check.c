@@ -8,9 +8,13 @@
  *   sel4-check ipc=intra mrs=N round_trips=100000 total=T clock_hz=H
  *   sel4-check call=yield calls=100000 total=T clock_hz=H
  * The first line is the 0-register one. Nothing of oscycles' harness, plan
- * or checks; the board's devices and clock as machine.h has them.
+ * or checks; the board's devices and clock as machine.h has them. The
+ * kernel counters' marks (marks.h: no-ops without the plugin) right outside
+ * each loop's clock reads, in the order of the lines: a counted boot counts
+ * each loop's kernel (the first window the 0-register loop's).
  */
 #include "../freestanding/frame.h"
+#include "../freestanding/marks.h"
 #include "machine.h"
 
 #define N 100000
@@ -72,18 +76,27 @@ void root_main(seL4_BootInfo *bi)
     tcb_start(tcb, (seL4_Word)thread_entry, (seL4_Word)(stack + sizeof stack), ep, 0);
     seL4_Word mr[REGISTER_MRS] = { 0 };
     for (int k = 0; k < 6; k++) {
+        MARK_BEGIN();
         uint32_t t0 = clock_read(&mach);
         for (int i = 0; i < N; i++)
             sel4_call(ep, msginfo(0, 0, mrs[k]), mr);
-        line(names[k], clock_read(&mach) - t0);
+        uint32_t t = clock_read(&mach) - t0;
+        MARK_END();
+        line(names[k], t);
     }
+    MARK_BEGIN();
     uint32_t t0 = clock_read(&mach);
     for (int i = 0; i < N; i++)
         sel4_yield();
-    line("call=yield calls=100000", clock_read(&mach) - t0);
+    uint32_t t = clock_read(&mach) - t0;
+    MARK_END();
+    line("call=yield calls=100000", t);
+    MARK_BEGIN();
     t0 = clock_read(&mach);
     for (int i = 0; i < N; i++)
         sel4_nomsg(SysReply, 0, msginfo(0, 0, 0));
-    line("call=null calls=100000", clock_read(&mach) - t0);
+    t = clock_read(&mach) - t0;
+    MARK_END();
+    line("call=null calls=100000", t);
     machine_exit(&mach);
 }

@@ -5,13 +5,16 @@
 //! or above `base`, the kernel's; below, the user's. Per window: kernel,
 //! user and hypervisor instructions, the privileged code's (the kernel's
 //! and the hypervisor's) loads and stores, entries into it and exits from
-//! it, CR3 writes, and with a cache model the lines it touched in a cache
-//! emptied at every entry (cold) and its misses in one that never is
-//! (warm).
+//! it, writes of the page-table base (x86's CR3, ARM's TTBR0) and of the
+//! address-space identifier (ARM's CONTEXTIDR), and with a cache model the
+//! lines it touched in a cache emptied at every entry (cold) and its misses
+//! in one that never is (warm). The guest's instruction set (x86, or 32-bit
+//! ARM) is QEMU's target's: the marks and the register writes are
+//! recognised by its bytes (`decode`).
 //!
 //! Arguments (`-plugin libkcount.so,out=FILE,base=0x...[,hyp=0xLO-0xHI][,cache=SIZE/WAYS/LINE][,probe=on]`):
-//! `out`, a file that exists (the host made it), written a header line and
-//! one line per window; `hyp`: the hypervisor's addresses, LO included, HI
+//! `out`, a file that exists (the host made it), written a header line (the
+//! format, the instruction set, the arguments) and one line per window; `hyp`: the hypervisor's addresses, LO included, HI
 //! not; `cache=on`: a 32 KiB 8-way cache of 64-byte lines; `probe=on`: say
 //! that it loaded and count nothing.
 //!
@@ -24,6 +27,7 @@ mod cache;
 mod decode;
 
 use cache::{Cache, Geometry};
+use decode::{Arch, Switch};
 use qemu_plugin_sys as q;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::fs::File;
@@ -39,21 +43,24 @@ pub static qemu_plugin_version: c_int = q::QEMU_PLUGIN_VERSION as c_int;
 const MAX_WINDOWS: u64 = 1_000_000;
 
 /// The format's name and version, the header's first words.
-const FORMAT: &str = "oscycles-kcount 2";
+const FORMAT: &str = "oscycles-kcount 3";
 
 /// The counts a window is the difference of, in the order a window's line
 /// lists them.
-const COUNTS: usize = 10;
+const COUNTS: usize = 11;
 const KERNEL_INSNS: usize = 0;
 const USER_INSNS: usize = 1;
 const LOADS: usize = 2;
 const STORES: usize = 3;
 const ENTRIES: usize = 4;
 const EXITS: usize = 5;
-const CR3: usize = 6;
+/// Page-table base writes (x86's CR3, ARM's TTBR0).
+const TABLE: usize = 6;
 const COLD_LINES: usize = 7;
 const WARM_MISSES: usize = 8;
 const HYP_INSNS: usize = 9;
+/// Address-space identifier writes (ARM's CONTEXTIDR; none on x86).
+const ASID: usize = 10;
 
 /// What an instruction's address makes it.
 const USER: usize = 0;
@@ -112,11 +119,14 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
 struct Inline {
     /// [user, kernel, hypervisor] instructions.
     insns: [u64; 3],
-    cr3: u64,
+    /// Page-table base and address-space identifier writes.
+    table: u64,
+    asid: u64,
 }
 
 struct State {
     inline: Inline,
+    arch: Arch,
     base: u64,
     hyp: Option<(u64, u64)>,
     /// The class of the last block executed: privileged (the kernel's or
@@ -139,9 +149,10 @@ struct State {
 }
 
 impl State {
-    fn new(a: &Args, out: Option<File>) -> State {
+    fn new(a: &Args, arch: Arch, out: Option<File>) -> State {
         State {
-            inline: Inline { insns: [0; 3], cr3: 0 },
+            inline: Inline { insns: [0; 3], table: 0, asid: 0 },
+            arch,
             base: a.base,
             hyp: a.hyp,
             in_kernel: false,
@@ -168,7 +179,8 @@ impl State {
         c[STORES] = self.stores;
         c[ENTRIES] = self.entries;
         c[EXITS] = self.exits;
-        c[CR3] = self.inline.cr3;
+        c[TABLE] = self.inline.table;
+        c[ASID] = self.inline.asid;
         c[COLD_LINES] = self.cold_lines;
         c[WARM_MISSES] = self.warm_misses;
         c
@@ -291,10 +303,14 @@ unsafe fn instrument(s: &mut State, insn: *mut q::qemu_plugin_insn) {
     // callbacks are this file's, with the signatures QEMU calls.
     unsafe {
         q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.insns[class]).cast(), 1);
-        if decode::writes_cr3(bytes) {
-            q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, (&raw mut s.inline.cr3).cast(), 1);
+        if let Some(w) = s.arch.switch(bytes) {
+            let counter = match w {
+                Switch::Table => &raw mut s.inline.table,
+                Switch::Asid => &raw mut s.inline.asid,
+            };
+            q::qemu_plugin_register_vcpu_insn_exec_inline(insn, add, counter.cast(), 1);
         }
-        if let Some(m) = decode::mark(bytes) {
+        if let Some(m) = s.arch.mark(bytes) {
             let which = if m == decode::Mark::Begin { 1 } else { 2 };
             q::qemu_plugin_register_vcpu_insn_exec_cb(insn, Some(on_mark), no_regs, which as *mut c_void);
         }
@@ -347,9 +363,13 @@ pub unsafe extern "C" fn qemu_plugin_install(
     let raw: Vec<String> =
         (0..argc.max(0) as usize).map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned()).collect();
     // SAFETY: `info` is valid during the call; `system` is the union's
-    // member under system emulation.
-    let (info, vcpus) = unsafe { (*info, if (*info).system_emulation { Some((*info).__bindgen_anon_1.system.smp_vcpus) } else { None }) };
-    match install(id, &raw, vcpus) {
+    // member under system emulation; `target_name` a C string QEMU keeps.
+    let (info, vcpus, target) = unsafe {
+        let target =
+            if (*info).target_name.is_null() { String::new() } else { CStr::from_ptr((*info).target_name).to_string_lossy().into_owned() };
+        (*info, if (*info).system_emulation { Some((*info).__bindgen_anon_1.system.smp_vcpus) } else { None }, target)
+    };
+    match install(id, &raw, vcpus, &target) {
         Ok(said) => {
             eprintln!("oscycles-kcount: {said} (plugin API {}, QEMU's {}..{})", q::QEMU_PLUGIN_VERSION, info.version.min, info.version.cur);
             0
@@ -361,10 +381,12 @@ pub unsafe extern "C" fn qemu_plugin_install(
     }
 }
 
-fn install(id: q::qemu_plugin_id_t, raw: &[String], vcpus: Option<c_int>) -> Result<String, String> {
+/// Installs the plugin for QEMU's `target` (its `target_name`).
+fn install(id: q::qemu_plugin_id_t, raw: &[String], vcpus: Option<c_int>, target: &str) -> Result<String, String> {
     let a = parse_args(raw)?;
+    let arch = Arch::of_target(target).ok_or_else(|| format!("QEMU's target {target:?}: the plugin knows x86_64, i386 and arm"))?;
     if a.probe {
-        return Ok("loaded, probe only".into());
+        return Ok(format!("loaded, probe only, target {target} ({} instructions)", arch.name()));
     }
     match vcpus {
         None => return Err("only under system emulation (qemu-system-*)".into()),
@@ -375,15 +397,15 @@ fn install(id: q::qemu_plugin_id_t, raw: &[String], vcpus: Option<c_int>) -> Res
     let mut out = std::fs::OpenOptions::new().append(true).open(&path).map_err(|e| format!("out={path}: {e}"))?;
     let cache = a.cache.map_or("off".to_string(), |g| format!("{}/{}/{}", g.size, g.ways, g.line));
     let hyp = a.hyp.map_or("off".to_string(), |(lo, hi)| format!("0x{lo:x}-0x{hi:x}"));
-    writeln!(out, "{FORMAT} base=0x{:x} hyp={hyp} cache={cache}", a.base).map_err(|e| format!("out={path}: {e}"))?;
-    let s = Box::new(State::new(&a, Some(out)));
+    writeln!(out, "{FORMAT} arch={} base=0x{:x} hyp={hyp} cache={cache}", arch.name(), a.base).map_err(|e| format!("out={path}: {e}"))?;
+    let s = Box::new(State::new(&a, arch, Some(out)));
     STATE.store(Box::into_raw(s), Ordering::Relaxed);
     // SAFETY: the callbacks are this file's, with the signatures QEMU calls.
     unsafe {
         q::qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));
         q::qemu_plugin_register_atexit_cb(id, Some(on_exit), std::ptr::null_mut());
     }
-    Ok(format!("counting windows into {path}, kernel from 0x{:x}, hypervisor {hyp}, cache {cache}", a.base))
+    Ok(format!("counting {} windows into {path}, kernel from 0x{:x}, hypervisor {hyp}, cache {cache}", arch.name(), a.base))
 }
 
 #[cfg(test)]
@@ -392,7 +414,7 @@ mod tests {
 
     #[test]
     fn an_address_is_the_hypervisors_the_kernels_or_the_users() {
-        let mut s = State::new(&parse_args(&["out=x".into(), "base=0x1000".into(), "hyp=0x2000-0x3000".into()]).unwrap(), None);
+        let mut s = State::new(&parse_args(&["out=x".into(), "base=0x1000".into(), "hyp=0x2000-0x3000".into()]).unwrap(), Arch::X86, None);
         assert_eq!(
             [s.class(0xfff), s.class(0x1000), s.class(0x2000), s.class(0x2fff), s.class(0x3000)],
             [USER, KERNEL, HYPERVISOR, HYPERVISOR, KERNEL]

@@ -11,6 +11,10 @@ pub const UNIT_ACCESSES: &str = "guest_memory_accesses";
 pub const UNIT_ENTRIES: &str = "guest_kernel_entries";
 /// Writes to CR3: address-space switches.
 pub const UNIT_CR3_WRITES: &str = "guest_cr3_writes";
+/// Writes to TTBR0, 32-bit ARM's page-table base (CR3's counterpart).
+pub const UNIT_TTBR0_WRITES: &str = "guest_ttbr0_writes";
+/// Writes to CONTEXTIDR, 32-bit ARM's address-space identifier.
+pub const UNIT_CONTEXTIDR_WRITES: &str = "guest_contextidr_writes";
 /// Cache lines, by the plugin's cache model.
 pub const UNIT_LINES: &str = "guest_cache_lines";
 /// Misses in the plugin's cache model.
@@ -47,13 +51,17 @@ pub const KERNEL_STORES: KernelMetric =
 pub const KERNEL_ENTRIES: KernelMetric =
     m("kernel_entries", UNIT_ENTRIES, "entries", "entries into the kernel (system calls, faults, interrupts)");
 pub const CR3_WRITES: KernelMetric = m("cr3_writes", UNIT_CR3_WRITES, "switches", "CR3 writes: address-space switches");
+pub const TTBR0_WRITES: KernelMetric =
+    m("ttbr0_writes", UNIT_TTBR0_WRITES, "TTBR0", "TTBR0 writes: 32-bit ARM's page-table base (seL4 on ARMv7: two a thread switch)");
+pub const CONTEXTIDR_WRITES: KernelMetric =
+    m("contextidr_writes", UNIT_CONTEXTIDR_WRITES, "ASID", "CONTEXTIDR writes (32-bit ARM's address-space identifier)");
 pub const LINES_COLD: KernelMetric =
     m("kernel_lines_cold", UNIT_LINES, "lines (cold)", "distinct cache lines the kernel touched, its cache model emptied at every entry");
 pub const MISSES_WARM: KernelMetric =
     m("kernel_misses_warm", UNIT_MISSES, "misses (warm)", "the kernel's misses in a cache model that is never emptied");
 
 /// Every one, in the order a table lists them.
-pub const ALL: [KernelMetric; 9] = [
+pub const ALL: [KernelMetric; 11] = [
     KERNEL_INSTRUCTIONS,
     USER_INSTRUCTIONS,
     HYPERVISOR_INSTRUCTIONS,
@@ -61,6 +69,8 @@ pub const ALL: [KernelMetric; 9] = [
     KERNEL_STORES,
     KERNEL_ENTRIES,
     CR3_WRITES,
+    TTBR0_WRITES,
+    CONTEXTIDR_WRITES,
     LINES_COLD,
     MISSES_WARM,
 ];
@@ -70,7 +80,7 @@ pub const MISSING: &str = "kernel_counts_missing";
 
 /// Whether `unit` is one of the plugin's counts (beside guest instructions).
 pub fn is_count(unit: &str) -> bool {
-    [UNIT_ACCESSES, UNIT_ENTRIES, UNIT_CR3_WRITES, UNIT_LINES, UNIT_MISSES].contains(&unit)
+    [UNIT_ACCESSES, UNIT_ENTRIES, UNIT_CR3_WRITES, UNIT_TTBR0_WRITES, UNIT_CONTEXTIDR_WRITES, UNIT_LINES, UNIT_MISSES].contains(&unit)
 }
 
 /// A unit as a table names it.
@@ -79,6 +89,8 @@ pub fn unit_word(unit: &str) -> Option<&'static str> {
         UNIT_ACCESSES => "accesses",
         UNIT_ENTRIES => "entries",
         UNIT_CR3_WRITES => "CR3 writes",
+        UNIT_TTBR0_WRITES => "TTBR0 writes",
+        UNIT_CONTEXTIDR_WRITES => "CONTEXTIDR writes",
         UNIT_LINES => "lines",
         UNIT_MISSES => "misses",
         _ => return None,

@@ -32,11 +32,12 @@ pub const KERNEL_COUNTERS_OPTIONS: &str = "kernel-counters";
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelCountersArgs {
     /// Count what the guest's kernel executes in each timed batch (qemu-tcg,
-    /// xen-*, sel4 and mach under --accel icount), with oscycles' own QEMU
-    /// plugin: per operation, kernel and user instructions (by address, the
-    /// kernel's from its ELF where it has one; under Xen the hypervisor's
-    /// apart, a third class), the kernel's loads and
-    /// stores, kernel entries and CR3 writes (address-space switches) as
+    /// xen-*, sel4 and mach under --accel icount; sel4-arm, in
+    /// qemu-system-arm), with oscycles' own QEMU plugin: per operation,
+    /// kernel and user instructions (by address, the kernel's from its ELF
+    /// where it has one; under Xen the hypervisor's apart, a third class),
+    /// the kernel's loads and stores, kernel entries and CR3 writes
+    /// (address-space switches; on ARM TTBR0 and CONTEXTIDR writes) as
     /// metrics of each cell beside its instruction count. cache: also the
     /// cache lines the kernel touches per operation from a cold 32 KiB
     /// 8-way L1d of 64-byte lines emptied at every kernel entry, and its
@@ -73,12 +74,61 @@ pub const LINUX_X86_64_BASE: u64 = 0xffff_8000_0000_0000;
 pub const XEN_X86_64_RANGE: (u64, u64) = (0xffff_8000_0000_0000, 0xffff_8800_0000_0000);
 
 /// The plugin's header line, before its arguments.
-const FORMAT: &str = "oscycles-kcount 2";
+const FORMAT: &str = "oscycles-kcount 3";
 /// The counts of a window's line, in order (`plugin/src/lib.rs`).
-const COUNTS: usize = 10;
+const COUNTS: usize = 11;
 const KERNEL_INSNS: usize = 0;
 const USER_INSNS: usize = 1;
+const LOADS: usize = 2;
+const STORES: usize = 3;
+const ENTRIES: usize = 4;
+/// Page-table base writes (x86's CR3, ARM's TTBR0).
+const TABLE: usize = 6;
+const COLD_LINES: usize = 7;
+const WARM_MISSES: usize = 8;
 const HYP_INSNS: usize = 9;
+/// Address-space identifier writes (ARM's CONTEXTIDR).
+const ASID: usize = 10;
+
+/// The guest's instruction set, as the plugin recognises its marks and
+/// register writes (QEMU's target: the plugin's header names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// x86-64 and ia32: qemu-system-x86_64, qemu-system-i386.
+    X86,
+    /// 32-bit ARM (A32): qemu-system-arm.
+    Arm,
+}
+
+impl Isa {
+    /// The instruction set of the guests of QEMU binary `qemu` (its name's
+    /// target), if the plugin knows it.
+    pub fn of_qemu(qemu: &str) -> Option<Isa> {
+        match Path::new(qemu).file_name()?.to_str()? {
+            "qemu-system-x86_64" | "qemu-system-i386" => Some(Isa::X86),
+            "qemu-system-arm" => Some(Isa::Arm),
+            _ => None,
+        }
+    }
+
+    /// Its word in the plugin's header.
+    fn name(self) -> &'static str {
+        match self {
+            Isa::X86 => "x86",
+            Isa::Arm => "arm",
+        }
+    }
+
+    /// The metrics of a window's page-table base and address-space
+    /// identifier writes: CR3 on x86 (it has no identifier apart), TTBR0
+    /// and CONTEXTIDR on ARM.
+    fn switches(self) -> [(usize, Option<KernelMetric>); 2] {
+        match self {
+            Isa::X86 => [(TABLE, Some(kernel::CR3_WRITES)), (ASID, None)],
+            Isa::Arm => [(TABLE, Some(kernel::TTBR0_WRITES)), (ASID, Some(kernel::CONTEXTIDR_WRITES))],
+        }
+    }
+}
 /// A window's file is read up to this size.
 const MAX_FILE: u64 = 64 << 20;
 /// At most this many instructions between a window's marks and its
@@ -94,6 +144,10 @@ pub enum KcountError {
     NeedsIcount,
     #[error("--kernel-counters: {qemu} does not load oscycles' plugin (a QEMU built with plugins, plugin API 1, is needed): {why}")]
     Refused { qemu: String, why: String },
+    #[error(
+        "--kernel-counters: the plugin knows the instructions of x86 and 32-bit ARM guests (qemu-system-x86_64, qemu-system-i386, qemu-system-arm), not {qemu}'s"
+    )]
+    UnknownTarget { qemu: String },
 }
 
 impl OwnError for KcountError {}
@@ -103,6 +157,8 @@ impl OwnError for KcountError {}
 pub struct Counting {
     plugin: PathBuf,
     windows: PathBuf,
+    /// The guest's instruction set (the QEMU's target).
+    isa: Isa,
     base: u64,
     /// The hypervisor's addresses, where one runs under the kernel counted.
     hyp: Option<(u64, u64)>,
@@ -138,10 +194,12 @@ impl Counting {
         if !counts_instructions {
             return Err(KcountError::NeedsIcount.into());
         }
+        let isa = Isa::of_qemu(qemu).ok_or_else(|| KcountError::UnknownTarget { qemu: qemu.to_string() })?;
         let tag = crate::measure::scratch::unique_name("kcount");
         let c = Counting {
             plugin: o.work.join(format!("{tag}.so")),
             windows: o.work.join(format!("{tag}.windows")),
+            isa,
             base,
             hyp,
             cache: asked == KernelCounters::Cache,
@@ -167,7 +225,11 @@ impl Counting {
     /// The facts of the start: what counted.
     pub fn facts(&self) -> serde_json::Value {
         let cache = if self.cache { "L1d 32 KiB, 8-way, 64-byte lines, LRU, virtual addresses" } else { "off" };
-        let mut f = serde_json::json!({"plugin": "oscycles-kcount (plugin API 1)", "kernel_base": format!("0x{:x}", self.base), "cache_model": cache});
+        let switches = match self.isa {
+            Isa::X86 => "CR3 writes",
+            Isa::Arm => "TTBR0 writes (mcr p15, 0, Rt, c2, c0, 0) and CONTEXTIDR writes (mcr p15, 0, Rt, c13, c0, 1)",
+        };
+        let mut f = serde_json::json!({"plugin": "oscycles-kcount (plugin API 1)", "instruction_set": self.isa.name(), "kernel_base": format!("0x{:x}", self.base), "cache_model": cache, "switches": switches});
         if self.hyp.is_some() {
             f["hypervisor_range"] = hyp_arg(self.hyp).into();
         }
@@ -196,7 +258,7 @@ impl Counting {
 
     fn attach_windows(&self, windows: &Result<Vec<[u64; COUNTS]>, String>, doc: &mut RunDoc) {
         for r in doc.results.iter_mut().filter(|r| r.marked.is_some()) {
-            match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, self.hyp.is_some(), self.cache)) {
+            match windows.as_ref().map_err(String::clone).and_then(|w| metrics_of(r, w, (self.isa, self.hyp.is_some()), self.cache)) {
                 Ok(ms) => r.metrics.extend(ms),
                 Err(why) => {
                     r.details.insert(kernel::MISSING.into(), format!("not counted: {why}").into());
@@ -207,18 +269,21 @@ impl Counting {
 
     /// The windows the plugin wrote, checked.
     fn read(&self) -> Result<Vec<[u64; COUNTS]>, String> {
-        read_windows(&self.windows, self.base, self.hyp, self.cache)
+        read_windows(&self.windows, (self.isa, self.base, self.hyp), self.cache)
     }
 
-    /// The figures of an independent check program that marks its one
-    /// timed loop of `round_trips` IPC round trips (`figures`, read from
-    /// its console line): the kernel's and the user's instructions one way
-    /// (half a round trip), as its cells count them; or why not.
-    pub fn check_figures(&self, figures: &mut serde_json::Map<String, serde_json::Value>) {
+    /// The figures of an independent check program that marks each of its
+    /// `loops` timed loops in the order it prints their lines, the first
+    /// of `round_trips` IPC round trips (`figures`, read from its first
+    /// line): the kernel's and the user's instructions one way of that
+    /// first loop (half a round trip), as its cells count them; or why not.
+    pub fn check_figures(&self, figures: &mut serde_json::Map<String, serde_json::Value>, loops: usize) {
         let trips = figures.get("round_trips").and_then(serde_json::Value::as_u64).filter(|&n| n > 0);
         let counted = match (self.read(), trips) {
-            (Ok(w), Some(n)) if w.len() == 1 => Ok((w[0][KERNEL_INSNS] as f64 / n as f64 / 2.0, w[0][USER_INSNS] as f64 / n as f64 / 2.0)),
-            (Ok(w), Some(_)) => Err(format!("the plugin counted {} windows where the check marks one loop", w.len())),
+            (Ok(w), Some(n)) if w.len() == loops && loops > 0 => {
+                Ok((w[0][KERNEL_INSNS] as f64 / n as f64 / 2.0, w[0][USER_INSNS] as f64 / n as f64 / 2.0))
+            }
+            (Ok(w), Some(_)) => Err(format!("the plugin counted {} windows where the check marks {loops} loops", w.len())),
             (Ok(_), None) => Err("the check's line names no round trips".into()),
             (Err(why), _) => Err(why),
         };
@@ -362,15 +427,16 @@ pub fn probe(qemu: &str, plugin: &Path) -> Result<(), KcountError> {
     Err(refused(crate::run::env::frame::plain(why.unwrap_or("it said nothing").trim(), 300)))
 }
 
-/// The windows the plugin wrote, checked: its header (the base and cache
-/// it was given), then `window K` lines numbered from 0, ten counts each.
-fn read_windows(path: &Path, base: u64, hyp: Option<(u64, u64)>, cache: bool) -> Result<Vec<[u64; COUNTS]>, String> {
+/// The windows the plugin wrote, checked: its header (the instruction set
+/// it found, the base and cache it was given), then `window K` lines
+/// numbered from 0, [`COUNTS`] counts each.
+fn read_windows(path: &Path, (isa, base, hyp): (Isa, u64, Option<(u64, u64)>), cache: bool) -> Result<Vec<[u64; COUNTS]>, String> {
     let mut text = String::new();
     let f = std::fs::File::open(path).map_err(|e| format!("the plugin's windows ({}): {e}", path.display()))?;
     f.take(MAX_FILE).read_to_string(&mut text).map_err(|e| format!("the plugin's windows: {e}"))?;
     let mut lines = text.lines();
     let header = lines.next().ok_or("the plugin wrote nothing (did QEMU load it?)")?;
-    let want = format!("{FORMAT} base=0x{base:x} hyp={} cache=", hyp_arg(hyp));
+    let want = format!("{FORMAT} arch={} base=0x{base:x} hyp={} cache=", isa.name(), hyp_arg(hyp));
     let rest = header.strip_prefix(&want).ok_or_else(|| format!("the plugin's header is not {want:?}..."))?;
     if (rest != "off") != cache {
         return Err(format!("the plugin's header says cache={rest}"));
@@ -391,8 +457,9 @@ fn read_windows(path: &Path, base: u64, hyp: Option<(u64, u64)>, cache: bool) ->
 
 /// The kernel's metrics of cell `r` from `windows`, per operation as the
 /// cell counts its operations; an error where its marked windows cannot be
-/// its timed batches. `hyp`: a hypervisor's instructions were counted apart.
-fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], hyp: bool, cache: bool) -> Result<Vec<Metric>, String> {
+/// its timed batches. `isa`: the guest's instruction set (what its
+/// switches are); `hyp`: a hypervisor's instructions were counted apart.
+fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], (isa, hyp): (Isa, bool), cache: bool) -> Result<Vec<Metric>, String> {
     let m = r.marked.as_ref().ok_or("no batches marked")?;
     let main = r.metrics.first().filter(|x| x.unit == UNIT_INSTRUCTIONS).ok_or("the cell is not in guest instructions")?;
     let samples = main.samples.first().filter(|s| s.len() == m.batches.len()).ok_or("the cell's samples are not its marked batches")?;
@@ -423,8 +490,21 @@ fn metrics_of(r: &CaseResult, windows: &[[u64; COUNTS]], hyp: bool, cache: bool)
         scale = Some(s);
         let op = |i: usize| w[i] as f64 / inner * s;
         let (k, h) = (op(KERNEL_INSNS), op(HYP_INSNS));
-        for (j, v) in [k, sample - k - h, h, op(2), op(3), op(4), op(6), op(7), op(8)].into_iter().enumerate() {
-            per[j].push(v);
+        let mut values = vec![
+            (kernel::KERNEL_INSTRUCTIONS, k),
+            (kernel::USER_INSTRUCTIONS, sample - k - h),
+            (kernel::HYPERVISOR_INSTRUCTIONS, h),
+            (kernel::KERNEL_LOADS, op(LOADS)),
+            (kernel::KERNEL_STORES, op(STORES)),
+            (kernel::KERNEL_ENTRIES, op(ENTRIES)),
+            (kernel::LINES_COLD, op(COLD_LINES)),
+            (kernel::MISSES_WARM, op(WARM_MISSES)),
+        ];
+        values.extend(isa.switches().into_iter().filter_map(|(i, k)| Some((k?, op(i)))));
+        for (k, v) in values {
+            if let Some(j) = kernel::ALL.iter().position(|x| *x == k) {
+                per[j].push(v);
+            }
         }
     }
     let counted = |k: &KernelMetric| {
@@ -458,8 +538,10 @@ mod tests {
         }
     }
 
+    const X86: (Isa, bool) = (Isa::X86, false);
+
     fn window(k: u64, u: u64) -> [u64; COUNTS] {
-        [k, u, k / 3, k / 5, 100, 100, 0, 20, 1, 0]
+        [k, u, k / 3, k / 5, 100, 100, 0, 20, 1, 0, 0]
     }
 
     #[test]
@@ -468,65 +550,92 @@ mod tests {
         // read of 10; the marks add 7 user instructions to each window.
         let ws = vec![window(1, 1), window(30_000, 1_000 + 10 + 7), window(30_000, 1_017)];
         let r = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
-        let ms = metrics_of(&r, &ws, false, false).unwrap();
+        let ms = metrics_of(&r, &ws, X86, false).unwrap();
         let med = |name: &str| ms.iter().find(|m| m.name == name).unwrap().summary.median;
         assert_eq!((med("kernel_instructions"), med("user_instructions")), (300.0, 10.0));
         assert_eq!((med("kernel_loads"), med("kernel_entries")), (100.0, 1.0));
         assert!(ms.iter().all(|m| m.is_exact()));
         assert_eq!(ms.len(), 6, "no cache model: no lines, no misses");
-        assert_eq!(metrics_of(&r, &ws, false, true).unwrap().len(), 8);
+        assert_eq!(metrics_of(&r, &ws, X86, true).unwrap().len(), 8);
         // One-way IPC: the cell is half its batch's operations.
         let half = cell(&[155.0, 155.0], 1, 100, &[31_010, 31_010]);
-        let ms = metrics_of(&half, &ws, false, false).unwrap();
+        let ms = metrics_of(&half, &ws, X86, false).unwrap();
         assert_eq!(ms[0].summary.median, 150.0);
         // Under Xen: 200 of the 300 privileged instructions are the hypervisor's.
-        let xen = vec![window(1, 1), [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000], [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000]];
-        let ms = metrics_of(&r, &xen, true, false).unwrap();
+        let xen =
+            vec![window(1, 1), [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000, 0], [10_000, 1_017, 0, 0, 100, 100, 0, 0, 0, 20_000, 0]];
+        let ms = metrics_of(&r, &xen, (Isa::X86, true), false).unwrap();
         let med = |name: &str| ms.iter().find(|m| m.name == name).unwrap().summary.median;
         assert_eq!((med("kernel_instructions"), med("hypervisor_instructions"), med("user_instructions")), (100.0, 200.0, 10.0));
-        assert!(metrics_of(&r, &ws, false, false).unwrap().iter().all(|m| m.name != "hypervisor_instructions"));
+        assert!(metrics_of(&r, &ws, X86, false).unwrap().iter().all(|m| m.name != "hypervisor_instructions"));
+    }
+
+    /// On 32-bit ARM the switches are TTBR0's and CONTEXTIDR's (seL4 on
+    /// ARMv7: two and one a thread switch), never CR3's.
+    #[test]
+    fn an_arm_guests_switches_are_its_ttbr0_and_contextidr_writes() {
+        let arm = |k: u64, u: u64| [k, u, 0, 0, 100, 100, 200, 0, 0, 0, 100];
+        let ws = vec![arm(30_000, 1_017), arm(30_000, 1_017)];
+        let r = cell(&[155.0, 155.0], 0, 100, &[31_010, 31_010]);
+        let ms = metrics_of(&r, &ws, (Isa::Arm, false), false).unwrap();
+        let med = |name: &str| ms.iter().find(|m| m.name == name).map(|m| m.summary.median);
+        assert_eq!((med("kernel_instructions"), med("ttbr0_writes"), med("contextidr_writes")), (Some(150.0), Some(1.0), Some(0.5)));
+        assert_eq!(med("cr3_writes"), None);
+        let x86 = metrics_of(&r, &ws, X86, false).unwrap();
+        assert!(x86.iter().any(|m| m.name == "cr3_writes") && x86.iter().all(|m| !m.name.starts_with("ttbr0")));
+        assert_eq!(Isa::of_qemu("qemu-system-arm"), Some(Isa::Arm));
+        assert_eq!(Isa::of_qemu("/usr/bin/qemu-system-x86_64"), Some(Isa::X86));
+        assert_eq!(Isa::of_qemu("qemu-system-aarch64"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w");
+        std::fs::write(&p, format!("{FORMAT} arch=arm base=0xe0000000 hyp=off cache=off\nwindow 0 1 2 3 4 5 6 7 8 9 10 11\n")).unwrap();
+        assert_eq!(read_windows(&p, (Isa::Arm, 0xe000_0000, None), false).unwrap()[0][ASID], 11);
+        assert!(read_windows(&p, (Isa::X86, 0xe000_0000, None), false).is_err(), "another instruction set");
     }
 
     #[test]
     fn windows_that_are_not_the_batches_are_refused() {
         let ws = vec![window(30_000, 1_017), window(30_000, 1_017)];
         let wrong_count = cell(&[310.0, 310.0], 0, 100, &[41_010, 31_010]);
-        assert!(metrics_of(&wrong_count, &ws, false, false).unwrap_err().contains("not the same batch"));
+        assert!(metrics_of(&wrong_count, &ws, X86, false).unwrap_err().contains("not the same batch"));
         let beyond = cell(&[310.0, 310.0], 1, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&beyond, &ws, false, false).unwrap_err().contains("the plugin wrote 2"));
+        assert!(metrics_of(&beyond, &ws, X86, false).unwrap_err().contains("the plugin wrote 2"));
         let huge = cell(&[310.0, 310.0], u64::MAX, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&huge, &ws, false, false).is_err());
+        assert!(metrics_of(&huge, &ws, X86, false).is_err());
         let zero = cell(&[310.0, 310.0], 0, 0, &[31_010, 31_010]);
-        assert!(metrics_of(&zero, &ws, false, false).is_err());
+        assert!(metrics_of(&zero, &ws, X86, false).is_err());
         let unlike = cell(&[310.0, 200.0], 0, 100, &[31_010, 31_010]);
-        assert!(metrics_of(&unlike, &ws, false, false).is_err(), "samples that do not scale alike");
+        assert!(metrics_of(&unlike, &ws, X86, false).is_err(), "samples that do not scale alike");
     }
 
     #[test]
     fn the_windows_file_is_checked_line_by_line() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("w");
-        let head = format!("{FORMAT} base=0x{LINUX_X86_64_BASE:x} hyp=off cache=off\n");
-        std::fs::write(&p, format!("{head}window 0 1 2 3 4 5 6 7 8 9 10\nwindow 1 1 2 3 4 5 6 7 8 9 10\n")).unwrap();
+        let head = format!("{FORMAT} arch=x86 base=0x{LINUX_X86_64_BASE:x} hyp=off cache=off\n");
+        std::fs::write(&p, format!("{head}window 0 1 2 3 4 5 6 7 8 9 10 11\nwindow 1 1 2 3 4 5 6 7 8 9 10 11\n")).unwrap();
         let base = LINUX_X86_64_BASE;
-        assert_eq!(read_windows(&p, base, None, false).unwrap().len(), 2);
-        assert!(read_windows(&p, base, None, true).is_err(), "asked with cache");
-        assert!(read_windows(&p, 0x1000, None, false).is_err(), "another base");
-        assert!(read_windows(&p, base, Some(XEN_X86_64_RANGE), false).is_err(), "asked with a hypervisor");
-        let xen = format!("{FORMAT} base=0x{base:x} hyp=0xffff800000000000-0xffff880000000000 cache=off\nwindow 0 1 2 3 4 5 6 7 8 9 10\n");
+        assert_eq!(read_windows(&p, (Isa::X86, base, None), false).unwrap().len(), 2);
+        assert!(read_windows(&p, (Isa::X86, base, None), true).is_err(), "asked with cache");
+        assert!(read_windows(&p, (Isa::X86, 0x1000, None), false).is_err(), "another base");
+        assert!(read_windows(&p, (Isa::X86, base, Some(XEN_X86_64_RANGE)), false).is_err(), "asked with a hypervisor");
+        let xen = format!(
+            "{FORMAT} arch=x86 base=0x{base:x} hyp=0xffff800000000000-0xffff880000000000 cache=off\nwindow 0 1 2 3 4 5 6 7 8 9 10 11\n"
+        );
         std::fs::write(&p, xen).unwrap();
-        assert_eq!(read_windows(&p, base, Some(XEN_X86_64_RANGE), false).unwrap()[0][HYP_INSNS], 10);
+        assert_eq!(read_windows(&p, (Isa::X86, base, Some(XEN_X86_64_RANGE)), false).unwrap()[0][HYP_INSNS], 10);
         for bad in [
-            "window 1 1 2 3 4 5 6 7 8 9 10\n",
+            "window 1 1 2 3 4 5 6 7 8 9 10 11\n",
             "window 0 1 2 3\n",
-            "window 0 1 2 3 4 5 6 7 8 9 10 11\n",
-            "window 0 -1 2 3 4 5 6 7 8 9 10\n",
+            "window 0 1 2 3 4 5 6 7 8 9 10\n",
+            "window 0 1 2 3 4 5 6 7 8 9 10 11 12\n",
+            "window 0 -1 2 3 4 5 6 7 8 9 10 11\n",
         ] {
             std::fs::write(&p, format!("{head}{bad}")).unwrap();
-            assert!(read_windows(&p, base, None, false).is_err(), "{bad}");
+            assert!(read_windows(&p, (Isa::X86, base, None), false).is_err(), "{bad}");
         }
         std::fs::write(&p, "").unwrap();
-        assert!(read_windows(&p, base, None, false).unwrap_err().contains("nothing"));
+        assert!(read_windows(&p, (Isa::X86, base, None), false).unwrap_err().contains("nothing"));
     }
 
     /// An ELF of `class` (1: 32-bit, 2: 64-bit) with PT_LOAD segments at
@@ -573,21 +682,30 @@ mod tests {
     #[test]
     fn a_checks_one_marked_loop_gives_its_kernel_and_user_instructions_one_way() {
         let dir = tempfile::tempdir().unwrap();
-        let c = Counting { plugin: dir.path().join("p.so"), windows: dir.path().join("w"), base: 0xe010_3000, hyp: None, cache: false };
-        let head = "oscycles-kcount 2 base=0xe0103000 hyp=off cache=off\n";
-        let figures = |text: &str, trips: u64| {
+        let c = Counting {
+            plugin: dir.path().join("p.so"),
+            windows: dir.path().join("w"),
+            isa: Isa::X86,
+            base: 0xe010_3000,
+            hyp: None,
+            cache: false,
+        };
+        let head = format!("{FORMAT} arch=x86 base=0xe0103000 hyp=off cache=off\n");
+        let figures = |text: &str, trips: u64, loops: usize| {
             std::fs::write(&c.windows, text).unwrap();
             let mut m = serde_json::Map::new();
             m.insert("round_trips".into(), trips.into());
-            c.check_figures(&mut m);
+            c.check_figures(&mut m, loops);
             m
         };
-        let m = figures(&format!("{head}window 0 44008000 2203000 0 0 0 0 0 0 0 0\n"), 100_000);
+        let m = figures(&format!("{head}window 0 44008000 2203000 0 0 0 0 0 0 0 0 0\n"), 100_000, 1);
         assert_eq!((m[CHECK_KERNEL_ONE_WAY].as_f64(), m[CHECK_USER_ONE_WAY].as_f64()), (Some(220.04), Some(11.015)));
-        let two = figures(&format!("{head}window 0 1 1 0 0 0 0 0 0 0 0\nwindow 1 1 1 0 0 0 0 0 0 0 0\n"), 100_000);
-        assert!(two[kernel::MISSING].as_str().unwrap().contains("2 windows"), "{two:?}");
-        assert!(figures(&format!("{head}window 0 1 1 0 0 0 0 0 0 0 0\n"), 0).contains_key(kernel::MISSING));
-        assert!(figures("", 10).contains_key(kernel::MISSING));
+        let two = format!("{head}window 0 44008000 2203000 0 0 0 0 0 0 0 0 0\nwindow 1 1 1 0 0 0 0 0 0 0 0 0\n");
+        assert!(figures(&two, 100_000, 1)[kernel::MISSING].as_str().unwrap().contains("2 windows"));
+        // A check of two loops (seL4 on ARM's: one a line): the first line's is the first window.
+        assert_eq!(figures(&two, 100_000, 2)[CHECK_KERNEL_ONE_WAY].as_f64(), Some(220.04));
+        assert!(figures(&format!("{head}window 0 1 1 0 0 0 0 0 0 0 0 0\n"), 0, 1).contains_key(kernel::MISSING));
+        assert!(figures("", 10, 1).contains_key(kernel::MISSING));
     }
 
     #[test]

@@ -22,9 +22,17 @@
 //! case states the harness's own work (`harness_batch_cycles`: the same
 //! loop with the server's work done in place of the call) for
 //! scripts/validate-sel4-arm, which boots the bare check beside it.
+//!
+//! `--kernel-counters` loads oscycles' QEMU plugin into qemu-system-arm
+//! (the same plugin, API 1; it takes the guest's instruction set from
+//! QEMU's target): the root task marks its timed batches with ARM's marks
+//! (guest/freestanding/marks.h), and each cell carries its kernel's
+//! instructions (at the kernel window's addresses), entries, and TTBR0 and
+//! CONTEXTIDR writes.
 
 use super::error::{EnvError, OwnError};
 use super::guest::GuestMode;
+use super::kcount::{KERNEL_COUNTERS_OPTIONS, KernelCountersArgs};
 use super::options::{EnvOptions, OwnOptions};
 use super::program::{At, Boot, Check, GuestProgram, Machine, Names};
 use super::vm::{Accel, Finish};
@@ -134,6 +142,10 @@ pub enum Sel4ArmError {
     Read { path: PathBuf, source: std::io::Error },
     #[error("sel4-arm: {} is no root task of scripts/setup-sel4-arm's ({why}; {BUILDS} builds it again)", path.display())]
     BadImage { path: PathBuf, why: String },
+    #[error(
+        "sel4-arm: the boards' kernels begin at different addresses (imx7 {imx7:#x}, imx6 {imx6:#x}): --kernel-counters cannot tell one kernel from user code ({BUILDS} builds them again)"
+    )]
+    KernelWindows { imx7: u64, imx6: u64 },
 }
 
 impl OwnError for Sel4ArmError {}
@@ -188,8 +200,10 @@ impl GuestProgram for Sel4Arm {
         Names { env: "sel4-arm", system: "seL4 on ARM", policy: POLICY, about: ABOUT }
     }
 
+    /// `--arm-board`, and `--kernel-counters` (oscycles' plugin in
+    /// qemu-system-arm); no `--accel`: always the instruction counter.
     fn options(&self) -> Option<OwnOptions> {
-        Some(OwnOptions::of::<BoardArgs>("sel4-arm-board"))
+        Some(OwnOptions::of::<BoardArgs>("sel4-arm-board").and::<KernelCountersArgs>(KERNEL_COUNTERS_OPTIONS))
     }
 
     /// Only under the instruction counter: the boards' clocks count guest
@@ -231,6 +245,21 @@ impl GuestProgram for Sel4Arm {
         cmd.arg("-chardev").arg(format!("stdio,id=con,signal=off,logfile={}", at.console.display()));
         cmd.args(["-serial", "chardev:con"]);
         Ok(Machine::Own { cmd, vmm: QEMU_ARM, machine: board.machine().into() })
+    }
+
+    /// Where the kernel's instructions begin, from its ELF: seL4 5.0.0's
+    /// aarch32 kernel window, from 0xe0000000 (its PPTR_BASE; its vectors
+    /// and device mappings lie above, the root task and the loader below).
+    /// Both boards' kernels are read and must agree (the hook does not
+    /// know the board; seL4 places the window the same on both).
+    fn kernel_base(&self, build: &Build) -> Result<Option<u64>, EnvError> {
+        let base =
+            |b: ArmBoard| -> Result<u64, EnvError> { Ok(super::kcount::kernel_base(&build.file(&format!("{}/kernel.elf", b.dir()))?)?) };
+        let (imx7, imx6) = (base(ArmBoard::Imx7)?, base(ArmBoard::Imx6)?);
+        if imx7 != imx6 {
+            return Err(Sel4ArmError::KernelWindows { imx7, imx6 }.into());
+        }
+        Ok(Some(imx7))
     }
 
     fn facts(&self, build: &Build) -> Map<String, Value> {

@@ -12,7 +12,7 @@ use crate::families::bench::schema::ipc::{self, Cores, Mechanism, Params};
 use crate::tables::tabular::table::TextTable;
 
 /// The table's columns after the cell's own count.
-const COLUMNS: [KernelMetric; 9] = kernel::ALL;
+const COLUMNS: [KernelMetric; kernel::ALL.len()] = kernel::ALL;
 
 /// The table of `doc`'s counted IPC cells; empty where none was counted.
 pub fn render_where(doc: &RunDoc) -> String {
@@ -47,6 +47,9 @@ pub fn render_where(doc: &RunDoc) -> String {
     s += "  kernel = instructions at the kernel's addresses (entry and exit included), user = the rest: oscycles' loop (the payload written and checked) and the library's path; loads, stores = the kernel's memory accesses (QEMU's own on an instruction's behalf, e.g. a descriptor load, included; page-table walks not); entries = into the kernel; switches = CR3 writes\n";
     if columns.contains(&kernel::HYPERVISOR_INSTRUCTIONS) {
         s += "  hypervisor = instructions at the hypervisor's addresses (Xen's part of a PV guest's address space), out of kernel and user; loads, stores and entries are the kernel's and the hypervisor's together\n";
+    }
+    if columns.contains(&kernel::TTBR0_WRITES) {
+        s += "  TTBR0, ASID = writes of 32-bit ARM's page-table base (TTBR0) and address-space identifier (CONTEXTIDR): seL4 on ARMv7 switches both at every thread switch, within one address space too (TTBR0 twice, through its global page directory)\n";
     }
     if cached {
         s += "  lines (cold) = distinct 64-byte lines the kernel touched, a 32 KiB 8-way LRU model emptied at every entry; misses (warm) = the kernel's misses in one never emptied (virtual addresses)\n";

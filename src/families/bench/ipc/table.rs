@@ -440,4 +440,32 @@ mod form_tests {
         pipe_only.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
         assert!(render_l4_page_form(&[("qemu-tcg", &pipe_only)]).is_empty(), "one column: no side by side");
     }
+
+    /// Where the plugin counted seL4 on ARM (in qemu-system-arm), the
+    /// kernel-instructions form has its column by message registers beside
+    /// ia32's, and the page's ARM figures under it; a column not counted
+    /// is n/a with the reason.
+    #[test]
+    fn the_kernel_instructions_form_lays_the_arm_column_out_by_message_registers() {
+        let mut sel4 = crate::data::results::fixture();
+        sel4.results.retain(|r| r.benchmark == Mechanism::Pipe.id());
+        for r in &mut sel4.results {
+            r.benchmark = Mechanism::Sel4Call.id();
+            for m in &mut r.metrics {
+                (m.unit, m.ns) = (crate::data::results::UNIT_INSTRUCTIONS.into(), None);
+            }
+        }
+        let mut arm = sel4.clone();
+        for r in &mut arm.results {
+            r.details.insert(ipc::PAYLOAD_UNIT.into(), ipc::MESSAGE_REGISTERS.into());
+            if r.status == CaseStatus::Ok {
+                r.metrics.push(kernel::KERNEL_INSTRUCTIONS.metric(&[142.0]).unwrap());
+            }
+        }
+        let text = render_l4_page_form_kernel(&[("sel4", &sel4), ("sel4-arm", &arm)]);
+        assert!(text.contains("sel4-arm sel4-call (kernel instr, MRs)") && text.contains("sel4 sel4-call (kernel instr)"), "{text}");
+        assert!(text.lines().any(|l| l.starts_with("inter") && l.ends_with(" 142")), "{text}");
+        assert!(text.contains("MRs: the column's words are 32-bit message registers"), "{text}");
+        assert!(text.contains("n/a (sel4 sel4-call") && text.contains("XScale PXA255"), "{text}");
+    }
 }
