@@ -127,7 +127,8 @@ fn compile_guest_32(sources: &[&str], out: &str, extra: &[&str], link: &[&str], 
         run(std::process::Command::new(&cc).args(FREESTANDING_32).args(extra).arg("-c").arg(src).arg("-o").arg(obj));
     }
     run(std::process::Command::new("ld").args(["-m", "elf_i386"]).args(link).arg("-o").arg(dir.join(out)).args(&objects));
-    for f in sources.iter().chain(deps).chain(&["guest/freestanding/frame.h", "guest/freestanding/harness.h", "guest/freestanding/marks.h"]) {
+    for f in sources.iter().chain(deps).chain(&["guest/freestanding/frame.h", "guest/freestanding/harness.h", "guest/freestanding/marks.h"])
+    {
         println!("cargo:rerun-if-changed={f}");
     }
 }
