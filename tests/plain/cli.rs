@@ -295,3 +295,38 @@ fn a_reader_that_goes_away_early_ends_the_command_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// A run SIGKILLed inside a store transaction leaves SQLite's hot journal
+/// beside the store: the next command rolls it back and goes on, never
+/// calling the store "not an oscycles run store" (a read-only check
+/// connection cannot roll a journal back: seen after a killed gvisor run).
+#[test]
+fn a_store_left_with_a_hot_journal_by_a_killed_writer_is_recovered() {
+    let d = tempdir("hot-journal");
+    let (live, left) = (d.join("live.sqlite"), d.join("left.sqlite"));
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run.json");
+    let out = oscycles(&["import", fixture, "--db", live.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The files as a writer killed mid-transaction leaves them: copied while
+    // the transaction is open (its journal holds the pages it changed).
+    let c = rusqlite::Connection::open(&live).unwrap();
+    c.execute_batch("PRAGMA foreign_keys=OFF; PRAGMA cache_size=1; BEGIN IMMEDIATE;").unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type='table'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for t in &tables {
+        c.execute(&format!("DELETE FROM \"{t}\""), []).unwrap();
+    }
+    std::fs::copy(&live, &left).unwrap();
+    std::fs::copy(d.join("live.sqlite-journal"), d.join("left.sqlite-journal")).unwrap();
+    c.execute_batch("ROLLBACK").unwrap();
+    let out = oscycles(&["runs", "--db", left.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("20261121T143638Z"), "the transaction rolled back, the run there again:\n{text}");
+    let _ = std::fs::remove_dir_all(d);
+}

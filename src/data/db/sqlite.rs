@@ -149,9 +149,15 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
     conn.busy_handler(Some(busy)).map_err(|e| PathError::Open(name.clone(), e.to_string()))?;
-    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| if locked(&e) { PathError::Locked(name.clone()) } else { PathError::NotStore(name.clone(), e.to_string()) })?;
-    Ok(())
+    match conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0)) {
+        Ok(_) => Ok(()),
+        // A writer killed inside a transaction (a SIGKILLed run) leaves a
+        // hot journal, which a read-only connection cannot roll back: the
+        // read-write open that follows does (SQLite's own recovery).
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => Ok(()),
+        Err(e) if locked(&e) => Err(PathError::Locked(name)),
+        Err(e) => Err(PathError::NotStore(name, e.to_string())),
+    }
 }
 
 /// Makes or opens the store's file without following a link and without
