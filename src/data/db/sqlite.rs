@@ -106,14 +106,16 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     use std::os::unix::fs::MetadataExt;
     let name = path.display().to_string();
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    // Looked at once, not followed: named first when it is a directory.
+    let meta = std::fs::symlink_metadata(path).ok();
+    if meta.as_ref().is_some_and(|m| m.is_dir()) {
+        return Err(PathError::Directory(name));
+    }
     // The store's directory and every one above it closed to other users
     // (no one else can swap them: the walk of an output directory). One
     // every user can write must be sticky, and, since SQLite makes its side
     // files there by name, the kernel must refuse to follow other users'
     // links and to let them hard-link files they do not own.
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Err(PathError::Directory(name));
-    }
     let open_dir = std::fs::metadata(dir).ok().filter(|m| m.mode() & 0o002 != 0);
     if let Some(d) = &open_dir {
         if d.mode() & 0o1000 == 0 {
@@ -126,16 +128,10 @@ pub fn check_path(path: &Path) -> Result<(), PathError> {
     if dir.exists() {
         crate::base::fsafe::check_dir(dir, false).map_err(|e| PathError::UnsafeDirectory(name.clone(), e))?;
     }
-    let m = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(_) => return Ok(()),
-    };
+    let Some(m) = meta else { return Ok(()) };
     if m.file_type().is_symlink() {
         let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
         return Err(PathError::Link(name, to));
-    }
-    if m.is_dir() {
-        return Err(PathError::Directory(name));
     }
     if !m.is_file() {
         return Err(PathError::NotRegular(name, kind(&m)));
