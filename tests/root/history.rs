@@ -327,7 +327,7 @@ fn cpu_s() -> f64 {
 /// asserts only mechanics: every run is a row, and the query goes through an
 /// index on the benchmark rather than a scan of the results table.
 #[test]
-#[ignore]
+#[ignore = "a scale check run by hand (minutes of SQLite writes): cargo test --release --test root ten_thousand -- --ignored --nocapture"]
 fn ten_thousand_runs_one_cell() {
     let d = tempdir("history-scale");
     let path = d.join("scale.sqlite");
