@@ -89,7 +89,7 @@ fn a_pv_dom0_boots_with_the_appended_parameters_commas_included() {
 /// one QEMU thread. On two, every device request of the domU is a wake-up
 /// of QEMU's other thread, which on a loaded host waits behind the load:
 /// beside `stress-ng --cpu 2` an HVM domU printed nothing in 11 minutes on
-/// two and returned its results in 59 s on one. The test checks that a
+/// two and returned its results in 76 s on one. The test checks that a
 /// domU returns results, which a getpid case on one CPU shows.
 fn domu_returns_results(env: &str, guest_type: &str, mode: &str) {
     let (doc, _, _, consoles) = run(env, env, &["--init-timeout", "60", "--vm-mem", "512", "--vm-cpus", "1"]);

@@ -347,7 +347,7 @@ fn start(env: &Xen, spec: &GuestSpec, o: &EnvOptions) -> Result<(Outcome, String
 /// CPUs each is a wake-up of QEMU's other thread, which waits behind the
 /// host's other work. Beside `stress-ng --cpu 2` on a 2-vCPU host an HVM
 /// domU had printed nothing after 11 minutes with two vCPUs and returned its
-/// results in 59 s with one.
+/// results in 76 s with one.
 const DOMU_HINT: &str = " (dom0 and the domU on two emulated CPUs wait on each other's host thread at every device request of the \
                           domU: on a busy host that alone can take this long; --vm-cpus 1 puts both on one, as a case that \
                           needs no second CPU can)";
