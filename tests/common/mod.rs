@@ -354,10 +354,10 @@ pub fn assert_every_cell_counted(doc: &serde_json::Value, env: &str) {
     }
 }
 
-/// The arguments of a guest's counted run (`--kernel-counters cache`) of
-/// `benches` at 0 words on one core, briefly.
-pub fn counted_args(benches: &str) -> [&str; 14] {
-    [
+/// The arguments of a guest's counted run (`--kernel-counters COUNTERS`) of
+/// `benches` at 0 words on one core, briefly, then `extra`.
+pub fn counted_args<'a>(benches: &'a str, counters: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
         "--suite",
         "l4-ipc,syscall",
         "--bench",
@@ -371,8 +371,10 @@ pub fn counted_args(benches: &str) -> [&str; 14] {
         "--batch-ms",
         "1",
         "--kernel-counters",
-        "cache",
-    ]
+        counters,
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 /// A counted run's IPC cells of `bench` in `env` (0 words, one core): a

@@ -108,7 +108,7 @@ fn a_mach_run_names_the_kernel_and_counts_the_same_instructions_twice() {
 #[ignore = "needs scripts/setup-mach"]
 fn a_counted_run_carries_the_kernels_metrics() {
     needs_kernel();
-    let (doc, _) = run_mach("mach-counted", None, &common::counted_args("ipc.mach-msg,syscall.getpid,syscall.null"));
+    let (doc, _) = run_mach("mach-counted", None, &common::counted_args("ipc.mach-msg,syscall.getpid,syscall.null", "cache", &[]));
     common::assert_every_cell_counted(&doc, "mach");
     let base = &doc["environment"]["settings"]["mach"]["kernel_counters"]["kernel_base"];
     assert_eq!(base, "0xc1000000", "GNU Mach's text, from its ELF");

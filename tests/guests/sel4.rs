@@ -128,7 +128,7 @@ fn the_root_task_measures_sel4_ipc_and_system_calls_in_guest_instructions() {
 #[ignore = "needs scripts/setup-sel4"]
 fn a_counted_run_carries_the_kernels_metrics_and_the_bare_checks_kernel_path() {
     needs_build();
-    let (doc, _) = run_sel4("sel4-counted", None, &common::counted_args("ipc.sel4-call,syscall.sched_yield,syscall.null"));
+    let (doc, _) = run_sel4("sel4-counted", None, &common::counted_args("ipc.sel4-call,syscall.sched_yield,syscall.null", "cache", &[]));
     common::assert_every_cell_counted(&doc, "sel4");
     let base = &doc["environment"]["settings"]["sel4"]["kernel_counters"]["kernel_base"];
     assert_eq!(base, "0xe0103000", "seL4 ia32's kernel window, from its ELF");

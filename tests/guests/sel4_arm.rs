@@ -174,26 +174,7 @@ fn metric(r: &serde_json::Value, name: &str) -> f64 {
 #[ignore = "needs scripts/setup-sel4-arm"]
 fn a_counted_run_splits_each_cell_into_the_kernels_and_the_users_instructions() {
     needs_build();
-    let args = [
-        "--suite",
-        "l4-ipc,syscall",
-        "--bench",
-        "ipc.sel4-call,syscall.null",
-        "--where",
-        "words=0",
-        "--where",
-        "words=8",
-        "--where",
-        "cores=same",
-        "--batches",
-        "3",
-        "--batch-ms",
-        "1",
-        "--kernel-counters",
-        "on",
-        "--init-timeout",
-        "120",
-    ];
+    let args = common::counted_args("ipc.sel4-call,syscall.null", "on", &["--where", "words=8", "--init-timeout", "120"]);
     let (doc, _) = run_arm("sel4-arm-counted", None, &args);
     let facts = &doc["environment"]["settings"]["sel4-arm"]["kernel_counters"];
     assert_eq!((facts["instruction_set"].as_str(), facts["kernel_base"].as_str()), (Some("arm"), Some("0xe0000000")), "{facts}");
